@@ -1,0 +1,55 @@
+//! # irqsim: a discrete-event simulator of how a host receives and forwards packets
+//!
+//! irqsim models the receive path of a computer as the hardware and the kernel run it
+//! -- NIC descriptor rings, DMA, interrupts and their cost, kernel queues, software
+//! interrupts -- to reproduce and explain what real routers do under load: receive
+//! livelock (output falling as input rises), latency spikes, and the loss-free rate.
+//!
+//! ```text
+//!              tester (SmartBits-like flows: constant rate or Poisson)
+//!                 |                                          ^
+//!                 v  wire (line rate, 20 B preamble + IFG)   |  latency: last bit in
+//!  +--------------+---------------------------------+        |  -> first bit out
+//!  | NIC in: rx_latency -> RX ring (K slots) -> IRQ  |        |
+//!  |                 drop if full      |             |        |
+//!  | CPU  HardIrq:  ISR = entry + per-packet loop + exit      |
+//!  |                 |  IF_ENQUEUE                            |
+//!  |      SoftIrq:  ipintrq (50) -> netisr: ip_forward        |
+//!  |                 |  if_output                             |
+//!  | NIC out: if_snd (50) -> TX ring -> tx_latency -> wire ---+
+//!  +--------------------------------------------------+
+//! ```
+//!
+//! ## Layers (dependencies point downwards only)
+//!
+//! - [`engine`], [`time`], [`rng`]: the event queue, integer time, seeded streams.
+//!   Nothing about networking.
+//! - Model components: [`cpu`], [`nic`], [`queue`], [`link`], [`kernel`], [`traffic`],
+//!   [`cost`], [`policy`], wired in [`host`], measured by [`stats`]. No files, no JSON.
+//! - [`scenario`]: turns scenario and model files into a configuration, with errors that
+//!   name file, JSON path and reason.
+//! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises.
+//! - Reporting reads results only: [`smartbits`] (CSV in and out), [`report`] (tables).
+//! - The `irqsim` binary wires these together.
+
+pub mod cost;
+pub mod cpu;
+pub mod engine;
+pub mod error;
+pub mod host;
+pub mod kernel;
+pub mod link;
+pub mod nic;
+pub mod packet;
+pub mod policy;
+pub mod problems;
+pub mod queue;
+pub mod report;
+pub mod results;
+pub mod rng;
+pub mod runner;
+pub mod scenario;
+pub mod smartbits;
+pub mod stats;
+pub mod time;
+pub mod traffic;

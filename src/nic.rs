@@ -1,0 +1,241 @@
+//! A network interface: receive descriptor ring, interrupt line, send queue, transmit
+//! ring and the wire.
+//!
+//! Models a bus-master Ethernet controller such as the DEC/Intel 21143 (dc(4)) or the
+//! 3c905B (xl(4)) with its BSD driver's `ifnet`:
+//!
+//! ```text
+//!  wire -> [rx_latency: PHY, FIFO, DMA] -> RX ring (rx_ring_slots) -> interrupt line
+//!  if_snd (ifq_maxlen) -> TX ring (tx_ring_slots) -> [tx_latency] -> wire (line rate)
+//! ```
+//!
+//! - Receive: when a frame's DMA completes (`rx_latency_ns` after its last bit), it takes
+//!   a ring slot; if all `rx_ring_slots` descriptors are owned by the host the frame is
+//!   dropped (the 21143's "receive buffer unavailable", missed-frames counter CSR8). The
+//!   NIC then asserts its interrupt line unless the driver masked it (IMR = 0).
+//! - Transmit: the driver moves frames from if_snd to the TX ring while it has free
+//!   descriptors; the NIC sends them in order at line rate. A frame starts
+//!   `tx_latency_ns` after it was handed over (descriptor fetch, DMA, FIFO threshold) or
+//!   when the previous frame has left, whichever is later. With `tx_poll_interval_ns` > 0
+//!   an idle transmitter only notices new descriptors at its next automatic poll (the
+//!   21143's CSR0 TAP field), as when the driver issues no transmit poll demand.
+//!
+//! Parameters ([`NicConfig`]) with defaults: `line_rate_bps` 100e6, `rx_ring_slots` 64
+//! and `tx_ring_slots` 256 (dc(4)'s DC_RX_LIST_CNT / DC_TX_LIST_CNT), `rx_latency_ns` 0,
+//! `tx_latency_ns` 0, `tx_poll_interval_ns` 0 (transmit poll demand on every frame).
+//!
+//! Counters: `rx_frames`, `rx_ring.drops`, `interrupts`, `if_snd.drops`, `tx_frames`.
+
+use crate::link::Link;
+use crate::packet::Packet;
+use crate::policy::PolicyConfig;
+use crate::policy::interrupt::DriverConfig;
+use crate::problems::Problems;
+use crate::queue::BoundedQueue;
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// NIC parameters as written in a model file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicConfig {
+    /// Interface name, e.g. `"dc0"`; flows refer to NICs by it.
+    pub name: String,
+    /// Line rate [bit/s] (default 100e6).
+    #[serde(default = "d_line_rate")]
+    pub line_rate_bps: f64,
+    /// Receive descriptors [slots] (default 64).
+    #[serde(default = "d_rx_slots")]
+    pub rx_ring_slots: u32,
+    /// Transmit descriptors [slots] (default 256).
+    #[serde(default = "d_tx_slots")]
+    pub tx_ring_slots: u32,
+    /// From a frame's last bit on the wire to its descriptor being complete and the
+    /// interrupt asserted: PHY, receive FIFO and DMA [ns] (default 0).
+    #[serde(default)]
+    pub rx_latency_ns: f64,
+    /// From a frame handed to the TX ring to its first bit on the wire: descriptor
+    /// fetch, DMA, FIFO threshold [ns] (default 0).
+    #[serde(default)]
+    pub tx_latency_ns: f64,
+    /// Period of the transmitter's automatic descriptor poll when idle [ns]; 0 means
+    /// the driver issues a transmit poll demand for every frame (default 0).
+    #[serde(default)]
+    pub tx_poll_interval_ns: f64,
+    /// Receive policy (default `{"kind": "interrupt"}`).
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    /// Driver costs.
+    pub driver: DriverConfig,
+}
+
+fn d_line_rate() -> f64 {
+    100e6
+}
+fn d_rx_slots() -> u32 {
+    64
+}
+fn d_tx_slots() -> u32 {
+    256
+}
+
+impl NicConfig {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        if self.name.trim().is_empty() {
+            p.push("name", "must not be empty");
+        }
+        p.positive("line_rate_bps", self.line_rate_bps, "bit/s");
+        p.at_least("rx_ring_slots", self.rx_ring_slots as u64, 1, "slot");
+        p.at_least("tx_ring_slots", self.tx_ring_slots as u64, 1, "slot");
+        p.non_negative("rx_latency_ns", self.rx_latency_ns, "ns");
+        p.non_negative("tx_latency_ns", self.tx_latency_ns, "ns");
+        p.non_negative("tx_poll_interval_ns", self.tx_poll_interval_ns, "ns");
+        p.at("driver", |p| self.driver.validate(p));
+    }
+}
+
+/// A frame on the TX ring and the time the NIC may start sending it.
+#[derive(Clone, Copy, Debug)]
+struct TxSlot {
+    pkt: Packet,
+    eligible: SimTime,
+}
+
+/// A transmission the NIC has committed to: the model records the packet as sent from
+/// the host at `start` and schedules the end of transmission at `done`.
+#[derive(Clone, Copy, Debug)]
+pub struct TxStart {
+    /// The frame.
+    pub pkt: Packet,
+    /// First bit on the output wire.
+    pub start: SimTime,
+    /// Last bit on the output wire; the TX slot frees then.
+    pub done: SimTime,
+}
+
+/// NIC state during a run.
+#[derive(Clone, Debug)]
+pub struct Nic {
+    /// Interface name.
+    pub name: String,
+    /// The attached link.
+    pub link: Link,
+    /// Receive descriptor ring; `drops` counts frames lost because it was full.
+    pub rx_ring: BoundedQueue<Packet>,
+    /// Interface send queue (`ifp->if_snd`); `drops` counts frames lost because it was full.
+    pub if_snd: BoundedQueue<Packet>,
+    tx_ring: BoundedQueue<TxSlot>,
+    tx_active: bool,
+    /// Interrupts enabled in the chip's mask register (IMR); the driver clears it while
+    /// its handler runs.
+    pub irq_enabled: bool,
+    /// The line is asserted and the interrupt not yet taken.
+    pub irq_asserted: bool,
+    /// Receive pipeline latency.
+    pub rx_latency: SimTime,
+    tx_latency: SimTime,
+    tx_poll: SimTime,
+    /// Frames placed in the RX ring -- counter.
+    pub rx_frames: u64,
+    /// Interrupts taken (handler invocations) -- counter.
+    pub interrupts: u64,
+    /// Frames put on the output wire -- counter.
+    pub tx_frames: u64,
+}
+
+impl Nic {
+    /// A NIC from its configuration; `if_snd_maxlen` comes from the kernel profile.
+    pub fn new(cfg: &NicConfig, if_snd_maxlen: usize) -> Nic {
+        Nic {
+            name: cfg.name.clone(),
+            link: Link::new(cfg.line_rate_bps),
+            rx_ring: BoundedQueue::new(cfg.rx_ring_slots as usize),
+            if_snd: BoundedQueue::new(if_snd_maxlen),
+            tx_ring: BoundedQueue::new(cfg.tx_ring_slots as usize),
+            tx_active: false,
+            irq_enabled: true,
+            irq_asserted: false,
+            rx_latency: SimTime::from_ns_f64(cfg.rx_latency_ns),
+            tx_latency: SimTime::from_ns_f64(cfg.tx_latency_ns),
+            tx_poll: SimTime::from_ns_f64(cfg.tx_poll_interval_ns),
+            rx_frames: 0,
+            interrupts: 0,
+            tx_frames: 0,
+        }
+    }
+
+    /// DMA of a received frame completes: take a ring slot or drop it (counted in
+    /// `rx_ring.drops`). Returns whether the frame is in the ring.
+    #[inline]
+    pub fn rx_dma(&mut self, pkt: Packet) -> bool {
+        let ok = self.rx_ring.push(pkt).is_ok();
+        self.rx_frames += ok as u64;
+        ok
+    }
+
+    /// Whether the line should be raised now: work is pending and the interrupt is
+    /// enabled and not already asserted.
+    #[inline]
+    pub fn wants_interrupt(&self) -> bool {
+        self.irq_enabled && !self.irq_asserted && !self.rx_ring.is_empty()
+    }
+
+    /// `if_output`: queue a forwarded frame on if_snd and run the driver's start
+    /// routine, which fills free TX descriptors. Returns a transmission to record if the
+    /// idle transmitter starts one; a full if_snd drops the frame (`Err`).
+    #[inline]
+    pub fn output(&mut self, now: SimTime, pkt: Packet) -> Result<Option<TxStart>, Packet> {
+        self.if_snd.push(pkt)?;
+        self.fill_tx_ring(now);
+        Ok(self.kick(now, false))
+    }
+
+    fn fill_tx_ring(&mut self, now: SimTime) {
+        while !self.tx_ring.is_full() {
+            let Some(pkt) = self.if_snd.pop() else { break };
+            let eligible = now + self.tx_latency;
+            let _ = self.tx_ring.push(TxSlot { pkt, eligible });
+        }
+    }
+
+    /// Start the head of the TX ring if the transmitter is idle.
+    fn kick(&mut self, now: SimTime, continuing: bool) -> Option<TxStart> {
+        if self.tx_active {
+            return None;
+        }
+        let slot = *self.tx_ring.front()?;
+        let ready = slot.eligible.max(now);
+        let start = if (continuing && slot.eligible <= now) || self.tx_poll == SimTime::ZERO {
+            ready
+        } else {
+            // Suspended transmitter: the next automatic poll at or after `ready`.
+            let p = self.tx_poll.0;
+            SimTime(ready.0.div_ceil(p) * p)
+        };
+        self.tx_active = true;
+        self.tx_frames += 1;
+        Some(TxStart {
+            pkt: slot.pkt,
+            start,
+            done: start + self.link.wire_time(slot.pkt.bytes),
+        })
+    }
+
+    /// The frame on the wire has been sent: free its descriptor (txeof), refill from
+    /// if_snd, and start the next one.
+    #[inline]
+    pub fn tx_done(&mut self, now: SimTime) -> Option<TxStart> {
+        self.tx_ring.pop();
+        self.tx_active = false;
+        self.fill_tx_ring(now);
+        self.kick(now, true)
+    }
+
+    /// Frames held in the NIC (RX ring, if_snd, TX ring not yet started).
+    pub fn held(&self) -> usize {
+        self.rx_ring.len()
+            + self.if_snd.len()
+            + self.tx_ring.len().saturating_sub(self.tx_active as usize)
+    }
+}

@@ -1,0 +1,83 @@
+//! The table printed after a run: simulated figures, and measured ones beside them when
+//! the scenario names a measured table. Reads results only.
+
+use crate::results::Results;
+use crate::smartbits::MeasuredPoint;
+use std::fmt::Write;
+
+/// Render the sweep as a fixed-width table.
+pub fn table(r: &Results, measured: Option<&[MeasuredPoint]>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{} -- {}", r.scenario, r.description);
+    let _ = writeln!(
+        s,
+        "model {}, {} s per point, seed {}, {} replication(s)",
+        r.model, r.duration_s, r.seed, r.replications
+    );
+    let with_m = measured.is_some();
+    let _ = write!(
+        s,
+        "\n{:>7} {:>9} {:>9} {:>8}",
+        "load%", "offered", "fwd pps", "loss%"
+    );
+    if with_m {
+        let _ = write!(s, " {:>8}", "meas%");
+    }
+    let _ = write!(s, " {:>9} {:>9}", "avg us", "max us");
+    if with_m {
+        let _ = write!(s, " {:>9} {:>9}", "meas avg", "meas max");
+    }
+    let _ = writeln!(
+        s,
+        " {:>8} {:>6} {:>6} {:>6} {:>5}",
+        "irq/s", "intr%", "sirq%", "idle%", "pkt/i"
+    );
+    for p in &r.points {
+        let t = &p.figures.total;
+        let m = measured.and_then(|ms| ms.iter().find(|m| (m.load_pct - p.load_pct).abs() < 1e-6));
+        let _ = write!(
+            s,
+            "{:>7.2} {:>9.0} {:>9.0} {:>8.2}",
+            p.load_pct, p.offered_pps, t.forwarded_pps, t.loss_pct
+        );
+        if with_m {
+            match m {
+                Some(m) => {
+                    let _ = write!(s, " {:>8.2}", m.total.loss_pct());
+                }
+                None => {
+                    let _ = write!(s, " {:>8}", "-");
+                }
+            }
+        }
+        let _ = write!(s, " {:>9.1} {:>9.1}", t.latency_us.avg, t.latency_us.max);
+        if with_m {
+            match m {
+                Some(m) => {
+                    let _ = write!(s, " {:>9.1} {:>9.1}", m.total.avg_us, m.total.max_us);
+                }
+                None => {
+                    let _ = write!(s, " {:>9} {:>9}", "-", "-");
+                }
+            }
+        }
+        let c = &p.figures.cpu;
+        let _ = writeln!(
+            s,
+            " {:>8.0} {:>6.1} {:>6.1} {:>6.1} {:>5.2}",
+            p.figures.interrupts_per_s,
+            100.0 * c.interrupt,
+            100.0 * c.softirq,
+            100.0 * c.idle,
+            p.figures.packets_per_interrupt
+        );
+    }
+    if with_m {
+        let _ = writeln!(
+            s,
+            "\nloss% / avg us / max us: simulated; meas*: measured table {}",
+            r.measured.as_deref().unwrap_or("")
+        );
+    }
+    s
+}

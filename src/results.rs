@@ -1,0 +1,317 @@
+//! Results of a sweep: what `results.json` holds.
+//!
+//! Every point carries its `variant` (`"default"` for scenarios without variants), the
+//! offered load, the `total` over flows and each flow, the interrupt rate and the CPU
+//! time by level. With more than one replication each figure is the mean over
+//! replications and `ci95` holds, in the same shape, the half-width of its 95 %
+//! confidence interval (Student t with n-1 degrees of freedom, from statrs).
+
+use crate::cpu::{LEVELS, Level};
+use crate::host::RunStats;
+use crate::stats::FlowStats;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Latency of delivered frames [us].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyResult {
+    /// Smallest [us].
+    pub min: f64,
+    /// Mean [us].
+    pub avg: f64,
+    /// Largest [us].
+    pub max: f64,
+    /// Standard deviation [us].
+    pub stddev: f64,
+    /// Median [us].
+    pub p50: f64,
+    /// 99th percentile [us].
+    pub p99: f64,
+    /// 99.9th percentile [us].
+    pub p999: f64,
+}
+
+/// Frames lost, by where [frames].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DropsResult {
+    /// RX descriptor ring full.
+    pub rx_ring: f64,
+    /// ipintrq full.
+    pub ipintrq: f64,
+    /// Output if_snd full.
+    pub if_snd: f64,
+}
+
+/// Figures of one flow, or of the total.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowResult {
+    /// Flow name, or `Total`.
+    pub name: String,
+    /// Frames sent by the tester.
+    pub sent: f64,
+    /// Frames that left the host's output port.
+    pub received: f64,
+    /// `sent - received`: dropped, or still inside the host at the end.
+    pub lost: f64,
+    /// Loss [% of sent].
+    pub loss_pct: f64,
+    /// Frames received out of sequence (one per gap, as SmartBits counts).
+    pub out_of_sequence: f64,
+    /// Frames still held in the host when the run ended (counted in `lost`).
+    pub in_flight_at_end: f64,
+    /// Received frames per second of sending time [frames/s].
+    pub forwarded_pps: f64,
+    /// Drops by site [frames].
+    pub drops: DropsResult,
+    /// Latency [us].
+    pub latency_us: LatencyResult,
+}
+
+/// CPU time by level during the sending period [fraction of time, sums to 1].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuResult {
+    /// Hardware interrupt handlers.
+    pub interrupt: f64,
+    /// Software interrupts (netisr).
+    pub softirq: f64,
+    /// Kernel threads.
+    pub kernel: f64,
+    /// User processes.
+    pub user: f64,
+    /// Idle.
+    pub idle: f64,
+}
+
+/// The measured figures of a point (also the shape of its `ci95`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PointFigures {
+    /// All flows together.
+    pub total: FlowResult,
+    /// Each flow.
+    pub flows: Vec<FlowResult>,
+    /// Interrupt handler invocations per second of sending time [1/s].
+    pub interrupts_per_s: f64,
+    /// Frames taken per handler invocation (whole run).
+    pub packets_per_interrupt: f64,
+    /// CPU time by level.
+    pub cpu: CpuResult,
+    /// Simulation events processed.
+    pub events: f64,
+}
+
+/// One point of the sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// Variant name (`default` when the scenario has none).
+    pub variant: String,
+    /// Offered load [% of line rate].
+    pub load_pct: f64,
+    /// Offered rate, all flows [frames/s].
+    pub offered_pps: f64,
+    /// Replications averaged.
+    pub replications: u32,
+    /// The figures (means over replications).
+    #[serde(flatten)]
+    pub figures: PointFigures,
+    /// Half-widths of the 95 % confidence intervals, same shape (replications > 1 only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<PointFigures>,
+}
+
+/// A whole sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario description.
+    pub description: String,
+    /// Model file used.
+    pub model: String,
+    /// Seed.
+    pub seed: u64,
+    /// Sending time per point [s].
+    pub duration_s: f64,
+    /// Replications per point.
+    pub replications: u32,
+    /// Measured table compared with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<String>,
+    /// The points, in sweep order.
+    pub points: Vec<PointResult>,
+}
+
+fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
+    let l = s.latency.summary();
+    FlowResult {
+        name: name.to_string(),
+        sent: s.sent as f64,
+        received: s.received as f64,
+        lost: (s.sent - s.received) as f64,
+        loss_pct: if s.sent > 0 {
+            100.0 * (s.sent - s.received) as f64 / s.sent as f64
+        } else {
+            0.0
+        },
+        out_of_sequence: s.out_of_sequence as f64,
+        in_flight_at_end: s.in_flight_at_end as f64,
+        forwarded_pps: s.received as f64 / secs,
+        drops: DropsResult {
+            rx_ring: s.drops.rx_ring as f64,
+            ipintrq: s.drops.ipintrq as f64,
+            if_snd: s.drops.if_snd as f64,
+        },
+        latency_us: LatencyResult {
+            min: l.min,
+            avg: l.avg,
+            max: l.max,
+            stddev: l.stddev,
+            p50: l.p50,
+            p99: l.p99,
+            p999: l.p999,
+        },
+    }
+}
+
+impl PointFigures {
+    /// Figures of one run.
+    pub fn from_run(r: &RunStats) -> PointFigures {
+        let secs = r.duration.as_secs_f64();
+        let busy: u64 = r.cpu_ps.iter().sum();
+        let frac = |i: usize| {
+            if busy > 0 {
+                r.cpu_ps[i] as f64 / busy as f64
+            } else {
+                0.0
+            }
+        };
+        PointFigures {
+            total: flow_result("Total", &r.total, secs),
+            flows: r
+                .flows
+                .iter()
+                .map(|(n, s)| flow_result(n, s, secs))
+                .collect(),
+            interrupts_per_s: r.interrupts as f64 / secs,
+            packets_per_interrupt: if r.interrupts_all > 0 {
+                r.isr_packets as f64 / r.interrupts_all as f64
+            } else {
+                0.0
+            },
+            cpu: CpuResult {
+                interrupt: frac(Level::HardIrq as usize),
+                softirq: frac(Level::SoftIrq as usize),
+                kernel: frac(Level::Kernel as usize),
+                user: frac(Level::User as usize),
+                idle: frac(LEVELS),
+            },
+            events: r.events as f64,
+        }
+    }
+
+    /// Mean over replications and, for more than one, the 95 % CI half-widths.
+    pub fn aggregate(reps: &[PointFigures]) -> (PointFigures, Option<PointFigures>) {
+        assert!(!reps.is_empty());
+        if reps.len() == 1 {
+            return (reps[0].clone(), None);
+        }
+        let vals: Vec<Value> = reps
+            .iter()
+            .map(|r| serde_json::to_value(r).expect("plain data"))
+            .collect();
+        let n = reps.len() as f64;
+        let t = StudentsT::new(0.0, 1.0, n - 1.0)
+            .expect("n > 1")
+            .inverse_cdf(0.975);
+        let (mean, half) = combine(&vals, &|xs: &[f64]| {
+            let m = xs.iter().sum::<f64>() / n;
+            let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+            (m, t * (var / n).sqrt())
+        });
+        (
+            serde_json::from_value(mean).expect("same shape"),
+            Some(serde_json::from_value(half).expect("same shape")),
+        )
+    }
+}
+
+/// Walk same-shaped JSON trees, combining numeric leaves with `f` (mean, half-width);
+/// other leaves are taken from the first tree.
+fn combine(vals: &[Value], f: &dyn Fn(&[f64]) -> (f64, f64)) -> (Value, Value) {
+    match &vals[0] {
+        Value::Number(_) => {
+            let xs: Vec<f64> = vals.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
+            let (m, h) = f(&xs);
+            (Value::from(m), Value::from(h))
+        }
+        Value::Object(o) => {
+            let mut a = serde_json::Map::new();
+            let mut b = serde_json::Map::new();
+            for k in o.keys() {
+                let sub: Vec<Value> = vals.iter().map(|v| v[k].clone()).collect();
+                let (x, y) = combine(&sub, f);
+                a.insert(k.clone(), x);
+                b.insert(k.clone(), y);
+            }
+            (Value::Object(a), Value::Object(b))
+        }
+        Value::Array(arr) => {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for i in 0..arr.len() {
+                let sub: Vec<Value> = vals.iter().map(|v| v[i].clone()).collect();
+                let (x, y) = combine(&sub, f);
+                a.push(x);
+                b.push(y);
+            }
+            (Value::Array(a), Value::Array(b))
+        }
+        other => (other.clone(), other.clone()),
+    }
+}
+
+/// Write whole-number floats as integers (`148809`, not `148809.0`).
+pub fn tidy_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64()
+                && n.is_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.0e15
+            {
+                *v = Value::from(f as i64);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(tidy_numbers),
+        Value::Object(o) => o.values_mut().for_each(tidy_numbers),
+        _ => {}
+    }
+}
+
+impl Results {
+    /// Pretty JSON with tidy numbers.
+    pub fn to_json(&self) -> String {
+        let mut v = serde_json::to_value(self).expect("plain data");
+        tidy_numbers(&mut v);
+        serde_json::to_string_pretty(&v).expect("plain data") + "\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ci_uses_student_t() {
+        // Values 1, 2, 3: mean 2, s = 1, t(0.975, 2) = 4.3027, half = 4.3027 / sqrt(3).
+        let reps: Vec<PointFigures> = [1.0, 2.0, 3.0]
+            .iter()
+            .map(|x| PointFigures {
+                interrupts_per_s: *x,
+                ..Default::default()
+            })
+            .collect();
+        let (m, h) = PointFigures::aggregate(&reps);
+        assert!((m.interrupts_per_s - 2.0).abs() < 1e-12);
+        assert!((h.unwrap().interrupts_per_s - 4.302_652_7 / 3f64.sqrt()).abs() < 1e-6);
+    }
+}

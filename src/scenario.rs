@@ -1,0 +1,614 @@
+//! Scenario files: an experiment over a model.
+//!
+//! A scenario names a model file (path relative to the scenario), optional overrides
+//! of that model, the offered workload, the load points, the duration of each point, the
+//! seed, the number of replications, and optionally a measured SmartBits table to compare
+//! with. Loading turns the files into an [`Experiment`], or into an [`InputError`] that
+//! names the file, the JSON path and the reason. Unknown fields are rejected everywhere.
+//!
+//! ```json
+//! {
+//!   "description": "64-byte frames, one flow, SmartBits sweep",
+//!   "model": "../models/p3-448-dc21143-freebsd4.json",
+//!   "overrides": { "kernel": { "ipintrq_maxlen": 100 }, "nics": { "dc0": { "rx_ring_slots": 128 } } },
+//!   "workload": { "flows": [ { "name": "100-101", "from": "dc0", "to": "dc1", "frame_bytes": 64 } ] },
+//!   "load": { "unit": "percent", "from": 10, "to": 36, "step": 2 },
+//!   "duration_s": 10,
+//!   "seed": 1,
+//!   "replications": 1,
+//!   "measured": "measured/test_25Mx64x1.csv"
+//! }
+//! ```
+//!
+//! `overrides` is a JSON merge patch (RFC 7386) applied to the model before it is read,
+//! with one extension: an object patching an array of named objects (such as `nics`)
+//! patches the elements by `name` (or by index given as a string).
+
+use crate::error::{FileProblem, InputError};
+use crate::host::ModelConfig;
+use crate::link::Link;
+use crate::problems::{Problem, Problems};
+use crate::smartbits::{self, MeasuredPoint};
+use crate::traffic::FlowConfig;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Component, Path, PathBuf};
+
+/// Where input files come from: the disk, or the copies built into the binary.
+pub trait FileSource {
+    /// The file's text.
+    fn read(&self, path: &Path) -> std::io::Result<String>;
+}
+
+/// Files on disk.
+pub struct DiskFiles;
+
+impl FileSource for DiskFiles {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        std::fs::read_to_string(path)
+    }
+}
+
+/// The default scenario, its model and its measured table, built into the binary so that
+/// `irqsim` with no arguments works anywhere.
+pub struct BuiltinFiles;
+
+/// Path of the built-in default scenario.
+pub const BUILTIN_SCENARIO: &str = "scenarios/dc21143-64b-1flow.json";
+
+const BUILTIN: &[(&str, &str)] = &[
+    (
+        BUILTIN_SCENARIO,
+        include_str!("../scenarios/dc21143-64b-1flow.json"),
+    ),
+    (
+        "models/p3-448-dc21143-freebsd4.json",
+        include_str!("../models/p3-448-dc21143-freebsd4.json"),
+    ),
+    (
+        "scenarios/measured/test_25Mx64x1.csv",
+        include_str!("../scenarios/measured/test_25Mx64x1.csv"),
+    ),
+];
+
+impl FileSource for BuiltinFiles {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        let want = normalize(path);
+        BUILTIN
+            .iter()
+            .find(|(p, _)| Path::new(p) == want)
+            .map(|(_, t)| t.to_string())
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "not a built-in file"))
+    }
+}
+
+/// Lexically resolve `.` and `..` (no file-system access).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Unit of the load points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadUnit {
+    /// Percent of the input link's line rate for the flow's (mean) frame size, per flow.
+    Percent,
+    /// Frames per second, per flow.
+    Pps,
+}
+
+/// The load points: a list, or a range `from`..=`to` by `step`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSpec {
+    /// `percent` (of line rate) or `pps`.
+    pub unit: LoadUnit,
+    /// Explicit list of points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points: Option<Vec<f64>>,
+    /// First point of a range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<f64>,
+    /// Last point of a range (included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<f64>,
+    /// Step of a range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<f64>,
+}
+
+/// The offered workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    /// Flows offered by the tester, each at the load point's rate.
+    pub flows: Vec<FlowConfig>,
+}
+
+/// A scenario file as written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// What the experiment shows.
+    #[serde(default)]
+    pub description: String,
+    /// Model file, relative to the scenario file.
+    pub model: String,
+    /// Merge patch applied to the model (see the module doc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<Value>,
+    /// Offered traffic.
+    pub workload: WorkloadConfig,
+    /// Load points.
+    pub load: LoadSpec,
+    /// Sending time of each point [s].
+    pub duration_s: f64,
+    /// Time after sending stops during which frames are still counted [s] (default 1).
+    #[serde(default = "d_drain")]
+    pub drain_s: f64,
+    /// Seed of every random stream (default 1).
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    /// Independent replications of each point (default 1).
+    #[serde(default = "d_reps")]
+    pub replications: u32,
+    /// Measured SmartBits CSV to compare with, relative to the scenario file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<String>,
+}
+
+fn d_drain() -> f64 {
+    1.0
+}
+fn d_seed() -> u64 {
+    1
+}
+fn d_reps() -> u32 {
+    1
+}
+
+/// One load point: its label and the rate of every flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadPoint {
+    /// Offered load [% of line rate] (for `pps` scenarios, computed from the first flow).
+    pub load_pct: f64,
+    /// Offered rate of each flow [frames/s].
+    pub rates_pps: Vec<f64>,
+}
+
+impl LoadPoint {
+    /// Total offered rate [frames/s].
+    pub fn offered_pps(&self) -> f64 {
+        self.rates_pps.iter().sum()
+    }
+}
+
+/// A loaded, validated experiment.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    /// Scenario name (file stem).
+    pub name: String,
+    /// Scenario path as given.
+    pub path: String,
+    /// Description from the scenario.
+    pub description: String,
+    /// Model path as resolved.
+    pub model_path: String,
+    /// The model after overrides.
+    pub model: ModelConfig,
+    /// The flows.
+    pub flows: Vec<FlowConfig>,
+    /// The points of the sweep.
+    pub points: Vec<LoadPoint>,
+    /// Sending time of each point [s].
+    pub duration_s: f64,
+    /// Drain time [s].
+    pub drain_s: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Replications per point.
+    pub replications: u32,
+    /// Measured table, if named: its path and its points.
+    pub measured: Option<(String, Vec<MeasuredPoint>)>,
+}
+
+/// Parse JSON text into `T`, reporting syntax errors and typed errors with their path.
+pub fn parse_json<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, InputError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            InputError::Syntax {
+                file: file.into(),
+                msg: inner.to_string(),
+            }
+        } else {
+            InputError::Field {
+                file: file.into(),
+                path,
+                msg: inner.to_string(),
+            }
+        }
+    })
+}
+
+fn read(files: &dyn FileSource, path: &Path) -> Result<String, InputError> {
+    files.read(path).map_err(|source| InputError::Read {
+        file: path.display().to_string(),
+        source,
+    })
+}
+
+/// RFC 7386 merge patch, plus patching arrays of named objects by name or index.
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+        (Value::Array(items), Value::Object(p)) => {
+            for (k, v) in p {
+                let idx = items
+                    .iter()
+                    .position(|it| it.get("name").and_then(Value::as_str) == Some(k.as_str()))
+                    .or_else(|| k.parse::<usize>().ok().filter(|i| *i < items.len()));
+                if let Some(i) = idx {
+                    merge_patch(&mut items[i], v);
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
+/// Names in an array-patch object that match no element (reported as errors).
+fn unmatched_patch_keys(target: &Value, patch: &Value, path: &str, out: &mut Vec<Problem>) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                if let Some(tv) = t.get(k) {
+                    unmatched_patch_keys(tv, v, &join(path, k), out);
+                }
+            }
+        }
+        (Value::Array(items), Value::Object(p)) => {
+            for (k, v) in p {
+                let hit = items
+                    .iter()
+                    .position(|it| it.get("name").and_then(Value::as_str) == Some(k.as_str()))
+                    .or_else(|| k.parse::<usize>().ok().filter(|i| *i < items.len()));
+                match hit {
+                    Some(i) => unmatched_patch_keys(&items[i], v, &join(path, k), out),
+                    None => out.push(Problem {
+                        path: join(path, k),
+                        reason: format!("no element named or numbered `{k}` to override"),
+                    }),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Whether the value at `path` (as `a.b[2].c`) was set by `overrides`.
+fn overridden(overrides: &Value, model: &Value, path: &str) -> bool {
+    let segs: Vec<String> = path
+        .replace('[', ".")
+        .replace(']', "")
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let (mut o, mut m) = (overrides, model);
+    for seg in &segs {
+        let next_m = match m {
+            Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            Value::Object(map) => map.get(seg),
+            _ => None,
+        };
+        let next_o = match o {
+            Value::Object(map) => map.get(seg).or_else(|| {
+                // Arrays of named objects are patched by name.
+                let name = next_m.and_then(|v| v.get("name")).and_then(Value::as_str)?;
+                map.get(name)
+            }),
+            _ => return true, // a leaf of the patch replaced this whole subtree
+        };
+        match (next_o, next_m) {
+            (Some(no), Some(nm)) => {
+                o = no;
+                m = nm;
+            }
+            (Some(_), None) => return true,
+            (None, _) => return false,
+        }
+    }
+    true
+}
+
+/// Load and validate a scenario and its model through `files`.
+pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputError> {
+    let sfile = path.display().to_string();
+    let text = read(files, path)?;
+    let sc: ScenarioFile = parse_json(&sfile, &text)?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let model_path = normalize(&dir.join(&sc.model));
+    let mfile = model_path.display().to_string();
+    let mtext = read(files, &model_path)?;
+    let mut mval: Value = parse_json(&mfile, &mtext)?;
+    let mut problems: Vec<FileProblem> = Vec::new();
+    let scen_problem = |problem: Problem| FileProblem {
+        file: sfile.clone(),
+        problem,
+    };
+    let model_orig = mval.clone();
+    if let Some(ov) = &sc.overrides {
+        if !ov.is_object() {
+            problems.push(scen_problem(Problem {
+                path: "overrides".into(),
+                reason: "must be an object (a JSON merge patch of the model)".into(),
+            }));
+        } else {
+            let mut un = Vec::new();
+            unmatched_patch_keys(&mval, ov, "overrides", &mut un);
+            problems.extend(un.into_iter().map(&scen_problem));
+            merge_patch(&mut mval, ov);
+        }
+    }
+    let overrides = sc.overrides.clone().unwrap_or(Value::Null);
+    // Report a model error against the scenario when an override put the value there.
+    let locate = |p: Problem| -> FileProblem {
+        if overrides.is_object() && overridden(&overrides, &model_orig, &p.path) {
+            FileProblem {
+                file: sfile.clone(),
+                problem: Problem {
+                    path: format!("overrides.{}", p.path),
+                    reason: p.reason,
+                },
+            }
+        } else {
+            FileProblem {
+                file: mfile.clone(),
+                problem: p,
+            }
+        }
+    };
+    let model: ModelConfig = match parse_json(&mfile, &mval.to_string()) {
+        Ok(m) => m,
+        Err(InputError::Field { path, msg, .. }) => {
+            let fp = locate(Problem { path, reason: msg });
+            return Err(InputError::Field {
+                file: fp.file,
+                path: fp.problem.path,
+                msg: fp.problem.reason,
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let mut mp = Problems::new();
+    model.validate(&mut mp);
+    problems.extend(mp.list.into_iter().map(&locate));
+
+    // The scenario itself.
+    let mut p = Problems::new();
+    p.positive("duration_s", sc.duration_s, "s");
+    p.non_negative("drain_s", sc.drain_s, "s");
+    p.at_least("replications", sc.replications as u64, 1, "replication");
+    let flows = &sc.workload.flows;
+    if flows.is_empty() {
+        p.push("workload.flows", "at least one flow is required");
+    }
+    for (i, f) in flows.iter().enumerate() {
+        p.at(format!("workload.flows[{i}]"), |p| {
+            if model.nic_index(&f.from).is_none() {
+                p.push("from", format!("no NIC named `{}` in {mfile}", f.from));
+            }
+            if model.nic_index(&f.to).is_none() {
+                p.push("to", format!("no NIC named `{}` in {mfile}", f.to));
+            }
+            p.at("frame_bytes", |p| f.frame_bytes.validate(p));
+        });
+    }
+    let values = load_values(&sc.load, &mut p);
+    let mut points = Vec::new();
+    if p.is_empty() && problems.is_empty() {
+        for (j, v) in values.iter().enumerate() {
+            let mut rates = Vec::new();
+            let mut pct0 = 0.0;
+            for (i, f) in flows.iter().enumerate() {
+                let link =
+                    Link::new(model.nics[model.nic_index(&f.from).expect("checked")].line_rate_bps);
+                let line_fps = link.line_rate_fps(f.frame_bytes.mean_bytes());
+                let (rate, pct) = match sc.load.unit {
+                    LoadUnit::Percent => (v / 100.0 * line_fps, *v),
+                    LoadUnit::Pps => (*v, v / line_fps * 100.0),
+                };
+                if pct > 100.0 + 1e-9 {
+                    p.push(
+                        &load_field(&sc.load, j),
+                        format!(
+                            "load of {v} {} is {pct:.1} % of the line rate of flow `{}` ({line_fps:.1} frames/s): above 100 %",
+                            unit_name(sc.load.unit),
+                            f.display_name()
+                        ),
+                    );
+                    let _ = i;
+                }
+                if i == 0 {
+                    pct0 = pct;
+                }
+                rates.push(rate);
+            }
+            points.push(LoadPoint {
+                load_pct: pct0,
+                rates_pps: rates,
+            });
+        }
+    }
+    problems.extend(p.list.into_iter().map(&scen_problem));
+
+    let measured = match &sc.measured {
+        None => None,
+        Some(m) => {
+            let mpath = normalize(&dir.join(m));
+            let mf = mpath.display().to_string();
+            match read(files, &mpath) {
+                Ok(t) => Some((mf.clone(), smartbits::read_table(&mf, &t)?)),
+                Err(InputError::Read { source, .. }) => {
+                    problems.push(scen_problem(Problem {
+                        path: "measured".into(),
+                        reason: format!("cannot read `{mf}`: {source}"),
+                    }));
+                    None
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    if !problems.is_empty() {
+        return Err(InputError::Invalid(problems));
+    }
+    Ok(Experiment {
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        path: sfile,
+        description: sc.description,
+        model_path: mfile,
+        model,
+        flows: sc.workload.flows,
+        points,
+        duration_s: sc.duration_s,
+        drain_s: sc.drain_s,
+        seed: sc.seed,
+        replications: sc.replications,
+        measured,
+    })
+}
+
+fn unit_name(u: LoadUnit) -> &'static str {
+    match u {
+        LoadUnit::Percent => "%",
+        LoadUnit::Pps => "frames/s",
+    }
+}
+
+fn load_field(l: &LoadSpec, j: usize) -> String {
+    if l.points.is_some() {
+        format!("load.points[{j}]")
+    } else {
+        "load.to".into()
+    }
+}
+
+/// Expand the load spec into values, recording problems.
+fn load_values(l: &LoadSpec, p: &mut Problems) -> Vec<f64> {
+    let range = (l.from, l.to, l.step);
+    let vals = match (&l.points, range) {
+        (Some(pts), (None, None, None)) => pts.clone(),
+        (None, (Some(from), Some(to), Some(step))) => {
+            if !(step.is_finite() && step > 0.0) {
+                p.push("load.step", format!("must be greater than 0, got {step}"));
+                return vec![];
+            }
+            if from > to {
+                p.push(
+                    "load",
+                    format!("`from` ({from}) is greater than `to` ({to})"),
+                );
+                return vec![];
+            }
+            let n = ((to - from) / step + 1e-9).floor() as usize + 1;
+            if n > 100_000 {
+                p.push("load", format!("range gives {n} points; at most 100000"));
+                return vec![];
+            }
+            (0..n).map(|i| from + i as f64 * step).collect()
+        }
+        _ => {
+            p.push(
+                "load",
+                "give either `points` or all of `from`, `to` and `step`",
+            );
+            return vec![];
+        }
+    };
+    if vals.is_empty() {
+        p.push(
+            "load.points",
+            "the sweep is empty: give at least one load point",
+        );
+    }
+    for (i, v) in vals.iter().enumerate() {
+        let field = if l.points.is_some() {
+            format!("load.points[{i}]")
+        } else {
+            "load.from".into()
+        };
+        p.positive(&field, *v, unit_name(l.unit));
+    }
+    vals
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merge_patch_by_name_and_index() {
+        let mut m = json!({"a": 1, "nics": [{"name": "dc0", "x": 1}, {"name": "dc1", "x": 2}]});
+        merge_patch(
+            &mut m,
+            &json!({"a": null, "nics": {"dc1": {"x": 5}, "0": {"y": 3}}}),
+        );
+        assert_eq!(
+            m,
+            json!({"nics": [{"name": "dc0", "x": 1, "y": 3}, {"name": "dc1", "x": 5}]})
+        );
+    }
+
+    #[test]
+    fn override_attribution() {
+        let model = json!({"kernel": {"q": 1}, "nics": [{"name": "dc0", "s": 1}]});
+        let ov = json!({"nics": {"dc0": {"s": 0}}});
+        assert!(overridden(&ov, &model, "nics[0].s"));
+        assert!(!overridden(&ov, &model, "kernel.q"));
+    }
+
+    #[test]
+    fn normalize_resolves_parent_dirs() {
+        assert_eq!(
+            normalize(Path::new("scenarios/../models/a.json")),
+            PathBuf::from("models/a.json")
+        );
+    }
+}

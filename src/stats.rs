@@ -1,0 +1,208 @@
+//! Streamed statistics: per-flow counters and latency distributions.
+//!
+//! Nothing is kept per packet. Latency goes into an HDR histogram (3 significant
+//! digits, 1 ns to 1,000 s) for percentiles, plus exact min, max, and a Welford running
+//! mean and variance, so memory is fixed however long a run lasts.
+//!
+//! Latency is measured as test equipment measures a store-and-forward device (RFC 1242
+//! "LIFO" latency): from the last bit of the frame entering the input port to the first
+//! bit of it leaving the output port.
+
+use crate::time::SimTime;
+use hdrhistogram::Histogram;
+
+/// Highest latency the histogram can hold [ns] (1,000 s); larger values are clamped.
+const HIST_MAX_NS: u64 = 1_000_000_000_000;
+
+/// Where packets were lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DropCounts {
+    /// RX descriptor ring full on arrival -- counter.
+    pub rx_ring: u64,
+    /// ipintrq (IFQ_MAXLEN) full when the driver handed the packet up -- counter.
+    pub ipintrq: u64,
+    /// Output interface's if_snd full -- counter.
+    pub if_snd: u64,
+}
+
+impl DropCounts {
+    /// Sum over sites.
+    pub fn total(&self) -> u64 {
+        self.rx_ring + self.ipintrq + self.if_snd
+    }
+
+    /// Add another set.
+    pub fn add(&mut self, o: &DropCounts) {
+        self.rx_ring += o.rx_ring;
+        self.ipintrq += o.ipintrq;
+        self.if_snd += o.if_snd;
+    }
+}
+
+/// Latency distribution of delivered packets.
+#[derive(Clone, Debug)]
+pub struct LatencyStats {
+    hist: Histogram<u64>,
+    count: u64,
+    mean_ns: f64,
+    m2: f64,
+    min: SimTime,
+    max: SimTime,
+}
+
+impl Default for LatencyStats {
+    fn default() -> Self {
+        LatencyStats {
+            hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid bounds"),
+            count: 0,
+            mean_ns: 0.0,
+            m2: 0.0,
+            min: SimTime(u64::MAX),
+            max: SimTime::ZERO,
+        }
+    }
+}
+
+/// Summary of a latency distribution [us].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LatencySummary {
+    /// Smallest [us].
+    pub min: f64,
+    /// Mean [us].
+    pub avg: f64,
+    /// Largest [us].
+    pub max: f64,
+    /// Population standard deviation [us].
+    pub stddev: f64,
+    /// Median [us] (histogram, 3 significant digits).
+    pub p50: f64,
+    /// 99th percentile [us].
+    pub p99: f64,
+    /// 99.9th percentile [us].
+    pub p999: f64,
+}
+
+impl LatencyStats {
+    /// Record one latency.
+    #[inline]
+    pub fn record(&mut self, lat: SimTime) {
+        let ns_f = lat.as_ns_f64();
+        self.count += 1;
+        let d = ns_f - self.mean_ns;
+        self.mean_ns += d / self.count as f64;
+        self.m2 += d * (ns_f - self.mean_ns);
+        self.min = self.min.min(lat);
+        self.max = self.max.max(lat);
+        let ns = (lat.0 / SimTime::PS_PER_NS).clamp(1, HIST_MAX_NS);
+        self.hist.saturating_record(ns);
+    }
+
+    /// Merge another distribution into this one (Chan et al. parallel variance).
+    pub fn merge(&mut self, o: &LatencyStats) {
+        if o.count == 0 {
+            return;
+        }
+        let n = self.count + o.count;
+        let d = o.mean_ns - self.mean_ns;
+        self.mean_ns += d * o.count as f64 / n as f64;
+        self.m2 += o.m2 + d * d * self.count as f64 * o.count as f64 / n as f64;
+        self.count = n;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.hist.add(&o.hist).expect("same bounds");
+    }
+
+    /// Number of samples.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Summary in microseconds; all zero when nothing was recorded (as SmartBits prints).
+    pub fn summary(&self) -> LatencySummary {
+        if self.count == 0 {
+            return LatencySummary::default();
+        }
+        let q = |p: f64| self.hist.value_at_quantile(p) as f64 / 1e3;
+        LatencySummary {
+            min: self.min.as_us_f64(),
+            avg: self.mean_ns / 1e3,
+            max: self.max.as_us_f64(),
+            stddev: (self.m2 / self.count as f64).sqrt() / 1e3,
+            p50: q(0.5),
+            p99: q(0.99),
+            p999: q(0.999),
+        }
+    }
+}
+
+/// Everything measured for one flow (or the total over flows).
+#[derive(Clone, Debug, Default)]
+pub struct FlowStats {
+    /// Frames the generator sent -- counter.
+    pub sent: u64,
+    /// Frames that left the output port -- counter.
+    pub received: u64,
+    /// Drops by site -- counters.
+    pub drops: DropCounts,
+    /// Frames still inside the host when the run ended -- counter.
+    pub in_flight_at_end: u64,
+    /// Frames received with a sequence number other than the next expected one
+    /// (SmartBits counts one after each gap) -- counter.
+    pub out_of_sequence: u64,
+    next_seq: u64,
+    /// Latency of received frames.
+    pub latency: LatencyStats,
+}
+
+impl FlowStats {
+    /// A frame of sequence number `seq` left the host after `lat`.
+    #[inline]
+    pub fn deliver(&mut self, seq: u64, lat: SimTime) {
+        self.received += 1;
+        if seq != self.next_seq {
+            self.out_of_sequence += 1;
+        }
+        self.next_seq = seq + 1;
+        self.latency.record(lat);
+    }
+
+    /// Add another flow's counts (for the `Total` row).
+    pub fn merge(&mut self, o: &FlowStats) {
+        self.sent += o.sent;
+        self.received += o.received;
+        self.drops.add(&o.drops);
+        self.in_flight_at_end += o.in_flight_at_end;
+        self.out_of_sequence += o.out_of_sequence;
+        self.latency.merge(&o.latency);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_summary_is_exact_for_mean_and_extremes() {
+        let mut l = LatencyStats::default();
+        for us in [10.0, 20.0, 30.0, 40.0] {
+            l.record(SimTime::from_ns_f64(us * 1e3));
+        }
+        let s = l.summary();
+        assert_eq!((s.min, s.max), (10.0, 40.0));
+        assert!((s.avg - 25.0).abs() < 1e-9);
+        assert!((s.stddev - 125f64.sqrt()).abs() < 1e-9); // population sd of 10,20,30,40
+        let mut m = LatencyStats::default();
+        m.merge(&l);
+        m.merge(&l);
+        assert!((m.summary().stddev - s.stddev).abs() < 1e-9);
+    }
+
+    #[test]
+    fn out_of_sequence_counts_gaps() {
+        let mut f = FlowStats::default();
+        for seq in [0, 1, 3, 4, 7] {
+            f.deliver(seq, SimTime(1));
+        }
+        assert_eq!(f.out_of_sequence, 2);
+    }
+}

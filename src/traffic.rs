@@ -1,0 +1,385 @@
+//! Offered traffic: flows of frames from the test equipment into an input port.
+//!
+//! Models a SmartBits-style generator. A flow sends frames to one input NIC, addressed so
+//! that the host forwards them out of one output NIC, numbered with a per-flow sequence
+//! number. Arrivals are
+//!
+//! - `constant`: frame `k` starts at `k / rate` (SmartBits' constant-rate streams), and
+//!   exactly `floor(rate * duration)` frames are sent;
+//! - `poisson`: frame starts form a Poisson process of the given rate; a start that falls
+//!   while the previous frame is still on the wire waits for it (a link carries one frame
+//!   at a time), which thins the process only near line rate.
+//!
+//! Frame sizes are fixed, uniform, or a weighted mix (IMIX-like), each frame drawn from
+//! the flow's own random stream.
+//!
+//! Parameters ([`FlowConfig`]): `name`, `from`, `to`, `frame_bytes`, `arrivals`.
+//! Counters: frames sent (`FlowSource::sent`).
+
+use crate::link::Link;
+use crate::problems::Problems;
+use crate::rng::StreamRng;
+use crate::time::SimTime;
+use rand::RngExt;
+use rand_distr::{Distribution, Exp};
+use serde::{Deserialize, Serialize};
+
+/// Smallest and largest frame accepted [bytes] (64-byte minimum Ethernet frame, FCS
+/// included; 16 KiB covers jumbo frames).
+pub const FRAME_BYTES_RANGE: (u32, u32) = (64, 16_384);
+
+/// Arrival process of a flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Evenly spaced frames (default; what SmartBits sends).
+    #[default]
+    Constant,
+    /// Poisson process.
+    Poisson,
+}
+
+/// Frame size of a flow: a number of bytes, or a distribution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FrameSize {
+    /// Every frame has this many bytes (FCS included, preamble not).
+    Fixed(u32),
+    /// A distribution of sizes.
+    Dist(FrameDist),
+}
+
+/// Frame-size distributions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
+pub enum FrameDist {
+    /// Uniform integer size in [`min`, `max`] bytes.
+    Uniform {
+        /// Smallest frame [bytes].
+        min: u32,
+        /// Largest frame [bytes].
+        max: u32,
+    },
+    /// `sizes[i]` bytes with probability `weights[i] / sum(weights)`.
+    Mix {
+        /// Frame sizes [bytes].
+        sizes: Vec<u32>,
+        /// Relative weights (not necessarily summing to 1).
+        weights: Vec<f64>,
+    },
+}
+
+impl FrameSize {
+    /// Mean frame size [bytes]: the size used to turn a load in % of line rate into frames/s.
+    pub fn mean_bytes(&self) -> f64 {
+        match self {
+            FrameSize::Fixed(b) => *b as f64,
+            FrameSize::Dist(FrameDist::Uniform { min, max }) => (*min as f64 + *max as f64) / 2.0,
+            FrameSize::Dist(FrameDist::Mix { sizes, weights }) => {
+                let w: f64 = weights.iter().sum();
+                sizes
+                    .iter()
+                    .zip(weights)
+                    .map(|(s, x)| *s as f64 * x)
+                    .sum::<f64>()
+                    / w
+            }
+        }
+    }
+
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        let (lo, hi) = FRAME_BYTES_RANGE;
+        let check = |p: &mut Problems, field: &str, b: u32| {
+            if !(lo..=hi).contains(&b) {
+                p.push(
+                    field,
+                    format!("frame size must be {lo} to {hi} bytes, got {b}"),
+                );
+            }
+        };
+        match self {
+            FrameSize::Fixed(b) => check(p, "", *b),
+            FrameSize::Dist(FrameDist::Uniform { min, max }) => {
+                check(p, "min", *min);
+                check(p, "max", *max);
+                if min > max {
+                    p.push("", format!("`min` ({min}) is greater than `max` ({max})"));
+                }
+            }
+            FrameSize::Dist(FrameDist::Mix { sizes, weights }) => {
+                if sizes.is_empty() || sizes.len() != weights.len() {
+                    p.push(
+                        "",
+                        "`sizes` and `weights` must be non-empty and of equal length",
+                    );
+                }
+                for (i, s) in sizes.iter().enumerate() {
+                    check(p, &format!("sizes[{i}]"), *s);
+                }
+                for (i, w) in weights.iter().enumerate() {
+                    p.non_negative(&format!("weights[{i}]"), *w, "");
+                }
+                if weights.iter().sum::<f64>() <= 0.0 {
+                    p.push("weights", "weights must sum to more than 0");
+                }
+            }
+        }
+    }
+}
+
+/// One flow of the workload, as written in a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Name shown in results and in the SmartBits CSV (default `"<from>-<to>"`; the
+    /// reference tables use tester port numbers such as `"100-101"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Name of the NIC the frames arrive on.
+    pub from: String,
+    /// Name of the NIC the host forwards them out of.
+    pub to: String,
+    /// Frame size [bytes], FCS included (default 64).
+    #[serde(default = "default_frame")]
+    pub frame_bytes: FrameSize,
+    /// Arrival process (default `constant`).
+    #[serde(default)]
+    pub arrivals: Arrivals,
+}
+
+fn default_frame() -> FrameSize {
+    FrameSize::Fixed(64)
+}
+
+impl FlowConfig {
+    /// The flow's display name.
+    pub fn display_name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", self.from, self.to))
+    }
+}
+
+/// Runtime frame-size sampler.
+#[derive(Clone, Debug)]
+enum SizeSampler {
+    Fixed(u32),
+    Uniform(u32, u32),
+    /// Cumulative weights (normalised to 1) and sizes.
+    Mix(Vec<(f64, u32)>),
+}
+
+impl SizeSampler {
+    fn new(fs: &FrameSize) -> SizeSampler {
+        match fs {
+            FrameSize::Fixed(b) => SizeSampler::Fixed(*b),
+            FrameSize::Dist(FrameDist::Uniform { min, max }) => SizeSampler::Uniform(*min, *max),
+            FrameSize::Dist(FrameDist::Mix { sizes, weights }) => {
+                let total: f64 = weights.iter().sum();
+                let mut acc = 0.0;
+                let cum = sizes
+                    .iter()
+                    .zip(weights)
+                    .map(|(s, w)| {
+                        acc += w / total;
+                        (acc, *s)
+                    })
+                    .collect();
+                SizeSampler::Mix(cum)
+            }
+        }
+    }
+
+    #[inline]
+    fn sample(&self, rng: &mut StreamRng) -> u32 {
+        match self {
+            SizeSampler::Fixed(b) => *b,
+            SizeSampler::Uniform(lo, hi) => rng.random_range(*lo..=*hi),
+            SizeSampler::Mix(cum) => {
+                let u: f64 = rng.random();
+                cum.iter()
+                    .find(|(c, _)| u < *c)
+                    .or(cum.last())
+                    .map(|(_, s)| *s)
+                    .unwrap_or(64)
+            }
+        }
+    }
+}
+
+/// A frame as the generator emits it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// First bit on the wire.
+    pub start: SimTime,
+    /// Last bit received by the host (start + wire time).
+    pub end: SimTime,
+    /// Size [bytes].
+    pub bytes: u32,
+    /// Per-flow sequence number, from 0.
+    pub seq: u64,
+}
+
+/// A flow's frame generator for one load point; frames are produced lazily, one at a time.
+#[derive(Clone, Debug)]
+pub struct FlowSource {
+    link: Link,
+    arrivals: Arrivals,
+    period_ps: f64,
+    exp: Option<Exp<f64>>,
+    sizes: SizeSampler,
+    stop: SimTime,
+    limit: u64,
+    next_start_ps: f64,
+    link_free: SimTime,
+    rng_arrivals: StreamRng,
+    rng_sizes: StreamRng,
+    /// Frames emitted so far -- counter.
+    pub sent: u64,
+}
+
+impl FlowSource {
+    /// A source sending `rate_pps` frames/s over `link` for `duration`.
+    pub fn new(
+        cfg: &FlowConfig,
+        link: Link,
+        rate_pps: f64,
+        duration: SimTime,
+        rng_arrivals: StreamRng,
+        rng_sizes: StreamRng,
+    ) -> FlowSource {
+        let period_ps = 1e12 / rate_pps;
+        let limit = match cfg.arrivals {
+            // floor(rate * duration), with a tolerance for binary rounding of the product.
+            Arrivals::Constant => (rate_pps * duration.as_secs_f64() + 1e-6).floor() as u64,
+            Arrivals::Poisson => u64::MAX,
+        };
+        let exp = match cfg.arrivals {
+            Arrivals::Poisson => Some(Exp::new(1.0 / period_ps).expect("rate > 0")),
+            Arrivals::Constant => None,
+        };
+        let mut s = FlowSource {
+            link,
+            arrivals: cfg.arrivals,
+            period_ps,
+            exp,
+            sizes: SizeSampler::new(&cfg.frame_bytes),
+            stop: duration,
+            limit,
+            next_start_ps: 0.0,
+            link_free: SimTime::ZERO,
+            rng_arrivals,
+            rng_sizes,
+            sent: 0,
+        };
+        if s.arrivals == Arrivals::Poisson {
+            s.next_start_ps = s.draw_gap();
+        }
+        s
+    }
+
+    fn draw_gap(&mut self) -> f64 {
+        self.exp
+            .as_ref()
+            .map(|e| e.sample(&mut self.rng_arrivals))
+            .unwrap_or(self.period_ps)
+    }
+
+    /// The next frame, or `None` once the flow has finished sending.
+    #[inline]
+    pub fn next_frame(&mut self) -> Option<Frame> {
+        if self.sent >= self.limit {
+            return None;
+        }
+        let nominal = match self.arrivals {
+            Arrivals::Constant => SimTime((self.sent as f64 * self.period_ps).round() as u64),
+            Arrivals::Poisson => {
+                let t = SimTime(self.next_start_ps.round() as u64);
+                self.next_start_ps += self.draw_gap();
+                t
+            }
+        };
+        let start = nominal.max(self.link_free);
+        if start >= self.stop {
+            self.limit = self.sent;
+            return None;
+        }
+        let bytes = self.sizes.sample(&mut self.rng_sizes);
+        let end = start + self.link.wire_time(bytes);
+        self.link_free = end;
+        let f = Frame {
+            start,
+            end,
+            bytes,
+            seq: self.sent,
+        };
+        self.sent += 1;
+        Some(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::RunKey;
+
+    fn flow(arrivals: Arrivals) -> FlowConfig {
+        FlowConfig {
+            name: None,
+            from: "a".into(),
+            to: "b".into(),
+            frame_bytes: FrameSize::Fixed(64),
+            arrivals,
+        }
+    }
+
+    #[test]
+    fn constant_rate_sends_exactly_the_smartbits_count() {
+        // 10 % of 148,809.5 fps for 10 s: SmartBits' Sent column says 148,809.
+        let link = Link::new(100e6);
+        let rate = 0.10 * link.line_rate_fps(64.0);
+        let k = RunKey {
+            seed: 1,
+            variant: 0,
+            point: 0,
+            replication: 0,
+        };
+        let mut s = FlowSource::new(
+            &flow(Arrivals::Constant),
+            link,
+            rate,
+            SimTime::from_secs_f64(10.0),
+            k.stream("a"),
+            k.stream("b"),
+        );
+        let f0 = s.next_frame().unwrap();
+        let f1 = s.next_frame().unwrap();
+        assert_eq!(f1.start - f0.start, SimTime(67_200_000)); // 6.72 us / 0.10
+        assert_eq!(f0.end - f0.start, SimTime(6_720_000));
+        while s.next_frame().is_some() {}
+        assert_eq!(s.sent, 148_809);
+    }
+
+    #[test]
+    fn poisson_rate_is_right() {
+        // 10,000 pps for 20 s: 200,000 expected, sd 447; allow 4 sd.
+        let link = Link::new(1e9);
+        let k = RunKey {
+            seed: 3,
+            variant: 0,
+            point: 0,
+            replication: 0,
+        };
+        let mut s = FlowSource::new(
+            &flow(Arrivals::Poisson),
+            link,
+            10_000.0,
+            SimTime::from_secs_f64(20.0),
+            k.stream("a"),
+            k.stream("b"),
+        );
+        while s.next_frame().is_some() {}
+        assert!((s.sent as f64 - 200_000.0).abs() < 1_800.0, "{}", s.sent);
+    }
+}
