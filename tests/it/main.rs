@@ -1,0 +1,5 @@
+//! Integration tests, compiled into one binary; one file per behaviour.
+
+mod bad_input;
+mod livelock_table;
+mod theory;
