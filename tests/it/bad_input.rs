@@ -1,0 +1,673 @@
+//! Bad input is rejected by the real binary with exit code 2, a message naming the file,
+//! the JSON path (or CSV line) and the reason, and nothing written under `--out`.
+//!
+//! Every test copies the reference scenario, its model and its measured table into a
+//! temporary directory with the same layout (`scenarios/`, `scenarios/measured/`,
+//! `models/`), so the relative paths inside the scenario still resolve, edits one thing
+//! with serde_json and runs `irqsim run <scenario> --out <tmp>/out --quiet`.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_irqsim");
+const SCENARIO: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/scenarios/dc21143-64b-1flow.json"
+);
+const MODEL: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/models/p3-448-dc21143-freebsd4.json"
+);
+const MEASURED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/scenarios/measured/test_25Mx64x1.csv"
+);
+/// File names as the scenario refers to them.
+const MODEL_FILE: &str = "p3-448-dc21143-freebsd4.json";
+const MEASURED_FILE: &str = "test_25Mx64x1.csv";
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
+}
+
+/// A scenario, its model and its measured table, to edit and then write into a temp dir.
+struct Case {
+    dir: tempfile::TempDir,
+    scenario: Value,
+    model: Value,
+    /// Raw text written instead of `scenario` (for syntax errors).
+    scenario_text: Option<String>,
+    /// Raw text written instead of `model` (for syntax errors).
+    model_text: Option<String>,
+    /// Text of the measured table (the reference one unless replaced).
+    csv_text: String,
+}
+
+/// What a run of the binary produced.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Case {
+    /// The reference files, with a short duration so that an input the loader wrongly
+    /// accepts fails the test quickly instead of simulating 14 points of 10 s.
+    fn new() -> Case {
+        let mut scenario: Value = serde_json::from_str(&read(SCENARIO)).expect("scenario JSON");
+        scenario["duration_s"] = json!(0.01);
+        Case {
+            dir: tempfile::tempdir().expect("temp dir"),
+            scenario,
+            model: serde_json::from_str(&read(MODEL)).expect("model JSON"),
+            scenario_text: None,
+            model_text: None,
+            csv_text: read(MEASURED),
+        }
+    }
+
+    fn scenario_path(&self) -> PathBuf {
+        self.dir.path().join("scenarios").join("case.json")
+    }
+
+    fn model_path(&self) -> PathBuf {
+        self.dir.path().join("models").join(MODEL_FILE)
+    }
+
+    fn csv_path(&self) -> PathBuf {
+        self.dir
+            .path()
+            .join("scenarios")
+            .join("measured")
+            .join(MEASURED_FILE)
+    }
+
+    fn out_dir(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+
+    /// Write the files and run `irqsim run <scenario> --out <dir>/out --quiet`.
+    fn run(&self) -> Run {
+        let write = |p: &Path, text: &str| {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap();
+        write(
+            &self.scenario_path(),
+            self.scenario_text
+                .as_deref()
+                .unwrap_or(&pretty(&self.scenario)),
+        );
+        write(
+            &self.model_path(),
+            self.model_text.as_deref().unwrap_or(&pretty(&self.model)),
+        );
+        write(&self.csv_path(), &self.csv_text);
+        self.run_on(&self.scenario_path())
+    }
+
+    /// Run the binary on `scenario` (which may not exist) without writing anything.
+    fn run_on(&self, scenario: &Path) -> Run {
+        let o = Command::new(BIN)
+            .arg("run")
+            .arg(scenario)
+            .arg("--out")
+            .arg(self.out_dir())
+            .arg("--quiet")
+            .output()
+            .expect("running irqsim");
+        Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    /// Exit code 2, the `error: invalid input` banner, nothing on stdout, and nothing
+    /// written under `--out`. Returns the problem lines (indented by two spaces).
+    fn rejected<'a>(&self, run: &'a Run) -> Vec<&'a str> {
+        assert_eq!(
+            run.code,
+            Some(2),
+            "expected exit code 2 (bad input)\nstderr:\n{}",
+            run.stderr
+        );
+        let mut lines = run.stderr.lines();
+        assert_eq!(
+            lines.next(),
+            Some("error: invalid input"),
+            "stderr:\n{}",
+            run.stderr
+        );
+        assert!(
+            run.stdout.is_empty(),
+            "nothing on stdout expected:\n{}",
+            run.stdout
+        );
+        let out = self.out_dir();
+        if out.exists() {
+            let entries: Vec<_> = std::fs::read_dir(&out)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            assert!(entries.is_empty(), "bad input wrote {entries:?}");
+        }
+        let problems: Vec<&str> = lines.collect();
+        assert!(!problems.is_empty(), "no problem reported");
+        for l in &problems {
+            assert!(l.starts_with("  "), "problem lines are indented: {l:?}");
+        }
+        problems
+    }
+
+    /// Assert the run was rejected with exactly one problem, in `file` at JSON `path`,
+    /// whose line contains every one of `reason`.
+    fn assert_one(&self, run: &Run, file: &Path, path: &str, reason: &[&str]) {
+        let problems = self.rejected(run);
+        assert_eq!(problems.len(), 1, "one problem expected:\n{}", run.stderr);
+        assert_problem(&run.stderr, file, path, reason);
+    }
+}
+
+/// The problem line for `file` at JSON `path`, which must contain every one of `reason`.
+fn assert_problem(stderr: &str, file: &Path, path: &str, reason: &[&str]) {
+    let prefix = format!("  {}: at `{path}`: ", file.display());
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in stderr:\n{stderr}"));
+    for r in reason {
+        assert!(
+            line.contains(r),
+            "{r:?} missing from the reason in {line:?}"
+        );
+    }
+}
+
+/// The 1-based number of the first line of `text` containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not in {text}"))
+        + 1
+}
+
+// ---------------------------------------------------------------- missing files
+
+#[test]
+fn missing_scenario_file() {
+    let c = Case::new();
+    let missing = c.dir.path().join("scenarios").join("no-such-scenario.json");
+    let run = c.run_on(&missing);
+    let problems = c.rejected(&run);
+    assert_eq!(problems.len(), 1, "{}", run.stderr);
+    let want = format!("  {}: cannot read file: ", missing.display());
+    assert!(problems[0].starts_with(&want), "{}", run.stderr);
+    assert!(problems[0].contains("No such file"), "{}", run.stderr);
+}
+
+#[test]
+fn scenario_naming_a_missing_model() {
+    let mut c = Case::new();
+    c.scenario["model"] = json!("../models/no-such-model.json");
+    let run = c.run();
+    let problems = c.rejected(&run);
+    assert_eq!(problems.len(), 1, "{}", run.stderr);
+    // The model path is resolved against the scenario's directory and shown normalized.
+    // What the binary prints today names only the model path, neither the scenario file
+    // nor its `model` field (see the report: it should point at `model` in the scenario).
+    let model = c.dir.path().join("models").join("no-such-model.json");
+    let want = format!("  {}: cannot read file: ", model.display());
+    assert!(problems[0].starts_with(&want), "{}", run.stderr);
+    assert!(problems[0].contains("No such file"), "{}", run.stderr);
+}
+
+// ---------------------------------------------------------------- JSON syntax
+
+#[test]
+fn scenario_syntax_error_has_line_and_column() {
+    let mut c = Case::new();
+    let text = serde_json::to_string_pretty(&c.scenario).unwrap();
+    // Drop the colon after "duration_s".
+    let bad = text.replacen("\"duration_s\":", "\"duration_s\"", 1);
+    let line = line_of(&bad, "\"duration_s\"");
+    c.scenario_text = Some(bad);
+    let run = c.run();
+    let problems = c.rejected(&run);
+    assert_eq!(problems.len(), 1, "{}", run.stderr);
+    let p = problems[0];
+    let want = format!("  {}: invalid JSON: ", c.scenario_path().display());
+    assert!(p.starts_with(&want), "{}", run.stderr);
+    assert!(p.contains("expected `:`"), "{}", run.stderr);
+    assert!(
+        p.contains(&format!("at line {line} column ")),
+        "line {line} expected: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn model_syntax_error_has_line_and_column() {
+    let mut c = Case::new();
+    let text = read(MODEL);
+    // A trailing comma before a closing brace.
+    let bad = text.replacen(
+        "\"netisr_per_packet\": { \"ns\": 5610 }",
+        "\"netisr_per_packet\": { \"ns\": 5610 },",
+        1,
+    );
+    assert_ne!(bad, text, "the reference model changed; adapt the edit");
+    // serde_json reports the character after the comma: the `}` on the next line.
+    let line = line_of(&bad, "\"netisr_per_packet\"") + 1;
+    c.model_text = Some(bad);
+    let run = c.run();
+    let problems = c.rejected(&run);
+    assert_eq!(problems.len(), 1, "{}", run.stderr);
+    let p = problems[0];
+    let want = format!("  {}: invalid JSON: ", c.model_path().display());
+    assert!(p.starts_with(&want), "{}", run.stderr);
+    assert!(p.contains("trailing comma"), "{}", run.stderr);
+    assert!(
+        p.contains(&format!("at line {line} column ")),
+        "line {line} expected: {}",
+        run.stderr
+    );
+}
+
+// ---------------------------------------------------------------- unknown fields
+
+#[test]
+fn unknown_top_level_scenario_field() {
+    let mut c = Case::new();
+    c.scenario["durations_s"] = json!(10);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "durations_s",
+        // The reason lists the accepted fields, so the intended `duration_s` is visible.
+        &[
+            "unknown field `durations_s`",
+            "expected one of",
+            "`duration_s`",
+        ],
+    );
+}
+
+#[test]
+fn unknown_field_in_a_model_nic() {
+    let mut c = Case::new();
+    c.model["nics"][0]["rx_ring_slot"] = json!(128);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[0].rx_ring_slot",
+        &["unknown field `rx_ring_slot`", "`rx_ring_slots`"],
+    );
+}
+
+#[test]
+fn unknown_field_in_a_flow() {
+    let mut c = Case::new();
+    c.scenario["workload"]["flows"][0]["frame_size"] = json!(64);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "workload.flows[0].frame_size",
+        &["unknown field `frame_size`", "`frame_bytes`"],
+    );
+}
+
+// ---------------------------------------------------------------- wrong types
+
+#[test]
+fn duration_of_the_wrong_type() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!("ten");
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "duration_s",
+        &["invalid type", "string \"ten\"", "expected f64"],
+    );
+}
+
+#[test]
+fn ring_size_of_the_wrong_type() {
+    let mut c = Case::new();
+    c.model["nics"][0]["rx_ring_slots"] = json!("64");
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[0].rx_ring_slots",
+        &["invalid type", "string \"64\"", "expected u32"],
+    );
+}
+
+// ---------------------------------------------------------------- zero and negative
+
+#[test]
+fn zero_duration() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!(0);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "duration_s",
+        &["must be greater than 0 s", "got 0"],
+    );
+}
+
+#[test]
+fn negative_load_point() {
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "percent", "points": [10, -5] });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "load.points[1]",
+        &["must be greater than 0 %", "got -5"],
+    );
+}
+
+#[test]
+fn zero_rx_ring_slots() {
+    let mut c = Case::new();
+    c.model["nics"][0]["rx_ring_slots"] = json!(0);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[0].rx_ring_slots",
+        &["must be at least 1 slot", "got 0"],
+    );
+}
+
+#[test]
+fn zero_ipintrq_maxlen() {
+    let mut c = Case::new();
+    c.model["kernel"]["ipintrq_maxlen"] = json!(0);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "kernel.ipintrq_maxlen",
+        &["must be at least 1 packet", "got 0"],
+    );
+}
+
+#[test]
+fn zero_cpu_clock() {
+    let mut c = Case::new();
+    c.model["cpu"]["clock_mhz"] = json!(0);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "cpu.clock_mhz",
+        &["must be greater than 0 MHz", "got 0"],
+    );
+}
+
+#[test]
+fn negative_cost() {
+    let mut c = Case::new();
+    c.model["nics"][1]["driver"]["isr_per_packet"] = json!(-5);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[1].driver.isr_per_packet",
+        &["`ns` must be a finite number >= 0", "got -5"],
+    );
+}
+
+#[test]
+fn zero_line_rate() {
+    let mut c = Case::new();
+    c.model["nics"][0]["line_rate_bps"] = json!(0);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[0].line_rate_bps",
+        &["must be greater than 0 bit/s", "got 0"],
+    );
+}
+
+// ---------------------------------------------------------------- above line rate
+
+#[test]
+fn load_above_100_percent() {
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "percent", "points": [10, 120] });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "load.points[1]",
+        &[
+            "load of 120 %",
+            "120.0 % of the line rate",
+            "`100-101`",
+            "above 100 %",
+        ],
+    );
+}
+
+#[test]
+fn pps_load_above_line_rate() {
+    // 64-byte frames on 100 Mbit/s: 100e6 / (84 * 8) = 148,809.5 frames/s.
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "pps", "points": [148_810] });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "load.points[0]",
+        &[
+            "load of 148810 frames/s",
+            "148809.5 frames/s",
+            "`100-101`",
+            "above 100 %",
+        ],
+    );
+
+    // The limit is the line rate itself: 148,809 frames/s is accepted.
+    let mut ok = Case::new();
+    ok.scenario["load"] = json!({ "unit": "pps", "points": [148_809] });
+    ok.scenario["duration_s"] = json!(0.001);
+    let run = ok.run();
+    assert_eq!(run.code, Some(0), "stderr:\n{}", run.stderr);
+}
+
+// ---------------------------------------------------------------- the sweep
+
+#[test]
+fn empty_sweep() {
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "percent", "points": [] });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "load.points",
+        &["the sweep is empty", "at least one load point"],
+    );
+}
+
+#[test]
+fn inverted_range() {
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "percent", "from": 30, "to": 10, "step": 2 });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "load",
+        &["`from` (30) is greater than `to` (10)"],
+    );
+}
+
+// ---------------------------------------------------------------- overrides
+
+#[test]
+fn error_from_an_override_is_reported_against_the_scenario() {
+    let mut c = Case::new();
+    c.scenario["overrides"] = json!({ "nics": { "dc0": { "rx_ring_slots": 0 } } });
+    let run = c.run();
+    // The model file itself is fine: the value came from the scenario, which is named,
+    // with the path of the value inside `overrides` (the NIC by index, as in the model).
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "overrides.nics[0].rx_ring_slots",
+        &["must be at least 1 slot", "got 0"],
+    );
+    assert!(
+        !run.stderr.contains(MODEL_FILE),
+        "the model is not at fault:\n{}",
+        run.stderr
+    );
+}
+
+// ---------------------------------------------------------------- all problems
+
+#[test]
+fn several_problems_are_all_reported() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!(0);
+    c.scenario["load"] = json!({ "unit": "percent", "points": [10, -5] });
+    c.model["nics"][0]["rx_ring_slots"] = json!(0);
+    c.model["kernel"]["ipintrq_maxlen"] = json!(0);
+    let run = c.run();
+    let problems = c.rejected(&run);
+    assert_eq!(problems.len(), 4, "four problems expected:\n{}", run.stderr);
+    let (s, m) = (c.scenario_path(), c.model_path());
+    assert_problem(
+        &run.stderr,
+        &s,
+        "duration_s",
+        &["greater than 0 s", "got 0"],
+    );
+    assert_problem(
+        &run.stderr,
+        &s,
+        "load.points[1]",
+        &["greater than 0 %", "got -5"],
+    );
+    assert_problem(
+        &run.stderr,
+        &m,
+        "nics[0].rx_ring_slots",
+        &["at least 1 slot", "got 0"],
+    );
+    assert_problem(
+        &run.stderr,
+        &m,
+        "kernel.ipintrq_maxlen",
+        &["at least 1 packet", "got 0"],
+    );
+}
+
+// ---------------------------------------------------------------- measured table
+
+#[test]
+fn missing_measured_table() {
+    let mut c = Case::new();
+    c.scenario["measured"] = json!("measured/no-such-table.csv");
+    let run = c.run();
+    let csv = c
+        .dir
+        .path()
+        .join("scenarios")
+        .join("measured")
+        .join("no-such-table.csv");
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "measured",
+        &[&format!("cannot read `{}`", csv.display()), "No such file"],
+    );
+}
+
+#[test]
+fn measured_table_with_a_wrong_header() {
+    let mut c = Case::new();
+    c.csv_text = c.csv_text.replacen("Out Of Sequence", "Out Of Order", 1);
+    let run = c.run();
+    let problems = c.rejected(&run);
+    assert_eq!(problems.len(), 1, "{}", run.stderr);
+    // A CSV has no JSON path: the line number stands for it.
+    let want = format!("  {}: line 1: ", c.csv_path().display());
+    assert!(problems[0].starts_with(&want), "{}", run.stderr);
+    assert!(
+        problems[0].contains("not a SmartBits table")
+            && problems[0].contains("expected header")
+            && problems[0].contains("Out Of Sequence"),
+        "{}",
+        run.stderr
+    );
+}
+
+// ---------------------------------------------------------------- good input
+
+#[test]
+fn valid_short_scenario_writes_results() {
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "percent", "points": [10, 20] });
+    c.scenario["duration_s"] = json!(0.05);
+    let run = c.run();
+    assert_eq!(run.code, Some(0), "stderr:\n{}", run.stderr);
+    assert!(run.stdout.is_empty(), "--quiet: {}", run.stdout);
+    assert!(run.stderr.is_empty(), "--quiet: {}", run.stderr);
+
+    let out = c.out_dir();
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+            .expect("results.json is JSON");
+    assert!(results.is_object(), "{results}");
+
+    let csv = std::fs::read_to_string(out.join("smartbits.csv")).unwrap();
+    let reference = read(MEASURED);
+    let header = reference.lines().next().unwrap();
+    assert_eq!(csv.lines().next(), Some(header));
+    // Per point: one Total row and one row for the flow.
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    assert!(rows[0].starts_with("Total,10.0000,"), "{csv}");
+    assert!(rows[1].starts_with("100-101,10.0000,"), "{csv}");
+    assert!(rows[2].starts_with("Total,20.0000,"), "{csv}");
+    assert!(rows[3].starts_with("100-101,20.0000,"), "{csv}");
+}
+
+#[test]
+fn help_exits_0() {
+    let help = |args: &[&str]| {
+        let o = Command::new(BIN)
+            .args(args)
+            .output()
+            .expect("running irqsim");
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // The top-level help lists the `run` command; its options are on `run --help` only.
+    let top = help(&["--help"]);
+    assert!(top.contains("run"), "{top}");
+    let run = help(&["run", "--help"]);
+    for opt in ["--out", "--seed", "--threads", "--quiet"] {
+        assert!(
+            run.contains(opt),
+            "{opt} missing from `irqsim run --help`:\n{run}"
+        );
+    }
+    assert!(run.contains("2 bad input"), "exit codes documented:\n{run}");
+}
