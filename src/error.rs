@@ -67,7 +67,12 @@ impl fmt::Display for ProblemList<'_> {
             if i > 0 {
                 writeln!(f)?;
             }
-            write!(f, "{}: {}", p.file, p.problem)?;
+            // Problems in CSV tables are located by line, not by JSON path.
+            if p.problem.path.starts_with("line ") {
+                write!(f, "{}: {}: {}", p.file, p.problem.path, p.problem.reason)?;
+            } else {
+                write!(f, "{}: {}", p.file, p.problem)?;
+            }
         }
         Ok(())
     }

@@ -22,6 +22,8 @@ use std::time::Instant;
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
+    #[command(flatten)]
+    opts: RunOpts,
 }
 
 #[derive(Subcommand)]
@@ -35,41 +37,31 @@ enum Cmd {
     Run {
         /// Scenario file (JSON). Paths inside it are relative to it.
         scenario: PathBuf,
-        #[command(flatten)]
-        opts: RunOpts,
     },
 }
 
 #[derive(clap::Args)]
 struct RunOpts {
     /// Output directory [default: irqsim-out/<scenario name>].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Seed for every random stream, replacing the scenario's `seed`.
-    #[arg(long, value_name = "N")]
+    #[arg(long, global = true, value_name = "N")]
     seed: Option<u64>,
     /// Worker threads [default: one per core]. Results do not depend on it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
     /// Print nothing but errors.
-    #[arg(long)]
+    #[arg(long, global = true)]
     quiet: bool,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let (path, files, opts): (PathBuf, &dyn FileSource, RunOpts) = match cli.cmd {
-        Some(Cmd::Run { scenario, opts }) => (scenario, &DiskFiles, opts),
-        None => (
-            PathBuf::from(BUILTIN_SCENARIO),
-            &BuiltinFiles,
-            RunOpts {
-                out: None,
-                seed: None,
-                threads: None,
-                quiet: false,
-            },
-        ),
+    let opts = cli.opts;
+    let (path, files): (PathBuf, &dyn FileSource) = match cli.cmd {
+        Some(Cmd::Run { scenario }) => (scenario, &DiskFiles),
+        None => (PathBuf::from(BUILTIN_SCENARIO), &BuiltinFiles),
     };
     let exp = match scenario::load(&path, files) {
         Ok(e) => e,

@@ -246,6 +246,15 @@ pub fn parse_json<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, Inpu
     })
 }
 
+/// Deserialize an already-parsed value (no line numbers to report), with its path.
+fn parse_value<T: DeserializeOwned>(file: &str, v: Value) -> Result<T, InputError> {
+    serde_path_to_error::deserialize(v).map_err(|e| InputError::Field {
+        file: file.into(),
+        path: e.path().to_string(),
+        msg: e.into_inner().to_string(),
+    })
+}
+
 fn read(files: &dyn FileSource, path: &Path) -> Result<String, InputError> {
     files.read(path).map_err(|source| InputError::Read {
         file: path.display().to_string(),
@@ -317,8 +326,9 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-/// Whether the value at `path` (as `a.b[2].c`) was set by `overrides`.
-fn overridden(overrides: &Value, model: &Value, path: &str) -> bool {
+/// If the value at `path` (as `a.b[2].c`) was set by `overrides`, the path of that
+/// value inside the patch, as the user wrote it (`nics.dc0.rx_ring_slots`).
+fn overridden(overrides: &Value, model: &Value, path: &str) -> Option<String> {
     let segs: Vec<String> = path
         .replace('[', ".")
         .replace(']', "")
@@ -326,32 +336,37 @@ fn overridden(overrides: &Value, model: &Value, path: &str) -> bool {
         .filter(|s| !s.is_empty())
         .map(String::from)
         .collect();
-    let (mut o, mut m) = (overrides, model);
+    let (mut o, mut m) = (overrides, Some(model));
+    let mut out = String::new();
     for seg in &segs {
         let next_m = match m {
-            Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
-            Value::Object(map) => map.get(seg),
+            Some(Value::Array(a)) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            Some(Value::Object(map)) => map.get(seg),
             _ => None,
         };
-        let next_o = match o {
-            Value::Object(map) => map.get(seg).or_else(|| {
-                // Arrays of named objects are patched by name.
-                let name = next_m.and_then(|v| v.get("name")).and_then(Value::as_str)?;
-                map.get(name)
-            }),
-            _ => return true, // a leaf of the patch replaced this whole subtree
+        let Value::Object(map) = o else {
+            // A leaf of the patch replaced this whole subtree.
+            return Some(out);
         };
-        match (next_o, next_m) {
-            (Some(no), Some(nm)) => {
-                o = no;
-                m = nm;
-            }
-            (Some(_), None) => return true,
-            (None, _) => return false,
-        }
+        // Arrays of named objects are patched by name (or by index as a string).
+        let name = next_m.and_then(|v| v.get("name")).and_then(Value::as_str);
+        let (key, next_o) = match map.get(seg) {
+            Some(v) => (seg.as_str(), v),
+            None => match name.and_then(|n| map.get(n).map(|v| (n, v))) {
+                Some(kv) => kv,
+                None => return None,
+            },
+        };
+        out = join(&out, key);
+        o = next_o;
+        m = next_m;
     }
-    true
+    Some(out)
 }
+
+/// Largest `duration_s + drain_s` accepted [s]: a day of simulated time per point is far
+/// beyond any test-equipment run, and far inside the 213 days a picosecond `u64` spans.
+pub const MAX_RUN_S: f64 = 86_400.0;
 
 /// Load and validate a scenario and its model through `files`.
 pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputError> {
@@ -361,7 +376,15 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     let dir = path.parent().unwrap_or(Path::new(""));
     let model_path = normalize(&dir.join(&sc.model));
     let mfile = model_path.display().to_string();
-    let mtext = read(files, &model_path)?;
+    let mtext = files.read(&model_path).map_err(|e| {
+        InputError::Invalid(vec![FileProblem {
+            file: sfile.clone(),
+            problem: Problem {
+                path: "model".into(),
+                reason: format!("cannot read model `{mfile}`: {e}"),
+            },
+        }])
+    })?;
     let mut mval: Value = parse_json(&mfile, &mtext)?;
     let mut problems: Vec<FileProblem> = Vec::new();
     let scen_problem = |problem: Problem| FileProblem {
@@ -385,11 +408,14 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     let overrides = sc.overrides.clone().unwrap_or(Value::Null);
     // Report a model error against the scenario when an override put the value there.
     let locate = |p: Problem| -> FileProblem {
-        if overrides.is_object() && overridden(&overrides, &model_orig, &p.path) {
+        let hit = overrides
+            .is_object()
+            .then(|| overridden(&overrides, &model_orig, &p.path));
+        if let Some(Some(op)) = hit {
             FileProblem {
                 file: sfile.clone(),
                 problem: Problem {
-                    path: format!("overrides.{}", p.path),
+                    path: join("overrides", &op),
                     reason: p.reason,
                 },
             }
@@ -400,7 +426,12 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             }
         }
     };
-    let model: ModelConfig = match parse_json(&mfile, &mval.to_string()) {
+    let parsed = if sc.overrides.is_some() {
+        parse_value(&mfile, mval.clone())
+    } else {
+        parse_json(&mfile, &mtext)
+    };
+    let model: ModelConfig = match parsed {
         Ok(m) => m,
         Err(InputError::Field { path, msg, .. }) => {
             let fp = locate(Problem { path, reason: msg });
@@ -436,41 +467,54 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             p.at("frame_bytes", |p| f.frame_bytes.validate(p));
         });
     }
+    if sc.duration_s.is_finite() && sc.drain_s.is_finite() && sc.duration_s + sc.drain_s > MAX_RUN_S
+    {
+        p.push(
+            "duration_s",
+            format!("duration_s + drain_s must be at most {MAX_RUN_S} s per point"),
+        );
+    }
     let values = load_values(&sc.load, &mut p);
+    // Each flow's line rate in frames/s, where its NIC and frame size are valid.
+    let line_fps: Vec<Option<f64>> = flows
+        .iter()
+        .map(|f| {
+            let nic = model.nics.get(model.nic_index(&f.from)?)?;
+            let mut fp = Problems::new();
+            f.frame_bytes.validate(&mut fp);
+            (nic.line_rate_bps > 0.0 && fp.is_empty())
+                .then(|| Link::new(nic.line_rate_bps).line_rate_fps(f.frame_bytes.mean_bytes()))
+        })
+        .collect();
     let mut points = Vec::new();
-    if p.is_empty() && problems.is_empty() {
-        for (j, v) in values.iter().enumerate() {
-            let mut rates = Vec::new();
-            let mut pct0 = 0.0;
-            for (i, f) in flows.iter().enumerate() {
-                let link =
-                    Link::new(model.nics[model.nic_index(&f.from).expect("checked")].line_rate_bps);
-                let line_fps = link.line_rate_fps(f.frame_bytes.mean_bytes());
-                let (rate, pct) = match sc.load.unit {
-                    LoadUnit::Percent => (v / 100.0 * line_fps, *v),
-                    LoadUnit::Pps => (*v, v / line_fps * 100.0),
-                };
-                if pct > 100.0 + 1e-9 {
-                    p.push(
-                        &load_field(&sc.load, j),
-                        format!(
-                            "load of {v} {} is {pct:.1} % of the line rate of flow `{}` ({line_fps:.1} frames/s): above 100 %",
-                            unit_name(sc.load.unit),
-                            f.display_name()
-                        ),
-                    );
-                    let _ = i;
-                }
-                if i == 0 {
-                    pct0 = pct;
-                }
-                rates.push(rate);
+    for (j, v) in values.iter().enumerate() {
+        let mut rates = Vec::new();
+        let mut pct0 = 0.0;
+        for (i, (f, fps)) in flows.iter().zip(&line_fps).enumerate() {
+            let Some(fps) = *fps else { continue };
+            let (rate, pct) = match sc.load.unit {
+                LoadUnit::Percent => (v / 100.0 * fps, *v),
+                LoadUnit::Pps => (*v, v / fps * 100.0),
+            };
+            if pct > 100.0 + 1e-9 {
+                p.push(
+                    &load_field(&sc.load, j),
+                    format!(
+                        "load of {v} {} is {pct:.1} % of the line rate of flow `{}` ({fps:.1} frames/s): above 100 %",
+                        unit_name(sc.load.unit),
+                        f.display_name()
+                    ),
+                );
             }
-            points.push(LoadPoint {
-                load_pct: pct0,
-                rates_pps: rates,
-            });
+            if i == 0 {
+                pct0 = pct;
+            }
+            rates.push(rate);
         }
+        points.push(LoadPoint {
+            load_pct: pct0,
+            rates_pps: rates,
+        });
     }
     problems.extend(p.list.into_iter().map(&scen_problem));
 
@@ -480,7 +524,20 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             let mpath = normalize(&dir.join(m));
             let mf = mpath.display().to_string();
             match read(files, &mpath) {
-                Ok(t) => Some((mf.clone(), smartbits::read_table(&mf, &t)?)),
+                Ok(t) => match smartbits::read_table(&mf, &t) {
+                    Ok(table) => Some((mf.clone(), table)),
+                    Err(InputError::Csv { file, line, msg }) => {
+                        problems.push(FileProblem {
+                            file,
+                            problem: Problem {
+                                path: format!("line {line}"),
+                                reason: msg,
+                            },
+                        });
+                        None
+                    }
+                    Err(e) => return Err(e),
+                },
                 Err(InputError::Read { source, .. }) => {
                     problems.push(scen_problem(Problem {
                         path: "measured".into(),
@@ -567,13 +624,12 @@ fn load_values(l: &LoadSpec, p: &mut Problems) -> Vec<f64> {
             "the sweep is empty: give at least one load point",
         );
     }
-    for (i, v) in vals.iter().enumerate() {
-        let field = if l.points.is_some() {
-            format!("load.points[{i}]")
-        } else {
-            "load.from".into()
-        };
-        p.positive(&field, *v, unit_name(l.unit));
+    if l.points.is_some() {
+        for (i, v) in vals.iter().enumerate() {
+            p.positive(&format!("load.points[{i}]"), *v, unit_name(l.unit));
+        }
+    } else if let Some(first) = vals.first() {
+        p.positive("load.from", *first, unit_name(l.unit));
     }
     vals
 }
@@ -600,8 +656,11 @@ mod tests {
     fn override_attribution() {
         let model = json!({"kernel": {"q": 1}, "nics": [{"name": "dc0", "s": 1}]});
         let ov = json!({"nics": {"dc0": {"s": 0}}});
-        assert!(overridden(&ov, &model, "nics[0].s"));
-        assert!(!overridden(&ov, &model, "kernel.q"));
+        assert_eq!(
+            overridden(&ov, &model, "nics[0].s").as_deref(),
+            Some("nics.dc0.s")
+        );
+        assert_eq!(overridden(&ov, &model, "kernel.q"), None);
     }
 
     #[test]

@@ -215,11 +215,14 @@ fn scenario_naming_a_missing_model() {
     let run = c.run();
     let problems = c.rejected(&run);
     assert_eq!(problems.len(), 1, "{}", run.stderr);
-    // The model path is resolved against the scenario's directory and shown normalized.
-    // What the binary prints today names only the model path, neither the scenario file
-    // nor its `model` field (see the report: it should point at `model` in the scenario).
+    // Reported against the scenario's `model` field, naming the model path resolved
+    // against the scenario's directory.
     let model = c.dir.path().join("models").join("no-such-model.json");
-    let want = format!("  {}: cannot read file: ", model.display());
+    let want = format!(
+        "  {}: at `model`: cannot read model `{}`: ",
+        c.scenario_path().display(),
+        model.display()
+    );
     assert!(problems[0].starts_with(&want), "{}", run.stderr);
     assert!(problems[0].contains("No such file"), "{}", run.stderr);
 }
@@ -307,6 +310,8 @@ fn unknown_field_in_a_model_nic() {
         "nics[0].rx_ring_slot",
         &["unknown field `rx_ring_slot`", "`rx_ring_slots`"],
     );
+    // The position points into the pretty-printed model file, not at a re-serialization.
+    assert!(!run.stderr.contains("at line 1 column"), "{}", run.stderr);
 }
 
 #[test]
@@ -525,11 +530,11 @@ fn error_from_an_override_is_reported_against_the_scenario() {
     c.scenario["overrides"] = json!({ "nics": { "dc0": { "rx_ring_slots": 0 } } });
     let run = c.run();
     // The model file itself is fine: the value came from the scenario, which is named,
-    // with the path of the value inside `overrides` (the NIC by index, as in the model).
+    // with the path of the value inside `overrides` as the user wrote it (NIC by name).
     c.assert_one(
         &run,
         &c.scenario_path(),
-        "overrides.nics[0].rx_ring_slots",
+        "overrides.nics.dc0.rx_ring_slots",
         &["must be at least 1 slot", "got 0"],
     );
     assert!(
@@ -670,4 +675,61 @@ fn help_exits_0() {
         );
     }
     assert!(run.contains("2 bad input"), "exit codes documented:\n{run}");
+}
+
+// ---------------------------------------------------------------- reported together
+
+#[test]
+fn a_bad_measured_table_does_not_hide_other_problems() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!(0);
+    c.csv_text = c.csv_text.replacen("Out Of Sequence", "Out Of Order", 1);
+    let run = c.run();
+    assert_eq!(c.rejected(&run).len(), 2, "{}", run.stderr);
+    assert_problem(
+        &run.stderr,
+        &c.scenario_path(),
+        "duration_s",
+        &["greater than 0"],
+    );
+    assert!(run.stderr.contains(&format!(
+        "{}: line 1: not a SmartBits table",
+        c.csv_path().display()
+    )));
+}
+
+#[test]
+fn overload_is_reported_beside_other_problems() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!(0);
+    c.scenario["load"] = json!({ "unit": "percent", "points": [10, 120] });
+    let run = c.run();
+    assert_eq!(c.rejected(&run).len(), 2, "{}", run.stderr);
+    assert_problem(
+        &run.stderr,
+        &c.scenario_path(),
+        "load.points[1]",
+        &["above 100 %"],
+    );
+}
+
+#[test]
+fn a_range_starting_below_zero_is_one_problem() {
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "percent", "from": -10, "to": 10, "step": 5 });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "load.from",
+        &["greater than 0", "got -10"],
+    );
+}
+
+#[test]
+fn an_absurd_duration_is_rejected_not_overflowed() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!(1e30);
+    let run = c.run();
+    c.assert_one(&run, &c.scenario_path(), "duration_s", &["at most 86400 s"]);
 }

@@ -9,22 +9,41 @@ use irqsim::smartbits::MeasuredPoint;
 use std::path::Path;
 use std::sync::OnceLock;
 
-const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/dc21143-64b-1flow.json");
+const SCENARIO: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/scenarios/dc21143-64b-1flow.json"
+);
 
 /// The sweep, run once and shared by the tests of this file.
 fn sweep() -> &'static (Results, Vec<MeasuredPoint>) {
     static CELL: OnceLock<(Results, Vec<MeasuredPoint>)> = OnceLock::new();
     CELL.get_or_init(|| {
         let exp = scenario::load(Path::new(SCENARIO), &DiskFiles).expect("scenario loads");
-        let measured = exp.measured.clone().expect("scenario names the measured table").1;
+        let measured = exp
+            .measured
+            .clone()
+            .expect("scenario names the measured table")
+            .1;
         (irqsim::runner::run(&exp, 0, &|| {}), measured)
     })
 }
 
-fn point(load: f64) -> (&'static irqsim::results::PointResult, &'static MeasuredPoint) {
+fn point(
+    load: f64,
+) -> (
+    &'static irqsim::results::PointResult,
+    &'static MeasuredPoint,
+) {
     let (r, m) = sweep();
-    let p = r.points.iter().find(|p| (p.load_pct - load).abs() < 1e-9).expect("simulated point");
-    let mp = m.iter().find(|p| (p.load_pct - load).abs() < 1e-9).expect("measured point");
+    let p = r
+        .points
+        .iter()
+        .find(|p| (p.load_pct - load).abs() < 1e-9)
+        .expect("simulated point");
+    let mp = m
+        .iter()
+        .find(|p| (p.load_pct - load).abs() < 1e-9)
+        .expect("measured point");
     (p, mp)
 }
 
@@ -35,17 +54,31 @@ fn sweep_covers_the_measured_loads_with_the_same_sent_counts() {
     for mp in m {
         let (p, _) = point(mp.load_pct);
         // Sent = floor(load/100 * 148,809.5 fps * 10 s), exactly as SmartBits counts.
-        assert_eq!(p.figures.total.sent, mp.total.sent, "sent at {} %", mp.load_pct);
+        assert_eq!(
+            p.figures.total.sent, mp.total.sent,
+            "sent at {} %",
+            mp.load_pct
+        );
     }
 }
 
 #[test]
 fn loss_free_below_the_knee_and_again_at_34_and_36_percent() {
     // Measured: at most 16 frames lost of 149k-536k (< 0.01 %); the issue asks < 0.1 %.
-    for load in [10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 22.0, 24.0, 26.0, 34.0, 36.0] {
+    for load in [
+        10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 22.0, 24.0, 26.0, 34.0, 36.0,
+    ] {
         let (p, m) = point(load);
-        eprintln!("{load:>4} %: loss sim {:.4} %, measured {:.4} %", p.figures.total.loss_pct, m.total.loss_pct());
-        assert!(p.figures.total.loss_pct < 0.1, "loss {} % at {load} %", p.figures.total.loss_pct);
+        eprintln!(
+            "{load:>4} %: loss sim {:.4} %, measured {:.4} %",
+            p.figures.total.loss_pct,
+            m.total.loss_pct()
+        );
+        assert!(
+            p.figures.total.loss_pct < 0.1,
+            "loss {} % at {load} %",
+            p.figures.total.loss_pct
+        );
     }
 }
 
@@ -56,7 +89,10 @@ fn livelock_loss_matches_within_5_points() {
         let (p, m) = point(load);
         let (sim, meas) = (p.figures.total.loss_pct, m.total.loss_pct());
         eprintln!("{load} %: loss sim {sim:.2} %, measured {meas:.2} %");
-        assert!((sim - meas).abs() < 5.0, "{load} %: sim {sim} vs measured {meas}");
+        assert!(
+            (sim - meas).abs() < 5.0,
+            "{load} %: sim {sim} vs measured {meas}"
+        );
         // The loss is at ipintrq (the netisr starves), not at the ring.
         let d = &p.figures.total.drops;
         assert!(d.ipintrq > 0.99 * p.figures.total.lost, "drops {d:?}");
@@ -70,10 +106,16 @@ fn livelock_latency_matches_within_15_percent() {
         let (p, m) = point(load);
         let (sim, meas) = (p.figures.total.latency_us.avg, m.total.avg_us);
         eprintln!("{load} %: avg latency sim {sim:.0} us, measured {meas:.0} us");
-        assert!((sim / meas - 1.0).abs() < 0.15, "{load} %: sim {sim} vs measured {meas}");
+        assert!(
+            (sim / meas - 1.0).abs() < 0.15,
+            "{load} %: sim {sim} vs measured {meas}"
+        );
         // And it is a full ipintrq: 50 packets / forwarded rate (reference README), 3 %.
         let q = 50.0 / p.figures.total.forwarded_pps * 1e6;
-        assert!((sim / q - 1.0).abs() < 0.03, "{load} %: {sim} us vs 50/rate = {q} us");
+        assert!(
+            (sim / q - 1.0).abs() < 0.03,
+            "{load} %: {sim} us vs 50/rate = {q} us"
+        );
     }
 }
 
