@@ -122,6 +122,9 @@ pub struct Host {
     /// Frames taken by interrupt handlers -- counter.
     pub(crate) isr_packets: u64,
     load_end: Option<(SimTime, [u64; LEVELS + 1], u64)>,
+    /// End of the run (sending plus drain): frames whose first bit would leave later
+    /// are not received.
+    stop: SimTime,
 }
 
 /// Schedule the completion of a burst the CPU dispatched.
@@ -205,14 +208,17 @@ impl Host {
             cost_rng: spec.key.stream("costs"),
             isr_packets: 0,
             load_end: None,
+            stop: spec.duration + spec.drain,
         }
     }
 
     /// Record a transmission the NIC committed to and schedule its end.
     #[inline]
     pub(crate) fn transmit(&mut self, nic: usize, tx: TxStart, s: &mut Scheduler<Event>) {
-        let f = &mut self.flows[tx.pkt.flow as usize];
-        f.stats.deliver(tx.pkt.seq, tx.start - tx.pkt.t_in);
+        if tx.start <= self.stop {
+            let f = &mut self.flows[tx.pkt.flow as usize];
+            f.stats.deliver(tx.pkt.seq, tx.start - tx.pkt.t_in);
+        }
         s.at(tx.done, Event::TxDone(nic as u16));
     }
 
@@ -282,9 +288,8 @@ impl Host {
             self.next_arrival(i, &mut s);
         }
         s.at(spec.duration, Event::EndOfLoad);
-        let stop = spec.duration + spec.drain;
         while let Some(t) = s.peek_time() {
-            if t > stop {
+            if t > self.stop {
                 break;
             }
             let (now, ev) = s.pop().expect("peeked");

@@ -352,10 +352,7 @@ fn overridden(overrides: &Value, model: &Value, path: &str) -> Option<String> {
         let name = next_m.and_then(|v| v.get("name")).and_then(Value::as_str);
         let (key, next_o) = match map.get(seg) {
             Some(v) => (seg.as_str(), v),
-            None => match name.and_then(|n| map.get(n).map(|v| (n, v))) {
-                Some(kv) => kv,
-                None => return None,
-            },
+            None => name.and_then(|n| map.get(n).map(|v| (n, v)))?,
         };
         out = join(&out, key);
         o = next_o;
