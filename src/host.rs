@@ -19,7 +19,7 @@ use crate::nic::{Nic, NicConfig, TxStart};
 use crate::packet::Packet;
 use crate::policy::interrupt::{DriverCosts, Isr};
 use crate::problems::Problems;
-use crate::rng::{RunKey, StreamRng};
+use crate::rng::RunKey;
 use crate::stats::FlowStats;
 use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
@@ -118,7 +118,6 @@ pub struct Host {
     pub(crate) isr: Option<Isr>,
     pub(crate) irq_pending: VecDeque<usize>,
     pub(crate) flows: Vec<FlowState>,
-    pub(crate) cost_rng: StreamRng,
     /// Frames taken by interrupt handlers -- counter.
     pub(crate) isr_packets: u64,
     load_end: Option<(SimTime, [u64; LEVELS + 1], u64)>,
@@ -198,14 +197,16 @@ impl Host {
             drivers: cfg
                 .nics
                 .iter()
-                .map(|n| DriverCosts::new(&n.driver, mhz))
+                .enumerate()
+                .map(|(i, n)| {
+                    DriverCosts::new(&n.driver, mhz, spec.key.stream(&format!("nic{i}.driver")))
+                })
                 .collect(),
             nics,
-            netisr: Netisr::new(&cfg.kernel, mhz),
+            netisr: Netisr::new(&cfg.kernel, mhz, spec.key.stream("netisr")),
             isr: None,
             irq_pending: VecDeque::new(),
             flows,
-            cost_rng: spec.key.stream("costs"),
             isr_packets: 0,
             load_end: None,
             stop: spec.duration + spec.drain,

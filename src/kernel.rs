@@ -26,6 +26,7 @@ use crate::host::{Event, Host, dispatch};
 use crate::packet::Packet;
 use crate::problems::Problems;
 use crate::queue::BoundedQueue;
+use crate::rng::StreamRng;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -65,16 +66,19 @@ pub(crate) struct Netisr {
     pub ipintrq: BoundedQueue<Packet>,
     pub cost: Cost,
     pub current: Option<Packet>,
+    /// Random stream of the forwarding cost.
+    pub rng: StreamRng,
     /// Packets passed to if_output -- counter.
     pub forwarded: u64,
 }
 
 impl Netisr {
-    pub fn new(cfg: &KernelConfig, clock_mhz: f64) -> Self {
+    pub fn new(cfg: &KernelConfig, clock_mhz: f64, rng: StreamRng) -> Self {
         Netisr {
             ipintrq: BoundedQueue::new(cfg.ipintrq_maxlen as usize),
             cost: cfg.netisr_per_packet.build(clock_mhz),
             current: None,
+            rng,
             forwarded: 0,
         }
     }
@@ -98,7 +102,7 @@ impl Host {
         match self.netisr.ipintrq.pop() {
             Some(p) => {
                 self.netisr.current = Some(p);
-                let d = self.netisr.cost.sample(&mut self.cost_rng);
+                let d = self.netisr.cost.sample(&mut self.netisr.rng);
                 let disp = if chained {
                     Some(self.cpu.chain(now, Level::SoftIrq, d))
                 } else {

@@ -32,6 +32,7 @@ use crate::engine::Scheduler;
 use crate::host::{Event, Host, dispatch};
 use crate::packet::Packet;
 use crate::problems::Problems;
+use crate::rng::StreamRng;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -68,14 +69,17 @@ pub(crate) struct DriverCosts {
     pub entry: Cost,
     pub per_packet: Cost,
     pub exit: Cost,
+    /// Random stream of this driver's costs.
+    pub rng: StreamRng,
 }
 
 impl DriverCosts {
-    pub fn new(cfg: &DriverConfig, clock_mhz: f64) -> Self {
+    pub fn new(cfg: &DriverConfig, clock_mhz: f64, rng: StreamRng) -> Self {
         DriverCosts {
             entry: cfg.isr_entry.build(clock_mhz),
             per_packet: cfg.isr_per_packet.build(clock_mhz),
             exit: cfg.isr_exit.build(clock_mhz),
+            rng,
         }
     }
 }
@@ -93,6 +97,18 @@ pub(crate) enum IsrStep {
 pub(crate) struct Isr {
     pub nic: usize,
     pub step: IsrStep,
+}
+
+impl DriverCosts {
+    fn sample_entry(&mut self) -> SimTime {
+        self.entry.sample(&mut self.rng)
+    }
+    fn sample_per_packet(&mut self) -> SimTime {
+        self.per_packet.sample(&mut self.rng)
+    }
+    fn sample_exit(&mut self) -> SimTime {
+        self.exit.sample(&mut self.rng)
+    }
 }
 
 impl Host {
@@ -121,7 +137,7 @@ impl Host {
             nic,
             step: IsrStep::Entry,
         });
-        self.drivers[nic].entry.sample(&mut self.cost_rng)
+        self.drivers[nic].sample_entry()
     }
 
     /// The current handler step has completed.
@@ -135,14 +151,8 @@ impl Host {
                     self.ipintrq_enqueue(p, now, s);
                 }
                 let (step, d) = match self.nics[nic].rx_ring.pop() {
-                    Some(p) => (
-                        IsrStep::Packet(p),
-                        self.drivers[nic].per_packet.sample(&mut self.cost_rng),
-                    ),
-                    None => (
-                        IsrStep::Exit,
-                        self.drivers[nic].exit.sample(&mut self.cost_rng),
-                    ),
+                    Some(p) => (IsrStep::Packet(p), self.drivers[nic].sample_per_packet()),
+                    None => (IsrStep::Exit, self.drivers[nic].sample_exit()),
                 };
                 self.isr = Some(Isr { nic, step });
                 let d = self.cpu.chain(now, Level::HardIrq, d);
