@@ -123,8 +123,7 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     smartbits::write_table(&mut csv, &pts).context("formatting smartbits.csv")?;
     write_atomic(&out.join("smartbits.csv"), &csv)?;
     if !opts.quiet {
-        let measured = exp.measured.as_ref().map(|(_, m)| m.as_slice());
-        println!("{}", report::table(&results, measured));
+        println!("{}", report::table(&results));
         let pkts: f64 = results
             .points
             .iter()

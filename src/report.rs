@@ -6,7 +6,8 @@ use crate::smartbits::MeasuredPoint;
 use std::fmt::Write;
 
 /// Render the sweep as a fixed-width table.
-pub fn table(r: &Results, measured: Option<&[MeasuredPoint]>) -> String {
+pub fn table(r: &Results) -> String {
+    let measured: Option<&[MeasuredPoint]> = r.measured.as_ref().map(|m| m.points.as_slice());
     let mut s = String::new();
     let _ = writeln!(s, "{} -- {}", r.scenario, r.description);
     let _ = writeln!(
@@ -76,7 +77,7 @@ pub fn table(r: &Results, measured: Option<&[MeasuredPoint]>) -> String {
         let _ = writeln!(
             s,
             "\nloss% / avg us / max us: simulated; meas*: measured table {}",
-            r.measured.as_deref().unwrap_or("")
+            r.measured.as_ref().map(|m| m.file.as_str()).unwrap_or("")
         );
     }
     s

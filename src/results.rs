@@ -8,6 +8,7 @@
 
 use crate::cpu::{LEVELS, Level};
 use crate::host::RunStats;
+use crate::smartbits::MeasuredPoint;
 use crate::stats::FlowStats;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -119,6 +120,15 @@ pub struct PointResult {
     pub ci95: Option<PointFigures>,
 }
 
+/// A measured SmartBits table carried along with the results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// Path of the CSV as named by the scenario.
+    pub file: String,
+    /// Its rows, by load point.
+    pub points: Vec<MeasuredPoint>,
+}
+
 /// A whole sweep.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Results {
@@ -134,9 +144,9 @@ pub struct Results {
     pub duration_s: f64,
     /// Replications per point.
     pub replications: u32,
-    /// Measured table compared with, if any.
+    /// Measured table compared with, if any, copied in so the results are self-contained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measured: Option<String>,
+    pub measured: Option<Measured>,
     /// The points, in sweep order.
     pub points: Vec<PointResult>,
 }

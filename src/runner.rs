@@ -5,7 +5,7 @@
 //! threads.
 
 use crate::host::{RunSpec, simulate};
-use crate::results::{PointFigures, PointResult, Results};
+use crate::results::{Measured, PointFigures, PointResult, Results};
 use crate::rng::RunKey;
 use crate::scenario::Experiment;
 use crate::time::SimTime;
@@ -66,7 +66,10 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
         seed: exp.seed,
         duration_s: exp.duration_s,
         replications: exp.replications,
-        measured: exp.measured.as_ref().map(|(p, _)| p.clone()),
+        measured: exp.measured.as_ref().map(|(file, points)| Measured {
+            file: file.clone(),
+            points: points.clone(),
+        }),
         points,
     }
 }

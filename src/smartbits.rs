@@ -14,6 +14,7 @@
 
 use crate::error::InputError;
 use crate::results::{FlowResult, PointResult};
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 
 /// The header line of a SmartBits table.
@@ -31,7 +32,7 @@ pub const HEADER: [&str; 10] = [
 ];
 
 /// One row of a SmartBits table.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// `Total` or the flow name.
     pub name: String,
@@ -67,7 +68,7 @@ impl Row {
 }
 
 /// One load point of a measured table.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MeasuredPoint {
     /// Offered load [% of line rate].
     pub load_pct: f64,
