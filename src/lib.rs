@@ -29,7 +29,8 @@
 //! - [`scenario`]: turns scenario and model files into a configuration, with errors that
 //!   name file, JSON path and reason.
 //! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises.
-//! - Reporting reads results only: [`smartbits`] (CSV in and out), [`report`] (tables).
+//! - Reporting reads results only: [`smartbits`] (CSV in and out), [`report`] (tables),
+//!   [`output`] (result files, written atomically).
 //! - The `irqsim` binary wires these together.
 
 pub mod cost;
@@ -40,6 +41,7 @@ pub mod host;
 pub mod kernel;
 pub mod link;
 pub mod nic;
+pub mod output;
 pub mod packet;
 pub mod policy;
 pub mod problems;

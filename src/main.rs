@@ -4,7 +4,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use irqsim::error::InputError;
 use irqsim::scenario::{self, BUILTIN_SCENARIO, BuiltinFiles, DiskFiles, Experiment, FileSource};
-use irqsim::{report, runner, smartbits};
+use irqsim::{output, report, runner};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -84,14 +84,6 @@ fn input_error(e: &InputError) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Write `bytes` to `path` atomically: a temporary file in the same directory, renamed.
-fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
-    Ok(())
-}
-
 fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     if let Some(s) = opts.seed {
         exp.seed = s;
@@ -116,12 +108,8 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     });
     debug_assert_eq!(done.load(Ordering::Relaxed), runs);
     let wall = t0.elapsed().as_secs_f64();
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    write_atomic(&out.join("results.json"), results.to_json().as_bytes())?;
-    let mut csv = Vec::new();
-    let pts: Vec<_> = results.points.iter().collect();
-    smartbits::write_table(&mut csv, &pts).context("formatting smartbits.csv")?;
-    write_atomic(&out.join("smartbits.csv"), &csv)?;
+    let written = output::write_all(&out, &results)
+        .with_context(|| format!("writing results under {}", out.display()))?;
     if !opts.quiet {
         println!("{}", report::table(&results));
         let pkts: f64 = results
@@ -131,7 +119,8 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
             .sum::<f64>()
             * exp.replications as f64;
         println!(
-            "wrote {}/results.json and smartbits.csv; {runs} runs, {:.2e} packets in {wall:.2} s wall",
+            "wrote {} in {}; {runs} runs, {:.2e} packets in {wall:.2} s wall",
+            written.join(", "),
             out.display(),
             pkts,
         );
