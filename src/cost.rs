@@ -76,6 +76,13 @@ fn is_constant(d: &DistKind) -> bool {
 #[serde(transparent)]
 pub struct CostParam(pub CostSpec);
 
+impl Default for CostParam {
+    /// A cost of zero.
+    fn default() -> Self {
+        CostParam::ns(0.0)
+    }
+}
+
 impl CostParam {
     /// A constant cost of `ns` nanoseconds.
     pub fn ns(ns: f64) -> Self {

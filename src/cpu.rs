@@ -1,27 +1,29 @@
-//! One CPU with interrupt priority levels, preemption and time accounting.
+//! One CPU with priority levels, preemption and time accounting.
 //!
-//! Models the way a BSD or Linux kernel shares one processor: work at a higher level
-//! runs first, and work that arrives at a higher level preempts what runs below it;
-//! the preempted work resumes where it stopped when the higher level is done.
+//! Models how a BSD or Linux kernel shares one processor: work at a higher level runs
+//! first, work that becomes ready at a higher level preempts what runs below it, and the
+//! preempted work resumes where it stopped.
 //!
 //! ```text
-//!   HardIrq   device interrupt handlers (splimp/splnet; Linux hardirq)
-//!   SoftIrq   software interrupts: netisr / ipintr, NET_RX softirq
-//!   Kernel    kernel threads: ksoftirqd, polling threads, taskqueues
-//!   User      user processes
-//!   (idle)    nothing to run
+//!   HardIrq    device interrupt handlers (splimp/splnet; Linux hardirq)
+//!   SoftIrq    software interrupts: BSD netisr (ipintr, polling), Linux NET_RX softirq
+//!   Kernel     kernel threads above user priority: polling threads, taskqueues
+//!   User       user processes and normal-priority kernel threads (ksoftirqd), round robin
+//!   IdleLoop   work done from the idle loop (FreeBSD poll_in_idle_loop)
+//!   (idle)     nothing to run
 //! ```
 //!
-//! Each level holds at most one *burst* of work (a remaining duration). The model
-//! decides what a burst means and what follows it; the CPU only decides which burst runs
-//! and for how long. When a running burst is preempted its remaining time is kept; when it
-//! resumes, its completion is rescheduled. Completion events carry a generation number so
-//! a completion scheduled before a preemption is recognised as stale.
-//!
-//! Counters: busy time per level and idle time (`busy_ps`), bursts started and
-//! preemptions (`preemptions`).
+//! Each level holds at most one *burst* (a remaining duration) and may be *wanting*: it
+//! has a task ready but no burst yet. The model decides what a burst means and what
+//! follows it; the CPU only decides, in [`Cpu::pick`], which level runs: the highest
+//! level with a burst or a want. A want is turned into a burst by the model at the moment
+//! the level actually gets the processor, so work that waits behind a higher level does
+//! not start (e.g. dequeue its packet) early. Completion events carry a generation
+//! number so a completion scheduled before a preemption is recognised as stale.
 //!
 //! Parameters ([`CpuConfig`]): `clock_mhz`, used to convert costs given in cycles.
+//!
+//! Counters: busy time per level and idle time (`busy_ps`), preemptions.
 
 use crate::problems::Problems;
 use crate::time::SimTime;
@@ -48,24 +50,32 @@ impl CpuConfig {
 pub enum Level {
     /// Hardware interrupt handlers.
     HardIrq = 0,
-    /// Software interrupts (netisr, NET_RX softirq).
+    /// Software interrupts.
     SoftIrq = 1,
-    /// Kernel threads.
+    /// Kernel threads above user priority.
     Kernel = 2,
-    /// User processes.
+    /// User processes and normal-priority kernel threads.
     User = 3,
+    /// Work run from the idle loop.
+    IdleLoop = 4,
 }
 
-/// Number of non-idle levels.
-pub const LEVELS: usize = 4;
+/// Number of levels.
+pub const LEVELS: usize = 5;
 
 impl Level {
     /// All levels, highest priority first.
-    pub const ALL: [Level; LEVELS] = [Level::HardIrq, Level::SoftIrq, Level::Kernel, Level::User];
+    pub const ALL: [Level; LEVELS] = [
+        Level::HardIrq,
+        Level::SoftIrq,
+        Level::Kernel,
+        Level::User,
+        Level::IdleLoop,
+    ];
 }
 
-/// A dispatch decision: the burst at `level` now runs and, unless preempted, ends at `done`.
-/// The model must schedule a completion event carrying `generation`.
+/// A dispatch decision: the burst at `level` runs from now and, unless preempted, ends
+/// at `done`. The model schedules a completion event carrying `generation`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dispatch {
     /// Level whose burst runs.
@@ -76,18 +86,40 @@ pub struct Dispatch {
     pub done: SimTime,
 }
 
+/// What [`Cpu::pick`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Nothing to run.
+    Idle,
+    /// The running burst goes on; its completion event is still valid.
+    Unchanged,
+    /// `Level` is the highest with work but has no burst: the model must give it one
+    /// (or clear its want) and pick again.
+    Begin(Level),
+    /// A burst (re)starts: schedule its completion.
+    Dispatch(Dispatch),
+}
+
 /// The processor state.
 #[derive(Clone, Debug, Default)]
 pub struct Cpu {
-    remaining: [Option<SimTime>; LEVELS],
+    burst: [Option<SimTime>; LEVELS],
+    want: [bool; LEVELS],
+    fresh: [bool; LEVELS],
+    tag: [u8; LEVELS],
     generation: [u32; LEVELS],
     running: Option<Level>,
     since: SimTime,
     /// Time spent per level [ps], then idle at index `LEVELS` -- counter.
     pub busy_ps: [u64; LEVELS + 1],
+    /// Time spent per burst tag [ps] (tags tell apart tasks sharing a level) -- counter.
+    pub tag_ps: [u64; TAGS],
     /// Bursts preempted by a higher level -- counter.
     pub preemptions: u64,
 }
+
+/// Number of distinct burst tags.
+pub const TAGS: usize = 4;
 
 impl Cpu {
     /// An idle CPU at time zero.
@@ -98,7 +130,12 @@ impl Cpu {
     /// Whether `level` has a burst (running or preempted).
     #[inline]
     pub fn has_burst(&self, level: Level) -> bool {
-        self.remaining[level as usize].is_some()
+        self.burst[level as usize].is_some()
+    }
+
+    /// Remaining time of `level`'s burst as of the last accounting.
+    pub fn remaining(&self, level: Level) -> Option<SimTime> {
+        self.burst[level as usize]
     }
 
     /// The level currently running, if any.
@@ -120,7 +157,8 @@ impl Cpu {
         match self.running {
             Some(l) => {
                 self.busy_ps[l as usize] += dt;
-                if let Some(r) = &mut self.remaining[l as usize] {
+                self.tag_ps[self.tag[l as usize] as usize] += dt;
+                if let Some(r) = &mut self.burst[l as usize] {
                     *r = r.saturating_sub(SimTime(dt));
                 }
             }
@@ -129,71 +167,92 @@ impl Cpu {
         self.since = now;
     }
 
-    /// Give `level` a burst of `dur` starting now. The level must not already have one.
-    /// Returns the dispatch to schedule if this burst runs immediately (it is the
-    /// highest level with work, preempting a lower one if needed).
+    /// Give `level` a new burst of `dur` (its next step), whose time is also counted
+    /// under `tag` (< [`TAGS`]). Takes effect at the next pick.
     #[inline]
-    pub fn start(&mut self, now: SimTime, level: Level, dur: SimTime) -> Option<Dispatch> {
-        debug_assert!(!self.has_burst(level), "level {level:?} already busy");
+    pub fn set_burst(&mut self, now: SimTime, level: Level, dur: SimTime, tag: u8) {
         self.account(now);
-        self.remaining[level as usize] = Some(dur);
-        match self.running {
-            Some(r) if r <= level => None,
-            prev => {
-                if prev.is_some() {
-                    self.preemptions += 1;
+        let l = level as usize;
+        self.tag[l] = tag;
+        self.burst[l] = Some(dur);
+        self.want[l] = false;
+        self.fresh[l] = true;
+    }
+
+    /// `level` has no more work for now.
+    #[inline]
+    pub fn clear(&mut self, now: SimTime, level: Level) {
+        self.account(now);
+        let l = level as usize;
+        self.burst[l] = None;
+        self.want[l] = false;
+        self.fresh[l] = false;
+        if self.running == Some(level) {
+            self.running = None;
+        }
+    }
+
+    /// `level` has a task ready to begin.
+    #[inline]
+    pub fn set_want(&mut self, level: Level) {
+        if self.burst[level as usize].is_none() {
+            self.want[level as usize] = true;
+        }
+    }
+
+    /// Decide what runs now.
+    #[inline]
+    pub fn pick(&mut self, now: SimTime) -> Pick {
+        self.account(now);
+        let Some(top) = Level::ALL
+            .into_iter()
+            .find(|l| self.burst[*l as usize].is_some() || self.want[*l as usize])
+        else {
+            self.running = None;
+            return Pick::Idle;
+        };
+        let t = top as usize;
+        if let Some(r) = self.running
+            && r > top
+            && self.burst[r as usize].is_some()
+        {
+            self.preemptions += 1;
+        }
+        match self.burst[t] {
+            None => {
+                self.running = None;
+                Pick::Begin(top)
+            }
+            Some(rem) => {
+                if self.running == Some(top) && !self.fresh[t] {
+                    return Pick::Unchanged;
                 }
-                Some(self.run(level, now))
+                self.running = Some(top);
+                self.fresh[t] = false;
+                self.generation[t] = self.generation[t].wrapping_add(1);
+                Pick::Dispatch(Dispatch {
+                    level: top,
+                    generation: self.generation[t],
+                    done: now + rem,
+                })
             }
         }
     }
 
-    /// The running burst at `level` has completed. Returns the dispatch of the burst that
-    /// resumes, if a lower level has one.
-    ///
-    /// Call [`Cpu::start`] for a follow-on burst at the same level *before* this if the
-    /// work continues without a gap -- or, simpler, call [`Cpu::chain`].
-    #[inline]
-    pub fn finish(&mut self, now: SimTime, level: Level) -> Option<Dispatch> {
-        debug_assert_eq!(self.running, Some(level));
-        self.account(now);
-        self.remaining[level as usize] = None;
-        self.running = None;
-        let next = Level::ALL.into_iter().find(|l| self.has_burst(*l))?;
-        Some(self.run(next, now))
-    }
-
-    /// The running burst at `level` completed and the same level continues at once with a
-    /// new burst of `dur` (the next step of a handler loop). Returns its dispatch.
-    #[inline]
-    pub fn chain(&mut self, now: SimTime, level: Level, dur: SimTime) -> Dispatch {
-        debug_assert_eq!(self.running, Some(level));
-        self.account(now);
-        self.remaining[level as usize] = Some(dur);
-        self.run(level, now)
-    }
-
-    #[inline]
-    fn run(&mut self, level: Level, now: SimTime) -> Dispatch {
-        self.running = Some(level);
-        let g = &mut self.generation[level as usize];
-        *g = g.wrapping_add(1);
-        Dispatch {
-            level,
-            generation: *g,
-            done: now + self.remaining[level as usize].unwrap_or_default(),
-        }
-    }
-
-    /// Busy time per level and idle time up to `now` [ps], without changing state.
-    pub fn snapshot(&self, now: SimTime) -> [u64; LEVELS + 1] {
+    /// Busy time per level and idle time, and time per tag, up to `now` [ps], without
+    /// changing state.
+    pub fn snapshot(&self, now: SimTime) -> ([u64; LEVELS + 1], [u64; TAGS]) {
         let mut b = self.busy_ps;
+        let mut g = self.tag_ps;
         let dt = now.saturating_sub(self.since).0;
         match self.running {
-            Some(l) => b[l as usize] += dt,
+            Some(l) => {
+                b[l as usize] += dt;
+                g[self.tag[l as usize] as usize] += dt;
+            }
             None => b[LEVELS] += dt,
         }
-        b
+        (b, g)
     }
 }
 
@@ -201,25 +260,34 @@ impl Cpu {
 mod tests {
     use super::*;
 
+    fn dispatch(p: Pick) -> Dispatch {
+        match p {
+            Pick::Dispatch(d) => d,
+            other => panic!("expected a dispatch, got {other:?}"),
+        }
+    }
+
     #[test]
     fn preemption_keeps_the_remaining_time() {
         let mut c = Cpu::new();
         // Netisr starts a 10 us burst at t = 0.
-        let d = c
-            .start(SimTime(0), Level::SoftIrq, SimTime(10_000_000))
-            .unwrap();
+        c.set_burst(SimTime(0), Level::SoftIrq, SimTime(10_000_000), 0);
+        let d = dispatch(c.pick(SimTime(0)));
         assert_eq!(d.done, SimTime(10_000_000));
         // An interrupt at 4 us preempts it for 3 us.
-        let h = c
-            .start(SimTime(4_000_000), Level::HardIrq, SimTime(3_000_000))
-            .unwrap();
+        c.set_want(Level::HardIrq);
+        assert_eq!(c.pick(SimTime(4_000_000)), Pick::Begin(Level::HardIrq));
+        c.set_burst(SimTime(4_000_000), Level::HardIrq, SimTime(3_000_000), 0);
+        let h = dispatch(c.pick(SimTime(4_000_000)));
         assert!(!c.is_current(Level::SoftIrq, d.generation));
         assert_eq!(h.done, SimTime(7_000_000));
         // The netisr resumes with 6 us left: done at 13 us.
-        let r = c.finish(h.done, Level::HardIrq).unwrap();
+        c.clear(h.done, Level::HardIrq);
+        let r = dispatch(c.pick(h.done));
         assert_eq!((r.level, r.done), (Level::SoftIrq, SimTime(13_000_000)));
-        assert!(c.finish(r.done, Level::SoftIrq).is_none());
-        let s = c.snapshot(SimTime(20_000_000));
+        c.clear(r.done, Level::SoftIrq);
+        assert_eq!(c.pick(r.done), Pick::Idle);
+        let (s, _) = c.snapshot(SimTime(20_000_000));
         assert_eq!(s[Level::HardIrq as usize], 3_000_000);
         assert_eq!(s[Level::SoftIrq as usize], 10_000_000);
         assert_eq!(s[LEVELS], 7_000_000);
@@ -227,11 +295,13 @@ mod tests {
     }
 
     #[test]
-    fn lower_level_work_waits() {
+    fn lower_level_work_waits_and_an_unchanged_burst_is_not_redispatched() {
         let mut c = Cpu::new();
-        let h = c.start(SimTime(0), Level::HardIrq, SimTime(5)).unwrap();
-        assert!(c.start(SimTime(1), Level::User, SimTime(5)).is_none());
-        let u = c.finish(h.done, Level::HardIrq).unwrap();
-        assert_eq!((u.level, u.done), (Level::User, SimTime(10)));
+        c.set_burst(SimTime(0), Level::HardIrq, SimTime(5), 0);
+        let h = dispatch(c.pick(SimTime(0)));
+        c.set_want(Level::User);
+        assert_eq!(c.pick(SimTime(1)), Pick::Unchanged);
+        c.clear(h.done, Level::HardIrq);
+        assert_eq!(c.pick(h.done), Pick::Begin(Level::User));
     }
 }

@@ -1,28 +1,43 @@
 //! One host: CPU, kernel forwarding path and NICs, driven by the offered flows.
 //!
-//! This is where the components are wired and the event loop lives. It knows nothing of
-//! files or JSON: it takes a [`ModelConfig`] and a [`RunSpec`] and returns [`RunStats`].
+//! This is where the components are wired, where tasks get the CPU, and where the event
+//! loop lives. It knows nothing of files or JSON: it takes a [`ModelConfig`] and a
+//! [`RunSpec`] and returns [`RunStats`].
 //!
 //! ```text
-//!  tester --flow--> [NIC in] RX ring --irq--> ISR (HardIrq) --> ipintrq
-//!                                                                 |
-//!  tester <--wire-- [NIC out] TX ring <-- if_snd <-- netisr (SoftIrq)
+//!  tester --flow--> [NIC in] RX ring --irq--> handler / poller --> ipintrq or inline
+//!                                                                    |
+//!  tester <--wire-- [NIC out] TX ring <-- if_snd <---- ip_forward <--+
 //! ```
 //!
-//! Events per forwarded packet: one receive DMA, one CPU burst completion per handler
-//! step and per netisr packet, one end of transmission.
+//! **Tasks.** Everything that uses the CPU is a [`Task`] at a priority [`Level`]: an
+//! interrupt handler, the software-interrupt dispatcher, a kernel thread, a user process.
+//! A level runs one task at a time; other tasks of the same level wait in FIFO order
+//! (round robin for tasks that yield). A task is a small state machine: when it gets the
+//! CPU it returns its first burst ([`Step::Run`]), and at the end of each burst it does
+//! that step's action (enqueue a packet, unmask a chip...) and returns the next one, or
+//! [`Step::Yield`] / [`Step::Done`]. After every event [`Host::reschedule`] asks the
+//! [`Cpu`] which level runs.
 
-use crate::cpu::{Cpu, CpuConfig, Dispatch, LEVELS, Level};
+use crate::cpu::{Cpu, CpuConfig, LEVELS, Level, Pick};
 use crate::engine::Scheduler;
 use crate::kernel::{KernelConfig, Netisr};
 use crate::nic::{Nic, NicConfig, TxStart};
 use crate::packet::Packet;
-use crate::policy::interrupt::{DriverCosts, Isr};
+use crate::policy::PolicyConfig;
+use crate::policy::busy_poll::BusyPoll;
+use crate::policy::deferred::Taskq;
+use crate::policy::freebsd_polling::Polling;
+use crate::policy::interrupt::{DriverCosts, IsrStep};
+use crate::policy::moderation::Moderation;
+use crate::policy::mogul::Mogul;
+use crate::policy::napi::Napi;
 use crate::problems::Problems;
 use crate::rng::RunKey;
 use crate::stats::FlowStats;
 use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
+use crate::user::{UserConfig, UserProcess};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -39,10 +54,13 @@ pub struct ModelConfig {
     pub notes: BTreeMap<String, String>,
     /// The processor.
     pub cpu: CpuConfig,
-    /// The kernel forwarding path.
+    /// The kernel forwarding path and the system-wide policy parameters.
     pub kernel: KernelConfig,
     /// Network interfaces, at least one.
     pub nics: Vec<NicConfig>,
+    /// A user process competing for the CPU (none by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserConfig>,
 }
 
 impl ModelConfig {
@@ -61,6 +79,9 @@ impl ModelConfig {
                     format!("duplicate NIC name `{}`", n.name),
                 );
             }
+        }
+        if let Some(u) = &self.user {
+            p.at("user", |p| u.validate(p));
         }
     }
 
@@ -94,8 +115,70 @@ pub enum Event {
     CpuDone(Level, u32),
     /// The frame on NIC `0`'s output wire has been sent.
     TxDone(u16),
+    /// An interrupt-moderation timer of NIC `0` expired (stale unless generation `1`
+    /// matches).
+    Moderation(u16, u32),
+    /// A hardclock tick (FreeBSD polling).
+    Tick,
+    /// The Mogul-Ramakrishnan cycle-limit period ends.
+    MogulPeriod,
     /// The tester stops sending: snapshot the load-period counters.
     EndOfLoad,
+}
+
+/// Something that uses the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Task {
+    /// Interrupt handler of NIC `0` (HardIrq).
+    Isr(u16),
+    /// Software-interrupt dispatcher: BSD netisrs, Linux NET_RX softirq (SoftIrq).
+    Swi,
+    /// Mogul-Ramakrishnan polling thread (Kernel).
+    MogulThread,
+    /// Taskqueue thread of NIC `0`, deferred handler (Kernel).
+    Taskq(u16),
+    /// Busy-polling loop (Kernel).
+    BusyPoll,
+    /// The user process (User).
+    UserProc,
+    /// Linux ksoftirqd (User: normal priority).
+    Ksoftirqd,
+    /// FreeBSD poll_in_idle_loop (IdleLoop).
+    IdlePoll,
+}
+
+impl Task {
+    /// The level the task runs at.
+    pub fn level(self) -> Level {
+        match self {
+            Task::Isr(_) => Level::HardIrq,
+            Task::Swi => Level::SoftIrq,
+            Task::MogulThread | Task::Taskq(_) | Task::BusyPoll => Level::Kernel,
+            Task::UserProc | Task::Ksoftirqd => Level::User,
+            Task::IdlePoll => Level::IdleLoop,
+        }
+    }
+}
+
+/// What a task does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Run for this long, then step again.
+    Run(SimTime),
+    /// Let the next ready task of the same level run; step again later.
+    Yield,
+    /// Nothing more to do until woken.
+    Done,
+}
+
+/// The tasks of one level: the one holding the CPU at that level and those waiting.
+#[derive(Clone, Debug, Default)]
+struct LevelQueue {
+    current: Option<Task>,
+    ready: VecDeque<Task>,
+    /// The current task was woken again while running: it goes back to `ready` when
+    /// its step ends instead of sleeping.
+    again: bool,
 }
 
 /// Per-flow state during a run.
@@ -112,26 +195,35 @@ pub(crate) struct FlowState {
 /// The host during a run.
 pub struct Host {
     pub(crate) cpu: Cpu,
+    levels: [LevelQueue; LEVELS],
     pub(crate) nics: Vec<Nic>,
+    pub(crate) policies: Vec<PolicyConfig>,
     pub(crate) netisr: Netisr,
     pub(crate) drivers: Vec<DriverCosts>,
-    pub(crate) isr: Option<Isr>,
-    pub(crate) irq_pending: VecDeque<usize>,
+    pub(crate) isr_steps: Vec<IsrStep>,
+    pub(crate) moderation: Vec<Option<Moderation>>,
+    pub(crate) polling: Option<Polling>,
+    pub(crate) napi: Option<Napi>,
+    pub(crate) mogul: Option<Mogul>,
+    pub(crate) taskqs: Vec<Option<Taskq>>,
+    pub(crate) busy: Option<BusyPoll>,
+    pub(crate) user: Option<UserProcess>,
     pub(crate) flows: Vec<FlowState>,
     /// Frames taken by interrupt handlers -- counter.
     pub(crate) isr_packets: u64,
-    load_end: Option<(SimTime, [u64; LEVELS + 1], u64)>,
+    load_end: Option<LoadSnapshot>,
     /// End of the run (sending plus drain): frames whose first bit would leave later
     /// are not received.
     stop: SimTime,
 }
 
-/// Schedule the completion of a burst the CPU dispatched.
-#[inline]
-pub(crate) fn dispatch(d: Option<Dispatch>, s: &mut Scheduler<Event>) {
-    if let Some(d) = d {
-        s.at(d.done, Event::CpuDone(d.level, d.generation));
-    }
+/// Counters captured when the tester stops sending.
+#[derive(Clone, Debug)]
+struct LoadSnapshot {
+    cpu_ps: [u64; LEVELS + 1],
+    task_ps: [u64; 2],
+    interrupts: u64,
+    user_work: f64,
 }
 
 /// What a run measured.
@@ -145,28 +237,40 @@ pub struct RunStats {
     pub total: FlowStats,
     /// CPU time per level, then idle, during the sending period [ps].
     pub cpu_ps: [u64; LEVELS + 1],
+    /// CPU time of the user process and of ksoftirqd during the sending period [ps].
+    pub task_ps: [u64; 2],
     /// Interrupt handler invocations during the sending period.
     pub interrupts: u64,
     /// Frames taken by interrupt handlers over the whole run.
     pub isr_packets: u64,
     /// Interrupt handler invocations over the whole run.
     pub interrupts_all: u64,
+    /// Work units done by the user process during the sending period.
+    pub user_work: f64,
+    /// Policy counters (kern_poll.c's, NAPI's, moderation's...), by name.
+    pub counters: BTreeMap<String, f64>,
     /// Events processed.
     pub events: u64,
     /// Simulated time when the run stopped.
     pub end: SimTime,
 }
 
+/// CPU burst tags of the user process and ksoftirqd, which share the User level.
+const TAG_USER: u8 = 1;
+const TAG_KSOFTIRQD: u8 = 2;
+
 impl Host {
     /// Build the host for one run. The configuration must have been validated and the
     /// flows must name existing NICs.
     pub fn new(cfg: &ModelConfig, spec: &RunSpec) -> Host {
         let mhz = cfg.cpu.clock_mhz;
+        let key = spec.key;
         let nics: Vec<Nic> = cfg
             .nics
             .iter()
             .map(|n| Nic::new(n, cfg.kernel.if_snd_maxlen as usize))
             .collect();
+        let policies: Vec<PolicyConfig> = cfg.nics.iter().map(|n| n.policy.clone()).collect();
         let flows = spec
             .flows
             .iter()
@@ -182,8 +286,8 @@ impl Host {
                         nics[in_nic].link,
                         rate,
                         spec.duration,
-                        spec.key.stream(&format!("flow{i}.arrivals")),
-                        spec.key.stream(&format!("flow{i}.sizes")),
+                        key.stream(&format!("flow{i}.arrivals")),
+                        key.stream(&format!("flow{i}.sizes")),
                     ),
                     pending: None,
                     in_nic,
@@ -192,26 +296,183 @@ impl Host {
                 }
             })
             .collect();
+        let any = |f: fn(&PolicyConfig) -> bool| policies.iter().any(f);
         Host {
             cpu: Cpu::new(),
+            levels: Default::default(),
             drivers: cfg
                 .nics
                 .iter()
                 .enumerate()
                 .map(|(i, n)| {
-                    DriverCosts::new(&n.driver, mhz, spec.key.stream(&format!("nic{i}.driver")))
+                    DriverCosts::new(&n.driver, mhz, key.stream(&format!("nic{i}.driver")))
                 })
                 .collect(),
+            isr_steps: vec![IsrStep::Idle; nics.len()],
+            moderation: cfg
+                .nics
+                .iter()
+                .map(|n| n.moderation.as_ref().map(Moderation::new))
+                .collect(),
+            polling: any(|p| matches!(p, PolicyConfig::FreebsdPolling))
+                .then(|| Polling::new(&cfg.kernel.polling)),
+            napi: any(|p| matches!(p, PolicyConfig::Napi { .. }))
+                .then(|| Napi::new(&cfg.kernel.napi)),
+            mogul: any(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. }))
+                .then(|| Mogul::new(&cfg.kernel.mogul)),
+            taskqs: policies
+                .iter()
+                .map(|p| match p {
+                    PolicyConfig::Deferred {
+                        process_limit,
+                        task_overhead,
+                        direct,
+                    } => Some(Taskq::new(
+                        *process_limit,
+                        task_overhead.build(mhz),
+                        *direct,
+                    )),
+                    _ => None,
+                })
+                .collect(),
+            busy: policies
+                .iter()
+                .find_map(|p| match p {
+                    PolicyConfig::BusyPoll { empty_poll } => Some(empty_poll.build(mhz)),
+                    _ => None,
+                })
+                .map(BusyPoll::new),
+            user: cfg
+                .user
+                .as_ref()
+                .map(|u| UserProcess::new(u, mhz, key.stream("user"))),
             nics,
-            netisr: Netisr::new(&cfg.kernel, mhz, spec.key.stream("netisr")),
-            isr: None,
-            irq_pending: VecDeque::new(),
+            policies,
+            netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),
             flows,
             isr_packets: 0,
             load_end: None,
             stop: spec.duration + spec.drain,
         }
     }
+
+    // ------------------------------------------------------------------ scheduling
+
+    /// Make `task` ready at its level (no effect if it is running or already waiting).
+    pub(crate) fn wake(&mut self, task: Task) {
+        let l = task.level();
+        let q = &mut self.levels[l as usize];
+        if q.current == Some(task) {
+            q.again = true;
+            return;
+        }
+        if q.ready.contains(&task) {
+            return;
+        }
+        q.ready.push_back(task);
+        if q.current.is_none() {
+            self.cpu.set_want(l);
+        }
+    }
+
+    /// Whether another normal-priority task (ksoftirqd) waits for the User level.
+    pub(crate) fn user_level_contended(&self) -> bool {
+        !self.levels[Level::User as usize].ready.is_empty()
+    }
+
+    fn set_burst(&mut self, now: SimTime, task: Task, dur: SimTime) {
+        let tag = match task {
+            Task::UserProc => TAG_USER,
+            Task::Ksoftirqd => TAG_KSOFTIRQD,
+            _ => 0,
+        };
+        self.cpu.set_burst(now, task.level(), dur, tag);
+    }
+
+    /// Give the CPU to the highest level with work, beginning tasks as needed.
+    pub(crate) fn reschedule(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        loop {
+            match self.cpu.pick(now) {
+                Pick::Idle | Pick::Unchanged => return,
+                Pick::Dispatch(d) => {
+                    s.at(d.done, Event::CpuDone(d.level, d.generation));
+                    return;
+                }
+                Pick::Begin(l) => self.begin_level(l, now, s),
+            }
+        }
+    }
+
+    /// Level `l` got the CPU with no task holding it: begin the first ready task that has
+    /// work, or clear the level's want.
+    fn begin_level(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) {
+        // Each waiting task is asked at most once, so tasks that yield cannot spin.
+        let waiting = self.levels[l as usize].ready.len();
+        for _ in 0..waiting {
+            let Some(task) = self.levels[l as usize].ready.pop_front() else {
+                break;
+            };
+            self.levels[l as usize].current = Some(task);
+            self.levels[l as usize].again = false;
+            let step = self.step(task, now, true, s);
+            self.levels[l as usize].current = None;
+            if std::mem::take(&mut self.levels[l as usize].again) && step == Step::Done {
+                self.levels[l as usize].ready.push_back(task);
+            }
+            match step {
+                Step::Run(d) => {
+                    self.levels[l as usize].current = Some(task);
+                    self.set_burst(now, task, d);
+                    return;
+                }
+                Step::Yield => self.levels[l as usize].ready.push_back(task),
+                Step::Done => {}
+            }
+        }
+        self.cpu.clear(now, l);
+    }
+
+    /// The burst at `l` completed.
+    fn burst_done(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) {
+        let Some(task) = self.levels[l as usize].current else {
+            self.cpu.clear(now, l);
+            return;
+        };
+        let step = self.step(task, now, false, s);
+        let again = std::mem::take(&mut self.levels[l as usize].again);
+        match step {
+            Step::Run(d) => self.set_burst(now, task, d),
+            step => {
+                let q = &mut self.levels[l as usize];
+                q.current = None;
+                if step == Step::Yield || again {
+                    q.ready.push_back(task);
+                }
+                let more = !q.ready.is_empty();
+                self.cpu.clear(now, l);
+                if more {
+                    self.cpu.set_want(l);
+                }
+            }
+        }
+    }
+
+    /// Dispatch a task step to the code of its mechanism. `first` is true when the task
+    /// has just been given the CPU.
+    fn step(&mut self, task: Task, now: SimTime, first: bool, s: &mut Scheduler<Event>) -> Step {
+        match task {
+            Task::Isr(n) => self.isr_step(n as usize, now, first, s),
+            Task::Swi => self.swi_step(now, first, s),
+            Task::MogulThread => self.mogul_step(now, first, s),
+            Task::Taskq(n) => self.taskq_step(n as usize, now, first, s),
+            Task::BusyPoll => self.busy_step(now, first, s),
+            Task::UserProc => self.user_step(now, first, s),
+            Task::Ksoftirqd => self.ksoftirqd_step(now, first, s),
+            Task::IdlePoll => self.idle_poll_step(now, first, s),
+        }
+    }
+
+    // ------------------------------------------------------------------ packets
 
     /// Record a transmission the NIC committed to and schedule its end.
     #[inline]
@@ -221,6 +482,16 @@ impl Host {
             f.stats.deliver(tx.pkt.seq, tx.start - tx.pkt.t_in);
         }
         s.at(tx.done, Event::TxDone(nic as u16));
+    }
+
+    /// if_output on the flow's output NIC: if_snd, TX ring, wire.
+    pub(crate) fn if_output(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
+        let out = self.flows[p.flow as usize].out_nic;
+        match self.nics[out].output(now, p) {
+            Err(p) => self.flows[p.flow as usize].stats.drops.if_snd += 1,
+            Ok(Some(tx)) => self.transmit(out, tx, s),
+            Ok(None) => {}
+        }
     }
 
     fn next_arrival(&mut self, flow: usize, s: &mut Scheduler<Event>) {
@@ -246,11 +517,13 @@ impl Host {
         };
         self.next_arrival(flow, s);
         if self.nics[nic].rx_dma(pkt) {
-            self.irq_assert(nic, now, s);
+            self.rx_cause(nic, now, pkt.bytes, s);
         } else {
             self.flows[flow].stats.drops.rx_ring += 1;
         }
     }
+
+    // ------------------------------------------------------------------ the loop
 
     #[inline]
     fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
@@ -260,25 +533,30 @@ impl Host {
                 if !self.cpu.is_current(level, generation) {
                     return;
                 }
-                match level {
-                    Level::HardIrq => self.isr_step_done(now, s),
-                    Level::SoftIrq => self.netisr_done(now, s),
-                    Level::Kernel | Level::User => {
-                        let d = self.cpu.finish(now, level);
-                        dispatch(d, s);
-                    }
-                }
+                self.burst_done(level, now, s);
             }
             Event::TxDone(nic) => {
                 if let Some(tx) = self.nics[nic as usize].tx_done(now) {
                     self.transmit(nic as usize, tx, s);
                 }
+                self.output_drained(nic as usize, now);
             }
+            Event::Moderation(nic, generation) => {
+                self.moderation_timer(nic as usize, generation, now, s)
+            }
+            Event::Tick => self.hardclock(now, s),
+            Event::MogulPeriod => self.mogul_period(now, s),
             Event::EndOfLoad => {
-                let irqs = self.nics.iter().map(|n| n.interrupts).sum();
-                self.load_end = Some((now, self.cpu.snapshot(now), irqs));
+                let (cpu_ps, tag_ps) = self.cpu.snapshot(now);
+                self.load_end = Some(LoadSnapshot {
+                    cpu_ps,
+                    task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
+                    interrupts: self.nics.iter().map(|n| n.interrupts).sum(),
+                    user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
+                });
             }
         }
+        self.reschedule(now, s);
     }
 
     /// Run to the end of sending plus the drain period (or until nothing is left to do)
@@ -289,6 +567,7 @@ impl Host {
             self.next_arrival(i, &mut s);
         }
         s.at(spec.duration, Event::EndOfLoad);
+        self.start_timers(&mut s);
         while let Some(t) = s.peek_time() {
             if t > self.stop {
                 break;
@@ -300,55 +579,140 @@ impl Host {
         self.finish(spec, end, s.events_processed())
     }
 
+    /// Periodic timers and always-running tasks.
+    fn start_timers(&mut self, s: &mut Scheduler<Event>) {
+        if let Some(p) = &self.polling {
+            s.at(p.tick, Event::Tick);
+        }
+        if let Some(m) = &self.mogul {
+            s.at(m.period, Event::MogulPeriod);
+        }
+        if self.busy.is_some() {
+            self.wake(Task::BusyPoll);
+        }
+        if self.user.is_some() {
+            self.wake(Task::UserProc);
+        }
+        if self.polling.as_ref().is_some_and(|p| p.idle_poll) {
+            self.wake(Task::IdlePoll);
+        }
+        self.reschedule(SimTime::ZERO, s);
+    }
+
+    fn counters(&self) -> BTreeMap<String, f64> {
+        let mut c = BTreeMap::new();
+        for (i, m) in self.moderation.iter().enumerate() {
+            if let Some(m) = m {
+                let n = &self.nics[i].name;
+                c.insert(format!("{n}.moderation.raised"), m.raised as f64);
+                c.insert(format!("{n}.moderation.suppressed"), m.suppressed as f64);
+            }
+        }
+        if let Some(p) = &self.polling {
+            p.counters(&mut c);
+        }
+        if let Some(n) = &self.napi {
+            n.counters(&mut c);
+        }
+        if let Some(m) = &self.mogul {
+            m.counters(&mut c);
+        }
+        for (i, t) in self.taskqs.iter().enumerate() {
+            if let Some(t) = t {
+                c.insert(format!("{}.taskq.runs", self.nics[i].name), t.runs as f64);
+                c.insert(
+                    format!("{}.taskq.requeues", self.nics[i].name),
+                    t.requeues as f64,
+                );
+            }
+        }
+        if let Some(b) = &self.busy {
+            c.insert("busy_poll.empty_polls".into(), b.empty_polls as f64);
+        }
+        if let Some(u) = &self.user {
+            u.counters(&mut c);
+        }
+        c.insert("cpu.preemptions".into(), self.cpu.preemptions as f64);
+        c.insert(
+            "ipintrq.high_water".into(),
+            self.netisr.ipintrq.high_water as f64,
+        );
+        c
+    }
+
     fn finish(mut self, spec: &RunSpec, end: SimTime, events: u64) -> RunStats {
-        // Frames still inside the host: attribute them to their flows.
-        let mut held: Vec<u64> = vec![0; self.flows.len()];
-        let mut count = |p: &Packet| held[p.flow as usize] += 1;
-        for n in &self.nics {
-            n.rx_ring.iter().for_each(&mut count);
-            n.if_snd.iter().for_each(&mut count);
-        }
-        self.netisr.ipintrq.iter().for_each(&mut count);
-        if let Some(p) = &self.netisr.current {
-            count(p);
-        }
-        if let Some(Isr {
-            step: crate::policy::interrupt::IsrStep::Packet(p),
-            ..
-        }) = &self.isr
-        {
-            count(p);
-        }
         let mut total = FlowStats::default();
         let mut flows = Vec::with_capacity(self.flows.len());
-        for (f, h) in self.flows.iter_mut().zip(held) {
+        for f in self.flows.iter_mut() {
             f.stats.sent = f.source.sent;
-            // Whatever is neither delivered, dropped nor found in a queue is on a TX ring
-            // waiting for the wire when the run was cut.
+            // Whatever is neither delivered nor dropped is still inside the host.
             f.stats.in_flight_at_end = f.stats.sent - f.stats.received - f.stats.drops.total();
-            debug_assert!(
-                f.stats.in_flight_at_end >= h,
-                "packet conservation violated"
-            );
             total.merge(&f.stats);
             flows.push((f.name.clone(), f.stats.clone()));
         }
-        let (_, cpu_ps, interrupts) = self.load_end.unwrap_or((
-            end,
-            self.cpu.snapshot(end),
-            self.nics.iter().map(|n| n.interrupts).sum(),
-        ));
+        debug_assert_eq!(
+            total.in_flight_at_end as usize,
+            self.packets_held(),
+            "packet conservation: sent = received + drops + held"
+        );
+        let (cpu_ps, tag_ps) = self.cpu.snapshot(end);
+        let snap = self.load_end.clone().unwrap_or(LoadSnapshot {
+            cpu_ps,
+            task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
+            interrupts: self.nics.iter().map(|n| n.interrupts).sum(),
+            user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
+        });
         RunStats {
             duration: spec.duration,
             flows,
             total,
-            cpu_ps,
-            interrupts,
+            cpu_ps: snap.cpu_ps,
+            task_ps: snap.task_ps,
+            interrupts: snap.interrupts,
             isr_packets: self.isr_packets,
             interrupts_all: self.nics.iter().map(|n| n.interrupts).sum(),
+            user_work: snap.user_work,
+            counters: self.counters(),
             events,
             end,
         }
+    }
+
+    /// Work done by the user process: CPU time / work unit (cpu-bound), or packets
+    /// handled (screend).
+    fn user_work_done(&self, user_ps: u64) -> f64 {
+        match self.user_unit_ns() {
+            u if u > 0.0 => user_ps as f64 / 1e3 / u,
+            _ => self.user_work(),
+        }
+    }
+
+    /// Frames inside the host: rings, queues, and those held by a running step.
+    fn packets_held(&self) -> usize {
+        let nic: usize = self.nics.iter().map(|n| n.held()).sum();
+        let tasks = self
+            .isr_steps
+            .iter()
+            .filter(|s| matches!(s, IsrStep::Packet(_)))
+            .count()
+            + self.netisr_held()
+            + self
+                .mogul
+                .as_ref()
+                .map_or(0, |m| m.current.is_some() as usize)
+            + self.napi_held()
+            + self
+                .taskqs
+                .iter()
+                .flatten()
+                .filter(|t| t.current.is_some())
+                .count()
+            + self
+                .busy
+                .as_ref()
+                .map_or(0, |b| b.current.is_some() as usize)
+            + self.user.as_ref().map_or(0, |u| u.held());
+        nic + self.netisr.ipintrq.len() + tasks
     }
 }
 

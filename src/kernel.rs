@@ -1,4 +1,5 @@
-//! The kernel's forwarding path: ipintrq, the IP netisr, and if_output.
+//! The kernel's forwarding path: ipintrq, the software-interrupt dispatcher, ip_forward
+//! and if_output.
 //!
 //! Models 4.4BSD's software-interrupt forwarding path:
 //!
@@ -6,24 +7,31 @@
 //! driver -> IF_ENQUEUE(ipintrq)   bounded by ipintrq_maxlen (IFQ_MAXLEN = 50);
 //!                                 full -> drop, counted as an ipintrq drop
 //!        -> schednetisr(NETISR_IP)
-//! netisr (software-interrupt level, below every device interrupt):
-//!   loop: IF_DEQUEUE(ipintrq); ip_input -> ip_forward -> ip_output -> ether_output
-//!         (netisr_per_packet) -> IF_ENQUEUE(if_snd of the output NIC) -> if_start
+//! swi_net (software-interrupt level, below every device interrupt): runs the pending
+//!   netisr bits lowest first -- NETISR_POLL (0), Linux NET_RX (1), NETISR_IP (2),
+//!   NETISR_POLLMORE (31) -- each to completion:
+//!   ipintr: loop IF_DEQUEUE(ipintrq); ip_input -> ip_forward -> ip_output -> ether_output
+//!           (netisr_per_packet) -> IF_ENQUEUE(if_snd of the output NIC) -> if_start
 //! ```
 //!
-//! The netisr runs whenever no interrupt handler does; it is preempted by every device
-//! interrupt and resumes where it stopped.
+//! Pollers that run the protocol code inline (NAPI, Mogul-Ramakrishnan, busy polling,
+//! direct dispatch) pay `netisr_per_packet` themselves and call [`Host::forward`]. When
+//! the model has a screend-like user process, forwarded packets pass through its queue
+//! first.
 //!
 //! Parameters ([`KernelConfig`]) with defaults: `ipintrq_maxlen` 50 and `if_snd_maxlen`
-//! 50 (BSD net/if.h IFQ_MAXLEN); `netisr_per_packet` (required).
+//! 50 (BSD net/if.h IFQ_MAXLEN); `netisr_per_packet` (required); `polling`, `napi`,
+//! `mogul`: system-wide parameters of those policies.
 //!
-//! Counters: ipintrq drops and if_snd drops (per flow, see `stats`), `forwarded`.
+//! Counters: ipintrq and if_snd drops (per flow, see `stats`), `ipintrq.high_water`.
 
 use crate::cost::{Cost, CostParam};
-use crate::cpu::Level;
 use crate::engine::Scheduler;
-use crate::host::{Event, Host, dispatch};
+use crate::host::{Event, Host, Step, Task};
 use crate::packet::Packet;
+use crate::policy::freebsd_polling::PollingConfig;
+use crate::policy::mogul::MogulConfig;
+use crate::policy::napi::NapiConfig;
 use crate::problems::Problems;
 use crate::queue::BoundedQueue;
 use crate::rng::StreamRng;
@@ -40,9 +48,18 @@ pub struct KernelConfig {
     /// Maximum length of each interface's if_snd [packets] (default 50, IFQ_MAXLEN).
     #[serde(default = "d_ifq")]
     pub if_snd_maxlen: u32,
-    /// CPU cost of forwarding one packet in the netisr: ip_input, ip_forward, ip_output,
+    /// CPU cost of forwarding one packet: ip_input, ip_forward, ip_output,
     /// ether_output, if_start [cost].
     pub netisr_per_packet: CostParam,
+    /// FreeBSD DEVICE_POLLING parameters (kern.polling.*).
+    #[serde(default)]
+    pub polling: PollingConfig,
+    /// Linux NAPI / softirq parameters.
+    #[serde(default)]
+    pub napi: NapiConfig,
+    /// Mogul-Ramakrishnan polling-thread parameters.
+    #[serde(default)]
+    pub mogul: MogulConfig,
 }
 
 fn d_ifq() -> u32 {
@@ -57,19 +74,36 @@ impl KernelConfig {
         if let Err(e) = self.netisr_per_packet.check() {
             p.push("netisr_per_packet", e);
         }
+        p.at("polling", |p| self.polling.validate(p));
+        p.at("napi", |p| self.napi.validate(p));
+        p.at("mogul", |p| self.mogul.validate(p));
     }
 }
 
-/// The IP software interrupt and its input queue.
+/// Netisr bits, run lowest first.
+pub(crate) const NETISR_POLL: u32 = 1 << 0;
+pub(crate) const NET_RX: u32 = 1 << 1;
+pub(crate) const NETISR_IP: u32 = 1 << 2;
+pub(crate) const NETISR_POLLMORE: u32 = 1 << 31;
+
+/// Which handler the software-interrupt dispatcher is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SwiWork {
+    None,
+    Ip,
+    Poll,
+    NetRx,
+}
+
+/// The IP software interrupt, its input queue, and the dispatcher's state.
 #[derive(Clone, Debug)]
 pub(crate) struct Netisr {
     pub ipintrq: BoundedQueue<Packet>,
-    pub cost: Cost,
-    pub current: Option<Packet>,
-    /// Random stream of the forwarding cost.
-    pub rng: StreamRng,
-    /// Packets passed to if_output -- counter.
-    pub forwarded: u64,
+    cost: Cost,
+    current: Option<Packet>,
+    rng: StreamRng,
+    pending: u32,
+    work: SwiWork,
 }
 
 impl Netisr {
@@ -79,57 +113,110 @@ impl Netisr {
             cost: cfg.netisr_per_packet.build(clock_mhz),
             current: None,
             rng,
-            forwarded: 0,
+            pending: 0,
+            work: SwiWork::None,
         }
+    }
+
+    /// Sample the forwarding cost of one packet.
+    pub fn forward_cost(&mut self) -> SimTime {
+        self.cost.sample(&mut self.rng)
+    }
+
+    /// Sample another kernel cost from the kernel's stream.
+    pub fn sample(&mut self, c: &Cost) -> SimTime {
+        c.sample(&mut self.rng)
     }
 }
 
 impl Host {
-    /// IF_ENQUEUE on ipintrq and schednetisr.
-    pub(crate) fn ipintrq_enqueue(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
+    /// schednetisr: mark `bits` pending and make the dispatcher ready.
+    pub(crate) fn swi_raise(&mut self, bits: u32) {
+        self.netisr.pending |= bits;
+        self.wake(Task::Swi);
+    }
+
+    /// IF_ENQUEUE on ipintrq and schednetisr(NETISR_IP).
+    pub(crate) fn ipintrq_enqueue(&mut self, p: Packet) {
         if let Err(p) = self.netisr.ipintrq.push(p) {
             self.flows[p.flow as usize].stats.drops.ipintrq += 1;
             return;
         }
-        if !self.cpu.has_burst(Level::SoftIrq) {
-            self.netisr_next(now, s, false);
+        self.swi_raise(NETISR_IP);
+    }
+
+    /// The end of the kernel's forwarding work for `p`: to the user process's queue if
+    /// there is a screend-like consumer, else if_output.
+    pub(crate) fn forward(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
+        if self.user.as_ref().is_some_and(|u| u.consumes_packets()) {
+            self.user_enqueue(p);
+        } else {
+            self.if_output(p, now, s);
         }
     }
 
-    /// Take the next packet off ipintrq, or let the netisr finish. `chained` says the
-    /// netisr is running now (just completed a packet).
-    fn netisr_next(&mut self, now: SimTime, s: &mut Scheduler<Event>, chained: bool) {
+    /// Frames held by the IP netisr and the polling handlers.
+    pub(crate) fn netisr_held(&self) -> usize {
+        self.netisr.current.is_some() as usize + self.polling_held()
+    }
+
+    /// The next step of the software-interrupt dispatcher.
+    pub(crate) fn swi_step(
+        &mut self,
+        now: SimTime,
+        _first: bool,
+        s: &mut Scheduler<Event>,
+    ) -> Step {
+        loop {
+            let step = match self.netisr.work {
+                SwiWork::None => Step::Done,
+                SwiWork::Ip => self.ipintr_step(now, s),
+                SwiWork::Poll => self.netisr_poll_step(now, s),
+                SwiWork::NetRx => self.net_rx_step(now, s),
+            };
+            if let Step::Run(_) = step {
+                return step;
+            }
+            // The handler finished: run the lowest pending bit.
+            let bits = self.netisr.pending;
+            if bits == 0 {
+                self.netisr.work = SwiWork::None;
+                return Step::Done;
+            }
+            let bit = 1u32 << bits.trailing_zeros();
+            self.netisr.pending &= !bit;
+            self.netisr.work = match bit {
+                NETISR_POLL => {
+                    self.netisr_poll_begin(now);
+                    SwiWork::Poll
+                }
+                NET_RX => {
+                    if !self.net_rx_begin(now) {
+                        continue;
+                    }
+                    SwiWork::NetRx
+                }
+                NETISR_IP => SwiWork::Ip,
+                NETISR_POLLMORE => {
+                    self.netisr_pollmore(now);
+                    SwiWork::None
+                }
+                _ => SwiWork::None,
+            };
+        }
+    }
+
+    /// ipintr: forward the packet just processed, take the next one off ipintrq.
+    fn ipintr_step(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> Step {
+        if let Some(p) = self.netisr.current.take() {
+            self.forward(p, now, s);
+        }
         match self.netisr.ipintrq.pop() {
             Some(p) => {
                 self.netisr.current = Some(p);
-                let d = self.netisr.cost.sample(&mut self.netisr.rng);
-                let disp = if chained {
-                    Some(self.cpu.chain(now, Level::SoftIrq, d))
-                } else {
-                    self.cpu.start(now, Level::SoftIrq, d)
-                };
-                dispatch(disp, s);
+                Step::Run(self.netisr.forward_cost())
             }
-            None if chained => {
-                self.netisr.current = None;
-                let d = self.cpu.finish(now, Level::SoftIrq);
-                dispatch(d, s);
-            }
-            None => {}
+            None => Step::Done,
         }
-    }
-
-    /// The netisr finished forwarding its current packet: if_output on the output NIC.
-    pub(crate) fn netisr_done(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        if let Some(p) = self.netisr.current.take() {
-            self.netisr.forwarded += 1;
-            let out = self.flows[p.flow as usize].out_nic;
-            match self.nics[out].output(now, p) {
-                Err(p) => self.flows[p.flow as usize].stats.drops.if_snd += 1,
-                Ok(Some(tx)) => self.transmit(out, tx, s),
-                Ok(None) => {}
-            }
-        }
-        self.netisr_next(now, s, true);
     }
 }

@@ -55,3 +55,4 @@ pub mod smartbits;
 pub mod stats;
 pub mod time;
 pub mod traffic;
+pub mod user;

@@ -30,6 +30,7 @@ use crate::link::Link;
 use crate::packet::Packet;
 use crate::policy::PolicyConfig;
 use crate::policy::interrupt::DriverConfig;
+use crate::policy::moderation::ModerationConfig;
 use crate::problems::Problems;
 use crate::queue::BoundedQueue;
 use crate::time::SimTime;
@@ -65,6 +66,9 @@ pub struct NicConfig {
     /// Receive policy (default `{"kind": "interrupt"}`).
     #[serde(default)]
     pub policy: PolicyConfig,
+    /// Interrupt moderation of the chip (default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moderation: Option<ModerationConfig>,
     /// Driver costs.
     pub driver: DriverConfig,
 }
@@ -92,6 +96,13 @@ impl NicConfig {
         p.non_negative("tx_latency_ns", self.tx_latency_ns, "ns");
         p.non_negative("tx_poll_interval_ns", self.tx_poll_interval_ns, "ns");
         p.at("driver", |p| self.driver.validate(p));
+        p.at("policy", |p| self.policy.validate(p));
+        if let Some(m) = &self.moderation {
+            p.at("moderation", |p| m.validate(p));
+            if !self.policy.interrupt_driven() {
+                p.push("moderation", "moderation needs an interrupt-driven policy; this NIC polls with interrupts off");
+            }
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use crate::stats::FlowStats;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use statrs::distribution::{ContinuousCDF, StudentsT};
+use std::collections::BTreeMap;
 
 /// Latency of delivered frames [us].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -42,6 +43,8 @@ pub struct DropsResult {
     pub ipintrq: f64,
     /// Output if_snd full.
     pub if_snd: f64,
+    /// The screend-like user process's queue full.
+    pub user_queue: f64,
 }
 
 /// Figures of one flow, or of the total.
@@ -74,14 +77,23 @@ pub struct FlowResult {
 pub struct CpuResult {
     /// Hardware interrupt handlers.
     pub interrupt: f64,
-    /// Software interrupts (netisr).
+    /// Software interrupts (netisr, NET_RX), including NET_RX run by ksoftirqd.
     pub softirq: f64,
-    /// Kernel threads.
+    /// Kernel threads (polling thread, taskqueue, busy poll) and idle-loop polling.
     pub kernel: f64,
     /// User processes.
     pub user: f64,
     /// Idle.
     pub idle: f64,
+}
+
+/// The user process's share and progress during the sending period.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UserResult {
+    /// Fraction of CPU time it got.
+    pub cpu_share: f64,
+    /// Work units per second (cpu-bound) or packets per second (screend).
+    pub work_per_s: f64,
 }
 
 /// The measured figures of a point (also the shape of its `ci95`).
@@ -97,6 +109,12 @@ pub struct PointFigures {
     pub packets_per_interrupt: f64,
     /// CPU time by level.
     pub cpu: CpuResult,
+    /// The user process, when the model has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserResult>,
+    /// Policy counters by name (kern.polling.*, NAPI, moderation...), whole run.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, f64>,
     /// Simulation events processed.
     pub events: f64,
 }
@@ -170,6 +188,7 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
             rx_ring: s.drops.rx_ring as f64,
             ipintrq: s.drops.ipintrq as f64,
             if_snd: s.drops.if_snd as f64,
+            user_queue: s.drops.user_queue as f64,
         },
         latency_us: LatencyResult {
             min: l.min,
@@ -185,16 +204,17 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
 
 impl PointFigures {
     /// Figures of one run.
-    pub fn from_run(r: &RunStats) -> PointFigures {
+    pub fn from_run(r: &RunStats, has_user: bool) -> PointFigures {
         let secs = r.duration.as_secs_f64();
         let busy: u64 = r.cpu_ps.iter().sum();
-        let frac = |i: usize| {
+        let frac = |ps: u64| {
             if busy > 0 {
-                r.cpu_ps[i] as f64 / busy as f64
+                ps as f64 / busy as f64
             } else {
                 0.0
             }
         };
+        let [user_ps, ksoftirqd_ps] = r.task_ps;
         PointFigures {
             total: flow_result("Total", &r.total, secs),
             flows: r
@@ -209,12 +229,17 @@ impl PointFigures {
                 0.0
             },
             cpu: CpuResult {
-                interrupt: frac(Level::HardIrq as usize),
-                softirq: frac(Level::SoftIrq as usize),
-                kernel: frac(Level::Kernel as usize),
-                user: frac(Level::User as usize),
-                idle: frac(LEVELS),
+                interrupt: frac(r.cpu_ps[Level::HardIrq as usize]),
+                softirq: frac(r.cpu_ps[Level::SoftIrq as usize] + ksoftirqd_ps),
+                kernel: frac(r.cpu_ps[Level::Kernel as usize] + r.cpu_ps[Level::IdleLoop as usize]),
+                user: frac(r.cpu_ps[Level::User as usize] - ksoftirqd_ps),
+                idle: frac(r.cpu_ps[LEVELS]),
             },
+            user: has_user.then(|| UserResult {
+                cpu_share: frac(user_ps),
+                work_per_s: r.user_work / secs,
+            }),
+            counters: r.counters.clone(),
             events: r.events as f64,
         }
     }

@@ -35,7 +35,7 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
                 };
                 let stats = simulate(&exp.model, &spec).expect("experiment was validated");
                 on_done();
-                PointFigures::from_run(&stats)
+                PointFigures::from_run(&stats, exp.model.user.is_some())
             })
             .collect()
     };

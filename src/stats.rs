@@ -23,12 +23,14 @@ pub struct DropCounts {
     pub ipintrq: u64,
     /// Output interface's if_snd full -- counter.
     pub if_snd: u64,
+    /// The screend-like user process's queue full -- counter.
+    pub user_queue: u64,
 }
 
 impl DropCounts {
     /// Sum over sites.
     pub fn total(&self) -> u64 {
-        self.rx_ring + self.ipintrq + self.if_snd
+        self.rx_ring + self.ipintrq + self.if_snd + self.user_queue
     }
 
     /// Add another set.
@@ -36,6 +38,7 @@ impl DropCounts {
         self.rx_ring += o.rx_ring;
         self.ipintrq += o.ipintrq;
         self.if_snd += o.if_snd;
+        self.user_queue += o.user_queue;
     }
 }
 

@@ -1,51 +1,59 @@
-//! The classic interrupt-driven receive path (4.4BSD; FreeBSD 2.x-4.x dc(4), xl(4)).
+//! Interrupt handlers, and the classic interrupt-driven receive path (4.4BSD; FreeBSD
+//! 2.x-4.x dc(4), xl(4)).
 //!
-//! When a NIC asserts its line, the driver's interrupt handler runs at hardware-interrupt
-//! priority:
+//! When a NIC asserts its line, the driver's handler runs at hardware-interrupt priority:
 //!
 //! ```text
 //! isr_entry        interrupt dispatch, handler entry, mask the chip (IMR = 0),
 //!                  read and acknowledge the status register
-//! loop:            while the status register shows received frames:
-//!   isr_per_packet   rxeof for one frame: unlink the mbuf, refill the descriptor,
+//! loop:            (policy `interrupt`) while the ring has received frames:
+//!   rx_per_packet    rxeof for one frame: unlink the mbuf, refill the descriptor,
 //!                    ether_input, IF_ENQUEUE on ipintrq (dropped if full), schednetisr
-//! isr_exit         unmask the chip (IMR = DC_INTRS), return from interrupt
+//! isr_exit         (policy `interrupt`) unmask the chip; return from interrupt
 //! ```
 //!
 //! The loop re-checks the ring after each frame, so frames that arrive while the handler
 //! runs are taken in the same invocation and share its fixed cost. Frames that arrive
 //! after the last check, during `isr_exit`, find the chip masked: the line is asserted
 //! when it is unmasked and the handler runs again at once. Interrupts of other NICs
-//! that arrive meanwhile wait (hardware interrupts at the same IPL do not nest) and are
-//! taken in the order they were raised.
+//! that arrive meanwhile wait (handlers at the same IPL do not nest) and are taken in the
+//! order they were raised.
+//!
+//! The other interrupt-driven policies use the same entry and exit but replace the loop:
+//! NAPI schedules a softirq poll, Mogul-Ramakrishnan wakes its thread, the deferred
+//! handler enqueues a task; all three leave the chip masked until the poller is done.
 //!
 //! Parameters ([`DriverConfig`], costs in the forms of [`crate::cost`]): `isr_entry`,
-//! `isr_per_packet`, `isr_exit`; all required, no defaults (they are what a profile is
-//! about).
+//! `rx_per_packet`, `isr_exit` (required), `poll_call` (default 0: one call of the
+//! driver's poll routine by a polling policy).
 //!
-//! Counters: `Nic::interrupts` (handler invocations), packets handled per invocation
-//! (`Host::isr_packets`), ipintrq drops per flow.
+//! Counters: `Nic::interrupts` (handler invocations), frames taken by handler loops
+//! (`Host::isr_packets`).
 
 use crate::cost::{Cost, CostParam};
-use crate::cpu::Level;
 use crate::engine::Scheduler;
-use crate::host::{Event, Host, dispatch};
+use crate::host::{Event, Host, Step, Task};
 use crate::packet::Packet;
+use crate::policy::PolicyConfig;
 use crate::problems::Problems;
 use crate::rng::StreamRng;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
-/// Driver interrupt-handler costs as written in a model file.
+/// Driver costs as written in a model file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DriverConfig {
     /// Fixed cost of one handler invocation up to its first ring check [cost].
     pub isr_entry: CostParam,
-    /// Cost of receiving one frame inside the handler loop [cost].
-    pub isr_per_packet: CostParam,
+    /// Cost of receiving one frame (rxeof): in the handler loop, or in a poll [cost].
+    pub rx_per_packet: CostParam,
     /// Fixed cost after the last ring check until return from interrupt [cost].
     pub isr_exit: CostParam,
+    /// Cost of one call of the driver's poll routine, before its frames (default 0)
+    /// [cost].
+    #[serde(default)]
+    pub poll_call: CostParam,
 }
 
 impl DriverConfig {
@@ -53,8 +61,9 @@ impl DriverConfig {
     pub fn validate(&self, p: &mut Problems) {
         for (name, c) in [
             ("isr_entry", &self.isr_entry),
-            ("isr_per_packet", &self.isr_per_packet),
+            ("rx_per_packet", &self.rx_per_packet),
             ("isr_exit", &self.isr_exit),
+            ("poll_call", &self.poll_call),
         ] {
             if let Err(e) = c.check() {
                 p.push(name, e);
@@ -63,121 +72,173 @@ impl DriverConfig {
     }
 }
 
-/// Driver costs ready to sample.
+/// Driver costs ready to sample, with their own random stream.
 #[derive(Clone, Debug)]
 pub(crate) struct DriverCosts {
-    pub entry: Cost,
-    pub per_packet: Cost,
-    pub exit: Cost,
-    /// Random stream of this driver's costs.
-    pub rng: StreamRng,
+    entry: Cost,
+    rx: Cost,
+    exit: Cost,
+    poll_call: Cost,
+    rng: StreamRng,
 }
 
 impl DriverCosts {
     pub fn new(cfg: &DriverConfig, clock_mhz: f64, rng: StreamRng) -> Self {
         DriverCosts {
             entry: cfg.isr_entry.build(clock_mhz),
-            per_packet: cfg.isr_per_packet.build(clock_mhz),
+            rx: cfg.rx_per_packet.build(clock_mhz),
             exit: cfg.isr_exit.build(clock_mhz),
+            poll_call: cfg.poll_call.build(clock_mhz),
             rng,
         }
     }
+    pub fn entry(&mut self) -> SimTime {
+        self.entry.sample(&mut self.rng)
+    }
+    pub fn rx(&mut self) -> SimTime {
+        self.rx.sample(&mut self.rng)
+    }
+    pub fn exit(&mut self) -> SimTime {
+        self.exit.sample(&mut self.rng)
+    }
+    pub fn poll_call(&mut self) -> SimTime {
+        self.poll_call.sample(&mut self.rng)
+    }
 }
 
-/// Where the running handler is.
-#[derive(Clone, Copy, Debug)]
+/// Where a NIC's handler is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IsrStep {
+    Idle,
     Entry,
     Packet(Packet),
     Exit,
 }
 
-/// The handler invocation occupying the hardware-interrupt level.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Isr {
-    pub nic: usize,
-    pub step: IsrStep,
-}
-
-impl DriverCosts {
-    fn sample_entry(&mut self) -> SimTime {
-        self.entry.sample(&mut self.rng)
-    }
-    fn sample_per_packet(&mut self) -> SimTime {
-        self.per_packet.sample(&mut self.rng)
-    }
-    fn sample_exit(&mut self) -> SimTime {
-        self.exit.sample(&mut self.rng)
-    }
-}
-
 impl Host {
-    /// A NIC has work: assert its line if the chip is unmasked, and run the handler now
-    /// or queue it behind the one running.
-    pub(crate) fn irq_assert(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+    /// A frame entered `nic`'s RX ring: the receive-interrupt cause is set.
+    pub(crate) fn rx_cause(
+        &mut self,
+        nic: usize,
+        now: SimTime,
+        bytes: u32,
+        s: &mut Scheduler<Event>,
+    ) {
+        match self.policies[nic] {
+            PolicyConfig::FreebsdPolling => self.polling_rx(nic),
+            PolicyConfig::BusyPoll { .. } => {}
+            _ => {
+                if let Some(m) = &mut self.moderation[nic] {
+                    m.packet(now, bytes);
+                }
+                self.irq_cause(nic, now, s);
+            }
+        }
+    }
+
+    /// The chip has a pending receive cause: raise the line now, or when moderation
+    /// allows.
+    pub(crate) fn irq_cause(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         if !self.nics[nic].wants_interrupt() {
             return;
         }
-        self.nics[nic].irq_asserted = true;
-        if self.isr.is_none() {
-            let d = self.isr_begin(nic);
-            dispatch(self.cpu.start(now, Level::HardIrq, d), s);
-        } else {
-            self.irq_pending.push_back(nic);
+        match &mut self.moderation[nic] {
+            None => self.irq_raise(nic),
+            Some(m) => match m.fire_time(now) {
+                t if t <= now => {
+                    m.raised += 1;
+                    self.irq_raise(nic);
+                }
+                t => {
+                    let g = m.arm(t);
+                    s.at(t, Event::Moderation(nic as u16, g));
+                }
+            },
         }
     }
 
-    /// Take the interrupt of `nic`: mask the chip, return the entry cost.
-    fn isr_begin(&mut self, nic: usize) -> SimTime {
-        let n = &mut self.nics[nic];
-        n.irq_asserted = false;
-        n.irq_enabled = false;
-        n.interrupts += 1;
-        self.isr = Some(Isr {
-            nic,
-            step: IsrStep::Entry,
-        });
-        self.drivers[nic].sample_entry()
+    /// A moderation timer expired.
+    pub(crate) fn moderation_timer(
+        &mut self,
+        nic: usize,
+        generation: u32,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
+        let Some(m) = &mut self.moderation[nic] else {
+            return;
+        };
+        if !m.expired(generation) {
+            return;
+        }
+        self.irq_cause(nic, now, s);
     }
 
-    /// The current handler step has completed.
-    pub(crate) fn isr_step_done(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(isr) = self.isr else { return };
-        let nic = isr.nic;
-        match isr.step {
+    /// Assert `nic`'s line and make its handler ready.
+    fn irq_raise(&mut self, nic: usize) {
+        let n = &mut self.nics[nic];
+        n.irq_asserted = true;
+        self.wake(Task::Isr(nic as u16));
+    }
+
+    /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):
+    /// frames already in the ring raise the interrupt again.
+    pub(crate) fn irq_unmask(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        self.nics[nic].irq_enabled = true;
+        self.irq_cause(nic, now, s);
+    }
+
+    /// The next step of `nic`'s handler.
+    pub(crate) fn isr_step(
+        &mut self,
+        nic: usize,
+        now: SimTime,
+        first: bool,
+        s: &mut Scheduler<Event>,
+    ) -> Step {
+        if first {
+            let n = &mut self.nics[nic];
+            if !n.irq_asserted {
+                return Step::Done;
+            }
+            n.irq_asserted = false;
+            n.irq_enabled = false;
+            n.interrupts += 1;
+            if let Some(m) = &mut self.moderation[nic] {
+                m.on_interrupt(now);
+            }
+            self.isr_steps[nic] = IsrStep::Entry;
+            return Step::Run(self.drivers[nic].entry());
+        }
+        match self.isr_steps[nic] {
             IsrStep::Entry | IsrStep::Packet(_) => {
-                if let IsrStep::Packet(p) = isr.step {
+                if let IsrStep::Packet(p) = self.isr_steps[nic] {
                     self.isr_packets += 1;
-                    self.ipintrq_enqueue(p, now, s);
+                    self.ipintrq_enqueue(p);
                 }
-                let (step, d) = match self.nics[nic].rx_ring.pop() {
-                    Some(p) => (IsrStep::Packet(p), self.drivers[nic].sample_per_packet()),
-                    None => (IsrStep::Exit, self.drivers[nic].sample_exit()),
-                };
-                self.isr = Some(Isr { nic, step });
-                let d = self.cpu.chain(now, Level::HardIrq, d);
-                dispatch(Some(d), s);
+                match self.policies[nic] {
+                    PolicyConfig::Interrupt => {
+                        if let Some(p) = self.nics[nic].rx_ring.pop() {
+                            self.isr_steps[nic] = IsrStep::Packet(p);
+                            return Step::Run(self.drivers[nic].rx());
+                        }
+                    }
+                    PolicyConfig::Napi { .. } => self.napi_schedule(nic),
+                    PolicyConfig::MogulRamakrishnan { .. } => self.mogul_schedule(nic),
+                    PolicyConfig::Deferred { .. } => self.wake(Task::Taskq(nic as u16)),
+                    PolicyConfig::FreebsdPolling | PolicyConfig::BusyPoll { .. } => {}
+                }
+                self.isr_steps[nic] = IsrStep::Exit;
+                Step::Run(self.drivers[nic].exit())
             }
             IsrStep::Exit => {
-                self.isr = None;
-                self.nics[nic].irq_enabled = true;
-                // Frames that arrived after the last check raise the line again.
-                if self.nics[nic].wants_interrupt() {
-                    self.nics[nic].irq_asserted = true;
-                    self.irq_pending.push_back(nic);
+                self.isr_steps[nic] = IsrStep::Idle;
+                if self.policies[nic] == PolicyConfig::Interrupt {
+                    self.irq_unmask(nic, now, s);
                 }
-                match self.irq_pending.pop_front() {
-                    Some(next) => {
-                        let d = self.isr_begin(next);
-                        let d = self.cpu.chain(now, Level::HardIrq, d);
-                        dispatch(Some(d), s);
-                    }
-                    None => {
-                        let d = self.cpu.finish(now, Level::HardIrq);
-                        dispatch(d, s);
-                    }
-                }
+                Step::Done
             }
+            IsrStep::Idle => Step::Done,
         }
     }
 }

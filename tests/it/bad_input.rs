@@ -425,12 +425,12 @@ fn zero_cpu_clock() {
 #[test]
 fn negative_cost() {
     let mut c = Case::new();
-    c.model["nics"][1]["driver"]["isr_per_packet"] = json!(-5);
+    c.model["nics"][1]["driver"]["rx_per_packet"] = json!(-5);
     let run = c.run();
     c.assert_one(
         &run,
         &c.model_path(),
-        "nics[1].driver.isr_per_packet",
+        "nics[1].driver.rx_per_packet",
         &["`ns` must be a finite number >= 0", "got -5"],
     );
 }

@@ -39,7 +39,7 @@ fn model(isr: [f64; 3], netisr: Value, ipintrq_maxlen: u32) -> ModelConfig {
             "tx_latency_ns": 0,
             "driver": {
                 "isr_entry": isr[0],
-                "isr_per_packet": isr[1],
+                "rx_per_packet": isr[1],
                 "isr_exit": isr[2],
             },
         })

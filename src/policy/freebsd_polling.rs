@@ -1,0 +1,400 @@
+//! FreeBSD DEVICE_POLLING (Rizzo, kern_poll.c; FreeBSD 4.x-6.x).
+//!
+//! Device interrupts are off. At every hardclock tick (`hz` per second)
+//! `hardclock_device_poll` schedules the NETISR_POLL and NETISR_POLLMORE software
+//! interrupts. `netisr_poll` calls every polling driver's poll routine for at most
+//! `each_burst` frames (each frame: `rx_per_packet`, then ether_input into ipintrq);
+//! the IP netisr then forwards them; `netisr_pollmore` schedules another round while
+//! the tick's budget `poll_burst` is not used up. At the end of a tick's work it measures
+//! the kernel time since the tick's first poll and adapts: if it exceeded
+//! `(100 - user_frac)` % of the tick, `poll_burst` goes down by one, else up by one (to
+//! `burst_max`). So at most about `(100 - user_frac)` % of the CPU goes to the network
+//! and the rest stays with user processes. One tick in `reg_frac` polls with
+//! POLL_AND_CHECK_STATUS (the status registers are read too). With `idle_poll` the idle
+//! loop polls as well (`poll_in_idle_loop`), using CPU nobody else wants.
+//!
+//! Parameters ([`PollingConfig`], `kernel.polling`) with kern_poll.c's defaults: `hz`
+//! 1000, `burst_start` 5 (poll_burst's initial value), `burst_max` 150, `each_burst` 5,
+//! `user_frac` 50 [%], `reg_frac` 20 [ticks], `idle_poll` false. Invariant (checked):
+//! 1 <= each_burst <= burst_max, 10 <= burst_max <= 1000.
+//!
+//! Counters (as sysctl kern.polling.*): `ticks`, `polls` (poll-routine calls),
+//! `poll_burst` (final value), `lost_polls`, `suspect`, `stalled`, `pending_polls`,
+//! `idle_polls`.
+
+use crate::engine::Scheduler;
+use crate::host::{Event, Host, Step, Task};
+use crate::kernel::{NETISR_POLL, NETISR_POLLMORE};
+use crate::packet::Packet;
+use crate::policy::PolicyConfig;
+use crate::problems::Problems;
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// kern.polling.* parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PollingConfig {
+    /// Clock interrupts per second [1/s] (default 1000).
+    #[serde(default = "d_hz")]
+    pub hz: u32,
+    /// Initial poll_burst [frames] (default 5).
+    #[serde(default = "d_each")]
+    pub burst_start: u32,
+    /// Largest poll_burst [frames per tick] (default 150).
+    #[serde(default = "d_burst_max")]
+    pub burst_max: u32,
+    /// Frames per poll-routine call [frames] (default 5).
+    #[serde(default = "d_each")]
+    pub each_burst: u32,
+    /// CPU share reserved for user processes [%] (default 50).
+    #[serde(default = "d_user_frac")]
+    pub user_frac: u32,
+    /// Ticks between status-register checks [ticks] (default 20).
+    #[serde(default = "d_reg_frac")]
+    pub reg_frac: u32,
+    /// Also poll from the idle loop (default false).
+    #[serde(default)]
+    pub idle_poll: bool,
+}
+
+fn d_hz() -> u32 {
+    1000
+}
+fn d_each() -> u32 {
+    5
+}
+fn d_burst_max() -> u32 {
+    150
+}
+fn d_user_frac() -> u32 {
+    50
+}
+fn d_reg_frac() -> u32 {
+    20
+}
+
+impl Default for PollingConfig {
+    fn default() -> Self {
+        PollingConfig {
+            hz: d_hz(),
+            burst_start: d_each(),
+            burst_max: d_burst_max(),
+            each_burst: d_each(),
+            user_frac: d_user_frac(),
+            reg_frac: d_reg_frac(),
+            idle_poll: false,
+        }
+    }
+}
+
+impl PollingConfig {
+    /// Range checks (kern_poll.c rejects what it would otherwise clamp).
+    pub fn validate(&self, p: &mut Problems) {
+        if !(1..=100_000).contains(&self.hz) {
+            p.push("hz", format!("must be 1 to 100000, got {}", self.hz));
+        }
+        if !(10..=1000).contains(&self.burst_max) {
+            p.push(
+                "burst_max",
+                format!(
+                    "must be 10 to 1000 (MIN/MAX_POLL_BURST_MAX), got {}",
+                    self.burst_max
+                ),
+            );
+        }
+        if self.each_burst < 1 || self.each_burst > self.burst_max {
+            p.push(
+                "each_burst",
+                format!(
+                    "must be 1 to burst_max ({}), got {}",
+                    self.burst_max, self.each_burst
+                ),
+            );
+        }
+        if self.burst_start < 1 || self.burst_start > self.burst_max {
+            p.push(
+                "burst_start",
+                format!(
+                    "must be 1 to burst_max ({}), got {}",
+                    self.burst_max, self.burst_start
+                ),
+            );
+        }
+        if self.user_frac > 99 {
+            p.push(
+                "user_frac",
+                format!("must be 0 to 99 %, got {}", self.user_frac),
+            );
+        }
+        if self.reg_frac < 1 || self.reg_frac > self.hz.max(1) {
+            p.push(
+                "reg_frac",
+                format!("must be 1 to hz ({}), got {}", self.hz, self.reg_frac),
+            );
+        }
+    }
+}
+
+/// Where the poll handler is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PollStage {
+    /// About to call the poll routine of `nics[idx]`.
+    Call,
+    /// Taking frames: `left` more allowed.
+    Frames,
+}
+
+/// DEVICE_POLLING state (kern_poll.c's globals).
+#[derive(Clone, Debug)]
+pub struct Polling {
+    cfg: PollingConfig,
+    /// Clock period.
+    pub tick: SimTime,
+    /// Polling NICs, in registration order.
+    nics: Vec<usize>,
+    /// Frames per tick the kernel currently allows.
+    poll_burst: u32,
+    residual_burst: u32,
+    reg_frac_count: u32,
+    pending_polls: u32,
+    phase: u32,
+    poll_start: SimTime,
+    /// Whether the idle loop polls.
+    pub idle_poll: bool,
+    // Current call.
+    idx: usize,
+    cycles: u32,
+    left: u32,
+    stage: PollStage,
+    current: Option<Packet>,
+    idle_current: Option<(usize, u32, Option<Packet>)>,
+    ticks: u64,
+    polls: u64,
+    lost_polls: u64,
+    suspect: u64,
+    stalled: u64,
+    idle_polls: u64,
+}
+
+impl Polling {
+    /// State from kern.polling.* parameters.
+    pub fn new(cfg: &PollingConfig) -> Polling {
+        Polling {
+            cfg: cfg.clone(),
+            tick: SimTime::from_ns_f64(1e9 / cfg.hz as f64),
+            nics: Vec::new(),
+            poll_burst: cfg.burst_start,
+            residual_burst: 0,
+            reg_frac_count: 0,
+            pending_polls: 0,
+            phase: 0,
+            poll_start: SimTime::ZERO,
+            idle_poll: cfg.idle_poll,
+            idx: 0,
+            cycles: 0,
+            left: 0,
+            stage: PollStage::Call,
+            current: None,
+            idle_current: None,
+            ticks: 0,
+            polls: 0,
+            lost_polls: 0,
+            suspect: 0,
+            stalled: 0,
+            idle_polls: 0,
+        }
+    }
+
+    /// Publish the counters.
+    pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
+        for (k, v) in [
+            ("ticks", self.ticks),
+            ("polls", self.polls),
+            ("poll_burst", self.poll_burst as u64),
+            ("lost_polls", self.lost_polls),
+            ("suspect", self.suspect),
+            ("stalled", self.stalled),
+            ("pending_polls", self.pending_polls as u64),
+            ("idle_polls", self.idle_polls),
+        ] {
+            c.insert(format!("polling.{k}"), v as f64);
+        }
+    }
+}
+
+impl Host {
+    fn polling_nics(&self) -> Vec<usize> {
+        (0..self.nics.len())
+            .filter(|i| self.policies[*i] == PolicyConfig::FreebsdPolling)
+            .collect()
+    }
+
+    /// A frame arrived on a polling NIC (its interrupt is off): only the idle loop may
+    /// notice it before the next tick.
+    pub(crate) fn polling_rx(&mut self, _nic: usize) {
+        if self.polling.as_ref().is_some_and(|p| p.idle_poll) {
+            self.wake(Task::IdlePoll);
+        }
+    }
+
+    /// hardclock_device_poll.
+    pub(crate) fn hardclock(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        let Some(p) = &mut self.polling else { return };
+        p.ticks += 1;
+        if p.pending_polls > 100 {
+            // Too much: assume it has stalled.
+            p.stalled += 1;
+            p.pending_polls = 0;
+            p.phase = 0;
+        }
+        let mut raise = false;
+        if p.phase <= 2 {
+            if p.phase != 0 {
+                p.suspect += 1;
+            }
+            p.phase = 1;
+            raise = true;
+            p.phase = 2;
+        }
+        if p.pending_polls > 0 {
+            p.lost_polls += 1;
+        }
+        p.pending_polls += 1;
+        let tick = p.tick;
+        if raise {
+            self.swi_raise(NETISR_POLL | NETISR_POLLMORE);
+        }
+        s.at(now + tick, Event::Tick);
+    }
+
+    /// netisr_poll: set up one round of poll-routine calls.
+    pub(crate) fn netisr_poll_begin(&mut self, now: SimTime) {
+        let nics = self.polling_nics();
+        let Some(p) = &mut self.polling else { return };
+        p.nics = nics;
+        p.phase = 3;
+        if p.residual_burst == 0 {
+            // First call in this tick.
+            p.poll_start = now;
+            if p.reg_frac_count == 0 {
+                p.reg_frac_count = p.cfg.reg_frac - 1; // POLL_AND_CHECK_STATUS this time
+            } else {
+                p.reg_frac_count -= 1;
+            }
+            p.residual_burst = p.poll_burst;
+        }
+        p.cycles = p.residual_burst.min(p.cfg.each_burst);
+        p.residual_burst -= p.cycles;
+        p.idx = 0;
+        p.stage = PollStage::Call;
+    }
+
+    /// One step of netisr_poll: a poll-routine call, or one frame.
+    pub(crate) fn netisr_poll_step(&mut self, _now: SimTime, _s: &mut Scheduler<Event>) -> Step {
+        if let Some(pk) = self.polling.as_mut().and_then(|p| p.current.take()) {
+            self.ipintrq_enqueue(pk);
+        }
+        loop {
+            let Some(p) = &mut self.polling else {
+                return Step::Done;
+            };
+            if p.idx >= p.nics.len() {
+                p.phase = 4;
+                return Step::Done;
+            }
+            let nic = p.nics[p.idx];
+            match p.stage {
+                PollStage::Call => {
+                    p.stage = PollStage::Frames;
+                    p.left = p.cycles;
+                    p.polls += 1;
+                    return Step::Run(self.drivers[nic].poll_call());
+                }
+                PollStage::Frames => {
+                    if p.left > 0
+                        && let Some(pk) = self.nics[nic].rx_ring.pop()
+                    {
+                        p.left -= 1;
+                        p.current = Some(pk);
+                        return Step::Run(self.drivers[nic].rx());
+                    }
+                    p.idx += 1;
+                    p.stage = PollStage::Call;
+                }
+            }
+        }
+    }
+
+    /// netisr_pollmore: another round, or adapt poll_burst at the end of the tick's work.
+    pub(crate) fn netisr_pollmore(&mut self, now: SimTime) {
+        let Some(p) = &mut self.polling else { return };
+        p.phase = 5;
+        if p.residual_burst > 0 {
+            self.swi_raise(NETISR_POLL | NETISR_POLLMORE);
+            return;
+        }
+        let kern_us = now.saturating_sub(p.poll_start).as_us_f64();
+        let kern_load = kern_us * p.cfg.hz as f64 / 10_000.0; // % of a tick
+        if kern_load > (100 - p.cfg.user_frac) as f64 {
+            if p.poll_burst > 1 {
+                p.poll_burst -= 1;
+            }
+        } else if p.poll_burst < p.cfg.burst_max {
+            p.poll_burst += 1;
+        }
+        p.pending_polls = p.pending_polls.saturating_sub(1);
+        if p.pending_polls == 0 {
+            p.phase = 0;
+        } else {
+            // The last cycle was long and missed ticks: restart, with a smaller burst.
+            p.poll_burst -= p.poll_burst / 8;
+            p.poll_burst = p.poll_burst.max(1);
+            p.phase = 6;
+            self.swi_raise(NETISR_POLL | NETISR_POLLMORE);
+        }
+    }
+
+    /// poll_idle: the idle loop polls each NIC for `each_burst` frames.
+    pub(crate) fn idle_poll_step(
+        &mut self,
+        _now: SimTime,
+        _first: bool,
+        _s: &mut Scheduler<Event>,
+    ) -> Step {
+        let nics = self.polling_nics();
+        let Some(p) = &mut self.polling else {
+            return Step::Done;
+        };
+        if let Some((nic, left, cur)) = p.idle_current.take() {
+            if let Some(pk) = cur {
+                self.ipintrq_enqueue(pk);
+            }
+            let p = self.polling.as_mut().expect("polling");
+            if left > 0
+                && let Some(pk) = self.nics[nic].rx_ring.pop()
+            {
+                p.idle_current = Some((nic, left - 1, Some(pk)));
+                return Step::Run(self.drivers[nic].rx());
+            }
+        }
+        let p = self.polling.as_mut().expect("polling");
+        match nics.into_iter().find(|n| !self.nics[*n].rx_ring.is_empty()) {
+            Some(nic) => {
+                p.idle_polls += 1;
+                p.idle_current = Some((nic, p.cfg.each_burst, None));
+                Step::Run(self.drivers[nic].poll_call())
+            }
+            None => Step::Done,
+        }
+    }
+
+    /// Frames held by a poll step.
+    pub(crate) fn polling_held(&self) -> usize {
+        self.polling.as_ref().map_or(0, |p| {
+            p.current.is_some() as usize
+                + p.idle_current.is_some_and(|(_, _, c)| c.is_some()) as usize
+        })
+    }
+}

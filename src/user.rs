@@ -1,0 +1,226 @@
+//! A user process competing with the network for the CPU.
+//!
+//! Two kinds, as in Mogul & Ramakrishnan's experiments:
+//!
+//! - `cpu-bound`: always runnable (a compute job). It runs in slices of `quantum_ns`,
+//!   round robin with other normal-priority tasks (ksoftirqd); its progress is its CPU
+//!   time divided by `work_unit` (e.g. loop iterations), reported as work units/s.
+//! - `screend`: a user-level packet consumer (Mogul's screend firewall daemon). Every
+//!   forwarded packet first goes to its queue (`queue_len`, drops counted as
+//!   `user_queue`); the process takes each, spends `per_packet` on it, and hands it to
+//!   if_output. It sleeps when its queue is empty.
+//!
+//! Both run at user priority: every interrupt, softirq and kernel thread preempts them,
+//! which is why they starve under receive livelock.
+//!
+//! Parameters ([`UserConfig`], tagged by `kind`): cpu-bound `work_unit` (default
+//! 1,000 ns), `quantum_ns` (default 10,000,000); screend `per_packet` (required),
+//! `queue_len` (default 32).
+//!
+//! Reported per point: `user.cpu_share`, `user.work_per_s`; counters `user.packets`.
+
+use crate::cost::{Cost, CostParam};
+use crate::engine::Scheduler;
+use crate::host::{Event, Host, Step, Task};
+use crate::packet::Packet;
+use crate::problems::Problems;
+use crate::queue::BoundedQueue;
+use crate::rng::StreamRng;
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A user process as written in a model file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum UserConfig {
+    /// A compute job that is always runnable.
+    CpuBound {
+        /// CPU time of one unit of work [cost] (default 1,000 ns).
+        #[serde(default = "d_unit")]
+        work_unit: CostParam,
+        /// Scheduler time slice [ns] (default 10,000,000).
+        #[serde(default = "d_quantum")]
+        quantum_ns: f64,
+    },
+    /// A user-level packet consumer between the kernel's input and output.
+    Screend {
+        /// CPU time per packet [cost].
+        per_packet: CostParam,
+        /// Queue between kernel and process [packets] (default 32).
+        #[serde(default = "d_qlen")]
+        queue_len: u32,
+    },
+}
+
+fn d_unit() -> CostParam {
+    CostParam::ns(1000.0)
+}
+fn d_quantum() -> f64 {
+    10_000_000.0
+}
+fn d_qlen() -> u32 {
+    32
+}
+
+impl UserConfig {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        match self {
+            UserConfig::CpuBound {
+                work_unit,
+                quantum_ns,
+            } => {
+                match work_unit.check() {
+                    Err(e) => p.push("work_unit", e),
+                    Ok(()) if work_unit.mean_ns(1.0) <= 0.0 => {
+                        p.push("work_unit", "must be greater than 0")
+                    }
+                    Ok(()) => {}
+                }
+                p.positive("quantum_ns", *quantum_ns, "ns");
+            }
+            UserConfig::Screend {
+                per_packet,
+                queue_len,
+            } => {
+                if let Err(e) = per_packet.check() {
+                    p.push("per_packet", e);
+                }
+                p.at_least("queue_len", *queue_len as u64, 1, "packet");
+            }
+        }
+    }
+}
+
+/// The user process during a run.
+#[derive(Clone, Debug)]
+pub struct UserProcess {
+    quantum: SimTime,
+    unit_ns: f64,
+    per_packet: Option<Cost>,
+    queue: Option<BoundedQueue<Packet>>,
+    current: Option<Packet>,
+    rng: StreamRng,
+    packets: u64,
+}
+
+impl UserProcess {
+    /// The process from its configuration.
+    pub fn new(cfg: &UserConfig, clock_mhz: f64, rng: StreamRng) -> UserProcess {
+        match cfg {
+            UserConfig::CpuBound {
+                work_unit,
+                quantum_ns,
+            } => UserProcess {
+                quantum: SimTime::from_ns_f64(*quantum_ns),
+                unit_ns: work_unit.mean_ns(clock_mhz),
+                per_packet: None,
+                queue: None,
+                current: None,
+                rng,
+                packets: 0,
+            },
+            UserConfig::Screend {
+                per_packet,
+                queue_len,
+            } => UserProcess {
+                quantum: SimTime::ZERO,
+                unit_ns: 0.0,
+                per_packet: Some(per_packet.build(clock_mhz)),
+                queue: Some(BoundedQueue::new(*queue_len as usize)),
+                current: None,
+                rng,
+                packets: 0,
+            },
+        }
+    }
+
+    /// Whether forwarded packets go through this process.
+    pub fn consumes_packets(&self) -> bool {
+        self.queue.is_some()
+    }
+
+    /// Whether its queue is full.
+    pub fn queue_full(&self) -> bool {
+        self.queue.as_ref().is_some_and(|q| q.is_full())
+    }
+
+    /// Whether its queue is more than half full.
+    pub fn queue_above_half(&self) -> bool {
+        self.queue
+            .as_ref()
+            .is_some_and(|q| q.len() * 2 > q.capacity())
+    }
+
+    /// Packets held in its queue or in hand.
+    pub fn held(&self) -> usize {
+        self.queue.as_ref().map_or(0, |q| q.len()) + self.current.is_some() as usize
+    }
+
+    /// Publish the counters.
+    pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
+        c.insert("user.packets".into(), self.packets as f64);
+        if let Some(q) = &self.queue {
+            c.insert("user.queue_drops".into(), q.drops as f64);
+        }
+    }
+}
+
+impl Host {
+    /// A forwarded packet for the screend-like process.
+    pub(crate) fn user_enqueue(&mut self, p: Packet) {
+        let Some(q) = self.user.as_mut().and_then(|u| u.queue.as_mut()) else {
+            return;
+        };
+        if let Err(p) = q.push(p) {
+            self.flows[p.flow as usize].stats.drops.user_queue += 1;
+            return;
+        }
+        self.wake(Task::UserProc);
+    }
+
+    /// Work units done so far (cpu-bound) or packets handled (screend).
+    pub(crate) fn user_work(&self) -> f64 {
+        self.user.as_ref().map_or(0.0, |u| u.packets as f64)
+    }
+
+    /// One step of the user process.
+    pub(crate) fn user_step(
+        &mut self,
+        now: SimTime,
+        first: bool,
+        s: &mut Scheduler<Event>,
+    ) -> Step {
+        let Some(u) = self.user.as_mut() else {
+            return Step::Done;
+        };
+        if u.queue.is_none() {
+            // cpu-bound: slices, yielding to other normal-priority tasks between them.
+            if !first && self.user_level_contended() {
+                return Step::Yield;
+            }
+            let u = self.user.as_mut().expect("user");
+            return Step::Run(u.quantum);
+        }
+        if let Some(p) = u.current.take() {
+            u.packets += 1;
+            self.if_output(p, now, s);
+            self.output_drained(0, now);
+        }
+        let u = self.user.as_mut().expect("user");
+        match u.queue.as_mut().and_then(|q| q.pop()) {
+            Some(p) => {
+                u.current = Some(p);
+                let c = u.per_packet.clone().expect("screend cost");
+                Step::Run(c.sample(&mut u.rng))
+            }
+            None => Step::Done,
+        }
+    }
+
+    /// Unit cost of the cpu-bound job [ns] (0 for screend).
+    pub(crate) fn user_unit_ns(&self) -> f64 {
+        self.user.as_ref().map_or(0.0, |u| u.unit_ns)
+    }
+}
