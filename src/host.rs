@@ -317,7 +317,7 @@ impl Host {
             polling: any(|p| matches!(p, PolicyConfig::FreebsdPolling))
                 .then(|| Polling::new(&cfg.kernel.polling)),
             napi: any(|p| matches!(p, PolicyConfig::Napi { .. }))
-                .then(|| Napi::new(&cfg.kernel.napi)),
+                .then(|| Napi::new(&cfg.kernel.napi, SimTime::from_ns_f64(cfg.kernel.timeslice_ns))),
             mogul: any(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. }))
                 .then(|| Mogul::new(&cfg.kernel.mogul)),
             taskqs: policies
@@ -345,7 +345,7 @@ impl Host {
             user: cfg
                 .user
                 .as_ref()
-                .map(|u| UserProcess::new(u, mhz, key.stream("user"))),
+                .map(|u| UserProcess::new(u, SimTime::from_ns_f64(cfg.kernel.timeslice_ns), mhz, key.stream("user"))),
             nics,
             policies,
             netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),

@@ -51,6 +51,11 @@ pub struct KernelConfig {
     /// CPU cost of forwarding one packet: ip_input, ip_forward, ip_output,
     /// ether_output, if_start [cost].
     pub netisr_per_packet: CostParam,
+    /// Time slice of the round robin between normal-priority tasks (user process,
+    /// ksoftirqd) [ns] (default 10,000,000: 10 ms, the order of 4.4BSD's and Linux
+    /// CFS's scheduling periods).
+    #[serde(default = "d_slice")]
+    pub timeslice_ns: f64,
     /// FreeBSD DEVICE_POLLING parameters (kern.polling.*).
     #[serde(default)]
     pub polling: PollingConfig,
@@ -65,6 +70,9 @@ pub struct KernelConfig {
 fn d_ifq() -> u32 {
     50
 }
+fn d_slice() -> f64 {
+    10_000_000.0
+}
 
 impl KernelConfig {
     /// Range checks.
@@ -74,6 +82,7 @@ impl KernelConfig {
         if let Err(e) = self.netisr_per_packet.check() {
             p.push("netisr_per_packet", e);
         }
+        p.positive("timeslice_ns", self.timeslice_ns, "ns");
         p.at("polling", |p| self.polling.validate(p));
         p.at("napi", |p| self.napi.validate(p));
         p.at("mogul", |p| self.mogul.validate(p));

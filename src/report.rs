@@ -1,11 +1,12 @@
-//! The table printed after a run: simulated figures, and measured ones beside them when
-//! the scenario names a measured table. Reads results only.
+//! The table printed after a run: simulated figures per variant, with the measured
+//! table's loss and latency beside them when the scenario names one. Reads results only.
 
+use crate::output::variants;
 use crate::results::Results;
 use crate::smartbits::MeasuredPoint;
 use std::fmt::Write;
 
-/// Render the sweep as a fixed-width table.
+/// Render the sweep as fixed-width tables, one per variant.
 pub fn table(r: &Results) -> String {
     let measured: Option<&[MeasuredPoint]> = r.measured.as_ref().map(|m| m.points.as_slice());
     let mut s = String::new();
@@ -16,62 +17,53 @@ pub fn table(r: &Results) -> String {
         r.model, r.duration_s, r.seed, r.replications
     );
     let with_m = measured.is_some();
-    let _ = write!(
-        s,
-        "\n{:>7} {:>9} {:>9} {:>8}",
-        "load%", "offered", "fwd pps", "loss%"
-    );
-    if with_m {
-        let _ = write!(s, " {:>8}", "meas%");
-    }
-    let _ = write!(s, " {:>9} {:>9}", "avg us", "max us");
-    if with_m {
-        let _ = write!(s, " {:>9} {:>9}", "meas avg", "meas max");
-    }
-    let _ = writeln!(
-        s,
-        " {:>8} {:>6} {:>6} {:>6} {:>5}",
-        "irq/s", "intr%", "sirq%", "idle%", "pkt/i"
-    );
-    for p in &r.points {
-        let t = &p.figures.total;
-        let m = measured.and_then(|ms| ms.iter().find(|m| (m.load_pct - p.load_pct).abs() < 1e-6));
-        let _ = write!(
-            s,
-            "{:>7.2} {:>9.0} {:>9.0} {:>8.2}",
-            p.load_pct, p.offered_pps, t.forwarded_pps, t.loss_pct
-        );
+    let with_user = r.points.iter().any(|p| p.figures.user.is_some());
+    for v in variants(r) {
+        let _ = writeln!(s, "\nvariant: {v}");
+        let _ = write!(s, "{:>7} {:>9} {:>9} {:>8}", "load%", "offered", "fwd pps", "loss%");
         if with_m {
-            match m {
-                Some(m) => {
-                    let _ = write!(s, " {:>8.2}", m.total.loss_pct());
-                }
-                None => {
-                    let _ = write!(s, " {:>8}", "-");
-                }
-            }
+            let _ = write!(s, " {:>8}", "meas%");
         }
-        let _ = write!(s, " {:>9.1} {:>9.1}", t.latency_us.avg, t.latency_us.max);
+        let _ = write!(s, " {:>9} {:>9}", "avg us", "max us");
         if with_m {
-            match m {
-                Some(m) => {
-                    let _ = write!(s, " {:>9.1} {:>9.1}", m.total.avg_us, m.total.max_us);
-                }
-                None => {
-                    let _ = write!(s, " {:>9} {:>9}", "-", "-");
-                }
-            }
+            let _ = write!(s, " {:>9} {:>9}", "meas avg", "meas max");
         }
-        let c = &p.figures.cpu;
-        let _ = writeln!(
-            s,
-            " {:>8.0} {:>6.1} {:>6.1} {:>6.1} {:>5.2}",
-            p.figures.interrupts_per_s,
-            100.0 * c.interrupt,
-            100.0 * c.softirq,
-            100.0 * c.idle,
-            p.figures.packets_per_interrupt
-        );
+        let _ = write!(s, " {:>8} {:>6} {:>6} {:>6}", "irq/s", "intr%", "sirq%", "kern%");
+        if with_user {
+            let _ = write!(s, " {:>6}", "user%");
+        }
+        let _ = writeln!(s, " {:>6} {:>5}", "idle%", "pkt/i");
+        for p in r.points.iter().filter(|p| p.variant == v) {
+            let t = &p.figures.total;
+            let m = measured.and_then(|ms| ms.iter().find(|m| (m.load_pct - p.load_pct).abs() < 1e-6));
+            let _ = write!(s, "{:>7.2} {:>9.0} {:>9.0} {:>8.2}", p.load_pct, p.offered_pps, t.forwarded_pps, t.loss_pct);
+            if with_m {
+                let _ = match m {
+                    Some(m) => write!(s, " {:>8.2}", m.total.loss_pct()),
+                    None => write!(s, " {:>8}", "-"),
+                };
+            }
+            let _ = write!(s, " {:>9.1} {:>9.1}", t.latency_us.avg, t.latency_us.max);
+            if with_m {
+                let _ = match m {
+                    Some(m) => write!(s, " {:>9.1} {:>9.1}", m.total.avg_us, m.total.max_us),
+                    None => write!(s, " {:>9} {:>9}", "-", "-"),
+                };
+            }
+            let c = &p.figures.cpu;
+            let _ = write!(
+                s,
+                " {:>8.0} {:>6.1} {:>6.1} {:>6.1}",
+                p.figures.interrupts_per_s,
+                100.0 * c.interrupt,
+                100.0 * c.softirq,
+                100.0 * c.kernel
+            );
+            if with_user {
+                let _ = write!(s, " {:>6.1}", 100.0 * c.user);
+            }
+            let _ = writeln!(s, " {:>6.1} {:>5.2}", 100.0 * c.idle, p.figures.packets_per_interrupt);
+        }
     }
     if with_m {
         let _ = writeln!(

@@ -15,12 +15,14 @@ use rayon::prelude::*;
 /// `on_done` is called after each finished run (for progress reporting).
 pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Results {
     let reps = exp.replications as usize;
-    let jobs: Vec<(usize, usize)> = (0..exp.points.len())
-        .flat_map(|p| (0..reps).map(move |r| (p, r)))
+    let npoints = exp.points.len();
+    let jobs: Vec<(usize, usize, usize)> = (0..exp.variants.len())
+        .flat_map(|v| (0..npoints).flat_map(move |p| (0..reps).map(move |r| (v, p, r))))
         .collect();
     let work = || -> Vec<PointFigures> {
         jobs.par_iter()
-            .map(|&(p, r)| {
+            .map(|&(v, p, r)| {
+                let model = &exp.variants[v].model;
                 let spec = RunSpec {
                     flows: exp.flows.clone(),
                     rates_pps: exp.points[p].rates_pps.clone(),
@@ -33,9 +35,9 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
                         replication: r as u64,
                     },
                 };
-                let stats = simulate(&exp.model, &spec).expect("experiment was validated");
+                let stats = simulate(model, &spec).expect("experiment was validated");
                 on_done();
-                PointFigures::from_run(&stats, exp.model.user.is_some())
+                PointFigures::from_run(&stats, model.user.is_some())
             })
             .collect()
     };
@@ -43,14 +45,14 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
         Ok(pool) => pool.install(work),
         Err(_) => work(),
     };
-    let points = exp
-        .points
-        .iter()
-        .zip(figs.chunks(reps))
-        .map(|(lp, reps_figs)| {
+    let points = figs
+        .chunks(reps)
+        .enumerate()
+        .map(|(k, reps_figs)| {
+            let (variant, lp) = (&exp.variants[k / npoints], &exp.points[k % npoints]);
             let (figures, ci95) = PointFigures::aggregate(reps_figs);
             PointResult {
-                variant: "default".into(),
+                variant: variant.name.clone(),
                 load_pct: lp.load_pct,
                 offered_pps: lp.offered_pps(),
                 replications: exp.replications,

@@ -150,6 +150,10 @@ pub struct ScenarioFile {
     /// Merge patch applied to the model (see the module doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overrides: Option<Value>,
+    /// Named variants, each a further merge patch of the model; every load point is run
+    /// for every variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variants: Option<Vec<VariantFile>>,
     /// Offered traffic.
     pub workload: WorkloadConfig,
     /// Load points.
@@ -196,6 +200,32 @@ impl LoadPoint {
     }
 }
 
+/// A variant of the experiment: a model after the scenario's and the variant's
+/// overrides.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// Name (`default` when the scenario has no variants).
+    pub name: String,
+    /// What it stands for.
+    pub description: String,
+    /// The model to simulate.
+    pub model: ModelConfig,
+}
+
+/// A variant as written in a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantFile {
+    /// Name: letters, digits, `-`, `_`, `.`; unique; names `smartbits-<name>.csv`.
+    pub name: String,
+    /// What it stands for.
+    #[serde(default)]
+    pub description: String,
+    /// Merge patch applied to the model after the scenario's `overrides`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<Value>,
+}
+
 /// A loaded, validated experiment.
 #[derive(Clone, Debug)]
 pub struct Experiment {
@@ -207,8 +237,9 @@ pub struct Experiment {
     pub description: String,
     /// Model path as resolved.
     pub model_path: String,
-    /// The model after overrides.
-    pub model: ModelConfig,
+    /// The variants (one, `default`, when the scenario lists none), each with its model
+    /// after overrides.
+    pub variants: Vec<Variant>,
     /// The flows.
     pub flows: Vec<FlowConfig>,
     /// The points of the sweep.
@@ -361,6 +392,63 @@ fn overridden(overrides: &Value, model: &Value, path: &str) -> Option<String> {
     Some(out)
 }
 
+/// Apply `patches` (each with the path prefix it is written under) to the model and
+/// read it; problems are located in the file, and at the path, that set the value.
+fn build_model(
+    sfile: &str,
+    mfile: &str,
+    mtext: &str,
+    base: &Value,
+    patches: &[(String, &Value)],
+) -> Result<(ModelConfig, Vec<FileProblem>), InputError> {
+    let mut problems = Vec::new();
+    let mut mval = base.clone();
+    for (prefix, ov) in patches {
+        if !ov.is_object() {
+            problems.push(FileProblem {
+                file: sfile.into(),
+                problem: Problem {
+                    path: prefix.clone(),
+                    reason: "must be an object (a JSON merge patch of the model)".into(),
+                },
+            });
+            continue;
+        }
+        let mut un = Vec::new();
+        unmatched_patch_keys(&mval, ov, prefix, &mut un);
+        problems.extend(un.into_iter().map(|problem| FileProblem { file: sfile.into(), problem }));
+        merge_patch(&mut mval, ov);
+    }
+    // A model error is reported against the scenario when an override put the value
+    // there (the last patch that touched it).
+    let locate = |p: Problem| -> FileProblem {
+        for (prefix, ov) in patches.iter().rev() {
+            if ov.is_object()
+                && let Some(op) = overridden(ov, base, &p.path)
+            {
+                return FileProblem {
+                    file: sfile.into(),
+                    problem: Problem { path: join(prefix, &op), reason: p.reason },
+                };
+            }
+        }
+        FileProblem { file: mfile.into(), problem: p }
+    };
+    let parsed = if patches.is_empty() { parse_json(mfile, mtext) } else { parse_value(mfile, mval) };
+    let model: ModelConfig = match parsed {
+        Ok(m) => m,
+        Err(InputError::Field { path, msg, .. }) => {
+            let fp = locate(Problem { path, reason: msg });
+            return Err(InputError::Field { file: fp.file, path: fp.problem.path, msg: fp.problem.reason });
+        }
+        Err(e) => return Err(e),
+    };
+    let mut mp = Problems::new();
+    model.validate(&mut mp);
+    problems.extend(mp.list.into_iter().map(locate));
+    Ok((model, problems))
+}
+
 /// Largest `duration_s + drain_s` accepted [s]: a day of simulated time per point is far
 /// beyond any test-equipment run, and far inside the 213 days a picosecond `u64` spans.
 pub const MAX_RUN_S: f64 = 86_400.0;
@@ -382,67 +470,59 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             },
         }])
     })?;
-    let mut mval: Value = parse_json(&mfile, &mtext)?;
+    let mval: Value = parse_json(&mfile, &mtext)?;
     let mut problems: Vec<FileProblem> = Vec::new();
-    let scen_problem = |problem: Problem| FileProblem {
-        file: sfile.clone(),
-        problem,
+    let scen_problem = |problem: Problem| FileProblem { file: sfile.clone(), problem };
+
+    // The variants: each is the model with the scenario's overrides, then its own.
+    let specs: Vec<VariantFile> = match &sc.variants {
+        None => vec![VariantFile { name: "default".into(), description: String::new(), overrides: None }],
+        Some(v) => {
+            if v.is_empty() {
+                problems.push(scen_problem(Problem {
+                    path: "variants".into(),
+                    reason: "give at least one variant, or leave `variants` out".into(),
+                }));
+            }
+            v.clone()
+        }
     };
-    let model_orig = mval.clone();
-    if let Some(ov) = &sc.overrides {
-        if !ov.is_object() {
-            problems.push(scen_problem(Problem {
-                path: "overrides".into(),
-                reason: "must be an object (a JSON merge patch of the model)".into(),
-            }));
-        } else {
-            let mut un = Vec::new();
-            unmatched_patch_keys(&mval, ov, "overrides", &mut un);
-            problems.extend(un.into_iter().map(&scen_problem));
-            merge_patch(&mut mval, ov);
+    let mut variants = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        if sc.variants.is_some() {
+            let ok = !spec.name.is_empty()
+                && spec.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+            if !ok {
+                problems.push(scen_problem(Problem {
+                    path: format!("variants[{i}].name"),
+                    reason: format!("`{}` must be non-empty letters, digits, `-`, `_` or `.` (it names files)", spec.name),
+                }));
+            }
+            if specs[..i].iter().any(|o| o.name == spec.name) {
+                problems.push(scen_problem(Problem {
+                    path: format!("variants[{i}].name"),
+                    reason: format!("duplicate variant name `{}`", spec.name),
+                }));
+            }
+        }
+        let mut patches: Vec<(String, &Value)> = Vec::new();
+        if let Some(ov) = &sc.overrides {
+            patches.push(("overrides".into(), ov));
+        }
+        if let Some(ov) = &spec.overrides {
+            patches.push((format!("variants[{i}].overrides"), ov));
+        }
+        match build_model(&sfile, &mfile, &mtext, &mval, &patches) {
+            Ok((m, probs)) => {
+                problems.extend(probs);
+                variants.push(Variant { name: spec.name.clone(), description: spec.description.clone(), model: m });
+            }
+            Err(e) => return Err(e),
         }
     }
-    let overrides = sc.overrides.clone().unwrap_or(Value::Null);
-    // Report a model error against the scenario when an override put the value there.
-    let locate = |p: Problem| -> FileProblem {
-        let hit = overrides
-            .is_object()
-            .then(|| overridden(&overrides, &model_orig, &p.path));
-        if let Some(Some(op)) = hit {
-            FileProblem {
-                file: sfile.clone(),
-                problem: Problem {
-                    path: join("overrides", &op),
-                    reason: p.reason,
-                },
-            }
-        } else {
-            FileProblem {
-                file: mfile.clone(),
-                problem: p,
-            }
-        }
+    let Some(model) = variants.first().map(|v| v.model.clone()) else {
+        return Err(InputError::Invalid(problems));
     };
-    let parsed = if sc.overrides.is_some() {
-        parse_value(&mfile, mval.clone())
-    } else {
-        parse_json(&mfile, &mtext)
-    };
-    let model: ModelConfig = match parsed {
-        Ok(m) => m,
-        Err(InputError::Field { path, msg, .. }) => {
-            let fp = locate(Problem { path, reason: msg });
-            return Err(InputError::Field {
-                file: fp.file,
-                path: fp.problem.path,
-                msg: fp.problem.reason,
-            });
-        }
-        Err(e) => return Err(e),
-    };
-    let mut mp = Problems::new();
-    model.validate(&mut mp);
-    problems.extend(mp.list.into_iter().map(&locate));
 
     // The scenario itself.
     let mut p = Problems::new();
@@ -550,6 +630,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         return Err(InputError::Invalid(problems));
     }
     Ok(Experiment {
+        variants,
         name: path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -557,7 +638,6 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         path: sfile,
         description: sc.description,
         model_path: mfile,
-        model,
         flows: sc.workload.flows,
         points,
         duration_s: sc.duration_s,

@@ -2,8 +2,9 @@
 //!
 //! Two kinds, as in Mogul & Ramakrishnan's experiments:
 //!
-//! - `cpu-bound`: always runnable (a compute job). It runs in slices of `quantum_ns`,
-//!   round robin with other normal-priority tasks (ksoftirqd); its progress is its CPU
+//! - `cpu-bound`: always runnable (a compute job). It runs in slices of the kernel's
+//!   `timeslice_ns`, round robin with other normal-priority tasks (ksoftirqd), so that
+//!   each gets an equal share of what the higher levels leave; its progress is its CPU
 //!   time divided by `work_unit` (e.g. loop iterations), reported as work units/s.
 //! - `screend`: a user-level packet consumer (Mogul's screend firewall daemon). Every
 //!   forwarded packet first goes to its queue (`queue_len`, drops counted as
@@ -14,7 +15,7 @@
 //! which is why they starve under receive livelock.
 //!
 //! Parameters ([`UserConfig`], tagged by `kind`): cpu-bound `work_unit` (default
-//! 1,000 ns), `quantum_ns` (default 10,000,000); screend `per_packet` (required),
+//! 1,000 ns); screend `per_packet` (required),
 //! `queue_len` (default 32).
 //!
 //! Reported per point: `user.cpu_share`, `user.work_per_s`; counters `user.packets`.
@@ -39,9 +40,6 @@ pub enum UserConfig {
         /// CPU time of one unit of work [cost] (default 1,000 ns).
         #[serde(default = "d_unit")]
         work_unit: CostParam,
-        /// Scheduler time slice [ns] (default 10,000,000).
-        #[serde(default = "d_quantum")]
-        quantum_ns: f64,
     },
     /// A user-level packet consumer between the kernel's input and output.
     Screend {
@@ -56,9 +54,6 @@ pub enum UserConfig {
 fn d_unit() -> CostParam {
     CostParam::ns(1000.0)
 }
-fn d_quantum() -> f64 {
-    10_000_000.0
-}
 fn d_qlen() -> u32 {
     32
 }
@@ -67,19 +62,11 @@ impl UserConfig {
     /// Range checks.
     pub fn validate(&self, p: &mut Problems) {
         match self {
-            UserConfig::CpuBound {
-                work_unit,
-                quantum_ns,
-            } => {
-                match work_unit.check() {
-                    Err(e) => p.push("work_unit", e),
-                    Ok(()) if work_unit.mean_ns(1.0) <= 0.0 => {
-                        p.push("work_unit", "must be greater than 0")
-                    }
-                    Ok(()) => {}
-                }
-                p.positive("quantum_ns", *quantum_ns, "ns");
-            }
+            UserConfig::CpuBound { work_unit } => match work_unit.check() {
+                Err(e) => p.push("work_unit", e),
+                Ok(()) if work_unit.mean_ns(1.0) <= 0.0 => p.push("work_unit", "must be greater than 0"),
+                Ok(()) => {}
+            },
             UserConfig::Screend {
                 per_packet,
                 queue_len,
@@ -107,13 +94,10 @@ pub struct UserProcess {
 
 impl UserProcess {
     /// The process from its configuration.
-    pub fn new(cfg: &UserConfig, clock_mhz: f64, rng: StreamRng) -> UserProcess {
+    pub fn new(cfg: &UserConfig, timeslice: SimTime, clock_mhz: f64, rng: StreamRng) -> UserProcess {
         match cfg {
-            UserConfig::CpuBound {
-                work_unit,
-                quantum_ns,
-            } => UserProcess {
-                quantum: SimTime::from_ns_f64(*quantum_ns),
+            UserConfig::CpuBound { work_unit } => UserProcess {
+                quantum: timeslice,
                 unit_ns: work_unit.mean_ns(clock_mhz),
                 per_packet: None,
                 queue: None,

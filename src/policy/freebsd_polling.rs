@@ -14,7 +14,8 @@
 //! loop polls as well (`poll_in_idle_loop`), using CPU nobody else wants.
 //!
 //! Parameters ([`PollingConfig`], `kernel.polling`) with kern_poll.c's defaults: `hz`
-//! 1000, `burst_start` 5 (poll_burst's initial value), `burst_max` 150, `each_burst` 5,
+//! 1000, `burst_start` 150 (poll_burst at the start of a run), `burst_max` 150,
+//! `each_burst` 5,
 //! `user_frac` 50 [%], `reg_frac` 20 [ticks], `idle_poll` false. Invariant (checked):
 //! 1 <= each_burst <= burst_max, 10 <= burst_max <= 1000.
 //!
@@ -39,9 +40,11 @@ pub struct PollingConfig {
     /// Clock interrupts per second [1/s] (default 1000).
     #[serde(default = "d_hz")]
     pub hz: u32,
-    /// Initial poll_burst [frames] (default 5).
-    #[serde(default = "d_each")]
-    pub burst_start: u32,
+    /// poll_burst when the run starts [frames] (default: burst_max. kern_poll.c boots
+    /// with 5 and adds one per tick while the kernel is under its share, so an idle
+    /// system reaches burst_max within burst_max ticks, before any test traffic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_start: Option<u32>,
     /// Largest poll_burst [frames per tick] (default 150).
     #[serde(default = "d_burst_max")]
     pub burst_max: u32,
@@ -79,7 +82,7 @@ impl Default for PollingConfig {
     fn default() -> Self {
         PollingConfig {
             hz: d_hz(),
-            burst_start: d_each(),
+            burst_start: None,
             burst_max: d_burst_max(),
             each_burst: d_each(),
             user_frac: d_user_frac(),
@@ -113,14 +116,10 @@ impl PollingConfig {
                 ),
             );
         }
-        if self.burst_start < 1 || self.burst_start > self.burst_max {
-            p.push(
-                "burst_start",
-                format!(
-                    "must be 1 to burst_max ({}), got {}",
-                    self.burst_max, self.burst_start
-                ),
-            );
+        if let Some(b) = self.burst_start
+            && (b < 1 || b > self.burst_max)
+        {
+            p.push("burst_start", format!("must be 1 to burst_max ({}), got {b}", self.burst_max));
         }
         if self.user_frac > 99 {
             p.push(
@@ -185,7 +184,7 @@ impl Polling {
             cfg: cfg.clone(),
             tick: SimTime::from_ns_f64(1e9 / cfg.hz as f64),
             nics: Vec::new(),
-            poll_burst: cfg.burst_start,
+            poll_burst: cfg.burst_start.unwrap_or(cfg.burst_max),
             residual_burst: 0,
             reg_frac_count: 0,
             pending_polls: 0,

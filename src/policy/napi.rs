@@ -99,6 +99,8 @@ pub struct Napi {
     /// NET_RX raised and not yet handled.
     raised: bool,
     ksoftirqd_awake: bool,
+    timeslice: SimTime,
+    slice_start: SimTime,
     // The running net_rx_action.
     budget_left: u32,
     t_end: SimTime,
@@ -116,12 +118,14 @@ pub struct Napi {
 
 impl Napi {
     /// State from the parameters.
-    pub fn new(cfg: &NapiConfig) -> Napi {
+    pub fn new(cfg: &NapiConfig, timeslice: SimTime) -> Napi {
         Napi {
             cfg: cfg.clone(),
             poll_list: VecDeque::new(),
             raised: false,
             ksoftirqd_awake: false,
+            timeslice,
+            slice_start: SimTime::ZERO,
             budget_left: 0,
             t_end: SimTime::ZERO,
             dev: None,
@@ -226,8 +230,9 @@ impl Host {
         }
     }
 
-    /// ksoftirqd: run net_rx_action while NET_RX is raised, yielding to other
-    /// normal-priority tasks between runs; sleep when nothing is pending.
+    /// ksoftirqd: run net_rx_action while NET_RX is raised; after a time slice, yield
+    /// to other normal-priority tasks (cond_resched under a fair scheduler); sleep when
+    /// nothing is pending.
     pub(crate) fn ksoftirqd_step(
         &mut self,
         now: SimTime,
@@ -242,17 +247,23 @@ impl Host {
                 n.ksoftirqd_awake = false;
                 return Step::Done;
             }
+            n.slice_start = now;
             Self::net_rx_action_start(n, now);
         }
-        match self.net_rx_action_step(now, s, Ctx::Ksoftirqd) {
-            Step::Run(d) => Step::Run(d),
-            _ => {
-                let n = self.napi.as_mut().expect("napi");
-                if n.raised {
-                    Step::Yield
-                } else {
-                    n.ksoftirqd_awake = false;
-                    Step::Done
+        loop {
+            match self.net_rx_action_step(now, s, Ctx::Ksoftirqd) {
+                Step::Run(d) => return Step::Run(d),
+                _ => {
+                    let contended = self.user_level_contended();
+                    let n = self.napi.as_mut().expect("napi");
+                    if !n.raised {
+                        n.ksoftirqd_awake = false;
+                        return Step::Done;
+                    }
+                    if contended && now.saturating_sub(n.slice_start) >= n.timeslice {
+                        return Step::Yield;
+                    }
+                    Self::net_rx_action_start(n, now);
                 }
             }
         }

@@ -1,0 +1,139 @@
+//! Receive policies side by side (scenarios/policies-64b.json and
+//! policies-64b-user.json): which collapse, which do not, and what they leave to a user
+//! process. Expected behaviour comes from the mechanisms (DOMAIN.md section 3).
+
+use irqsim::results::{PointResult, Results};
+use irqsim::scenario::{self, DiskFiles};
+use std::path::Path;
+use std::sync::OnceLock;
+
+fn run(name: &str) -> Results {
+    let path = format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
+    let exp = scenario::load(Path::new(&path), &DiskFiles).expect("scenario loads");
+    irqsim::runner::run(&exp, 0, &|| {})
+}
+
+fn policies() -> &'static Results {
+    static CELL: OnceLock<Results> = OnceLock::new();
+    CELL.get_or_init(|| run("policies-64b.json"))
+}
+
+fn policies_user() -> &'static Results {
+    static CELL: OnceLock<Results> = OnceLock::new();
+    CELL.get_or_init(|| run("policies-64b-user.json"))
+}
+
+fn points<'a>(r: &'a Results, variant: &str) -> Vec<&'a PointResult> {
+    let v: Vec<_> = r.points.iter().filter(|p| p.variant == variant).collect();
+    assert!(!v.is_empty(), "no variant {variant}");
+    v
+}
+
+/// Largest offered load [%] forwarded with less than 0.1 % loss (the MLFRR), and the
+/// peak forwarded rate [pps].
+fn mlfrr_and_peak(r: &Results, variant: &str) -> (f64, f64) {
+    let pts = points(r, variant);
+    let mlfrr = pts
+        .iter()
+        .filter(|p| p.figures.total.loss_pct < 0.1)
+        .map(|p| p.offered_pps)
+        .fold(0.0, f64::max);
+    let peak = pts.iter().map(|p| p.figures.total.forwarded_pps).fold(0.0, f64::max);
+    (mlfrr, peak)
+}
+
+fn at(r: &'static Results, variant: &str, load: f64) -> &'static PointResult {
+    r.points
+        .iter()
+        .find(|p| p.variant == variant && (p.load_pct - load).abs() < 1e-9)
+        .expect("point")
+}
+
+#[test]
+fn polling_policies_do_not_collapse_but_interrupts_do() {
+    let r = policies();
+    for v in irqsim::output::variants(r) {
+        let (mlfrr, peak) = mlfrr_and_peak(r, &v);
+        let full = at(r, &v, 100.0).figures.total.forwarded_pps;
+        eprintln!("{v:>20}: MLFRR {mlfrr:>8.0} pps, peak {peak:>8.0} pps, at 100 % {full:>8.0} pps ({:.0} % of peak)", 100.0 * full / peak);
+    }
+    // No collapse: at 100 % load each keeps at least 90 % of its own peak output.
+    for v in ["freebsd-polling", "napi", "mogul-ramakrishnan", "deferred", "busy-poll"] {
+        let (_, peak) = mlfrr_and_peak(r, v);
+        let full = at(r, v, 100.0).figures.total.forwarded_pps;
+        assert!(full >= 0.9 * peak, "{v}: {full} pps at 100 % vs peak {peak}");
+    }
+    // Receive livelock: the classic path forwards less than half its peak at 100 %.
+    let (_, peak) = mlfrr_and_peak(r, "interrupt");
+    let full = at(r, "interrupt", 100.0).figures.total.forwarded_pps;
+    assert!(full < 0.5 * peak, "interrupt: {full} pps at 100 % vs peak {peak}");
+}
+
+#[test]
+fn reserved_user_share_is_kept_under_overload() {
+    let r = policies_user();
+    // FreeBSD polling, user_frac = 50: the user process keeps 50 % (+-2 points).
+    let u = at(r, "freebsd-polling", 100.0).figures.user.clone().expect("user");
+    eprintln!("freebsd-polling user share at 100 %: {:.3}", u.cpu_share);
+    assert!((u.cpu_share - 0.50).abs() < 0.02, "{}", u.cpu_share);
+    // Mogul-Ramakrishnan, cycle limit 50 %: the user process keeps 100 - 50 = 50 %.
+    let u = at(r, "mogul-ramakrishnan", 100.0).figures.user.clone().expect("user");
+    eprintln!("mogul-ramakrishnan user share at 100 %: {:.3}", u.cpu_share);
+    assert!((u.cpu_share - 0.50).abs() < 0.02, "{}", u.cpu_share);
+    // Plain interrupts: above the MLFRR the user process gets (about) nothing.
+    let (mlfrr, _) = mlfrr_and_peak(r, "interrupt");
+    for p in points(r, "interrupt").into_iter().filter(|p| p.offered_pps > mlfrr) {
+        let share = p.figures.user.as_ref().expect("user").cpu_share;
+        assert!(share < 0.01, "interrupt at {} %: user share {share}", p.load_pct);
+    }
+}
+
+#[test]
+fn moderation_caps_the_interrupt_rate_and_adds_latency() {
+    let r = policies();
+    // ITR interval 124,928 ns (488 x 256 ns): at most 1e9 / 124,928 = 8,004.6 interrupts/s.
+    let cap = 1e9 / 124_928.0;
+    for p in points(r, "moderation") {
+        assert!(p.figures.interrupts_per_s <= cap * 1.001, "{} irq/s at {} %", p.figures.interrupts_per_s, p.load_pct);
+    }
+    // At 60 % (89 kpps) the cap binds: about 8,000/s, i.e. ~11 frames per interrupt.
+    assert!(at(r, "moderation", 60.0).figures.interrupts_per_s > cap * 0.99);
+    // Latency: a lone frame now waits for the absolute timer (65.5 us) or the interval,
+    // so at 10 % the average rises by at least half the 65.5 us timer and the maximum
+    // stays within the timer plus the handler.
+    let plain = &at(r, "interrupt", 10.0).figures.total.latency_us;
+    let moder = &at(r, "moderation", 10.0).figures.total.latency_us;
+    eprintln!("10 %: avg latency {:.1} us -> {:.1} us, max {:.1} -> {:.1}", plain.avg, moder.avg, plain.max, moder.max);
+    assert!(moder.avg > plain.avg + 65.536 / 2.0);
+    assert!(moder.max < plain.max + 124.928 + 1.0);
+}
+
+#[test]
+fn napi_interrupts_one_per_packet_at_low_load_and_vanish_at_saturation() {
+    let r = policies();
+    let low = at(r, "napi", 10.0);
+    let ratio = low.figures.interrupts_per_s / low.figures.total.forwarded_pps;
+    assert!((ratio - 1.0).abs() < 0.01, "{ratio} interrupts per packet at 10 %");
+    let sat = at(r, "napi", 100.0);
+    let ratio = sat.figures.interrupts_per_s / sat.figures.total.forwarded_pps;
+    assert!(ratio < 0.001, "{ratio} interrupts per packet at 100 %");
+    // The fall is gradual in between (NAPI_HOWTO's tables): fewer per packet at 70 % than at 30 %.
+    let mid = |l| {
+        let p = at(r, "napi", l);
+        p.figures.interrupts_per_s / p.figures.total.forwarded_pps
+    };
+    assert!(mid(70.0) < mid(30.0));
+}
+
+#[test]
+fn every_variant_gets_its_smartbits_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = irqsim::output::write_all(dir.path(), policies()).unwrap();
+    for v in ["interrupt", "moderation", "freebsd-polling", "napi", "mogul-ramakrishnan", "deferred", "busy-poll"] {
+        let name = format!("smartbits-{v}.csv");
+        assert!(written.contains(&name), "{written:?}");
+        let text = std::fs::read_to_string(dir.path().join(&name)).unwrap();
+        assert!(text.starts_with("Name,Load (%),Sent,Received,Lost,Out Of Sequence,"));
+        assert_eq!(text.lines().count(), 1 + 2 * 10, "{name}");
+    }
+}
