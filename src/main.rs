@@ -1,14 +1,20 @@
-//! The `irqsim` command: run scenarios, print tables, write result files.
+//! The `irqsim` command: run scenarios, print tables, write result files and plots;
+//! redraw and compare plots of saved results.
+
+mod plot;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
 use irqsim::error::InputError;
+use irqsim::results::Results;
 use irqsim::scenario::{self, BUILTIN_SCENARIO, BuiltinFiles, DiskFiles, Experiment, FileSource};
 use irqsim::{output, report, runner};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// irqsim: a discrete-event simulator of a host's packet receive and forwarding path
 /// (NIC rings, interrupts, kernel queues, netisr) to reproduce and explain receive
@@ -30,13 +36,32 @@ struct Cli {
 enum Cmd {
     /// Run a scenario: every load point x replication, in parallel.
     ///
-    /// Writes DIR/results.json (every figure of every point) and DIR/smartbits.csv (the
-    /// SmartBits column layout), and prints a table; when the scenario names a measured
-    /// table, measured figures are printed beside the simulated ones.
+    /// Writes DIR/results.json (every figure of every point), DIR/smartbits.csv (the
+    /// SmartBits column layout) and the plots under DIR/plots/ (SVG and PNG, unless
+    /// --no-plots), and prints a table; when the scenario names a measured table,
+    /// measured figures are printed beside the simulated ones and drawn over the plots.
     /// Exit codes: 0 success, 2 bad input (nothing is written), 1 other failure.
     Run {
         /// Scenario file (JSON). Paths inside it are relative to it.
         scenario: PathBuf,
+    },
+    /// Redraw the plots of a saved results.json into DIR/plots/.
+    ///
+    /// DIR defaults to the directory of RESULTS. A timeline.csv beside RESULTS is drawn
+    /// too. Exit codes: 0 success, 2 unreadable or invalid input, 1 other failure.
+    Plot {
+        /// A results.json written by `irqsim run`.
+        results: PathBuf,
+    },
+    /// Overlay several result sets (models, policies, seeds) in one set of plots.
+    ///
+    /// Writes DIR/plots/ [default DIR: irqsim-out/compare]; lines are labelled by scenario
+    /// name (and variant), measured tables drawn once each.
+    /// Exit codes: 0 success, 2 unreadable or invalid input, 1 other failure.
+    Compare {
+        /// Two or more results.json files.
+        #[arg(required = true, num_args = 2..)]
+        results: Vec<PathBuf>,
     },
 }
 
@@ -51,9 +76,12 @@ struct RunOpts {
     /// Worker threads [default: one per core]. Results do not depend on it.
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
-    /// Print nothing but errors.
+    /// Print nothing but errors (no table, no progress bar).
     #[arg(long, global = true)]
     quiet: bool,
+    /// Write no plots (for benchmarks and scripted sweeps).
+    #[arg(long, global = true)]
+    no_plots: bool,
 }
 
 fn main() -> ExitCode {
@@ -62,6 +90,8 @@ fn main() -> ExitCode {
     let (path, files): (PathBuf, &dyn FileSource) = match cli.cmd {
         Some(Cmd::Run { scenario }) => (scenario, &DiskFiles),
         None => (PathBuf::from(BUILTIN_SCENARIO), &BuiltinFiles),
+        Some(Cmd::Plot { results }) => return plot_cmd(&[results], false, &opts),
+        Some(Cmd::Compare { results }) => return plot_cmd(&results, true, &opts),
     };
     let exp = match scenario::load(&path, files) {
         Ok(e) => e,
@@ -91,10 +121,16 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     let out = opts
         .out
         .unwrap_or_else(|| Path::new("irqsim-out").join(&exp.name));
-    let runs = exp.points.len() * exp.replications as usize;
+    let variants = exp.variants.len().max(1);
+    let runs = variants * exp.points.len() * exp.replications as usize;
     if !opts.quiet {
+        let v = if variants > 1 {
+            format!("{variants} variants x ")
+        } else {
+            String::new()
+        };
         eprintln!(
-            "irqsim: {} -- {} points x {} replication(s), {} s each",
+            "irqsim: {} -- {v}{} points x {} replication(s), {} s each",
             exp.path,
             exp.points.len(),
             exp.replications,
@@ -103,13 +139,40 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     }
     let t0 = Instant::now();
     let done = AtomicUsize::new(0);
+    let offered: f64 = exp.points.iter().map(|p| p.offered_pps()).sum::<f64>()
+        * exp.duration_s
+        * (exp.replications as usize * variants) as f64;
+    let bar = progress_bar(runs, runs > exp.points.len(), opts.quiet);
     let results = runner::run(&exp, opts.threads.unwrap_or(0), &|| {
-        done.fetch_add(1, Ordering::Relaxed);
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        // Packets simulated so far, estimated from the runs done (runs differ in load).
+        let pkts = offered * n as f64 / runs as f64;
+        let secs = t0.elapsed().as_secs_f64().max(1e-3);
+        bar.set_message(format!("{}pkt/s", si(pkts / secs)));
+        bar.inc(1);
     });
+    bar.finish_and_clear();
     debug_assert_eq!(done.load(Ordering::Relaxed), runs);
     let wall = t0.elapsed().as_secs_f64();
-    let written = output::write_all(&out, &results)
+    let mut written = output::write_all(&out, &results)
         .with_context(|| format!("writing results under {}", out.display()))?;
+    if !opts.no_plots {
+        // The timeline is drawn when this run wrote one (not from an older run).
+        let tl_path = out.join(plot::timeline::FILE);
+        let timeline = if written.iter().any(|w| w == plot::timeline::FILE) {
+            Some(plot::timeline::read(&tl_path).map_err(|e| anyhow::anyhow!("{e}"))?)
+        } else {
+            None
+        };
+        let sources = [plot::Source {
+            label: results.scenario.clone(),
+            results: &results,
+        }];
+        let plots = out.join(plot::DIR);
+        let files = plot::write(&plots, &sources, timeline.as_deref())
+            .with_context(|| format!("writing plots under {}", plots.display()))?;
+        written.push(format!("{}/ ({} files)", plot::DIR, files.len()));
+    }
     if !opts.quiet {
         println!("{}", report::table(&results));
         let pkts: f64 = results
@@ -126,4 +189,98 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Progress on stderr: runs done, simulated packets/s, time left. Hidden with --quiet or
+/// when stderr is not a terminal.
+fn progress_bar(runs: usize, several_per_point: bool, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    // A run is one point of one variant, one replication.
+    let unit = if several_per_point { "runs" } else { "points" };
+    let bar = ProgressBar::new(runs as u64);
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} [{{bar:20}}] {{pos}}/{{len}} {unit} · {{msg}} · {{elapsed}} elapsed, {{eta}} left"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// `12.3 M`, `456 k`, `789`.
+fn si(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.1} G", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.1} M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.0} k", v / 1e3)
+    } else {
+        format!("{v:.0} ")
+    }
+}
+
+/// Read a saved results.json.
+fn load_results(path: &Path) -> Result<Results, InputError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| InputError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    scenario::parse_json::<Results>(&file, &text)
+}
+
+/// `irqsim plot` (one file) and `irqsim compare` (several).
+fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts) -> ExitCode {
+    let mut sets = Vec::new();
+    for p in paths {
+        match load_results(p) {
+            Ok(r) => sets.push(r),
+            Err(e) => return input_error(&e),
+        }
+    }
+    let out = match (&opts.out, compare) {
+        (Some(o), _) => o.clone(),
+        (None, true) => Path::new("irqsim-out").join("compare"),
+        (None, false) => match paths[0].parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        },
+    };
+    let timeline = if compare {
+        None
+    } else {
+        let tl = paths[0].with_file_name(plot::timeline::FILE);
+        if tl.exists() {
+            match plot::timeline::read(&tl) {
+                Ok(t) => Some(t),
+                Err(e) => return input_error(&e),
+            }
+        } else {
+            None
+        }
+    };
+    let labels = plot::labels(paths, &sets);
+    let sources: Vec<plot::Source> = labels
+        .into_iter()
+        .zip(&sets)
+        .map(|(label, results)| plot::Source { label, results })
+        .collect();
+    let dir = out.join(plot::DIR);
+    match plot::write(&dir, &sources, timeline.as_deref()) {
+        Ok(files) => {
+            if !opts.quiet {
+                println!("wrote {} in {}", files.join(", "), dir.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: writing plots under {}: {e:#}", dir.display());
+            ExitCode::from(1)
+        }
+    }
 }

@@ -2,4 +2,5 @@
 
 mod bad_input;
 mod livelock_table;
+mod plots;
 mod theory;

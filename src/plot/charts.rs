@@ -1,0 +1,810 @@
+//! The charts. Each draws one figure on a root drawing area of either backend: the header
+//! and legend through [`frame::layout`], the axes with plotters, and the data through
+//! the pixel helpers of [`frame`].
+
+use super::data::{Data, decades, fmt_num, nice_ceil, padded, span};
+use super::frame::{self, Area, Entry, Header, R, Swatch, anchored, draw_marker, polyline};
+use super::style::{self, Dash, Marker, WIDTH};
+use super::timeline;
+use irqsim::results::PointResult;
+use plotters::coord::CoordTranslate;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
+
+/// The figures, in the order they are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Loss vs offered load.
+    Loss,
+    /// Forwarded vs offered rate, ideal line, MLFRR.
+    Forwarded,
+    /// Latency (avg, p99, max) vs offered load, log axis.
+    Latency,
+    /// CPU time by level, stacked, vs offered load; one panel per series.
+    Cpu,
+    /// Interrupts per second vs offered load.
+    Interrupts,
+    /// Latency over time, one line per load point; one panel per variant.
+    Timeline,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 6] = [
+        Kind::Loss,
+        Kind::Forwarded,
+        Kind::Latency,
+        Kind::Cpu,
+        Kind::Interrupts,
+        Kind::Timeline,
+    ];
+
+    /// File stem under `plots/`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Loss => "loss",
+            Kind::Forwarded => "forwarded",
+            Kind::Latency => "latency",
+            Kind::Cpu => "cpu",
+            Kind::Interrupts => "interrupts",
+            Kind::Timeline => "timeline",
+        }
+    }
+}
+
+/// Offered load axis description.
+pub const X_LOAD: &str = "offered load (% of line rate)";
+/// Offered rate axis description.
+pub const X_OFFERED: &str = "offered rate (frames/s)";
+
+/// Draw figure `kind` of `data` on `root`.
+pub fn draw<DB: DrawingBackend>(kind: Kind, data: &Data, root: &Area<DB>) -> R
+where
+    DB::ErrorType: 'static,
+{
+    match kind {
+        Kind::Loss => loss(data, root),
+        Kind::Forwarded => forwarded(data, root),
+        Kind::Latency => latency(data, root),
+        Kind::Cpu => cpu(data, root),
+        Kind::Interrupts => interrupts(data, root),
+        Kind::Timeline => timeline_chart(data, root),
+    }
+}
+
+/// Title and subtitle lines: what was simulated.
+fn header<DB: DrawingBackend>(root: &Area<DB>, data: &Data, what: &str) -> Header {
+    let w = WIDTH - 40;
+    let size = style::SUBTITLE_SIZE;
+    if let [src] = data.sources {
+        let r = src.results;
+        let mut lines = Vec::new();
+        if !r.description.is_empty() {
+            lines.extend(frame::wrap(root, &r.description, size, w, 2));
+        }
+        let mut meta = format!(
+            "model {} · {} s per point · seed {}",
+            r.model,
+            fmt_num(r.duration_s),
+            r.seed
+        );
+        if r.replications > 1 {
+            meta += &format!(" · mean of {} replications", r.replications);
+        }
+        if let Some(m) = &r.measured {
+            meta += &format!(" · measured: {}", m.file);
+        }
+        lines.push(frame::one_line(root, &meta, size, w));
+        Header {
+            title: format!("{what} — {}", r.scenario),
+            lines,
+        }
+    } else {
+        let n = data.sources.len();
+        let mut lines: Vec<String> = data
+            .sources
+            .iter()
+            .take(4)
+            .map(|s| {
+                let r = s.results;
+                let d = if r.description.is_empty() {
+                    format!("model {}", r.model)
+                } else {
+                    r.description.clone()
+                };
+                frame::one_line(root, &format!("{}: {d}", s.label), size, w)
+            })
+            .collect();
+        if n > 4 {
+            lines.push(format!("… and {} more", n - 4));
+        }
+        Header {
+            title: format!("{what} — {n} result sets compared"),
+            lines,
+        }
+    }
+}
+
+/// A chart builder with the common margins and label areas.
+fn builder<'a, 'b, DB: DrawingBackend>(
+    area: &'a Area<DB>,
+    panel: bool,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.margin_top(if panel { 6 } else { 12 })
+        .margin_right(20)
+        .margin_left(10)
+        .margin_bottom(8)
+        .x_label_area_size(if panel { 46 } else { 52 })
+        .y_label_area_size(if panel { 74 } else { 86 });
+    b
+}
+
+/// Draw the mesh: grid, axes, tick labels, axis descriptions.
+macro_rules! mesh {
+    ($chart:expr, $xd:expr, $yd:expr, $xf:expr, $yf:expr) => {
+        mesh!($chart, $xd, $yd, $xf, $yf, 1, 10)
+    };
+    ($chart:expr, $xd:expr, $yd:expr, $xf:expr, $yf:expr, $light:expr) => {
+        mesh!($chart, $xd, $yd, $xf, $yf, $light, 10)
+    };
+    ($chart:expr, $xd:expr, $yd:expr, $xf:expr, $yf:expr, $light:expr, $xlabels:expr) => {
+        $chart
+            .configure_mesh()
+            .x_desc($xd)
+            .y_desc($yd)
+            .x_label_formatter($xf)
+            .y_label_formatter($yf)
+            .x_labels($xlabels)
+            .y_labels(8)
+            .x_max_light_lines(1)
+            .y_max_light_lines($light)
+            .label_style(frame::font(style::TICK_SIZE, style::TEXT))
+            .axis_desc_style(frame::font(style::AXIS_DESC_SIZE, style::TEXT))
+            .bold_line_style(style::GRID_BOLD.stroke_width(1))
+            .light_line_style(style::GRID_LIGHT.stroke_width(1))
+            .axis_style(style::TEXT_LIGHT.stroke_width(1))
+            .draw()?
+    };
+}
+
+/// Tick labels: numbers with thousands separators.
+fn num(v: &f64) -> String {
+    fmt_num(*v)
+}
+
+/// A line through data points, with optional markers.
+fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    root: &Area<DB>,
+    ct: &CT,
+    pts: &[(f64, f64)],
+    colour: RGBColor,
+    dash: Dash,
+    marker: Option<Marker>,
+) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let px: Vec<(i32, i32)> = pts.iter().map(|p| ct.translate(p)).collect();
+    polyline(root, &px, colour, dash, style::LINE_WIDTH)?;
+    if let Some(m) = marker {
+        for p in &px {
+            draw_marker(root, *p, m, colour)?;
+        }
+    }
+    Ok(())
+}
+
+/// Markers alone at data points.
+fn points<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    root: &Area<DB>,
+    ct: &CT,
+    pts: &[(f64, f64)],
+    colour: RGBColor,
+    marker: Marker,
+) -> R
+where
+    DB::ErrorType: 'static,
+{
+    for p in pts {
+        draw_marker(root, ct.translate(p), marker, colour)?;
+    }
+    Ok(())
+}
+
+/// The part of a line (by increasing x) below `ymax`, ending where it first crosses it.
+fn clip_above(pts: &[(f64, f64)], ymax: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for (i, &(x, y)) in pts.iter().enumerate() {
+        if y <= ymax {
+            out.push((x, y));
+            continue;
+        }
+        if i > 0 {
+            let (px, py) = pts[i - 1];
+            if py < ymax {
+                out.push((px + (x - px) * (ymax - py) / (y - py), ymax));
+            }
+        }
+        break;
+    }
+    out
+}
+
+/// Split points into runs of positive values (for log axes and empty buckets).
+fn positive_runs(pts: impl Iterator<Item = (f64, f64)>) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    for (x, y) in pts {
+        if y > 0.0 && y.is_finite() {
+            out.last_mut().expect("never empty").push((x, y));
+        } else if !out.last().expect("never empty").is_empty() {
+            out.push(Vec::new());
+        }
+    }
+    out.retain(|r| !r.is_empty());
+    out
+}
+
+fn xy(pts: &[&PointResult], f: impl Fn(&PointResult) -> (f64, f64)) -> Vec<(f64, f64)> {
+    pts.iter().map(|p| f(p)).collect()
+}
+
+fn series_entries(data: &Data, marker: Option<Marker>) -> Vec<Entry> {
+    data.series
+        .iter()
+        .map(|s| Entry::new(s.label.clone(), Swatch::Line(s.colour, Dash::Solid, marker)))
+        .collect()
+}
+
+fn measured_entries(data: &Data) -> Vec<Entry> {
+    data.measured
+        .iter()
+        .map(|m| Entry::new(m.label.clone(), Swatch::Points(style::MEASURED, m.marker)))
+        .collect()
+}
+
+fn loss<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let head = header(root, data, "Packet loss vs offered load");
+    let mut legend = series_entries(data, Some(Marker::Dot));
+    legend.extend(measured_entries(data));
+    let area = frame::layout(root, &head, &legend)?;
+    let (_, top) = span(
+        data.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.figures.total.loss_pct))
+            .chain(
+                data.measured
+                    .iter()
+                    .flat_map(|m| m.points.iter().map(|p| p.loss_pct)),
+            ),
+    );
+    let ytop = if top > 50.0 {
+        100.0
+    } else {
+        nice_ceil(top * 1.08).max(1.0)
+    };
+    let mut chart =
+        builder(&area, false).build_cartesian_2d(padded(data.load_span()), 0.0..ytop)?;
+    mesh!(chart, X_LOAD, "loss (% of frames sent)", &num, &num);
+    let ct = chart.as_coord_spec();
+    for s in &data.series {
+        let pts = xy(&s.points, |p| (p.load_pct, p.figures.total.loss_pct));
+        line(root, ct, &pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
+    }
+    for m in &data.measured {
+        let pts: Vec<(f64, f64)> = m.points.iter().map(|p| (p.load_pct, p.loss_pct)).collect();
+        points(root, ct, &pts, style::MEASURED, m.marker)?;
+    }
+    Ok(())
+}
+
+fn forwarded<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let head = header(root, data, "Forwarded vs offered rate");
+    let several = data.series.len() > 1;
+    // Several series: each one's MLFRR goes in the legend rather than beside its ring,
+    // where the labels would crowd each other.
+    let mut legend: Vec<Entry> = data
+        .series
+        .iter()
+        .map(|s| {
+            let label = match (several, s.mlfrr) {
+                (false, _) => s.label.clone(),
+                (true, Some(r)) => format!("{}\n  MLFRR {} frames/s", s.label, fmt_num(r)),
+                (true, None) => format!("{}\n  MLFRR: none (first point loses)", s.label),
+            };
+            Entry::new(
+                label,
+                Swatch::Line(s.colour, Dash::Solid, Some(Marker::Dot)),
+            )
+        })
+        .collect();
+    legend.extend(measured_entries(data));
+    legend.push(Entry::new(
+        "ideal: forwarded = offered",
+        Swatch::Line(style::REFERENCE, Dash::Dashed, None),
+    ));
+    if data.series.iter().any(|s| s.mlfrr.is_some()) {
+        legend.push(Entry::new(
+            "MLFRR: every point up to\nit loses < 0.1 %",
+            Swatch::Points(style::TEXT, Marker::Ring),
+        ));
+    }
+    let area = frame::layout(root, &head, &legend)?;
+    let (_, top) = span(
+        data.series
+            .iter()
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .flat_map(|p| [p.offered_pps, p.figures.total.forwarded_pps])
+            })
+            .chain(
+                data.measured
+                    .iter()
+                    .flat_map(|m| m.points.iter().map(|p| p.offered_pps)),
+            ),
+    );
+    let top = nice_ceil(top * 1.05);
+    let mut chart = builder(&area, false).build_cartesian_2d(0.0..top, 0.0..top)?;
+    mesh!(chart, X_OFFERED, "forwarded rate (frames/s)", &num, &num);
+    let ct = chart.as_coord_spec();
+    line(
+        root,
+        ct,
+        &[(0.0, 0.0), (top, top)],
+        style::REFERENCE,
+        Dash::Dashed,
+        None,
+    )?;
+    for s in &data.series {
+        let pts = xy(&s.points, |p| {
+            (p.offered_pps, p.figures.total.forwarded_pps)
+        });
+        line(root, ct, &pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
+    }
+    for m in &data.measured {
+        let pts: Vec<(f64, f64)> = m
+            .points
+            .iter()
+            .map(|p| (p.offered_pps, p.forwarded_pps))
+            .collect();
+        points(root, ct, &pts, style::MEASURED, m.marker)?;
+    }
+    // MLFRR: a ring on the point and a dotted drop to the axis; with a single series its
+    // value is written up and to the left, above the ideal line where no data can be
+    // (nothing forwards more than it is offered).
+    for s in &data.series {
+        let Some(r) = s.mlfrr else { continue };
+        let Some(p) = s.points.iter().find(|p| p.offered_pps == r) else {
+            continue;
+        };
+        let at = ct.translate(&(r, p.figures.total.forwarded_pps));
+        let foot = ct.translate(&(r, 0.0));
+        polyline(
+            root,
+            &[(at.0, at.1 + 10), foot],
+            s.colour,
+            Dash::Dotted,
+            style::LINE_WIDTH,
+        )?;
+        draw_marker(root, at, Marker::Ring, s.colour)?;
+        if several {
+            continue;
+        }
+        let text = format!("MLFRR {} frames/s", fmt_num(r));
+        let (left, top) = ct.translate(&(0.0, top));
+        let tw = frame::text_width(root, &text, style::NOTE_SIZE) as i32;
+        let y = (at.1 - 14).max(top + 20);
+        let (x, h) = if at.0 - 14 - tw >= left + 4 {
+            (at.0 - 14, HPos::Right)
+        } else {
+            (left + 8, HPos::Left)
+        };
+        root.draw(&Text::new(
+            text,
+            (x, y),
+            anchored(style::NOTE_SIZE, s.colour, h, VPos::Bottom),
+        ))?;
+    }
+    Ok(())
+}
+
+/// Latency statistics: name, value, dash.
+type Stat = (&'static str, fn(&PointResult) -> f64, Dash);
+const STATS: [Stat; 3] = [
+    ("avg", |p| p.figures.total.latency_us.avg, Dash::Solid),
+    ("p99", |p| p.figures.total.latency_us.p99, Dash::Dashed),
+    ("max", |p| p.figures.total.latency_us.max, Dash::Dotted),
+];
+
+/// From this many series on, the latency figure has one panel per statistic.
+const LATENCY_PANELS_FROM: usize = 3;
+
+fn latency<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let head = header(root, data, "Latency vs offered load");
+    let single = data.series.len() == 1;
+    let panels = data.series.len() >= LATENCY_PANELS_FROM;
+    // One series: a colour per statistic. Several: a colour per series, and a dash per
+    // statistic (or a panel per statistic when there are many series).
+    let colour = |si: usize, k: usize| {
+        if single {
+            style::LATENCY_STATS[k]
+        } else {
+            data.series[si].colour
+        }
+    };
+    let dash = |k: usize| if panels { Dash::Solid } else { STATS[k].2 };
+    let marker = |k: usize| (panels || k == 0).then_some(Marker::Dot);
+    let mut legend = Vec::new();
+    if single {
+        legend.push(Entry::new(data.series[0].label.clone(), Swatch::Heading));
+        for (k, (name, _, _)) in STATS.iter().enumerate() {
+            legend.push(Entry::new(
+                *name,
+                Swatch::Line(colour(0, k), dash(k), marker(k)),
+            ));
+        }
+    } else {
+        legend.extend(series_entries(data, Some(Marker::Dot)));
+        if !panels {
+            legend.push(Entry::new("line style", Swatch::Heading));
+            for (k, (name, _, _)) in STATS.iter().enumerate() {
+                legend.push(Entry::new(
+                    *name,
+                    Swatch::Line(style::TEXT_LIGHT, dash(k), marker(k)),
+                ));
+            }
+        }
+    }
+    for m in &data.measured {
+        legend.push(Entry::new(m.label.clone(), Swatch::Heading));
+        legend.push(Entry::new("avg", Swatch::Points(style::MEASURED, m.marker)));
+        legend.push(Entry::new(
+            "max",
+            Swatch::Points(style::MEASURED, m.marker_max),
+        ));
+    }
+    let area = frame::layout(root, &head, &legend)?;
+    let yr = decades(span(
+        data.series
+            .iter()
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .flat_map(|p| STATS.iter().map(move |(_, f, _)| f(p)))
+            })
+            .chain(
+                data.measured
+                    .iter()
+                    .flat_map(|m| m.points.iter().flat_map(|p| [p.avg_us, p.max_us]))
+                    .flatten(),
+            )
+            .filter(|v| *v > 0.0),
+    ));
+    let xr = padded(data.load_span());
+    // (area, statistics drawn in it, caption)
+    let layout: Vec<(Area<DB>, Vec<usize>, Option<&str>)> = if panels {
+        area.split_evenly((1, STATS.len()))
+            .into_iter()
+            .zip(["average", "99th percentile", "maximum"])
+            .enumerate()
+            .map(|(k, (a, c))| (a, vec![k], Some(c)))
+            .collect()
+    } else {
+        vec![(area, vec![0, 1, 2], None)]
+    };
+    for (i, (panel, stats, caption)) in layout.iter().enumerate() {
+        let mut b = builder(panel, panels);
+        if let Some(c) = caption {
+            b.caption(*c, frame::font(style::PANEL_SIZE, style::TEXT));
+        }
+        let mut chart = b.build_cartesian_2d(xr.clone(), yr.clone().log_scale())?;
+        let yd = if i == 0 {
+            "latency (µs, log scale)"
+        } else {
+            ""
+        };
+        if panels {
+            mesh!(chart, X_LOAD, yd, &num, &num, 10, 5);
+        } else {
+            mesh!(chart, X_LOAD, yd, &num, &num, 10);
+        }
+        let ct = chart.as_coord_spec();
+        for (si, s) in data.series.iter().enumerate() {
+            for &k in stats {
+                let f = STATS[k].1;
+                for run in positive_runs(s.points.iter().map(|p| (p.load_pct, f(p)))) {
+                    line(root, ct, &run, colour(si, k), dash(k), marker(k))?;
+                }
+            }
+        }
+        for m in &data.measured {
+            if stats.contains(&0) {
+                let avg: Vec<(f64, f64)> = m
+                    .points
+                    .iter()
+                    .filter_map(|p| Some((p.load_pct, p.avg_us?)))
+                    .collect();
+                points(root, ct, &avg, style::MEASURED, m.marker)?;
+            }
+            if stats.contains(&2) {
+                let max: Vec<(f64, f64)> = m
+                    .points
+                    .iter()
+                    .filter_map(|p| Some((p.load_pct, p.max_us?)))
+                    .collect();
+                points(root, ct, &max, style::MEASURED, m.marker_max)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Panels for `n` series: (rows, columns).
+fn grid(n: usize) -> (usize, usize) {
+    let cols = if n <= 3 {
+        n.max(1)
+    } else {
+        (n as f64).sqrt().ceil() as usize
+    };
+    (n.div_ceil(cols), cols)
+}
+
+fn cpu<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let head = header(root, data, "CPU time by level vs offered load");
+    let legend: Vec<Entry> = style::CPU_LEVELS
+        .iter()
+        .rev()
+        .map(|(name, c)| Entry::new(*name, Swatch::Fill(*c)))
+        .collect();
+    let area = frame::layout(root, &head, &legend)?;
+    let n = data.series.len();
+    let panels = area.split_evenly(grid(n));
+    let xr = padded(data.load_span());
+    let pad = (xr.end - xr.start) * 0.01;
+    for (s, panel) in data.series.iter().zip(&panels) {
+        let mut b = builder(panel, n > 1);
+        if n > 1 {
+            b.caption(&s.label, frame::font(style::PANEL_SIZE, s.colour));
+        }
+        let mut chart = b.build_cartesian_2d(xr.clone(), 0.0..100.0)?;
+        if n > 1 {
+            mesh!(chart, X_LOAD, "CPU time (%)", &num, &num, 1, 5);
+        } else {
+            mesh!(chart, X_LOAD, "CPU time (% of sending time)", &num, &num);
+        }
+        let ct = chart.as_coord_spec();
+        let mut xs: Vec<f64> = s.points.iter().map(|p| p.load_pct).collect();
+        let mut fracs: Vec<[f64; 5]> = s
+            .points
+            .iter()
+            .map(|p| {
+                let c = &p.figures.cpu;
+                [c.interrupt, c.softirq, c.kernel, c.user, c.idle]
+            })
+            .collect();
+        if xs.len() == 1 {
+            // A single point: a narrow band so it still shows.
+            xs = vec![xs[0] - pad, xs[0] + pad];
+            fracs.push(fracs[0]);
+        }
+        let mut lower = vec![0.0; xs.len()];
+        for (k, (_, c)) in style::CPU_LEVELS.iter().enumerate() {
+            let upper: Vec<f64> = lower
+                .iter()
+                .zip(&fracs)
+                .map(|(l, f)| (l + 100.0 * f[k]).min(100.0))
+                .collect();
+            let mut poly: Vec<(i32, i32)> = xs
+                .iter()
+                .zip(&upper)
+                .map(|(x, y)| ct.translate(&(*x, *y)))
+                .collect();
+            poly.extend(
+                xs.iter()
+                    .zip(&lower)
+                    .rev()
+                    .map(|(x, y)| ct.translate(&(*x, *y))),
+            );
+            root.draw(&Polygon::new(poly, c.filled()))?;
+            lower = upper;
+        }
+        // Boundaries between levels, and the data points along them.
+        let mut cum = vec![0.0; xs.len()];
+        for k in 0..style::CPU_LEVELS.len() - 1 {
+            for (c, f) in cum.iter_mut().zip(&fracs) {
+                *c += 100.0 * f[k];
+            }
+            let pts: Vec<(i32, i32)> = xs
+                .iter()
+                .zip(&cum)
+                .map(|(x, y)| ct.translate(&(*x, *y)))
+                .collect();
+            polyline(root, &pts, WHITE, Dash::Solid, 1)?;
+        }
+    }
+    Ok(())
+}
+
+fn interrupts<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let head = header(root, data, "Interrupts vs offered load");
+    let mut legend = series_entries(data, Some(Marker::Dot));
+    legend.push(Entry::new(
+        "one interrupt per\noffered frame",
+        Swatch::Line(style::REFERENCE, Dash::Dashed, None),
+    ));
+    let area = frame::layout(root, &head, &legend)?;
+    // The axis fits the interrupt rates; the reference line is cut at its top (policies
+    // that poll take far fewer interrupts than there are frames).
+    let (_, mut top) = span(
+        data.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.figures.interrupts_per_s)),
+    );
+    if top <= 0.0 {
+        top = span(data.offered.iter().flatten().map(|(_, o)| *o)).1;
+    }
+    let ytop = nice_ceil(top * 1.1);
+    let mut chart =
+        builder(&area, false).build_cartesian_2d(padded(data.load_span()), 0.0..ytop)?;
+    mesh!(chart, X_LOAD, "interrupts per second", &num, &num);
+    let ct = chart.as_coord_spec();
+    for off in &data.offered {
+        line(
+            root,
+            ct,
+            &clip_above(off, ytop),
+            style::REFERENCE,
+            Dash::Dashed,
+            None,
+        )?;
+    }
+    for s in &data.series {
+        let pts = xy(&s.points, |p| (p.load_pct, p.figures.interrupts_per_s));
+        line(root, ct, &pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
+    }
+    Ok(())
+}
+
+/// At most this many load points are named in the timeline legend.
+const TIMELINE_LEGEND_MAX: usize = 16;
+
+fn timeline_chart<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let rows = data.timeline.unwrap_or(&[]);
+    let head = header(root, data, "Latency over time");
+    let groups = timeline::panels(rows);
+    let mut loads: Vec<f64> = rows.iter().map(|r| r.load_pct).collect();
+    loads.sort_by(f64::total_cmp);
+    loads.dedup();
+    let colour = |l: f64| {
+        let i = loads.iter().position(|x| *x == l).unwrap_or(0);
+        style::sequential(if loads.len() > 1 {
+            i as f64 / (loads.len() - 1) as f64
+        } else {
+            0.0
+        })
+    };
+    let mut legend = vec![Entry::new("offered load", Swatch::Heading)];
+    let step = loads.len().div_ceil(TIMELINE_LEGEND_MAX).max(1);
+    for (i, l) in loads.iter().enumerate() {
+        if i % step == 0 || i == loads.len() - 1 {
+            legend.push(Entry::new(
+                format!("{} %", fmt_num(*l)),
+                Swatch::Line(colour(*l), Dash::Solid, None),
+            ));
+        }
+    }
+    legend.push(Entry::new("line style", Swatch::Heading));
+    legend.push(Entry::new(
+        "average",
+        Swatch::Line(style::TEXT_LIGHT, Dash::Solid, None),
+    ));
+    legend.push(Entry::new(
+        "maximum",
+        Swatch::Line(style::TEXT_LIGHT, Dash::Dotted, None),
+    ));
+    let area = frame::layout(root, &head, &legend)?;
+    let xs = span(rows.iter().map(|r| r.t_ms));
+    let xr = if xs.1 > xs.0 { xs.0..xs.1 } else { padded(xs) };
+    let yr = decades(span(
+        rows.iter()
+            .filter(|r| r.packets > 0.0)
+            .flat_map(|r| [r.avg_latency_us, r.max_latency_us])
+            .filter(|v| *v > 0.0),
+    ));
+    let n = groups.len().max(1);
+    let panels = area.split_evenly(grid(n));
+    for ((variant, pts), panel) in groups.iter().zip(&panels) {
+        let mut b = builder(panel, n > 1);
+        if n > 1 {
+            b.caption(variant, frame::font(style::PANEL_SIZE, style::TEXT));
+        }
+        let mut chart = b.build_cartesian_2d(xr.clone(), yr.clone().log_scale())?;
+        if n > 1 {
+            mesh!(
+                chart,
+                "time (ms)",
+                "latency (µs, log scale)",
+                &num,
+                &num,
+                10,
+                6
+            );
+        } else {
+            mesh!(
+                chart,
+                "time (ms)",
+                "latency (µs, log scale)",
+                &num,
+                &num,
+                10
+            );
+        }
+        let ct = chart.as_coord_spec();
+        for (load, buckets) in pts {
+            let c = colour(*load);
+            let sel = |f: fn(&timeline::TimelineRow) -> f64| {
+                positive_runs(
+                    buckets
+                        .iter()
+                        .map(move |r| (r.t_ms, if r.packets > 0.0 { f(r) } else { 0.0 })),
+                )
+            };
+            for run in sel(|r| r.max_latency_us) {
+                let px: Vec<(i32, i32)> = run.iter().map(|p| ct.translate(p)).collect();
+                polyline(root, &px, c, Dash::Dotted, 1)?;
+            }
+            for run in sel(|r| r.avg_latency_us) {
+                line(root, ct, &run, c, Dash::Solid, None)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_break_at_non_positive_values() {
+        let r = positive_runs([(0.0, 1.0), (1.0, 2.0), (2.0, 0.0), (3.0, 4.0)].into_iter());
+        assert_eq!(r, vec![vec![(0.0, 1.0), (1.0, 2.0)], vec![(3.0, 4.0)]]);
+    }
+
+    #[test]
+    fn lines_are_clipped_at_the_top() {
+        let l = [(0.0, 0.0), (1.0, 10.0), (2.0, 20.0), (3.0, 30.0)];
+        assert_eq!(
+            clip_above(&l, 15.0),
+            vec![(0.0, 0.0), (1.0, 10.0), (1.5, 15.0)]
+        );
+        assert_eq!(clip_above(&l, 40.0), l.to_vec());
+    }
+
+    #[test]
+    fn panel_grid() {
+        assert_eq!(grid(1), (1, 1));
+        assert_eq!(grid(3), (1, 3));
+        assert_eq!(grid(4), (2, 2));
+        assert_eq!(grid(5), (2, 3));
+    }
+}

@@ -1,0 +1,156 @@
+//! Plots of results, as SVG and PNG, under `DIR/plots/`.
+//!
+//! The plots read [`irqsim::results::Results`] only (and `timeline.csv` when a run wrote
+//! one), never the model, so `irqsim plot` redraws them from a saved `results.json` and
+//! `irqsim compare` overlays several. Each figure is [`style::WIDTH`] x
+//! [`style::HEIGHT`] pixels in both formats, drawn by the same code on plotters' SVG and
+//! bitmap backends, with the DejaVu Sans font compiled into the binary ([`font`]):
+//!
+//! | file | what |
+//! |---|---|
+//! | `loss` | loss (% of sent) vs offered load |
+//! | `forwarded` | forwarded vs offered frames/s, the ideal y = x line, each series' MLFRR |
+//! | `latency` | avg, p99 and max latency vs offered load, log axis |
+//! | `cpu` | CPU time by level (interrupt, softirq, kernel, user, idle) stacked vs load, one panel per series |
+//! | `interrupts` | interrupts/s vs offered load, with one interrupt per offered frame for reference |
+//! | `timeline` | latency over time, one line per load point, one panel per variant (only with `timeline.csv`) |
+//!
+//! One line per series (a variant of a result set) on shared axes; measured tables are
+//! drawn over them as black hollow markers. Rendering is deterministic: the same results
+//! give byte-identical files.
+
+mod charts;
+mod data;
+mod font;
+mod frame;
+mod raster;
+mod style;
+pub mod timeline;
+
+pub use charts::Kind;
+pub use data::Source;
+pub use style::{HEIGHT, WIDTH};
+
+use anyhow::Context;
+use irqsim::output::write_atomic;
+use irqsim::results::Results;
+use plotters::prelude::*;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Directory of the plots under an output directory.
+pub const DIR: &str = "plots";
+
+/// Render every figure of `sources` (and the timeline, when given and not empty) into
+/// `dir` as `<name>.svg` and `<name>.png`, each written atomically. A timeline figure
+/// left over from an earlier run is removed when there is no timeline now. Returns the
+/// file names written, in order.
+pub fn write(
+    dir: &Path,
+    sources: &[Source],
+    timeline: Option<&[timeline::TimelineRow]>,
+) -> anyhow::Result<Vec<String>> {
+    font::register();
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let timeline = timeline.filter(|t| !t.is_empty());
+    let data = data::Data::new(sources, timeline);
+    let kinds: Vec<Kind> = Kind::ALL
+        .into_iter()
+        .filter(|k| *k != Kind::Timeline || timeline.is_some())
+        .collect();
+    if timeline.is_none() {
+        for ext in ["svg", "png"] {
+            let stale = dir.join(format!("{}.{ext}", Kind::Timeline.name()));
+            if stale.exists() {
+                std::fs::remove_file(&stale)
+                    .with_context(|| format!("removing {}", stale.display()))?;
+            }
+        }
+    }
+    let rendered: Vec<anyhow::Result<(String, Vec<u8>)>> = kinds
+        .par_iter()
+        .flat_map_iter(|k| {
+            let name = k.name();
+            match render(*k, &data) {
+                Ok((svg, png)) => vec![
+                    Ok((format!("{name}.svg"), svg.into_bytes())),
+                    Ok((format!("{name}.png"), png)),
+                ],
+                Err(e) => vec![Err(e.context(format!("drawing {name}")))],
+            }
+        })
+        .collect();
+    let mut written = Vec::new();
+    for r in rendered {
+        let (name, bytes) = r?;
+        let path = dir.join(&name);
+        write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+        written.push(name);
+    }
+    Ok(written)
+}
+
+/// One figure as SVG text and PNG bytes.
+fn render(kind: Kind, data: &data::Data) -> anyhow::Result<(String, Vec<u8>)> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        charts::draw(kind, data, &root)?;
+        root.present()?;
+    }
+    let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+    {
+        let root = raster::Canvas::new(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
+        charts::draw(kind, data, &root)?;
+        root.present()?;
+    }
+    Ok((svg, encode_png(&rgb)?))
+}
+
+/// RGB pixels to PNG bytes.
+fn encode_png(rgb: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, WIDTH, HEIGHT);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_compression(png::Compression::Fast);
+        let mut w = enc.write_header()?;
+        w.write_image_data(rgb)?;
+        w.finish()?;
+    }
+    Ok(out)
+}
+
+/// Labels that tell result sets apart: the scenario name, or, when two sets share it,
+/// the scenario name and the directory the results came from (or their position).
+pub fn labels(paths: &[PathBuf], results: &[Results]) -> Vec<String> {
+    let base: Vec<&str> = results.iter().map(|r| r.scenario.as_str()).collect();
+    let dirs: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            p.parent()
+                .and_then(|d| d.file_name())
+                .map(|d| d.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut out: Vec<String> = (0..results.len())
+        .map(|i| {
+            if base.iter().filter(|b| **b == base[i]).count() == 1 {
+                base[i].to_string()
+            } else if !dirs[i].is_empty() && dirs[i] != base[i] {
+                format!("{} ({})", base[i], dirs[i])
+            } else {
+                format!("{} (#{})", base[i], i + 1)
+            }
+        })
+        .collect();
+    // Still the same (e.g. same directory names): number them.
+    for i in 0..out.len() {
+        if out.iter().filter(|o| **o == out[i]).count() > 1 {
+            out[i] = format!("{} (#{})", base[i], i + 1);
+        }
+    }
+    out
+}
