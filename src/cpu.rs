@@ -5,8 +5,11 @@
 //! preempted work resumes where it stopped.
 //!
 //! ```text
-//!   HardIrq    device interrupt handlers (splimp/splnet; Linux hardirq)
+//!   Clock      the clock interrupt, hardclock (splclock: above every device)
+//!   HardIrq    device interrupt handlers, and any work done at splimp/splnet, which
+//!              blocks device interrupts until it ends (Linux hardirq)
 //!   SoftIrq    software interrupts: BSD netisr (ipintr, polling), Linux NET_RX softirq
+//!   SoftClock  softclock: timeout(9) callouts (below the network software interrupt)
 //!   Kernel     kernel threads above user priority: polling threads, taskqueues
 //!   User       user processes and normal-priority kernel threads (ksoftirqd), round robin
 //!   IdleLoop   work done from the idle loop (FreeBSD poll_in_idle_loop)
@@ -48,26 +51,32 @@ impl CpuConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum Level {
-    /// Hardware interrupt handlers.
-    HardIrq = 0,
-    /// Software interrupts.
-    SoftIrq = 1,
+    /// The clock interrupt.
+    Clock = 0,
+    /// Hardware interrupt handlers and work at splimp.
+    HardIrq = 1,
+    /// Network software interrupts.
+    SoftIrq = 2,
+    /// Softclock callouts.
+    SoftClock = 3,
     /// Kernel threads above user priority.
-    Kernel = 2,
+    Kernel = 4,
     /// User processes and normal-priority kernel threads.
-    User = 3,
+    User = 5,
     /// Work run from the idle loop.
-    IdleLoop = 4,
+    IdleLoop = 6,
 }
 
 /// Number of levels.
-pub const LEVELS: usize = 5;
+pub const LEVELS: usize = 7;
 
 impl Level {
     /// All levels, highest priority first.
     pub const ALL: [Level; LEVELS] = [
+        Level::Clock,
         Level::HardIrq,
         Level::SoftIrq,
+        Level::SoftClock,
         Level::Kernel,
         Level::User,
         Level::IdleLoop,

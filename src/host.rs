@@ -104,6 +104,8 @@ pub struct RunSpec {
     pub drain: SimTime,
     /// Which run of a sweep this is (selects the random streams).
     pub key: RunKey,
+    /// Width of the latency-timeline buckets, if a timeline is wanted.
+    pub timeline: Option<SimTime>,
 }
 
 /// Events of the host model.
@@ -122,6 +124,10 @@ pub enum Event {
     Tick,
     /// The Mogul-Ramakrishnan cycle-limit period ends.
     MogulPeriod,
+    /// The clock interrupt (hardclock).
+    Clock,
+    /// The periodic statistics harvest of NIC `0` is due (a softclock callout).
+    Harvest(u16),
     /// The tester stops sending: snapshot the load-period counters.
     EndOfLoad,
 }
@@ -129,8 +135,14 @@ pub enum Event {
 /// Something that uses the CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Task {
+    /// hardclock (Clock).
+    Hardclock,
     /// Interrupt handler of NIC `0` (HardIrq).
     Isr(u16),
+    /// Periodic statistics harvest of NIC `0` run at splimp (HardIrq).
+    HarvestImp(u16),
+    /// Periodic statistics harvest of NIC `0` run from softclock (SoftClock).
+    HarvestSoft(u16),
     /// Software-interrupt dispatcher: BSD netisrs, Linux NET_RX softirq (SoftIrq).
     Swi,
     /// Mogul-Ramakrishnan polling thread (Kernel).
@@ -151,7 +163,9 @@ impl Task {
     /// The level the task runs at.
     pub fn level(self) -> Level {
         match self {
-            Task::Isr(_) => Level::HardIrq,
+            Task::Hardclock => Level::Clock,
+            Task::Isr(_) | Task::HarvestImp(_) => Level::HardIrq,
+            Task::HarvestSoft(_) => Level::SoftClock,
             Task::Swi => Level::SoftIrq,
             Task::MogulThread | Task::Taskq(_) | Task::BusyPoll => Level::Kernel,
             Task::UserProc | Task::Ksoftirqd => Level::User,
@@ -209,6 +223,9 @@ pub struct Host {
     pub(crate) busy: Option<BusyPoll>,
     pub(crate) user: Option<UserProcess>,
     pub(crate) flows: Vec<FlowState>,
+    pub(crate) timeline: Option<crate::timeline::Timeline>,
+    hardclock: Option<(SimTime, crate::cost::Cost)>,
+    clock_rng: crate::rng::StreamRng,
     /// Frames taken by interrupt handlers -- counter.
     pub(crate) isr_packets: u64,
     load_end: Option<LoadSnapshot>,
@@ -249,6 +266,8 @@ pub struct RunStats {
     pub user_work: f64,
     /// Policy counters (kern_poll.c's, NAPI's, moderation's...), by name.
     pub counters: BTreeMap<String, f64>,
+    /// Latency timeline, when asked for.
+    pub timeline: Option<crate::timeline::Timeline>,
     /// Events processed.
     pub events: u64,
     /// Simulated time when the run stopped.
@@ -268,7 +287,7 @@ impl Host {
         let nics: Vec<Nic> = cfg
             .nics
             .iter()
-            .map(|n| Nic::new(n, cfg.kernel.if_snd_maxlen as usize))
+            .map(|n| Nic::new(n, cfg.kernel.if_snd_maxlen as usize, mhz))
             .collect();
         let policies: Vec<PolicyConfig> = cfg.nics.iter().map(|n| n.policy.clone()).collect();
         let flows = spec
@@ -316,8 +335,12 @@ impl Host {
                 .collect(),
             polling: any(|p| matches!(p, PolicyConfig::FreebsdPolling))
                 .then(|| Polling::new(&cfg.kernel.polling)),
-            napi: any(|p| matches!(p, PolicyConfig::Napi { .. }))
-                .then(|| Napi::new(&cfg.kernel.napi, SimTime::from_ns_f64(cfg.kernel.timeslice_ns))),
+            napi: any(|p| matches!(p, PolicyConfig::Napi { .. })).then(|| {
+                Napi::new(
+                    &cfg.kernel.napi,
+                    SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
+                )
+            }),
             mogul: any(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. }))
                 .then(|| Mogul::new(&cfg.kernel.mogul)),
             taskqs: policies
@@ -342,14 +365,28 @@ impl Host {
                     _ => None,
                 })
                 .map(BusyPoll::new),
-            user: cfg
-                .user
-                .as_ref()
-                .map(|u| UserProcess::new(u, SimTime::from_ns_f64(cfg.kernel.timeslice_ns), mhz, key.stream("user"))),
+            user: cfg.user.as_ref().map(|u| {
+                UserProcess::new(
+                    u,
+                    SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
+                    mhz,
+                    key.stream("user"),
+                )
+            }),
             nics,
             policies,
             netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),
             flows,
+            timeline: spec
+                .timeline
+                .map(|w| crate::timeline::Timeline::new(w, spec.duration + spec.drain)),
+            hardclock: (cfg.kernel.clock.hardclock.mean_ns(mhz) > 0.0).then(|| {
+                (
+                    SimTime::from_ns_f64(1e9 / cfg.kernel.clock.hz as f64),
+                    cfg.kernel.clock.hardclock.build(mhz),
+                )
+            }),
+            clock_rng: key.stream("clock"),
             isr_packets: 0,
             load_end: None,
             stop: spec.duration + spec.drain,
@@ -461,7 +498,18 @@ impl Host {
     /// has just been given the CPU.
     fn step(&mut self, task: Task, now: SimTime, first: bool, s: &mut Scheduler<Event>) -> Step {
         match task {
+            Task::Hardclock => {
+                if first {
+                    let c = self.hardclock.as_ref().map(|(_, c)| c.clone());
+                    c.map_or(Step::Done, |c| Step::Run(c.sample(&mut self.clock_rng)))
+                } else {
+                    Step::Done
+                }
+            }
             Task::Isr(n) => self.isr_step(n as usize, now, first, s),
+            Task::HarvestImp(n) | Task::HarvestSoft(n) => {
+                self.periodic_harvest_step(n as usize, first)
+            }
             Task::Swi => self.swi_step(now, first, s),
             Task::MogulThread => self.mogul_step(now, first, s),
             Task::Taskq(n) => self.taskq_step(n as usize, now, first, s),
@@ -477,9 +525,25 @@ impl Host {
     /// Record a transmission the NIC committed to and schedule its end.
     #[inline]
     pub(crate) fn transmit(&mut self, nic: usize, tx: TxStart, s: &mut Scheduler<Event>) {
+        let flow = tx.pkt.flow as usize;
         if tx.start <= self.stop {
-            let f = &mut self.flows[tx.pkt.flow as usize];
+            let f = &mut self.flows[flow];
             f.stats.deliver(tx.pkt.seq, tx.start - tx.pkt.t_in);
+            if let Some(tl) = &mut self.timeline {
+                tl.record(tx.pkt.t_in, tx.start - tx.pkt.t_in);
+            }
+            if f.source.is_closed_loop() {
+                // The response reaches the peer at `tx.done`: one transaction, from the
+                // request's first bit at the peer to the response's last bit.
+                let request_start = tx.pkt.t_in.saturating_sub(f.source.wire_time(tx.pkt.bytes));
+                f.stats
+                    .rtt
+                    .get_or_insert_with(Default::default)
+                    .record(tx.done - request_start);
+                if f.source.respond(tx.done) && f.pending.is_none() {
+                    self.next_arrival(flow, s);
+                }
+            }
         }
         s.at(tx.done, Event::TxDone(nic as u16));
     }
@@ -517,10 +581,33 @@ impl Host {
         };
         self.next_arrival(flow, s);
         if self.nics[nic].rx_dma(pkt) {
+            self.count_frame(nic, true, now, s);
             self.rx_cause(nic, now, pkt.bytes, s);
         } else {
             self.flows[flow].stats.drops.rx_ring += 1;
         }
+    }
+
+    /// A frame was received (`rx`) or sent OK on `nic`: count it; a counter nearing
+    /// overflow raises STATSOFLOW.
+    fn count_frame(&mut self, nic: usize, rx: bool, now: SimTime, s: &mut Scheduler<Event>) {
+        let raised = self.nics[nic].stats.as_mut().is_some_and(|st| st.count(rx));
+        if raised && self.policies[nic].interrupt_driven() {
+            self.irq_cause(nic, now, s);
+        }
+    }
+
+    /// The periodic statistics harvest (xl_stats_update from softclock).
+    fn periodic_harvest_step(&mut self, nic: usize, first: bool) -> Step {
+        let Some(st) = self.nics[nic].stats.as_mut() else {
+            return Step::Done;
+        };
+        if !first {
+            return Step::Done;
+        }
+        st.harvest(false);
+        let c = st.periodic_harvest.clone();
+        Step::Run(self.netisr.sample(&c))
     }
 
     // ------------------------------------------------------------------ the loop
@@ -536,6 +623,7 @@ impl Host {
                 self.burst_done(level, now, s);
             }
             Event::TxDone(nic) => {
+                self.count_frame(nic as usize, false, now, s);
                 if let Some(tx) = self.nics[nic as usize].tx_done(now) {
                     self.transmit(nic as usize, tx, s);
                 }
@@ -546,6 +634,21 @@ impl Host {
             }
             Event::Tick => self.hardclock(now, s),
             Event::MogulPeriod => self.mogul_period(now, s),
+            Event::Clock => {
+                if let Some((tick, _)) = &self.hardclock {
+                    s.at(now + *tick, Event::Clock);
+                    self.wake(Task::Hardclock);
+                }
+            }
+            Event::Harvest(nic) => {
+                if let Some(st) = &self.nics[nic as usize].stats {
+                    s.at(now + st.period, Event::Harvest(nic));
+                    self.wake(match st.periodic_spl {
+                        crate::counters::Spl::Softclock => Task::HarvestSoft(nic),
+                        crate::counters::Spl::Splimp => Task::HarvestImp(nic),
+                    });
+                }
+            }
             Event::EndOfLoad => {
                 let (cpu_ps, tag_ps) = self.cpu.snapshot(now);
                 self.load_end = Some(LoadSnapshot {
@@ -586,6 +689,14 @@ impl Host {
         }
         if let Some(m) = &self.mogul {
             s.at(m.period, Event::MogulPeriod);
+        }
+        if let Some((tick, _)) = &self.hardclock {
+            s.at(*tick, Event::Clock);
+        }
+        for (i, n) in self.nics.iter().enumerate() {
+            if let Some(st) = &n.stats {
+                s.at(st.phase, Event::Harvest(i as u16));
+            }
         }
         if self.busy.is_some() {
             self.wake(Task::BusyPoll);
@@ -632,6 +743,11 @@ impl Host {
         if let Some(u) = &self.user {
             u.counters(&mut c);
         }
+        for n in &self.nics {
+            if let Some(st) = &n.stats {
+                st.counters(&n.name, &mut c);
+            }
+        }
         c.insert("cpu.preemptions".into(), self.cpu.preemptions as f64);
         c.insert(
             "ipintrq.high_water".into(),
@@ -673,6 +789,7 @@ impl Host {
             interrupts_all: self.nics.iter().map(|n| n.interrupts).sum(),
             user_work: snap.user_work,
             counters: self.counters(),
+            timeline: self.timeline.take(),
             events,
             end,
         }

@@ -56,6 +56,9 @@ pub struct KernelConfig {
     /// CFS's scheduling periods).
     #[serde(default = "d_slice")]
     pub timeslice_ns: f64,
+    /// The clock interrupt (hardclock): rate and cost.
+    #[serde(default)]
+    pub clock: ClockConfig,
     /// FreeBSD DEVICE_POLLING parameters (kern.polling.*).
     #[serde(default)]
     pub polling: PollingConfig,
@@ -83,9 +86,49 @@ impl KernelConfig {
             p.push("netisr_per_packet", e);
         }
         p.positive("timeslice_ns", self.timeslice_ns, "ns");
+        p.at("clock", |p| self.clock.validate(p));
         p.at("polling", |p| self.polling.validate(p));
         p.at("napi", |p| self.napi.validate(p));
         p.at("mogul", |p| self.mogul.validate(p));
+    }
+}
+
+/// The clock interrupt: hardclock at `hz`, each costing `hardclock` at the highest
+/// priority (splclock). Defaults: `hz` 100 (FreeBSD 2.x-4.x), `hardclock` 0 (not
+/// modelled). Callouts (the statistics harvest) run at softclock priority.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockConfig {
+    /// Clock interrupts per second [1/s] (default 100).
+    #[serde(default = "d_hz")]
+    pub hz: u32,
+    /// Cost of one hardclock [cost] (default 0: no clock interrupt is simulated).
+    #[serde(default)]
+    pub hardclock: CostParam,
+}
+
+fn d_hz() -> u32 {
+    100
+}
+
+impl Default for ClockConfig {
+    fn default() -> Self {
+        ClockConfig {
+            hz: d_hz(),
+            hardclock: CostParam::default(),
+        }
+    }
+}
+
+impl ClockConfig {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        if !(1..=100_000).contains(&self.hz) {
+            p.push("hz", format!("must be 1 to 100000, got {}", self.hz));
+        }
+        if let Err(e) = self.hardclock.check() {
+            p.push("hardclock", e);
+        }
     }
 }
 

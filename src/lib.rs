@@ -34,6 +34,7 @@
 //! - The `irqsim` binary wires these together.
 
 pub mod cost;
+pub mod counters;
 pub mod cpu;
 pub mod engine;
 pub mod error;
@@ -54,5 +55,6 @@ pub mod scenario;
 pub mod smartbits;
 pub mod stats;
 pub mod time;
+pub mod timeline;
 pub mod traffic;
 pub mod user;

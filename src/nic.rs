@@ -24,8 +24,11 @@
 //! and `tx_ring_slots` 256 (dc(4)'s DC_RX_LIST_CNT / DC_TX_LIST_CNT), `rx_latency_ns` 0,
 //! `tx_latency_ns` 0, `tx_poll_interval_ns` 0 (transmit poll demand on every frame).
 //!
+//! Statistics counters and their overflow interrupt: see [`crate::counters`].
+//!
 //! Counters: `rx_frames`, `rx_ring.drops`, `interrupts`, `if_snd.drops`, `tx_frames`.
 
+use crate::counters::{StatsCounters, StatsCountersConfig};
 use crate::link::Link;
 use crate::packet::Packet;
 use crate::policy::PolicyConfig;
@@ -69,6 +72,9 @@ pub struct NicConfig {
     /// Interrupt moderation of the chip (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moderation: Option<ModerationConfig>,
+    /// Statistics counters and their overflow interrupt (default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats_counters: Option<StatsCountersConfig>,
     /// Driver costs.
     pub driver: DriverConfig,
 }
@@ -97,6 +103,9 @@ impl NicConfig {
         p.non_negative("tx_poll_interval_ns", self.tx_poll_interval_ns, "ns");
         p.at("driver", |p| self.driver.validate(p));
         p.at("policy", |p| self.policy.validate(p));
+        if let Some(c) = &self.stats_counters {
+            p.at("stats_counters", |p| c.validate(p));
+        }
         if let Some(m) = &self.moderation {
             p.at("moderation", |p| m.validate(p));
             if !self.policy.interrupt_driven() {
@@ -153,11 +162,13 @@ pub struct Nic {
     pub interrupts: u64,
     /// Frames put on the output wire -- counter.
     pub tx_frames: u64,
+    /// Statistics counters, when modelled.
+    pub stats: Option<StatsCounters>,
 }
 
 impl Nic {
     /// A NIC from its configuration; `if_snd_maxlen` comes from the kernel profile.
-    pub fn new(cfg: &NicConfig, if_snd_maxlen: usize) -> Nic {
+    pub fn new(cfg: &NicConfig, if_snd_maxlen: usize, clock_mhz: f64) -> Nic {
         Nic {
             name: cfg.name.clone(),
             link: Link::new(cfg.line_rate_bps),
@@ -173,6 +184,10 @@ impl Nic {
             rx_frames: 0,
             interrupts: 0,
             tx_frames: 0,
+            stats: cfg
+                .stats_counters
+                .as_ref()
+                .map(|c| StatsCounters::new(c, clock_mhz)),
         }
     }
 
@@ -189,7 +204,13 @@ impl Nic {
     /// enabled and not already asserted.
     #[inline]
     pub fn wants_interrupt(&self) -> bool {
-        self.irq_enabled && !self.irq_asserted && !self.rx_ring.is_empty()
+        self.irq_enabled && !self.irq_asserted && (!self.rx_ring.is_empty() || self.stats_cause())
+    }
+
+    /// Whether the statistics-overflow cause (STATSOFLOW) is pending.
+    #[inline]
+    pub fn stats_cause(&self) -> bool {
+        self.stats.as_ref().is_some_and(|s| s.cause)
     }
 
     /// `if_output`: queue a forwarded frame on if_snd and run the driver's start

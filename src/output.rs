@@ -4,7 +4,9 @@
 //!
 //! - `results.json`: every figure of every point ([`crate::results`]);
 //! - `smartbits.csv`: all points in the SmartBits layout, for scenarios without variants;
-//! - `smartbits-<variant>.csv`: one per variant, for scenarios with variants.
+//! - `smartbits-<variant>.csv`: one per variant, for scenarios with variants;
+//! - `timeline.csv`: the latency timeline, when the scenario asks for one
+//!   (`variant,load_pct,t_ms,packets,avg_latency_us,max_latency_us`).
 
 use crate::results::Results;
 use crate::smartbits;
@@ -50,6 +52,19 @@ pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
         };
         write_atomic(&dir.join(&name), &csv)?;
         written.push(name);
+    }
+    if !r.timeline.is_empty() {
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        for row in &r.timeline {
+            w.serialize(row).map_err(io::Error::other)?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        write_atomic(&dir.join("timeline.csv"), &bytes)?;
+        written.push("timeline.csv".into());
     }
     Ok(written)
 }

@@ -20,7 +20,11 @@ pub fn table(r: &Results) -> String {
     let with_user = r.points.iter().any(|p| p.figures.user.is_some());
     for v in variants(r) {
         let _ = writeln!(s, "\nvariant: {v}");
-        let _ = write!(s, "{:>7} {:>9} {:>9} {:>8}", "load%", "offered", "fwd pps", "loss%");
+        let _ = write!(
+            s,
+            "{:>7} {:>9} {:>9} {:>8}",
+            "load%", "offered", "fwd pps", "loss%"
+        );
         if with_m {
             let _ = write!(s, " {:>8}", "meas%");
         }
@@ -28,15 +32,24 @@ pub fn table(r: &Results) -> String {
         if with_m {
             let _ = write!(s, " {:>9} {:>9}", "meas avg", "meas max");
         }
-        let _ = write!(s, " {:>8} {:>6} {:>6} {:>6}", "irq/s", "intr%", "sirq%", "kern%");
+        let _ = write!(
+            s,
+            " {:>8} {:>6} {:>6} {:>6}",
+            "irq/s", "intr%", "sirq%", "kern%"
+        );
         if with_user {
             let _ = write!(s, " {:>6}", "user%");
         }
         let _ = writeln!(s, " {:>6} {:>5}", "idle%", "pkt/i");
         for p in r.points.iter().filter(|p| p.variant == v) {
             let t = &p.figures.total;
-            let m = measured.and_then(|ms| ms.iter().find(|m| (m.load_pct - p.load_pct).abs() < 1e-6));
-            let _ = write!(s, "{:>7.2} {:>9.0} {:>9.0} {:>8.2}", p.load_pct, p.offered_pps, t.forwarded_pps, t.loss_pct);
+            let m =
+                measured.and_then(|ms| ms.iter().find(|m| (m.load_pct - p.load_pct).abs() < 1e-6));
+            let _ = write!(
+                s,
+                "{:>7.2} {:>9.0} {:>9.0} {:>8.2}",
+                p.load_pct, p.offered_pps, t.forwarded_pps, t.loss_pct
+            );
             if with_m {
                 let _ = match m {
                     Some(m) => write!(s, " {:>8.2}", m.total.loss_pct()),
@@ -62,7 +75,12 @@ pub fn table(r: &Results) -> String {
             if with_user {
                 let _ = write!(s, " {:>6.1}", 100.0 * c.user);
             }
-            let _ = writeln!(s, " {:>6.1} {:>5.2}", 100.0 * c.idle, p.figures.packets_per_interrupt);
+            let _ = writeln!(
+                s,
+                " {:>6.1} {:>5.2}",
+                100.0 * c.idle,
+                p.figures.packets_per_interrupt
+            );
         }
     }
     if with_m {

@@ -10,6 +10,7 @@ use crate::cpu::{LEVELS, Level};
 use crate::host::RunStats;
 use crate::smartbits::MeasuredPoint;
 use crate::stats::FlowStats;
+use crate::timeline::{TimelineRow, TimelineSummary};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -70,14 +71,19 @@ pub struct FlowResult {
     pub drops: DropsResult,
     /// Latency [us].
     pub latency_us: LatencyResult,
+    /// Request/response flows: round trip per transaction at the peer [us]
+    /// (`forwarded_pps` is then the transaction rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_us: Option<LatencyResult>,
 }
 
 /// CPU time by level during the sending period [fraction of time, sums to 1].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuResult {
-    /// Hardware interrupt handlers.
+    /// Hardware interrupt handlers, the clock interrupt, work at splimp.
     pub interrupt: f64,
-    /// Software interrupts (netisr, NET_RX), including NET_RX run by ksoftirqd.
+    /// Software interrupts (netisr, NET_RX, softclock), including NET_RX run by
+    /// ksoftirqd.
     pub softirq: f64,
     /// Kernel threads (polling thread, taskqueue, busy poll) and idle-loop polling.
     pub kernel: f64,
@@ -112,6 +118,9 @@ pub struct PointFigures {
     /// The user process, when the model has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserResult>,
+    /// Latency timeline summary, when the scenario asks for a timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<TimelineSummary>,
     /// Policy counters by name (kern.polling.*, NAPI, moderation...), whole run.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, f64>,
@@ -126,8 +135,11 @@ pub struct PointResult {
     pub variant: String,
     /// Offered load [% of line rate].
     pub load_pct: f64,
-    /// Offered rate, all flows [frames/s].
+    /// Offered rate, all flows [frames/s] (0 for request/response sweeps).
     pub offered_pps: f64,
+    /// Transactions outstanding per flow (request/response sweeps only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outstanding: Option<f64>,
     /// Replications averaged.
     pub replications: u32,
     /// The figures (means over replications).
@@ -167,6 +179,22 @@ pub struct Results {
     pub measured: Option<Measured>,
     /// The points, in sweep order.
     pub points: Vec<PointResult>,
+    /// Latency timeline rows (replication 0 of each point), written to timeline.csv,
+    /// not to results.json.
+    #[serde(skip)]
+    pub timeline: Vec<TimelineRow>,
+}
+
+fn latency_result(l: crate::stats::LatencySummary) -> LatencyResult {
+    LatencyResult {
+        min: l.min,
+        avg: l.avg,
+        max: l.max,
+        stddev: l.stddev,
+        p50: l.p50,
+        p99: l.p99,
+        p999: l.p999,
+    }
 }
 
 fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
@@ -190,15 +218,8 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
             if_snd: s.drops.if_snd as f64,
             user_queue: s.drops.user_queue as f64,
         },
-        latency_us: LatencyResult {
-            min: l.min,
-            avg: l.avg,
-            max: l.max,
-            stddev: l.stddev,
-            p50: l.p50,
-            p99: l.p99,
-            p999: l.p999,
-        },
+        latency_us: latency_result(l),
+        rtt_us: s.rtt.as_ref().map(|r| latency_result(r.summary())),
     }
 }
 
@@ -229,8 +250,14 @@ impl PointFigures {
                 0.0
             },
             cpu: CpuResult {
-                interrupt: frac(r.cpu_ps[Level::HardIrq as usize]),
-                softirq: frac(r.cpu_ps[Level::SoftIrq as usize] + ksoftirqd_ps),
+                interrupt: frac(
+                    r.cpu_ps[Level::Clock as usize] + r.cpu_ps[Level::HardIrq as usize],
+                ),
+                softirq: frac(
+                    r.cpu_ps[Level::SoftIrq as usize]
+                        + r.cpu_ps[Level::SoftClock as usize]
+                        + ksoftirqd_ps,
+                ),
                 kernel: frac(r.cpu_ps[Level::Kernel as usize] + r.cpu_ps[Level::IdleLoop as usize]),
                 user: frac(r.cpu_ps[Level::User as usize] - ksoftirqd_ps),
                 idle: frac(r.cpu_ps[LEVELS]),
@@ -239,6 +266,7 @@ impl PointFigures {
                 cpu_share: frac(user_ps),
                 work_per_s: r.user_work / secs,
             }),
+            timeline: r.timeline.as_ref().map(|t| t.summary()),
             counters: r.counters.clone(),
             events: r.events as f64,
         }

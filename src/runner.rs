@@ -9,6 +9,7 @@ use crate::results::{Measured, PointFigures, PointResult, Results};
 use crate::rng::RunKey;
 use crate::scenario::Experiment;
 use crate::time::SimTime;
+use crate::timeline::TimelineRow;
 use rayon::prelude::*;
 
 /// Run every point of `exp` on `threads` threads (0: one per core) and summarise.
@@ -19,7 +20,7 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
     let jobs: Vec<(usize, usize, usize)> = (0..exp.variants.len())
         .flat_map(|v| (0..npoints).flat_map(move |p| (0..reps).map(move |r| (v, p, r))))
         .collect();
-    let work = || -> Vec<PointFigures> {
+    let work = || -> Vec<(PointFigures, Vec<TimelineRow>)> {
         jobs.par_iter()
             .map(|&(v, p, r)| {
                 let model = &exp.variants[v].model;
@@ -28,6 +29,9 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
                     rates_pps: exp.points[p].rates_pps.clone(),
                     duration: SimTime::from_secs_f64(exp.duration_s),
                     drain: SimTime::from_secs_f64(exp.drain_s),
+                    timeline: exp
+                        .timeline_bucket_ms
+                        .map(|ms| SimTime::from_ns_f64(ms * 1e6)),
                     key: RunKey {
                         seed: exp.seed,
                         variant: 0,
@@ -37,14 +41,26 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
                 };
                 let stats = simulate(model, &spec).expect("experiment was validated");
                 on_done();
-                PointFigures::from_run(&stats, model.user.is_some())
+                let rows = match (&stats.timeline, r) {
+                    (Some(tl), 0) => tl.rows(&exp.variants[v].name, exp.points[p].load_pct),
+                    _ => Vec::new(),
+                };
+                (PointFigures::from_run(&stats, model.user.is_some()), rows)
             })
             .collect()
     };
-    let figs = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+    let out = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
     };
+    let mut timeline = Vec::new();
+    let figs: Vec<PointFigures> = out
+        .into_iter()
+        .map(|(f, rows)| {
+            timeline.extend(rows);
+            f
+        })
+        .collect();
     let points = figs
         .chunks(reps)
         .enumerate()
@@ -55,6 +71,7 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
                 variant: variant.name.clone(),
                 load_pct: lp.load_pct,
                 offered_pps: lp.offered_pps(),
+                outstanding: lp.outstanding,
                 replications: exp.replications,
                 figures,
                 ci95,
@@ -73,5 +90,6 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
             points: points.clone(),
         }),
         points,
+        timeline,
     }
 }

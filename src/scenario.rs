@@ -108,6 +108,8 @@ pub enum LoadUnit {
     Percent,
     /// Frames per second, per flow.
     Pps,
+    /// Transactions kept outstanding by each closed-loop (request/response) flow.
+    Outstanding,
 }
 
 /// The load points: a list, or a range `from`..=`to` by `step`.
@@ -172,6 +174,17 @@ pub struct ScenarioFile {
     /// Measured SmartBits CSV to compare with, relative to the scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<String>,
+    /// Record a latency timeline (written to timeline.csv).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<TimelineConfig>,
+}
+
+/// Latency-timeline request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineConfig {
+    /// Bucket width [ms].
+    pub bucket_ms: f64,
 }
 
 fn d_drain() -> f64 {
@@ -187,16 +200,24 @@ fn d_reps() -> u32 {
 /// One load point: its label and the rate of every flow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadPoint {
-    /// Offered load [% of line rate] (for `pps` scenarios, computed from the first flow).
+    /// Offered load [% of line rate] (for `pps` scenarios, computed from the first flow;
+    /// 0 for request/response sweeps).
     pub load_pct: f64,
+    /// Transactions outstanding per flow (request/response sweeps only).
+    pub outstanding: Option<f64>,
     /// Offered rate of each flow [frames/s].
     pub rates_pps: Vec<f64>,
 }
 
 impl LoadPoint {
-    /// Total offered rate [frames/s].
+    /// Total offered rate [frames/s] (0 for request/response sweeps, whose rate is
+    /// what the host makes of it).
     pub fn offered_pps(&self) -> f64 {
-        self.rates_pps.iter().sum()
+        if self.outstanding.is_some() {
+            0.0
+        } else {
+            self.rates_pps.iter().sum()
+        }
     }
 }
 
@@ -254,6 +275,8 @@ pub struct Experiment {
     pub replications: u32,
     /// Measured table, if named: its path and its points.
     pub measured: Option<(String, Vec<MeasuredPoint>)>,
+    /// Latency-timeline bucket width [ms], if asked for.
+    pub timeline_bucket_ms: Option<f64>,
 }
 
 /// Parse JSON text into `T`, reporting syntax errors and typed errors with their path.
@@ -416,7 +439,10 @@ fn build_model(
         }
         let mut un = Vec::new();
         unmatched_patch_keys(&mval, ov, prefix, &mut un);
-        problems.extend(un.into_iter().map(|problem| FileProblem { file: sfile.into(), problem }));
+        problems.extend(un.into_iter().map(|problem| FileProblem {
+            file: sfile.into(),
+            problem,
+        }));
         merge_patch(&mut mval, ov);
     }
     // A model error is reported against the scenario when an override put the value
@@ -428,18 +454,32 @@ fn build_model(
             {
                 return FileProblem {
                     file: sfile.into(),
-                    problem: Problem { path: join(prefix, &op), reason: p.reason },
+                    problem: Problem {
+                        path: join(prefix, &op),
+                        reason: p.reason,
+                    },
                 };
             }
         }
-        FileProblem { file: mfile.into(), problem: p }
+        FileProblem {
+            file: mfile.into(),
+            problem: p,
+        }
     };
-    let parsed = if patches.is_empty() { parse_json(mfile, mtext) } else { parse_value(mfile, mval) };
+    let parsed = if patches.is_empty() {
+        parse_json(mfile, mtext)
+    } else {
+        parse_value(mfile, mval)
+    };
     let model: ModelConfig = match parsed {
         Ok(m) => m,
         Err(InputError::Field { path, msg, .. }) => {
             let fp = locate(Problem { path, reason: msg });
-            return Err(InputError::Field { file: fp.file, path: fp.problem.path, msg: fp.problem.reason });
+            return Err(InputError::Field {
+                file: fp.file,
+                path: fp.problem.path,
+                msg: fp.problem.reason,
+            });
         }
         Err(e) => return Err(e),
     };
@@ -472,11 +512,18 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     })?;
     let mval: Value = parse_json(&mfile, &mtext)?;
     let mut problems: Vec<FileProblem> = Vec::new();
-    let scen_problem = |problem: Problem| FileProblem { file: sfile.clone(), problem };
+    let scen_problem = |problem: Problem| FileProblem {
+        file: sfile.clone(),
+        problem,
+    };
 
     // The variants: each is the model with the scenario's overrides, then its own.
     let specs: Vec<VariantFile> = match &sc.variants {
-        None => vec![VariantFile { name: "default".into(), description: String::new(), overrides: None }],
+        None => vec![VariantFile {
+            name: "default".into(),
+            description: String::new(),
+            overrides: None,
+        }],
         Some(v) => {
             if v.is_empty() {
                 problems.push(scen_problem(Problem {
@@ -491,11 +538,17 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     for (i, spec) in specs.iter().enumerate() {
         if sc.variants.is_some() {
             let ok = !spec.name.is_empty()
-                && spec.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+                && spec
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
             if !ok {
                 problems.push(scen_problem(Problem {
                     path: format!("variants[{i}].name"),
-                    reason: format!("`{}` must be non-empty letters, digits, `-`, `_` or `.` (it names files)", spec.name),
+                    reason: format!(
+                        "`{}` must be non-empty letters, digits, `-`, `_` or `.` (it names files)",
+                        spec.name
+                    ),
                 }));
             }
             if specs[..i].iter().any(|o| o.name == spec.name) {
@@ -515,7 +568,11 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         match build_model(&sfile, &mfile, &mtext, &mval, &patches) {
             Ok((m, probs)) => {
                 problems.extend(probs);
-                variants.push(Variant { name: spec.name.clone(), description: spec.description.clone(), model: m });
+                variants.push(Variant {
+                    name: spec.name.clone(),
+                    description: spec.description.clone(),
+                    model: m,
+                });
             }
             Err(e) => return Err(e),
         }
@@ -542,6 +599,14 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                 p.push("to", format!("no NIC named `{}` in {mfile}", f.to));
             }
             p.at("frame_bytes", |p| f.frame_bytes.validate(p));
+            let closed = f.arrivals == crate::traffic::Arrivals::ClosedLoop;
+            if closed != (sc.load.unit == LoadUnit::Outstanding) {
+                p.push(
+                    "arrivals",
+                    "closed-loop flows go with `load.unit` = `outstanding`, and only they",
+                );
+            }
+            p.non_negative("turnaround_ns", f.turnaround_ns, "ns");
         });
     }
     if sc.duration_s.is_finite() && sc.drain_s.is_finite() && sc.duration_s + sc.drain_s > MAX_RUN_S
@@ -550,6 +615,15 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             "duration_s",
             format!("duration_s + drain_s must be at most {MAX_RUN_S} s per point"),
         );
+    }
+    if let Some(tl) = &sc.timeline {
+        p.positive("timeline.bucket_ms", tl.bucket_ms, "ms");
+        if tl.bucket_ms > 0.0 && (sc.duration_s + sc.drain_s) * 1e3 / tl.bucket_ms > 10_000_000.0 {
+            p.push(
+                "timeline.bucket_ms",
+                "more than 10 million buckets per point: use wider buckets",
+            );
+        }
     }
     let values = load_values(&sc.load, &mut p);
     // Each flow's line rate in frames/s, where its NIC and frame size are valid.
@@ -572,6 +646,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             let (rate, pct) = match sc.load.unit {
                 LoadUnit::Percent => (v / 100.0 * fps, *v),
                 LoadUnit::Pps => (*v, v / fps * 100.0),
+                LoadUnit::Outstanding => (v.round().max(1.0), 0.0),
             };
             if pct > 100.0 + 1e-9 {
                 p.push(
@@ -590,6 +665,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         }
         points.push(LoadPoint {
             load_pct: pct0,
+            outstanding: (sc.load.unit == LoadUnit::Outstanding).then(|| v.round().max(1.0)),
             rates_pps: rates,
         });
     }
@@ -645,6 +721,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         seed: sc.seed,
         replications: sc.replications,
         measured,
+        timeline_bucket_ms: sc.timeline.as_ref().map(|t| t.bucket_ms),
     })
 }
 
@@ -652,6 +729,7 @@ fn unit_name(u: LoadUnit) -> &'static str {
     match u {
         LoadUnit::Percent => "%",
         LoadUnit::Pps => "frames/s",
+        LoadUnit::Outstanding => "transactions",
     }
 }
 

@@ -155,6 +155,8 @@ pub struct FlowStats {
     next_seq: u64,
     /// Latency of received frames.
     pub latency: LatencyStats,
+    /// Request/response flows: round-trip time of each transaction at the peer.
+    pub rtt: Option<Box<LatencyStats>>,
 }
 
 impl FlowStats {
@@ -177,6 +179,9 @@ impl FlowStats {
         self.in_flight_at_end += o.in_flight_at_end;
         self.out_of_sequence += o.out_of_sequence;
         self.latency.merge(&o.latency);
+        if let Some(r) = &o.rtt {
+            self.rtt.get_or_insert_with(Default::default).merge(r);
+        }
     }
 }
 

@@ -30,13 +30,17 @@ pub const FRAME_BYTES_RANGE: (u32, u32) = (64, 16_384);
 
 /// Arrival process of a flow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Arrivals {
     /// Evenly spaced frames (default; what SmartBits sends).
     #[default]
     Constant,
     /// Poisson process.
     Poisson,
+    /// Request/response (netperf TCP_RR-like): the peer keeps N transactions
+    /// outstanding; each response leaving the host is followed, `turnaround_ns` after its
+    /// last bit, by the next request.
+    ClosedLoop,
 }
 
 /// Frame size of a flow: a number of bytes, or a distribution.
@@ -146,6 +150,15 @@ pub struct FlowConfig {
     /// Arrival process (default `constant`).
     #[serde(default)]
     pub arrivals: Arrivals,
+    /// For `closed-loop` flows: the peer's time from receiving a response (last bit)
+    /// to starting the next request (first bit): its NIC, interrupt coalescing and
+    /// stack [ns] (default 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub turnaround_ns: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn default_frame() -> FrameSize {
@@ -235,12 +248,17 @@ pub struct FlowSource {
     link_free: SimTime,
     rng_arrivals: StreamRng,
     rng_sizes: StreamRng,
+    /// Closed loop: start times of the requests the peer will send.
+    requests: std::collections::VecDeque<SimTime>,
+    turnaround: SimTime,
     /// Frames emitted so far -- counter.
     pub sent: u64,
 }
 
 impl FlowSource {
-    /// A source sending `rate_pps` frames/s over `link` for `duration`.
+    /// A source sending `rate_pps` frames/s over `link` for `duration`; for a
+    /// closed-loop flow `rate_pps` is the number of outstanding transactions, all
+    /// started at time 0.
     pub fn new(
         cfg: &FlowConfig,
         link: Link,
@@ -253,11 +271,17 @@ impl FlowSource {
         let limit = match cfg.arrivals {
             // floor(rate * duration), with a tolerance for binary rounding of the product.
             Arrivals::Constant => (rate_pps * duration.as_secs_f64() + 1e-6).floor() as u64,
-            Arrivals::Poisson => u64::MAX,
+            Arrivals::Poisson | Arrivals::ClosedLoop => u64::MAX,
         };
         let exp = match cfg.arrivals {
             Arrivals::Poisson => Some(Exp::new(1.0 / period_ps).expect("rate > 0")),
-            Arrivals::Constant => None,
+            _ => None,
+        };
+        let requests = match cfg.arrivals {
+            Arrivals::ClosedLoop => (0..rate_pps.max(1.0).round() as u64)
+                .map(|_| SimTime::ZERO)
+                .collect(),
+            _ => Default::default(),
         };
         let mut s = FlowSource {
             link,
@@ -271,6 +295,8 @@ impl FlowSource {
             link_free: SimTime::ZERO,
             rng_arrivals,
             rng_sizes,
+            requests,
+            turnaround: SimTime::from_ns_f64(cfg.turnaround_ns),
             sent: 0,
         };
         if s.arrivals == Arrivals::Poisson {
@@ -293,6 +319,7 @@ impl FlowSource {
             return None;
         }
         let nominal = match self.arrivals {
+            Arrivals::ClosedLoop => self.requests.pop_front()?,
             Arrivals::Constant => SimTime((self.sent as f64 * self.period_ps).round() as u64),
             Arrivals::Poisson => {
                 let t = SimTime(self.next_start_ps.round() as u64);
@@ -302,7 +329,9 @@ impl FlowSource {
         };
         let start = nominal.max(self.link_free);
         if start >= self.stop {
-            self.limit = self.sent;
+            if self.arrivals != Arrivals::ClosedLoop {
+                self.limit = self.sent;
+            }
             return None;
         }
         let bytes = self.sizes.sample(&mut self.rng_sizes);
@@ -316,6 +345,30 @@ impl FlowSource {
         };
         self.sent += 1;
         Some(f)
+    }
+
+    /// Whether this is a closed-loop (request/response) flow.
+    pub fn is_closed_loop(&self) -> bool {
+        self.arrivals == Arrivals::ClosedLoop
+    }
+
+    /// Closed loop: the peer received a response completely at `at`; it sends the next
+    /// request after its turnaround. Returns whether a request was queued.
+    pub fn respond(&mut self, at: SimTime) -> bool {
+        if self.arrivals != Arrivals::ClosedLoop {
+            return false;
+        }
+        let start = at + self.turnaround;
+        if start >= self.stop {
+            return false;
+        }
+        self.requests.push_back(start);
+        true
+    }
+
+    /// The wire time of a `bytes` frame on this flow's input link.
+    pub fn wire_time(&self, bytes: u32) -> SimTime {
+        self.link.wire_time(bytes)
     }
 }
 
@@ -331,6 +384,7 @@ mod tests {
             to: "b".into(),
             frame_bytes: FrameSize::Fixed(64),
             arrivals,
+            turnaround_ns: 0.0,
         }
     }
 

@@ -64,7 +64,9 @@ impl UserConfig {
         match self {
             UserConfig::CpuBound { work_unit } => match work_unit.check() {
                 Err(e) => p.push("work_unit", e),
-                Ok(()) if work_unit.mean_ns(1.0) <= 0.0 => p.push("work_unit", "must be greater than 0"),
+                Ok(()) if work_unit.mean_ns(1.0) <= 0.0 => {
+                    p.push("work_unit", "must be greater than 0")
+                }
                 Ok(()) => {}
             },
             UserConfig::Screend {
@@ -94,7 +96,12 @@ pub struct UserProcess {
 
 impl UserProcess {
     /// The process from its configuration.
-    pub fn new(cfg: &UserConfig, timeslice: SimTime, clock_mhz: f64, rng: StreamRng) -> UserProcess {
+    pub fn new(
+        cfg: &UserConfig,
+        timeslice: SimTime,
+        clock_mhz: f64,
+        rng: StreamRng,
+    ) -> UserProcess {
         match cfg {
             UserConfig::CpuBound { work_unit } => UserProcess {
                 quantum: timeslice,

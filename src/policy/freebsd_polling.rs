@@ -119,7 +119,10 @@ impl PollingConfig {
         if let Some(b) = self.burst_start
             && (b < 1 || b > self.burst_max)
         {
-            p.push("burst_start", format!("must be 1 to burst_max ({}), got {b}", self.burst_max));
+            p.push(
+                "burst_start",
+                format!("must be 1 to burst_max ({}), got {b}", self.burst_max),
+            );
         }
         if self.user_frac > 99 {
             p.push(

@@ -111,6 +111,8 @@ impl DriverCosts {
 pub(crate) enum IsrStep {
     Idle,
     Entry,
+    /// xl_stats_update for STATSOFLOW, at the handler's priority.
+    Stats,
     Packet(Packet),
     Exit,
 }
@@ -211,7 +213,14 @@ impl Host {
             return Step::Run(self.drivers[nic].entry());
         }
         match self.isr_steps[nic] {
-            IsrStep::Entry | IsrStep::Packet(_) => {
+            IsrStep::Entry if self.nics[nic].stats_cause() => {
+                let st = self.nics[nic].stats.as_mut().expect("stats cause");
+                st.harvest(true);
+                let c = st.overflow_harvest.clone();
+                self.isr_steps[nic] = IsrStep::Stats;
+                Step::Run(self.netisr.sample(&c))
+            }
+            IsrStep::Entry | IsrStep::Stats | IsrStep::Packet(_) => {
                 if let IsrStep::Packet(p) = self.isr_steps[nic] {
                     self.isr_packets += 1;
                     self.ipintrq_enqueue(p);

@@ -299,14 +299,15 @@ impl Host {
                 PolicyConfig::Napi { weight } => weight,
                 _ => 64,
             };
-            if n.work < weight && n.budget_left > 0 {
-                if let Some(p) = self.nics[dev].rx_ring.pop() {
-                    n.work += 1;
-                    n.budget_left -= 1;
-                    n.current = Some(p);
-                    let d = self.drivers[dev].rx() + self.netisr.forward_cost();
-                    return Step::Run(d);
-                }
+            if n.work < weight
+                && n.budget_left > 0
+                && let Some(p) = self.nics[dev].rx_ring.pop()
+            {
+                n.work += 1;
+                n.budget_left -= 1;
+                n.current = Some(p);
+                let d = self.drivers[dev].rx() + self.netisr.forward_cost();
+                return Step::Run(d);
             }
             // The poll of `dev` is over.
             n.dev = None;

@@ -38,7 +38,10 @@ fn mlfrr_and_peak(r: &Results, variant: &str) -> (f64, f64) {
         .filter(|p| p.figures.total.loss_pct < 0.1)
         .map(|p| p.offered_pps)
         .fold(0.0, f64::max);
-    let peak = pts.iter().map(|p| p.figures.total.forwarded_pps).fold(0.0, f64::max);
+    let peak = pts
+        .iter()
+        .map(|p| p.figures.total.forwarded_pps)
+        .fold(0.0, f64::max);
     (mlfrr, peak)
 }
 
@@ -55,36 +58,66 @@ fn polling_policies_do_not_collapse_but_interrupts_do() {
     for v in irqsim::output::variants(r) {
         let (mlfrr, peak) = mlfrr_and_peak(r, &v);
         let full = at(r, &v, 100.0).figures.total.forwarded_pps;
-        eprintln!("{v:>20}: MLFRR {mlfrr:>8.0} pps, peak {peak:>8.0} pps, at 100 % {full:>8.0} pps ({:.0} % of peak)", 100.0 * full / peak);
+        eprintln!(
+            "{v:>20}: MLFRR {mlfrr:>8.0} pps, peak {peak:>8.0} pps, at 100 % {full:>8.0} pps ({:.0} % of peak)",
+            100.0 * full / peak
+        );
     }
     // No collapse: at 100 % load each keeps at least 90 % of its own peak output.
-    for v in ["freebsd-polling", "napi", "mogul-ramakrishnan", "deferred", "busy-poll"] {
+    for v in [
+        "freebsd-polling",
+        "napi",
+        "mogul-ramakrishnan",
+        "deferred",
+        "busy-poll",
+    ] {
         let (_, peak) = mlfrr_and_peak(r, v);
         let full = at(r, v, 100.0).figures.total.forwarded_pps;
-        assert!(full >= 0.9 * peak, "{v}: {full} pps at 100 % vs peak {peak}");
+        assert!(
+            full >= 0.9 * peak,
+            "{v}: {full} pps at 100 % vs peak {peak}"
+        );
     }
     // Receive livelock: the classic path forwards less than half its peak at 100 %.
     let (_, peak) = mlfrr_and_peak(r, "interrupt");
     let full = at(r, "interrupt", 100.0).figures.total.forwarded_pps;
-    assert!(full < 0.5 * peak, "interrupt: {full} pps at 100 % vs peak {peak}");
+    assert!(
+        full < 0.5 * peak,
+        "interrupt: {full} pps at 100 % vs peak {peak}"
+    );
 }
 
 #[test]
 fn reserved_user_share_is_kept_under_overload() {
     let r = policies_user();
     // FreeBSD polling, user_frac = 50: the user process keeps 50 % (+-2 points).
-    let u = at(r, "freebsd-polling", 100.0).figures.user.clone().expect("user");
+    let u = at(r, "freebsd-polling", 100.0)
+        .figures
+        .user
+        .clone()
+        .expect("user");
     eprintln!("freebsd-polling user share at 100 %: {:.3}", u.cpu_share);
     assert!((u.cpu_share - 0.50).abs() < 0.02, "{}", u.cpu_share);
     // Mogul-Ramakrishnan, cycle limit 50 %: the user process keeps 100 - 50 = 50 %.
-    let u = at(r, "mogul-ramakrishnan", 100.0).figures.user.clone().expect("user");
+    let u = at(r, "mogul-ramakrishnan", 100.0)
+        .figures
+        .user
+        .clone()
+        .expect("user");
     eprintln!("mogul-ramakrishnan user share at 100 %: {:.3}", u.cpu_share);
     assert!((u.cpu_share - 0.50).abs() < 0.02, "{}", u.cpu_share);
     // Plain interrupts: above the MLFRR the user process gets (about) nothing.
     let (mlfrr, _) = mlfrr_and_peak(r, "interrupt");
-    for p in points(r, "interrupt").into_iter().filter(|p| p.offered_pps > mlfrr) {
+    for p in points(r, "interrupt")
+        .into_iter()
+        .filter(|p| p.offered_pps > mlfrr)
+    {
         let share = p.figures.user.as_ref().expect("user").cpu_share;
-        assert!(share < 0.01, "interrupt at {} %: user share {share}", p.load_pct);
+        assert!(
+            share < 0.01,
+            "interrupt at {} %: user share {share}",
+            p.load_pct
+        );
     }
 }
 
@@ -94,7 +127,12 @@ fn moderation_caps_the_interrupt_rate_and_adds_latency() {
     // ITR interval 124,928 ns (488 x 256 ns): at most 1e9 / 124,928 = 8,004.6 interrupts/s.
     let cap = 1e9 / 124_928.0;
     for p in points(r, "moderation") {
-        assert!(p.figures.interrupts_per_s <= cap * 1.001, "{} irq/s at {} %", p.figures.interrupts_per_s, p.load_pct);
+        assert!(
+            p.figures.interrupts_per_s <= cap * 1.001,
+            "{} irq/s at {} %",
+            p.figures.interrupts_per_s,
+            p.load_pct
+        );
     }
     // At 60 % (89 kpps) the cap binds: about 8,000/s, i.e. ~11 frames per interrupt.
     assert!(at(r, "moderation", 60.0).figures.interrupts_per_s > cap * 0.99);
@@ -103,7 +141,10 @@ fn moderation_caps_the_interrupt_rate_and_adds_latency() {
     // stays within the timer plus the handler.
     let plain = &at(r, "interrupt", 10.0).figures.total.latency_us;
     let moder = &at(r, "moderation", 10.0).figures.total.latency_us;
-    eprintln!("10 %: avg latency {:.1} us -> {:.1} us, max {:.1} -> {:.1}", plain.avg, moder.avg, plain.max, moder.max);
+    eprintln!(
+        "10 %: avg latency {:.1} us -> {:.1} us, max {:.1} -> {:.1}",
+        plain.avg, moder.avg, plain.max, moder.max
+    );
     assert!(moder.avg > plain.avg + 65.536 / 2.0);
     assert!(moder.max < plain.max + 124.928 + 1.0);
 }
@@ -113,7 +154,10 @@ fn napi_interrupts_one_per_packet_at_low_load_and_vanish_at_saturation() {
     let r = policies();
     let low = at(r, "napi", 10.0);
     let ratio = low.figures.interrupts_per_s / low.figures.total.forwarded_pps;
-    assert!((ratio - 1.0).abs() < 0.01, "{ratio} interrupts per packet at 10 %");
+    assert!(
+        (ratio - 1.0).abs() < 0.01,
+        "{ratio} interrupts per packet at 10 %"
+    );
     let sat = at(r, "napi", 100.0);
     let ratio = sat.figures.interrupts_per_s / sat.figures.total.forwarded_pps;
     assert!(ratio < 0.001, "{ratio} interrupts per packet at 100 %");
@@ -129,7 +173,15 @@ fn napi_interrupts_one_per_packet_at_low_load_and_vanish_at_saturation() {
 fn every_variant_gets_its_smartbits_table() {
     let dir = tempfile::tempdir().unwrap();
     let written = irqsim::output::write_all(dir.path(), policies()).unwrap();
-    for v in ["interrupt", "moderation", "freebsd-polling", "napi", "mogul-ramakrishnan", "deferred", "busy-poll"] {
+    for v in [
+        "interrupt",
+        "moderation",
+        "freebsd-polling",
+        "napi",
+        "mogul-ramakrishnan",
+        "deferred",
+        "busy-poll",
+    ] {
         let name = format!("smartbits-{v}.csv");
         assert!(written.contains(&name), "{written:?}");
         let text = std::fs::read_to_string(dir.path().join(&name)).unwrap();

@@ -78,6 +78,7 @@ fn run(
         duration: SimTime::from_secs_f64(secs),
         drain: SimTime::from_secs_f64(drain_secs),
         key,
+        timeline: None,
     };
     simulate(cfg, &spec).expect("valid run")
 }
