@@ -2,7 +2,7 @@
 //! and legend through [`frame::layout`], the axes with plotters, and the data through
 //! the pixel helpers of [`frame`].
 
-use super::data::{Data, decades, fmt_num, nice_ceil, padded, span};
+use super::data::{Data, XAxis, decades, fmt_num, nice_ceil, padded, span};
 use super::frame::{self, Area, Entry, Header, R, Swatch, anchored, draw_marker, polyline};
 use super::style::{self, Dash, Marker, WIDTH};
 use super::timeline;
@@ -52,8 +52,6 @@ impl Kind {
     }
 }
 
-/// Offered load axis description.
-pub const X_LOAD: &str = "offered load (% of line rate)";
 /// Offered rate axis description.
 pub const X_OFFERED: &str = "offered rate (frames/s)";
 
@@ -286,16 +284,21 @@ where
     } else {
         nice_ceil(top * 1.08).max(1.0)
     };
-    let mut chart =
-        builder(&area, false).build_cartesian_2d(padded(data.load_span()), 0.0..ytop)?;
-    mesh!(chart, X_LOAD, "loss (% of frames sent)", &num, &num);
+    let mut chart = builder(&area, false).build_cartesian_2d(padded(data.x_span()), 0.0..ytop)?;
+    mesh!(
+        chart,
+        data.x_axis.desc(),
+        "loss (% of frames sent)",
+        &num,
+        &num
+    );
     let ct = chart.as_coord_spec();
     for s in &data.series {
-        let pts = xy(&s.points, |p| (p.load_pct, p.figures.total.loss_pct));
+        let pts = xy(&s.points, |p| (data.x(p), p.figures.total.loss_pct));
         line(root, ct, &pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
     }
     for m in &data.measured {
-        let pts: Vec<(f64, f64)> = m.points.iter().map(|p| (p.load_pct, p.loss_pct)).collect();
+        let pts: Vec<(f64, f64)> = m.points.iter().map(|p| (data.xm(p), p.loss_pct)).collect();
         points(root, ct, &pts, style::MEASURED, m.marker)?;
     }
     Ok(())
@@ -490,7 +493,7 @@ where
             )
             .filter(|v| *v > 0.0),
     ));
-    let xr = padded(data.load_span());
+    let xr = padded(data.x_span());
     // (area, statistics drawn in it, caption)
     let layout: Vec<(Area<DB>, Vec<usize>, Option<&str>)> = if panels {
         area.split_evenly((1, STATS.len()))
@@ -514,15 +517,15 @@ where
             ""
         };
         if panels {
-            mesh!(chart, X_LOAD, yd, &num, &num, 10, 5);
+            mesh!(chart, data.x_axis.desc(), yd, &num, &num, 10, 5);
         } else {
-            mesh!(chart, X_LOAD, yd, &num, &num, 10);
+            mesh!(chart, data.x_axis.desc(), yd, &num, &num, 10);
         }
         let ct = chart.as_coord_spec();
         for (si, s) in data.series.iter().enumerate() {
             for &k in stats {
                 let f = STATS[k].1;
-                for run in positive_runs(s.points.iter().map(|p| (p.load_pct, f(p)))) {
+                for run in positive_runs(s.points.iter().map(|p| (data.x(p), f(p)))) {
                     line(root, ct, &run, colour(si, k), dash(k), marker(k))?;
                 }
             }
@@ -532,7 +535,7 @@ where
                 let avg: Vec<(f64, f64)> = m
                     .points
                     .iter()
-                    .filter_map(|p| Some((p.load_pct, p.avg_us?)))
+                    .filter_map(|p| Some((data.xm(p), p.avg_us?)))
                     .collect();
                 points(root, ct, &avg, style::MEASURED, m.marker)?;
             }
@@ -540,7 +543,7 @@ where
                 let max: Vec<(f64, f64)> = m
                     .points
                     .iter()
-                    .filter_map(|p| Some((p.load_pct, p.max_us?)))
+                    .filter_map(|p| Some((data.xm(p), p.max_us?)))
                     .collect();
                 points(root, ct, &max, style::MEASURED, m.marker_max)?;
             }
@@ -572,7 +575,7 @@ where
     let area = frame::layout(root, &head, &legend)?;
     let n = data.series.len();
     let panels = area.split_evenly(grid(n));
-    let xr = padded(data.load_span());
+    let xr = padded(data.x_span());
     let pad = (xr.end - xr.start) * 0.01;
     for (s, panel) in data.series.iter().zip(&panels) {
         let mut b = builder(panel, n > 1);
@@ -581,12 +584,18 @@ where
         }
         let mut chart = b.build_cartesian_2d(xr.clone(), 0.0..100.0)?;
         if n > 1 {
-            mesh!(chart, X_LOAD, "CPU time (%)", &num, &num, 1, 5);
+            mesh!(chart, data.x_axis.desc(), "CPU time (%)", &num, &num, 1, 5);
         } else {
-            mesh!(chart, X_LOAD, "CPU time (% of sending time)", &num, &num);
+            mesh!(
+                chart,
+                data.x_axis.desc(),
+                "CPU time (% of sending time)",
+                &num,
+                &num
+            );
         }
         let ct = chart.as_coord_spec();
-        let mut xs: Vec<f64> = s.points.iter().map(|p| p.load_pct).collect();
+        let mut xs: Vec<f64> = s.points.iter().map(|p| data.x(p)).collect();
         let mut fracs: Vec<[f64; 5]> = s
             .points
             .iter()
@@ -660,22 +669,31 @@ where
         top = span(data.offered.iter().flatten().map(|(_, o)| *o)).1;
     }
     let ytop = nice_ceil(top * 1.1);
-    let mut chart =
-        builder(&area, false).build_cartesian_2d(padded(data.load_span()), 0.0..ytop)?;
-    mesh!(chart, X_LOAD, "interrupts per second", &num, &num);
+    let mut chart = builder(&area, false).build_cartesian_2d(padded(data.x_span()), 0.0..ytop)?;
+    mesh!(
+        chart,
+        data.x_axis.desc(),
+        "interrupts per second",
+        &num,
+        &num
+    );
     let ct = chart.as_coord_spec();
     for off in &data.offered {
+        let off: Vec<(f64, f64)> = off
+            .iter()
+            .map(|(l, o)| (data.x_axis.of(*l, *o), *o))
+            .collect();
         line(
             root,
             ct,
-            &clip_above(off, ytop),
+            &clip_above(&off, ytop),
             style::REFERENCE,
             Dash::Dashed,
             None,
         )?;
     }
     for s in &data.series {
-        let pts = xy(&s.points, |p| (p.load_pct, p.figures.interrupts_per_s));
+        let pts = xy(&s.points, |p| (data.x(p), p.figures.interrupts_per_s));
         line(root, ct, &pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
     }
     Ok(())
@@ -702,12 +720,19 @@ where
             0.0
         })
     };
-    let mut legend = vec![Entry::new("offered load", Swatch::Heading)];
+    // Loads named as on the x axis of the other figures.
+    let pps = data.x_axis == XAxis::OfferedPps;
+    let name = |l: f64| match data.offered_at(l) {
+        Some(o) if pps => format!("{} frames/s", fmt_num(o)),
+        _ => format!("{} %", fmt_num(l)),
+    };
+    let heading = if pps { "offered rate" } else { "offered load" };
+    let mut legend = vec![Entry::new(heading, Swatch::Heading)];
     let step = loads.len().div_ceil(TIMELINE_LEGEND_MAX).max(1);
     for (i, l) in loads.iter().enumerate() {
         if i % step == 0 || i == loads.len() - 1 {
             legend.push(Entry::new(
-                format!("{} %", fmt_num(*l)),
+                name(*l),
                 Swatch::Line(colour(*l), Dash::Solid, None),
             ));
         }
@@ -718,8 +743,8 @@ where
         Swatch::Line(style::TEXT_LIGHT, Dash::Solid, None),
     ));
     legend.push(Entry::new(
-        "maximum",
-        Swatch::Line(style::TEXT_LIGHT, Dash::Dotted, None),
+        "maximum (pale)",
+        Swatch::Line(style::pale(style::TEXT_LIGHT), Dash::Solid, None),
     ));
     let area = frame::layout(root, &head, &legend)?;
     let xs = span(rows.iter().map(|r| r.t_ms));
@@ -770,7 +795,7 @@ where
             };
             for run in sel(|r| r.max_latency_us) {
                 let px: Vec<(i32, i32)> = run.iter().map(|p| ct.translate(p)).collect();
-                polyline(root, &px, c, Dash::Dotted, 1)?;
+                polyline(root, &px, style::pale(c), Dash::Solid, 1)?;
             }
             for run in sel(|r| r.avg_latency_us) {
                 line(root, ct, &run, c, Dash::Solid, None)?;

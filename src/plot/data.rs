@@ -59,8 +59,54 @@ pub struct MeasuredSeries {
     pub points: Vec<MeasuredPt>,
 }
 
+/// What the x axis of the load charts shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XAxis {
+    /// Offered load [% of line rate]: sweeps whose points are whole or half percents
+    /// (SmartBits-style, `load.unit: percent`).
+    LoadPct,
+    /// Offered rate [frames/s]: any other sweep (e.g. `load.unit: pps`).
+    OfferedPps,
+}
+
+impl XAxis {
+    /// Axis description.
+    pub fn desc(self) -> &'static str {
+        match self {
+            XAxis::LoadPct => "offered load (% of line rate)",
+            XAxis::OfferedPps => "offered rate (frames/s)",
+        }
+    }
+
+    /// The coordinate of a point offered at `load_pct` % or `offered_pps` frames/s.
+    pub fn of(self, load_pct: f64, offered_pps: f64) -> f64 {
+        match self {
+            XAxis::LoadPct => load_pct,
+            XAxis::OfferedPps => offered_pps,
+        }
+    }
+
+    /// Percent when every point of every set is a whole or half percent.
+    fn choose(sources: &[Source]) -> XAxis {
+        let round = sources
+            .iter()
+            .flat_map(|s| s.results.points.iter())
+            .all(|p| {
+                let twice = 2.0 * p.load_pct;
+                (twice - twice.round()).abs() < 1e-6
+            });
+        if round {
+            XAxis::LoadPct
+        } else {
+            XAxis::OfferedPps
+        }
+    }
+}
+
 /// Everything a chart needs.
 pub struct Data<'a> {
+    /// The x axis of the charts against load.
+    pub x_axis: XAxis,
     /// The result sets.
     pub sources: &'a [Source<'a>],
     /// Simulated series, in order: sets in the order given, variants in order of first
@@ -182,6 +228,7 @@ impl<'a> Data<'a> {
             }
         }
         Data {
+            x_axis: XAxis::choose(sources),
             sources,
             series,
             measured,
@@ -190,18 +237,39 @@ impl<'a> Data<'a> {
         }
     }
 
-    /// Smallest and largest offered load [%] over simulated and measured points.
-    pub fn load_span(&self) -> (f64, f64) {
+    /// The x coordinate of a simulated point.
+    pub fn x(&self, p: &PointResult) -> f64 {
+        self.x_axis.of(p.load_pct, p.offered_pps)
+    }
+
+    /// The x coordinate of a measured point.
+    pub fn xm(&self, p: &MeasuredPt) -> f64 {
+        self.x_axis.of(p.load_pct, p.offered_pps)
+    }
+
+    /// Smallest and largest x over simulated and measured points.
+    pub fn x_span(&self) -> (f64, f64) {
         span(
             self.series
                 .iter()
-                .flat_map(|s| s.points.iter().map(|p| p.load_pct))
+                .flat_map(|s| s.points.iter().map(|p| self.x(p)))
                 .chain(
                     self.measured
                         .iter()
-                        .flat_map(|m| m.points.iter().map(|p| p.load_pct)),
+                        .flat_map(|m| m.points.iter().map(|p| self.xm(p))),
                 ),
         )
+    }
+
+    /// The offered rate of load `load_pct` in the first result set, if it has the point.
+    pub fn offered_at(&self, load_pct: f64) -> Option<f64> {
+        self.sources
+            .first()?
+            .results
+            .points
+            .iter()
+            .find(|p| (p.load_pct - load_pct).abs() < 1e-9)
+            .map(|p| p.offered_pps)
     }
 }
 

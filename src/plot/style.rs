@@ -78,6 +78,14 @@ pub const LATENCY_STATS: [RGBColor; 3] = [
     RGBColor(0xd6, 0x27, 0x28), // max
 ];
 
+/// `c` mixed halfway with white: the maximum beside its average in the timeline (a
+/// solid pale line rather than a dotted one, which would take thousands of SVG
+/// elements over a long timeline).
+pub fn pale(c: RGBColor) -> RGBColor {
+    let m = |v: u8| ((v as u16 + 255) / 2) as u8;
+    RGBColor(m(c.0), m(c.1), m(c.2))
+}
+
 /// A sequential colour for position `t` in [0, 1] (viridis, stopped before its pale
 /// yellow end so every line shows on white): timeline lines, one per load point.
 pub fn sequential(t: f64) -> RGBColor {

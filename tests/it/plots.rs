@@ -278,7 +278,7 @@ fn expected_texts(figure: &str) -> Vec<&'static str> {
             "10 %",
             "30 %",
             "average",
-            "maximum",
+            "maximum (pale)",
         ],
         other => panic!("unknown figure {other}"),
     }
@@ -547,4 +547,61 @@ fn policies_scenario_draws_one_line_per_variant() {
         &c.path("pol/plots/latency.svg"),
         &["average", "99th percentile", "maximum"],
     );
+}
+
+#[test]
+fn a_run_that_records_a_timeline_draws_it() {
+    // The xl(4) scenario records a 1 ms latency timeline; it sweeps in frames/s, so the
+    // load axes show the offered rate. Cut to two points of 0.2 s.
+    let c = Case::new();
+    std::fs::copy(
+        format!("{ROOT}/models/p100-3c905b-freebsd41.json"),
+        c.path("models/p100-3c905b-freebsd41.json"),
+    )
+    .unwrap();
+    let mut sc: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{ROOT}/scenarios/xl-stats-overflow.json")).unwrap(),
+    )
+    .unwrap();
+    sc["duration_s"] = json!(0.2);
+    sc["drain_s"] = json!(0.05);
+    sc["load"] = json!({"unit": "pps", "points": [200, 3000]});
+    std::fs::write(
+        c.path("scenarios/xl-stats-overflow.json"),
+        serde_json::to_string_pretty(&sc).unwrap(),
+    )
+    .unwrap();
+    ok(&c.run(&[
+        "run",
+        "scenarios/xl-stats-overflow.json",
+        "--out",
+        "xl",
+        "--quiet",
+    ]));
+    assert!(
+        c.path("xl/timeline.csv").exists(),
+        "the run wrote a timeline"
+    );
+    let mut all = FIGURES.to_vec();
+    all.push("timeline");
+    assert_eq!(plot_files(&c.path("xl/plots")), names(&all));
+    check_png(&c.path("xl/plots/timeline.png"));
+    assert_texts(
+        &c.path("xl/plots/timeline.svg"),
+        &[
+            "time (ms)",
+            "offered rate",
+            "200 frames/s",
+            "3,000 frames/s",
+        ],
+    );
+    assert_texts(
+        &c.path("xl/plots/loss.svg"),
+        &["offered rate (frames/s)", "loss (% of frames sent)"],
+    );
+    // `irqsim plot` finds the timeline beside results.json and redraws it identically.
+    ok(&c.run(&["plot", "xl/results.json", "--out", "re", "--quiet"]));
+    let a = std::fs::read(c.path("xl/plots/timeline.svg")).unwrap();
+    let b = std::fs::read(c.path("re/plots/timeline.svg")).unwrap();
+    assert!(a == b, "timeline.svg differs after `irqsim plot`");
 }
