@@ -11,6 +11,12 @@
 //! Stale events (a CPU burst that was preempted) are not removed from the queue; the
 //! model recognises and ignores them with a generation number, which is cheaper than
 //! a removable heap.
+//!
+//! **Slots.** A model whose components each have at most one pending event of a kind
+//! (the CPU's running burst, a flow's next arrival, a NIC's frame on the wire) can keep
+//! those outside the heap as [`Slot`]s, stamped with a sequence number from the same
+//! counter ([`Scheduler::stamp`]), and pick the earliest of heap and slots itself. Ties
+//! still run in the order the events were scheduled, and the heap stays tiny.
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
@@ -38,6 +44,15 @@ impl<E> Ord for Entry<E> {
     fn cmp(&self, other: &Self) -> Ordering {
         (other.at, other.seq).cmp(&(self.at, self.seq))
     }
+}
+
+/// The (time, sequence number) of an event; ordered as the queue orders events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Slot {
+    /// When.
+    pub at: SimTime,
+    /// Scheduling order, for ties.
+    pub seq: u64,
 }
 
 /// Future-event list with a monotone clock.
@@ -80,6 +95,29 @@ impl<E> Scheduler<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Entry { at, seq, event });
+    }
+
+    /// A (time, sequence) stamp for an event kept outside the heap.
+    #[inline]
+    pub fn stamp(&mut self, at: SimTime) -> Slot {
+        debug_assert!(at >= self.now, "event scheduled in the past");
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Slot { at, seq }
+    }
+
+    /// (time, sequence) of the earliest queued event.
+    #[inline]
+    pub fn peek_key(&self) -> Option<Slot> {
+        self.heap.peek().map(|e| Slot { at: e.at, seq: e.seq })
+    }
+
+    /// Advance the clock to a slot's time (the model handles the slot's event itself).
+    #[inline]
+    pub fn advance(&mut self, slot: Slot) {
+        debug_assert!(slot.at >= self.now, "simulated time went backwards");
+        self.now = slot.at;
+        self.popped += 1;
     }
 
     /// Schedule `event` after `delay` from now.

@@ -20,7 +20,7 @@
 //! [`Cpu`] which level runs.
 
 use crate::cpu::{Cpu, CpuConfig, LEVELS, Level, Pick};
-use crate::engine::Scheduler;
+use crate::engine::{Scheduler, Slot};
 use crate::kernel::{KernelConfig, Netisr};
 use crate::nic::{Nic, NicConfig, TxStart};
 use crate::packet::Packet;
@@ -195,12 +195,23 @@ struct LevelQueue {
     again: bool,
 }
 
+/// Where the next event comes from.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    Queue,
+    Cpu,
+    Rx(usize),
+    Tx(usize),
+}
+
 /// Per-flow state during a run.
 #[derive(Clone, Debug)]
 pub(crate) struct FlowState {
     pub name: String,
     pub source: FlowSource,
     pub pending: Option<Frame>,
+    /// When the pending frame's DMA completes.
+    pub rx_slot: Option<Slot>,
     pub in_nic: usize,
     pub out_nic: usize,
     pub stats: FlowStats,
@@ -209,6 +220,10 @@ pub(crate) struct FlowState {
 /// The host during a run.
 pub struct Host {
     pub(crate) cpu: Cpu,
+    /// Completion of the burst now running (the only CPU event that is not stale).
+    cpu_slot: Option<(Slot, Level, u32)>,
+    /// End of the frame on each NIC's output wire.
+    tx_slots: Vec<Option<Slot>>,
     levels: [LevelQueue; LEVELS],
     pub(crate) nics: Vec<Nic>,
     pub(crate) policies: Vec<PolicyConfig>,
@@ -309,6 +324,7 @@ impl Host {
                         key.stream(&format!("flow{i}.sizes")),
                     ),
                     pending: None,
+                    rx_slot: None,
                     in_nic,
                     out_nic,
                     stats: FlowStats::default(),
@@ -318,6 +334,8 @@ impl Host {
         let any = |f: fn(&PolicyConfig) -> bool| policies.iter().any(f);
         Host {
             cpu: Cpu::new(),
+            cpu_slot: None,
+            tx_slots: vec![None; cfg.nics.len()],
             levels: Default::default(),
             drivers: cfg
                 .nics
@@ -432,7 +450,7 @@ impl Host {
             match self.cpu.pick(now) {
                 Pick::Idle | Pick::Unchanged => return,
                 Pick::Dispatch(d) => {
-                    s.at(d.done, Event::CpuDone(d.level, d.generation));
+                    self.cpu_slot = Some((s.stamp(d.done), d.level, d.generation));
                     return;
                 }
                 Pick::Begin(l) => self.begin_level(l, now, s),
@@ -545,7 +563,7 @@ impl Host {
                 }
             }
         }
-        s.at(tx.done, Event::TxDone(nic as u16));
+        self.tx_slots[nic] = Some(s.stamp(tx.done));
     }
 
     /// if_output on the flow's output NIC: if_snd, TX ring, wire.
@@ -562,10 +580,7 @@ impl Host {
         let f = &mut self.flows[flow];
         f.pending = f.source.next_frame();
         if let Some(fr) = f.pending {
-            s.at(
-                fr.end + self.nics[f.in_nic].rx_latency,
-                Event::RxDma(flow as u32),
-            );
+            f.rx_slot = Some(s.stamp(fr.end + self.nics[f.in_nic].rx_latency));
         }
     }
 
@@ -671,12 +686,46 @@ impl Host {
         }
         s.at(spec.duration, Event::EndOfLoad);
         self.start_timers(&mut s);
-        while let Some(t) = s.peek_time() {
-            if t > self.stop {
+        // The earliest of the queued events and the slots, by (time, sequence).
+        loop {
+            let mut next = s.peek_key().map(|k| (k, Src::Queue));
+            let mut consider = |k: Option<Slot>, src: Src| {
+                if let Some(k) = k
+                    && next.is_none_or(|(b, _)| k < b)
+                {
+                    next = Some((k, src));
+                }
+            };
+            consider(self.cpu_slot.map(|(k, _, _)| k), Src::Cpu);
+            for (i, f) in self.flows.iter().enumerate() {
+                consider(f.rx_slot, Src::Rx(i));
+            }
+            for (i, k) in self.tx_slots.iter().enumerate() {
+                consider(*k, Src::Tx(i));
+            }
+            let Some((key, src)) = next else { break };
+            if key.at > self.stop {
                 break;
             }
-            let (now, ev) = s.pop().expect("peeked");
-            self.handle(now, ev, &mut s);
+            let ev = match src {
+                Src::Queue => s.pop().expect("peeked").1,
+                Src::Cpu => {
+                    s.advance(key);
+                    let (_, level, generation) = self.cpu_slot.take().expect("slot");
+                    Event::CpuDone(level, generation)
+                }
+                Src::Rx(i) => {
+                    s.advance(key);
+                    self.flows[i].rx_slot = None;
+                    Event::RxDma(i as u32)
+                }
+                Src::Tx(i) => {
+                    s.advance(key);
+                    self.tx_slots[i] = None;
+                    Event::TxDone(i as u16)
+                }
+            };
+            self.handle(key.at, ev, &mut s);
         }
         let end = s.now().max(spec.duration);
         self.finish(spec, end, s.events_processed())

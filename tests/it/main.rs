@@ -2,5 +2,8 @@
 
 mod bad_input;
 mod livelock_table;
+mod policies;
+mod request_response;
 mod plots;
 mod theory;
+mod xl_spikes;
