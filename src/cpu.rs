@@ -114,6 +114,8 @@ pub enum Pick {
 pub struct Cpu {
     burst: [Option<SimTime>; LEVELS],
     want: [bool; LEVELS],
+    /// Bit `l` set when level `l` has a burst or a want.
+    active: u8,
     fresh: [bool; LEVELS],
     tag: [u8; LEVELS],
     generation: [u32; LEVELS],
@@ -186,6 +188,7 @@ impl Cpu {
         self.burst[l] = Some(dur);
         self.want[l] = false;
         self.fresh[l] = true;
+        self.active |= 1 << l;
     }
 
     /// `level` has no more work for now.
@@ -196,6 +199,7 @@ impl Cpu {
         self.burst[l] = None;
         self.want[l] = false;
         self.fresh[l] = false;
+        self.active &= !(1 << l);
         if self.running == Some(level) {
             self.running = None;
         }
@@ -206,6 +210,7 @@ impl Cpu {
     pub fn set_want(&mut self, level: Level) {
         if self.burst[level as usize].is_none() {
             self.want[level as usize] = true;
+            self.active |= 1 << level as usize;
         }
     }
 
@@ -213,13 +218,11 @@ impl Cpu {
     #[inline]
     pub fn pick(&mut self, now: SimTime) -> Pick {
         self.account(now);
-        let Some(top) = Level::ALL
-            .into_iter()
-            .find(|l| self.burst[*l as usize].is_some() || self.want[*l as usize])
-        else {
+        if self.active == 0 {
             self.running = None;
             return Pick::Idle;
-        };
+        }
+        let top = Level::ALL[self.active.trailing_zeros() as usize];
         let t = top as usize;
         if let Some(r) = self.running
             && r > top

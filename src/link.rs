@@ -30,7 +30,7 @@ impl Link {
     /// Time a `frame_bytes` frame occupies the wire, preamble and gap included.
     #[inline]
     pub fn wire_time(&self, frame_bytes: u32) -> SimTime {
-        SimTime(((frame_bytes + WIRE_OVERHEAD_BYTES) as f64 * self.ps_per_byte).round() as u64)
+        SimTime(((frame_bytes + WIRE_OVERHEAD_BYTES) as f64 * self.ps_per_byte + 0.5) as u64)
     }
 
     /// Line rate in frames/s for frames of `frame_bytes` (mean size for a mix).

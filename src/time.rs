@@ -24,7 +24,7 @@ impl SimTime {
     /// non-finite values become zero (costs are validated before they get here).
     pub fn from_ns_f64(ns: f64) -> SimTime {
         if ns.is_finite() && ns > 0.0 {
-            SimTime((ns * Self::PS_PER_NS as f64).round() as u64)
+            SimTime((ns * Self::PS_PER_NS as f64 + 0.5) as u64)
         } else {
             SimTime::ZERO
         }

@@ -320,9 +320,9 @@ impl FlowSource {
         }
         let nominal = match self.arrivals {
             Arrivals::ClosedLoop => self.requests.pop_front()?,
-            Arrivals::Constant => SimTime((self.sent as f64 * self.period_ps).round() as u64),
+            Arrivals::Constant => SimTime((self.sent as f64 * self.period_ps + 0.5) as u64),
             Arrivals::Poisson => {
-                let t = SimTime(self.next_start_ps.round() as u64);
+                let t = SimTime((self.next_start_ps + 0.5) as u64);
                 self.next_start_ps += self.draw_gap();
                 t
             }
