@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Shape of a cost distribution.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DistKind {
     /// Always the same value (`ns` or `cycles`).
@@ -41,7 +41,7 @@ pub enum DistKind {
 
 /// A cost as written in a model file (see the module doc). Every field is in
 /// nanoseconds except `cycles`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CostSpec {
     /// Distribution shape; `constant` when absent.
@@ -187,6 +187,20 @@ impl CostParam {
                 Cost::LogNormal(LogNormal::new(mu, sigma2.sqrt()).expect("checked"))
             }
         }
+    }
+}
+
+impl schemars::JsonSchema for CostParam {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Cost".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let obj = g.subschema_for::<CostSpec>();
+        schemars::json_schema!({
+            "description": "A cost: a number of nanoseconds, or an object such as {\"cycles\": 1000} or {\"dist\": \"exponential\", \"mean_ns\": 5000}",
+            "anyOf": [ { "type": "number", "minimum": 0 }, obj ]
+        })
     }
 }
 

@@ -30,7 +30,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Priority at which a piece of kernel work runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Spl {
     /// Softclock: below the network software interrupt.
@@ -41,7 +43,7 @@ pub enum Spl {
 }
 
 /// Statistics counters of a NIC.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatsCountersConfig {
     /// Count at which the chip raises STATSOFLOW [frames].

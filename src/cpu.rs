@@ -33,7 +33,7 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// CPU parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CpuConfig {
     /// Core clock [MHz]; costs written in cycles are converted with it. Required.

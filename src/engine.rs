@@ -109,7 +109,10 @@ impl<E> Scheduler<E> {
     /// (time, sequence) of the earliest queued event.
     #[inline]
     pub fn peek_key(&self) -> Option<Slot> {
-        self.heap.peek().map(|e| Slot { at: e.at, seq: e.seq })
+        self.heap.peek().map(|e| Slot {
+            at: e.at,
+            seq: e.seq,
+        })
     }
 
     /// Advance the clock to a slot's time (the model handles the slot's event itself).

@@ -39,7 +39,7 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// Kernel parameters as written in a model file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KernelConfig {
     /// Maximum length of ipintrq [packets] (default 50, IFQ_MAXLEN).
@@ -96,7 +96,7 @@ impl KernelConfig {
 /// The clock interrupt: hardclock at `hz`, each costing `hardclock` at the highest
 /// priority (splclock). Defaults: `hz` 100 (FreeBSD 2.x-4.x), `hardclock` 0 (not
 /// modelled). Callouts (the statistics harvest) run at softclock priority.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClockConfig {
     /// Clock interrupts per second [1/s] (default 100).

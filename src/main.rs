@@ -63,6 +63,21 @@ enum Cmd {
         #[arg(required = true, num_args = 2..)]
         results: Vec<PathBuf>,
     },
+    /// Print the JSON Schema of scenario or model files (generated from the Rust types;
+    /// the same as schemas/*.schema.json), for editors that check files as they are typed.
+    Schema {
+        /// Which schema.
+        #[arg(value_enum, default_value = "scenario")]
+        kind: SchemaKind,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SchemaKind {
+    /// Scenario files (scenarios/*.json).
+    Scenario,
+    /// Model files (models/*.json).
+    Model,
 }
 
 #[derive(clap::Args)]
@@ -92,6 +107,16 @@ fn main() -> ExitCode {
         None => (PathBuf::from(BUILTIN_SCENARIO), &BuiltinFiles),
         Some(Cmd::Plot { results }) => return plot_cmd(&[results], false, &opts),
         Some(Cmd::Compare { results }) => return plot_cmd(&results, true, &opts),
+        Some(Cmd::Schema { kind }) => {
+            print!(
+                "{}",
+                match kind {
+                    SchemaKind::Scenario => scenario::scenario_schema(),
+                    SchemaKind::Model => scenario::model_schema(),
+                }
+            );
+            return ExitCode::SUCCESS;
+        }
     };
     let exp = match scenario::load(&path, files) {
         Ok(e) => e,
@@ -137,11 +162,13 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
             exp.duration_s
         );
     }
+    let est = Estimate::new(&exp, opts.threads.unwrap_or(0));
+    if !opts.quiet {
+        eprintln!("{}", est.describe());
+    }
     let t0 = Instant::now();
     let done = AtomicUsize::new(0);
-    let offered: f64 = exp.points.iter().map(|p| p.offered_pps()).sum::<f64>()
-        * exp.duration_s
-        * (exp.replications as usize * variants) as f64;
+    let offered = est.packets;
     let bar = progress_bar(runs, runs > exp.points.len(), opts.quiet);
     let results = runner::run(&exp, opts.threads.unwrap_or(0), &|| {
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -189,6 +216,92 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Simulated packets per wall-clock second on one worker thread, for the expected wall
+/// time printed before a run: the median of `cargo bench --bench sweeps --
+/// dc21143-64b-interrupt/all-points-1thread` (the 64-byte dc21143 sweep, interrupt
+/// policy, full statistics) on the 2-core machine of the README's "Performance" section.
+/// Remeasure and update it when the hot path changes. Other scenarios run at other
+/// rates: overloads that drop most frames at a full RX ring go faster (35 M packets/s
+/// for the 1 Gbit/s NAPI sweep), light loads with a timeline slower (4 M for xl(4)).
+const PACKETS_PER_S_PER_THREAD: f64 = 7.7e6;
+
+/// The work of a run, estimated from the experiment before it starts.
+struct Estimate {
+    /// Frames the tester sends over all runs: rates x duration, summed over points,
+    /// times variants and replications. Request/response flows are not counted (their
+    /// rate is what the host makes of it).
+    packets: f64,
+    points: usize,
+    variants: usize,
+    replications: usize,
+    /// Threads that will work: the requested number (0: one per core), at most one
+    /// per run.
+    threads: usize,
+    /// Some flows are request/response.
+    closed_loop: bool,
+}
+
+impl Estimate {
+    fn new(exp: &Experiment, threads: usize) -> Estimate {
+        let variants = exp.variants.len().max(1);
+        let replications = exp.replications as usize;
+        let runs = variants * exp.points.len() * replications;
+        let threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        Estimate {
+            packets: exp.points.iter().map(|p| p.offered_pps()).sum::<f64>()
+                * exp.duration_s
+                * (variants * replications) as f64,
+            points: exp.points.len(),
+            variants,
+            replications,
+            threads: threads.min(runs).max(1),
+            closed_loop: exp.points.iter().any(|p| p.outstanding.is_some()),
+        }
+    }
+
+    /// Expected wall time of the simulation [s] (plots and files not included).
+    fn wall_s(&self) -> f64 {
+        self.packets / (PACKETS_PER_S_PER_THREAD * self.threads as f64)
+    }
+
+    fn describe(&self) -> String {
+        let runs = self.points * self.variants * self.replications;
+        let per_run = self.packets / runs.max(1) as f64;
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let mut s = format!(
+            "estimated work: {} packets = {} packets/run x {} x {} x {}; expected {} wall on {} \
+             ({}packets/s per thread)",
+            si(self.packets).trim_end(),
+            si(per_run).trim_end(),
+            plural(self.points, "point"),
+            plural(self.variants, "variant"),
+            plural(self.replications, "replication"),
+            duration(self.wall_s()),
+            plural(self.threads, "thread"),
+            si(PACKETS_PER_S_PER_THREAD),
+        );
+        if self.closed_loop {
+            s.push_str("; request/response flows not counted");
+        }
+        s
+    }
+}
+
+/// `0.42 s`, `12 s`, `3 min 20 s`.
+fn duration(secs: f64) -> String {
+    if secs < 10.0 {
+        format!("{secs:.2} s")
+    } else if secs < 120.0 {
+        format!("{secs:.0} s")
+    } else {
+        let s = secs.round() as u64;
+        format!("{} min {} s", s / 60, s % 60)
+    }
 }
 
 /// Progress on stderr: runs done, simulated packets/s, time left. Hidden with --quiet or
@@ -282,5 +395,37 @@ fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts) -> ExitCode {
             eprintln!("error: writing plots under {}: {e:#}", dir.display());
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_counts_the_frames_the_tester_sends() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/dc21143-64b-1flow.json");
+        let exp = scenario::load(&path, &DiskFiles).expect("scenario loads");
+        let est = Estimate::new(&exp, 2);
+        // 10-36 % of 148,810 frames/s, 14 points of 10 s; the runs send 4,791,660.
+        assert!((est.packets - 4_791_667.0).abs() < 1.0, "{}", est.packets);
+        assert_eq!(est.threads, 2);
+        assert!((est.wall_s() - est.packets / (2.0 * PACKETS_PER_S_PER_THREAD)).abs() < 1e-9);
+        let text = est.describe();
+        let want = format!(
+            "estimated work: 4.8 M packets = 342 k packets/run x 14 points x 1 variant x \
+             1 replication; expected {} wall on 2 threads",
+            duration(est.wall_s())
+        );
+        assert!(text.starts_with(&want), "{text}");
+        // Never more threads than runs.
+        assert_eq!(Estimate::new(&exp, 64).threads, 14);
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration(0.4234), "0.42 s");
+        assert_eq!(duration(42.4), "42 s");
+        assert_eq!(duration(200.0), "3 min 20 s");
     }
 }

@@ -40,7 +40,7 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// NIC parameters as written in a model file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NicConfig {
     /// Interface name, e.g. `"dc0"`; flows refer to NICs by it.

@@ -101,7 +101,7 @@ fn normalize(p: &Path) -> PathBuf {
 }
 
 /// Unit of the load points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LoadUnit {
     /// Percent of the input link's line rate for the flow's (mean) frame size, per flow.
@@ -113,7 +113,7 @@ pub enum LoadUnit {
 }
 
 /// The load points: a list, or a range `from`..=`to` by `step`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadSpec {
     /// `percent` (of line rate) or `pps`.
@@ -133,7 +133,7 @@ pub struct LoadSpec {
 }
 
 /// The offered workload.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadConfig {
     /// Flows offered by the tester, each at the load point's rate.
@@ -141,7 +141,7 @@ pub struct WorkloadConfig {
 }
 
 /// A scenario file as written.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     /// What the experiment shows.
@@ -180,7 +180,7 @@ pub struct ScenarioFile {
 }
 
 /// Latency-timeline request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimelineConfig {
     /// Bucket width [ms].
@@ -234,7 +234,7 @@ pub struct Variant {
 }
 
 /// A variant as written in a scenario.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VariantFile {
     /// Name: letters, digits, `-`, `_`, `.`; unique; names `smartbits-<name>.csv`.
@@ -277,6 +277,16 @@ pub struct Experiment {
     pub measured: Option<(String, Vec<MeasuredPoint>)>,
     /// Latency-timeline bucket width [ms], if asked for.
     pub timeline_bucket_ms: Option<f64>,
+}
+
+/// The JSON Schema of scenario files, generated from the Rust types (schemars).
+pub fn scenario_schema() -> String {
+    serde_json::to_string_pretty(&schemars::schema_for!(ScenarioFile)).expect("schema") + "\n"
+}
+
+/// The JSON Schema of model files, generated from the Rust types (schemars).
+pub fn model_schema() -> String {
+    serde_json::to_string_pretty(&schemars::schema_for!(ModelConfig)).expect("schema") + "\n"
 }
 
 /// Parse JSON text into `T`, reporting syntax errors and typed errors with their path.

@@ -29,7 +29,9 @@ use serde::{Deserialize, Serialize};
 pub const FRAME_BYTES_RANGE: (u32, u32) = (64, 16_384);
 
 /// Arrival process of a flow.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Arrivals {
     /// Evenly spaced frames (default; what SmartBits sends).
@@ -44,7 +46,7 @@ pub enum Arrivals {
 }
 
 /// Frame size of a flow: a number of bytes, or a distribution.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum FrameSize {
     /// Every frame has this many bytes (FCS included, preamble not).
@@ -54,7 +56,7 @@ pub enum FrameSize {
 }
 
 /// Frame-size distributions.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
 pub enum FrameDist {
     /// Uniform integer size in [`min`, `max`] bytes.
@@ -133,7 +135,7 @@ impl FrameSize {
 }
 
 /// One flow of the workload, as written in a scenario.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Name shown in results and in the SmartBits CSV (default `"<from>-<to>"`; the

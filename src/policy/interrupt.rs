@@ -41,7 +41,7 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// Driver costs as written in a model file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DriverConfig {
     /// Fixed cost of one handler invocation up to its first ring check [cost].

@@ -28,7 +28,7 @@ use crate::problems::Problems;
 use serde::{Deserialize, Serialize};
 
 /// Which receive policy a NIC uses, with its per-NIC parameters.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum PolicyConfig {
     /// Classic interrupt-driven receive (4.4BSD, FreeBSD 2.x-4.x): see [`interrupt`].

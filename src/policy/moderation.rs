@@ -28,7 +28,7 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// Adaptive interrupt-rate modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Adaptive {
     /// e1000 InterruptThrottleRate = 3: 4,000-20,000 interrupts/s by traffic class.
@@ -36,7 +36,7 @@ pub enum Adaptive {
 }
 
 /// Moderation parameters of a NIC.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModerationConfig {
     /// Frames that raise the interrupt at once (0 = off) [frames].

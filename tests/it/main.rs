@@ -2,8 +2,9 @@
 
 mod bad_input;
 mod livelock_table;
+mod plots;
 mod policies;
 mod request_response;
-mod plots;
+mod schema;
 mod theory;
 mod xl_spikes;

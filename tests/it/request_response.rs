@@ -31,7 +31,12 @@ fn run(outstanding: f64) -> irqsim::host::RunStats {
         rates_pps: vec![outstanding],
         duration: SimTime::from_secs_f64(1.0),
         drain: SimTime::from_secs_f64(0.01),
-        key: RunKey { seed: 1, variant: 0, point: 0, replication: 0 },
+        key: RunKey {
+            seed: 1,
+            variant: 0,
+            point: 0,
+            replication: 0,
+        },
         timeline: None,
     };
     simulate(&model(), &spec).unwrap()
