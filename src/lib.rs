@@ -33,6 +33,7 @@
 //!   [`output`] (result files, written atomically).
 //! - The `irqsim` binary wires these together.
 
+pub mod checkpoint;
 pub mod cost;
 pub mod counters;
 pub mod cpu;

@@ -94,6 +94,10 @@ struct RunOpts {
     /// Print nothing but errors (no table, no progress bar).
     #[arg(long, global = true)]
     quiet: bool,
+    /// Continue an interrupted sweep from the runs saved under DIR/.checkpoint/ (the
+    /// output is the same as an uninterrupted run's).
+    #[arg(long, global = true)]
+    resume: bool,
     /// Write no plots (for benchmarks and scripted sweeps).
     #[arg(long, global = true)]
     no_plots: bool,
@@ -170,19 +174,44 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     let done = AtomicUsize::new(0);
     let offered = est.packets;
     let bar = progress_bar(runs, runs > exp.points.len(), opts.quiet);
-    let results = runner::run(&exp, opts.threads.unwrap_or(0), &|| {
-        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-        // Packets simulated so far, estimated from the runs done (runs differ in load).
-        let pkts = offered * n as f64 / runs as f64;
-        let secs = t0.elapsed().as_secs_f64().max(1e-3);
-        bar.set_message(format!("{}pkt/s", si(pkts / secs)));
-        bar.inc(1);
-    });
+    let checkpoint = irqsim::checkpoint::Checkpoint::open(&out, &exp, opts.resume)
+        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+    // Ctrl-C: start no new run; the finished ones are already saved.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    let outcome = runner::run_with(
+        &exp,
+        opts.threads.unwrap_or(0),
+        &|| {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            // Packets simulated so far, estimated from the runs done (runs differ in load).
+            let pkts = offered * n as f64 / runs as f64;
+            let secs = t0.elapsed().as_secs_f64().max(1e-3);
+            bar.set_message(format!("{}pkt/s", si(pkts / secs)));
+            bar.inc(1);
+        },
+        Some(&checkpoint),
+        Some(&stop),
+    );
     bar.finish_and_clear();
+    let results = match outcome {
+        Ok(r) => r,
+        Err(i) => {
+            eprintln!(
+                "irqsim: {i}; they are saved under {}. Run the same command with --resume to finish.",
+                out.join(irqsim::checkpoint::DIR).display()
+            );
+            std::process::exit(130);
+        }
+    };
     debug_assert_eq!(done.load(Ordering::Relaxed), runs);
     let wall = t0.elapsed().as_secs_f64();
     let mut written = output::write_all(&out, &results)
         .with_context(|| format!("writing results under {}", out.display()))?;
+    checkpoint
+        .finish()
+        .with_context(|| format!("removing the checkpoint under {}", out.display()))?;
     if !opts.no_plots {
         // The timeline is drawn when this run wrote one (not from an older run).
         let tl_path = out.join(plot::timeline::FILE);

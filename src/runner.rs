@@ -1,9 +1,16 @@
 //! Runs a sweep: every load point x replication, in parallel on a rayon pool.
 //!
-//! Each run draws from random streams keyed by (seed, variant, point, replication), and
-//! results are collected in sweep order, so the output is the same whatever the number of
-//! threads.
+//! Each run draws from random streams keyed by (seed, point, replication), and results
+//! are collected in sweep order, so the output is the same whatever the number of
+//! threads. Variants share their streams (common random numbers): every variant sees the
+//! same arrivals and cost draws, so the differences between variants are the model's, not
+//! sampling noise.
+//!
+//! With a [`Checkpoint`], finished runs are saved as they complete and runs saved by an
+//! earlier, interrupted attempt are reloaded instead of simulated; a `stop` flag (set by
+//! Ctrl-C) makes the sweep start no new run.
 
+use crate::checkpoint::{Checkpoint, SavedRun};
 use crate::host::{RunSpec, simulate};
 use crate::results::{Measured, PointFigures, PointResult, Results};
 use crate::rng::RunKey;
@@ -11,18 +18,47 @@ use crate::scenario::Experiment;
 use crate::time::SimTime;
 use crate::timeline::TimelineRow;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The sweep stopped before every run was done (the finished ones are checkpointed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("interrupted: {done} of {total} runs done")]
+pub struct Interrupted {
+    /// Runs finished (simulated or reloaded).
+    pub done: usize,
+    /// Runs in the sweep.
+    pub total: usize,
+}
 
 /// Run every point of `exp` on `threads` threads (0: one per core) and summarise.
 /// `on_done` is called after each finished run (for progress reporting).
 pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Results {
+    run_with(exp, threads, on_done, None, None).expect("no stop flag, so never interrupted")
+}
+
+/// [`run`] with a checkpoint to save to and reload from, and a flag that stops the sweep.
+pub fn run_with(
+    exp: &Experiment,
+    threads: usize,
+    on_done: &(dyn Fn() + Sync),
+    checkpoint: Option<&Checkpoint>,
+    stop: Option<&AtomicBool>,
+) -> Result<Results, Interrupted> {
     let reps = exp.replications as usize;
     let npoints = exp.points.len();
     let jobs: Vec<(usize, usize, usize)> = (0..exp.variants.len())
         .flat_map(|v| (0..npoints).flat_map(move |p| (0..reps).map(move |r| (v, p, r))))
         .collect();
-    let work = || -> Vec<(PointFigures, Vec<TimelineRow>)> {
+    let work = || -> Vec<Option<(PointFigures, Vec<TimelineRow>)>> {
         jobs.par_iter()
             .map(|&(v, p, r)| {
+                if let Some(saved) = checkpoint.and_then(|c| c.load(v, p, r)) {
+                    on_done();
+                    return Some((saved.figures, saved.timeline));
+                }
+                if stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+                    return None;
+                }
                 let model = &exp.variants[v].model;
                 let spec = RunSpec {
                     flows: exp.flows.clone(),
@@ -45,7 +81,18 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
                     (Some(tl), 0) => tl.rows(&exp.variants[v].name, exp.points[p].load_pct),
                     _ => Vec::new(),
                 };
-                (PointFigures::from_run(&stats, model.user.is_some()), rows)
+                let figures = PointFigures::from_run(&stats, model.user.is_some());
+                if let Some(c) = checkpoint {
+                    let saved = SavedRun {
+                        figures,
+                        timeline: rows,
+                    };
+                    // A run that cannot be saved is still in the results; a later
+                    // --resume simply runs it again.
+                    let _ = c.save(v, p, r, &saved);
+                    return Some((saved.figures, saved.timeline));
+                }
+                Some((figures, rows))
             })
             .collect()
     };
@@ -53,9 +100,17 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
         Ok(pool) => pool.install(work),
         Err(_) => work(),
     };
+    let done = out.iter().filter(|o| o.is_some()).count();
+    if done < out.len() {
+        return Err(Interrupted {
+            done,
+            total: out.len(),
+        });
+    }
     let mut timeline = Vec::new();
     let figs: Vec<PointFigures> = out
         .into_iter()
+        .flatten()
         .map(|(f, rows)| {
             timeline.extend(rows);
             f
@@ -78,7 +133,7 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
             }
         })
         .collect();
-    Results {
+    Ok(Results {
         scenario: exp.name.clone(),
         description: exp.description.clone(),
         model: exp.model_path.clone(),
@@ -91,5 +146,5 @@ pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Res
         }),
         points,
         timeline,
-    }
+    })
 }

@@ -177,6 +177,10 @@ pub struct ScenarioFile {
     /// Record a latency timeline (written to timeline.csv).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<TimelineConfig>,
+    /// Accept load points above 100 % of line rate (the tester cannot send them on a
+    /// real link; the model then sends back to back at line rate) (default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_overload: bool,
 }
 
 /// Latency-timeline request.
@@ -658,7 +662,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                 LoadUnit::Pps => (*v, v / fps * 100.0),
                 LoadUnit::Outstanding => (v.round().max(1.0), 0.0),
             };
-            if pct > 100.0 + 1e-9 {
+            if pct > 100.0 + 1e-9 && !sc.allow_overload {
                 p.push(
                     &load_field(&sc.load, j),
                     format!(

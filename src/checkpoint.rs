@@ -1,0 +1,115 @@
+//! Checkpoints of a sweep in progress, so that an interrupted run can be resumed.
+//!
+//! Every finished run (variant x point x replication) is saved as
+//! `DIR/.checkpoint/v<variant>-p<point>-r<replication>.json`, written atomically, next to
+//! `experiment.id`: a fingerprint of everything that determines the results (models after
+//! overrides, flows, load points, durations, seed, replications, timeline). `irqsim run
+//! --resume` reloads the saved runs of the same experiment, runs the others, and writes
+//! exactly what an uninterrupted run writes (the saved figures round-trip exactly through
+//! JSON). The directory is removed once the results are written.
+
+use crate::output::write_atomic;
+use crate::results::PointFigures;
+use crate::scenario::Experiment;
+use crate::timeline::TimelineRow;
+use serde::{Deserialize, Serialize};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Name of the checkpoint directory under the output directory.
+pub const DIR: &str = ".checkpoint";
+
+/// One saved run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SavedRun {
+    /// Its figures.
+    pub figures: PointFigures,
+    /// Its timeline rows (replication 0 only).
+    pub timeline: Vec<TimelineRow>,
+}
+
+/// A checkpoint directory bound to one experiment.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    dir: PathBuf,
+    id: String,
+}
+
+/// FNV-1a 64-bit hash, stable across builds and platforms.
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The fingerprint of an experiment: what the results depend on.
+pub fn fingerprint(exp: &Experiment) -> String {
+    let models: Vec<_> = exp.variants.iter().map(|v| (&v.name, &v.model)).collect();
+    let points: Vec<_> = exp
+        .points
+        .iter()
+        .map(|p| (&p.rates_pps, p.load_pct, p.outstanding))
+        .collect();
+    let doc = serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "models": models,
+        "flows": exp.flows,
+        "points": points,
+        "duration_s": exp.duration_s,
+        "drain_s": exp.drain_s,
+        "seed": exp.seed,
+        "replications": exp.replications,
+        "timeline": exp.timeline_bucket_ms,
+    });
+    format!("{:016x}", fnv(&doc.to_string()))
+}
+
+impl Checkpoint {
+    /// Open (and create) the checkpoint of `exp` under `out`. Without `resume`, saved
+    /// runs from an earlier attempt are discarded. With `resume`, a checkpoint of a
+    /// different experiment is an error.
+    pub fn open(out: &Path, exp: &Experiment, resume: bool) -> io::Result<Checkpoint> {
+        let dir = out.join(DIR);
+        let id = fingerprint(exp);
+        let id_file = dir.join("experiment.id");
+        if resume {
+            match std::fs::read_to_string(&id_file) {
+                Ok(old) if old.trim() == id => {}
+                Ok(_) => {
+                    return Err(io::Error::other(format!(
+                        "{} holds the checkpoint of a different experiment (scenario, model, seed or build changed); run without --resume to start over",
+                        dir.display()
+                    )));
+                }
+                Err(_) => {} // nothing to resume: start afresh
+            }
+        } else if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        std::fs::create_dir_all(&dir)?;
+        write_atomic(&id_file, format!("{id}\n").as_bytes())?;
+        Ok(Checkpoint { dir, id })
+    }
+
+    fn file(&self, v: usize, p: usize, r: usize) -> PathBuf {
+        self.dir.join(format!("v{v}-p{p}-r{r}.json"))
+    }
+
+    /// A run saved earlier, if any (an unreadable file counts as not saved).
+    pub fn load(&self, v: usize, p: usize, r: usize) -> Option<SavedRun> {
+        let text = std::fs::read_to_string(self.file(v, p, r)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Save a finished run.
+    pub fn save(&self, v: usize, p: usize, r: usize, run: &SavedRun) -> io::Result<()> {
+        let text = serde_json::to_string(run).map_err(io::Error::other)?;
+        write_atomic(&self.file(v, p, r), text.as_bytes())
+    }
+
+    /// Remove the checkpoint (the results are written).
+    pub fn finish(self) -> io::Result<()> {
+        let _ = &self.id;
+        std::fs::remove_dir_all(&self.dir)
+    }
+}
