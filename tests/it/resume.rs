@@ -90,7 +90,7 @@ fn a_killed_sweep_resumes_to_the_same_output() {
     child.kill().unwrap();
     child.wait().unwrap();
     let saved = saved_runs(&cut);
-    assert!(saved >= 5 && saved < 42, "killed after {saved} of 42 runs");
+    assert!((5..42).contains(&saved), "killed after {saved} of 42 runs");
     assert!(
         !cut.join("results.json").exists(),
         "no results.json before the sweep ends"
