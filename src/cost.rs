@@ -101,6 +101,10 @@ impl CostParam {
                 Some(x) if !x.is_finite() || x < 0.0 => {
                     Err(format!("`{name}` must be a finite number >= 0, got {x}"))
                 }
+                Some(x) if x > crate::problems::MAX_TIME_NS => Err(format!(
+                    "`{name}` must be at most {:e}, got {x}",
+                    crate::problems::MAX_TIME_NS
+                )),
                 _ => Ok(()),
             }
         };

@@ -104,9 +104,9 @@ impl StatsCountersConfig {
         {
             p.push("periodic_harvest", e);
         }
-        p.positive("harvest_period_ns", self.harvest_period_ns, "ns");
+        p.period_ns("harvest_period_ns", self.harvest_period_ns);
         if let Some(ph) = self.harvest_phase_ns {
-            p.non_negative("harvest_phase_ns", ph, "ns");
+            p.time_ns("harvest_phase_ns", ph);
         }
     }
 }

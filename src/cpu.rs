@@ -43,7 +43,15 @@ pub struct CpuConfig {
 impl CpuConfig {
     /// Range checks.
     pub fn validate(&self, p: &mut Problems) {
-        p.positive("clock_mhz", self.clock_mhz, "MHz");
+        if !(self.clock_mhz.is_finite() && self.clock_mhz > 0.0 && self.clock_mhz <= 1e6) {
+            p.push(
+                "clock_mhz",
+                format!(
+                    "must be greater than 0 MHz and at most 1e6 MHz, got {}",
+                    self.clock_mhz
+                ),
+            );
+        }
     }
 }
 

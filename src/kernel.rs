@@ -85,7 +85,7 @@ impl KernelConfig {
         if let Err(e) = self.netisr_per_packet.check() {
             p.push("netisr_per_packet", e);
         }
-        p.positive("timeslice_ns", self.timeslice_ns, "ns");
+        p.period_ns("timeslice_ns", self.timeslice_ns);
         p.at("clock", |p| self.clock.validate(p));
         p.at("polling", |p| self.polling.validate(p));
         p.at("napi", |p| self.napi.validate(p));

@@ -98,9 +98,11 @@ impl NicConfig {
         p.positive("line_rate_bps", self.line_rate_bps, "bit/s");
         p.at_least("rx_ring_slots", self.rx_ring_slots as u64, 1, "slot");
         p.at_least("tx_ring_slots", self.tx_ring_slots as u64, 1, "slot");
-        p.non_negative("rx_latency_ns", self.rx_latency_ns, "ns");
-        p.non_negative("tx_latency_ns", self.tx_latency_ns, "ns");
-        p.non_negative("tx_poll_interval_ns", self.tx_poll_interval_ns, "ns");
+        p.time_ns("rx_latency_ns", self.rx_latency_ns);
+        p.time_ns("tx_latency_ns", self.tx_latency_ns);
+        if self.tx_poll_interval_ns != 0.0 {
+            p.period_ns("tx_poll_interval_ns", self.tx_poll_interval_ns);
+        }
         p.at("driver", |p| self.driver.validate(p));
         p.at("policy", |p| self.policy.validate(p));
         if let Some(c) = &self.stats_counters {

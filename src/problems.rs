@@ -5,6 +5,10 @@
 
 use std::fmt;
 
+/// Largest time or cost a model may give [ns] (1,000 s): sums of a few of them stay far
+/// inside the 213 days a `u64` of picoseconds holds.
+pub const MAX_TIME_NS: f64 = 1e12;
+
 /// One thing wrong with a configuration value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
@@ -73,6 +77,22 @@ impl Problems {
     pub fn positive(&mut self, field: &str, v: f64, unit: &str) {
         if !(v.is_finite() && v > 0.0) {
             self.push(field, format!("must be greater than 0 {unit}, got {v}"));
+        }
+    }
+
+    /// Require a period or time step of at least 1 ns and at most [`MAX_TIME_NS`]: a
+    /// shorter one would not advance simulated time (picoseconds), a longer one would
+    /// overflow it.
+    pub fn period_ns(&mut self, field: &str, v: f64) {
+        if !(v.is_finite() && (1.0..=MAX_TIME_NS).contains(&v)) {
+            self.push(field, format!("must be 1 to {MAX_TIME_NS:e} ns, got {v}"));
+        }
+    }
+
+    /// Require a time or cost of 0 to [`MAX_TIME_NS`] ns.
+    pub fn time_ns(&mut self, field: &str, v: f64) {
+        if !(v.is_finite() && (0.0..=MAX_TIME_NS).contains(&v)) {
+            self.push(field, format!("must be 0 to {MAX_TIME_NS:e} ns, got {v}"));
         }
     }
 

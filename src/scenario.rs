@@ -772,11 +772,12 @@ fn load_values(l: &LoadSpec, p: &mut Problems) -> Vec<f64> {
                 );
                 return vec![];
             }
-            let n = ((to - from) / step + 1e-9).floor() as usize + 1;
-            if n > 100_000 {
+            let n = ((to - from) / step + 1e-9).floor() + 1.0;
+            if !(n.is_finite() && n <= 100_000.0) {
                 p.push("load", format!("range gives {n} points; at most 100000"));
                 return vec![];
             }
+            let n = n as usize;
             (0..n).map(|i| from + i as f64 * step).collect()
         }
         _ => {
@@ -792,6 +793,16 @@ fn load_values(l: &LoadSpec, p: &mut Problems) -> Vec<f64> {
             "load.points",
             "the sweep is empty: give at least one load point",
         );
+    }
+    if l.unit == LoadUnit::Outstanding {
+        for (i, v) in vals.iter().enumerate() {
+            if *v > 1_000_000.0 {
+                p.push(
+                    &format!("load.points[{i}]"),
+                    format!("at most 1000000 outstanding transactions, got {v}"),
+                );
+            }
+        }
     }
     if l.points.is_some() {
         for (i, v) in vals.iter().enumerate() {

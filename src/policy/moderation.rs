@@ -59,9 +59,9 @@ pub struct ModerationConfig {
 impl ModerationConfig {
     /// Range checks.
     pub fn validate(&self, p: &mut Problems) {
-        p.non_negative("packet_timer_ns", self.packet_timer_ns, "ns");
-        p.non_negative("absolute_timer_ns", self.absolute_timer_ns, "ns");
-        p.non_negative("min_interval_ns", self.min_interval_ns, "ns");
+        p.time_ns("packet_timer_ns", self.packet_timer_ns);
+        p.time_ns("absolute_timer_ns", self.absolute_timer_ns);
+        p.time_ns("min_interval_ns", self.min_interval_ns);
         if self.packets > 0 && self.packet_timer_ns <= 0.0 && self.absolute_timer_ns <= 0.0 {
             p.push("packets", "a packet threshold needs `packet_timer_ns` or `absolute_timer_ns`, or a lone frame would never raise an interrupt");
         }

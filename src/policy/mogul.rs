@@ -75,7 +75,7 @@ impl MogulConfig {
                 format!("must be in (0, 100] %, got {}", self.cycle_limit_pct),
             );
         }
-        p.positive("period_ns", self.period_ns, "ns");
+        p.period_ns("period_ns", self.period_ns);
     }
 }
 

@@ -79,8 +79,8 @@ impl NapiConfig {
     /// Range checks.
     pub fn validate(&self, p: &mut Problems) {
         p.at_least("netdev_budget", self.netdev_budget as u64, 1, "frame");
-        p.positive("netdev_budget_usecs", self.netdev_budget_usecs, "us");
-        p.positive("max_restart_ns", self.max_restart_ns, "ns");
+        p.period_ns("netdev_budget_usecs", self.netdev_budget_usecs * 1e3);
+        p.period_ns("max_restart_ns", self.max_restart_ns);
     }
 }
 

@@ -729,3 +729,40 @@ fn an_absurd_duration_is_rejected_not_overflowed() {
     let run = c.run();
     c.assert_one(&run, &c.scenario_path(), "duration_s", &["at most 86400 s"]);
 }
+
+// ---------------------------------------------------------------- time bounds
+
+#[test]
+fn a_period_that_would_not_advance_time_is_rejected() {
+    // 0.0001 ns rounds to 0 ps: the busy-poll loop would never let time advance.
+    let mut c = Case::new();
+    c.model["nics"][0]["policy"] = json!({ "kind": "busy-poll", "empty_poll": 0.0001 });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[0].policy.empty_poll",
+        &["at least 1 ns"],
+    );
+}
+
+#[test]
+fn a_time_that_would_overflow_the_clock_is_rejected() {
+    let mut c = Case::new();
+    c.model["nics"][0]["rx_latency_ns"] = json!(1e30);
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[0].rx_latency_ns",
+        &["must be 0 to 1e12 ns"],
+    );
+}
+
+#[test]
+fn an_absurd_range_is_one_clean_problem() {
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "percent", "from": -1e300, "to": 10, "step": 1 });
+    let run = c.run();
+    c.assert_one(&run, &c.scenario_path(), "load", &["at most 100000"]);
+}
