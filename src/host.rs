@@ -818,7 +818,6 @@ impl Host {
         // Packet conservation: what was sent and neither delivered nor dropped is held in
         // a ring, queue or step, or was on a wire when the run stopped (a frame still
         // arriving, or one the output NIC had committed to start later).
-        #[cfg(debug_assertions)]
         {
             let held = self.packets_held();
             let on_wires =

@@ -314,13 +314,102 @@ pub fn parse_json<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, Inpu
     })
 }
 
-/// Deserialize an already-parsed value (no line numbers to report), with its path.
-fn parse_value<T: DeserializeOwned>(file: &str, v: Value) -> Result<T, InputError> {
-    serde_path_to_error::deserialize(v).map_err(|e| InputError::Field {
-        file: file.into(),
-        path: e.path().to_string(),
-        msg: e.into_inner().to_string(),
-    })
+/// Read `text` into `T`, reporting every wrong-type or unknown-field problem, not only
+/// the first: after each one the offending value is removed and the reading retried
+/// (serde stops at the first). The first problem carries serde_json's line and column.
+/// A required field left missing by a removal is not reported twice.
+pub fn parse_json_all<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, InputError> {
+    let first = match parse_json::<T>(file, text) {
+        Err(InputError::Field { path, msg, .. }) => Problem { path, reason: msg },
+        other => return other,
+    };
+    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
+        return Err(InputError::Field {
+            file: file.into(),
+            path: first.path,
+            msg: first.reason,
+        });
+    };
+    let mut problems = vec![first];
+    for _ in 0..100 {
+        let last = &problems[problems.len() - 1];
+        let removed = last.path.clone();
+        if last.reason.starts_with("missing field") || !remove_at(&mut v, &removed) {
+            break;
+        }
+        match serde_path_to_error::deserialize::<_, T>(v.clone()) {
+            Ok(_) => break,
+            Err(e) => {
+                let path = e.path().to_string();
+                let reason = e.into_inner().to_string();
+                // A field we removed is now missing: already reported.
+                let ours = reason.starts_with("missing field") && {
+                    let name = reason.split('`').nth(1).unwrap_or("");
+                    let full = if path == "." {
+                        name.to_string()
+                    } else {
+                        join(&path, name)
+                    };
+                    problems.iter().any(|p| p.path == full)
+                };
+                if ours {
+                    break;
+                }
+                problems.push(Problem { path, reason });
+            }
+        }
+    }
+    if problems.len() == 1 {
+        let p = problems.pop().expect("one");
+        return Err(InputError::Field {
+            file: file.into(),
+            path: p.path,
+            msg: p.reason,
+        });
+    }
+    Err(InputError::Invalid(
+        problems
+            .into_iter()
+            .map(|problem| FileProblem {
+                file: file.into(),
+                problem,
+            })
+            .collect(),
+    ))
+}
+
+/// Remove the value at `path` (`a.b[2].c`, as serde_path_to_error prints it) from an
+/// object; false if the path does not end in an object key.
+fn remove_at(v: &mut Value, path: &str) -> bool {
+    let segs: Vec<String> = path
+        .replace('[', ".[")
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let Some((last, parents)) = segs.split_last() else {
+        return false;
+    };
+    let mut cur = v;
+    for s in parents {
+        cur = match (s.strip_prefix('[').and_then(|x| x.strip_suffix(']')), cur) {
+            (Some(i), Value::Array(a)) => {
+                match i.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                    Some(x) => x,
+                    None => return false,
+                }
+            }
+            (None, Value::Object(o)) => match o.get_mut(s) {
+                Some(x) => x,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match cur {
+        Value::Object(o) if !last.starts_with('[') => o.remove(last).is_some(),
+        _ => false,
+    }
 }
 
 fn read(files: &dyn FileSource, path: &Path) -> Result<String, InputError> {
@@ -481,9 +570,9 @@ fn build_model(
         }
     };
     let parsed = if patches.is_empty() {
-        parse_json(mfile, mtext)
+        parse_json_all(mfile, mtext)
     } else {
-        parse_value(mfile, mval)
+        parse_json_all(mfile, &mval.to_string())
     };
     let model: ModelConfig = match parsed {
         Ok(m) => m,
@@ -494,6 +583,10 @@ fn build_model(
                 path: fp.problem.path,
                 msg: fp.problem.reason,
             });
+        }
+        Err(InputError::Invalid(list)) => {
+            problems.extend(list.into_iter().map(|fp| locate(fp.problem)));
+            return Err(InputError::Invalid(problems));
         }
         Err(e) => return Err(e),
     };
@@ -511,7 +604,7 @@ pub const MAX_RUN_S: f64 = 86_400.0;
 pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputError> {
     let sfile = path.display().to_string();
     let text = read(files, path)?;
-    let sc: ScenarioFile = parse_json(&sfile, &text)?;
+    let sc: ScenarioFile = parse_json_all(&sfile, &text)?;
     let dir = path.parent().unwrap_or(Path::new(""));
     let model_path = normalize(&dir.join(&sc.model));
     let mfile = model_path.display().to_string();

@@ -766,3 +766,27 @@ fn an_absurd_range_is_one_clean_problem() {
     let run = c.run();
     c.assert_one(&run, &c.scenario_path(), "load", &["at most 100000"]);
 }
+
+#[test]
+fn wrong_types_and_unknown_fields_are_all_reported_at_once() {
+    let mut c = Case::new();
+    c.scenario["durations_s"] = json!(3);
+    c.scenario["duration_s"] = json!("ten");
+    c.scenario["workload"]["flows"][0]["frame_size"] = json!(64);
+    let run = c.run();
+    assert_eq!(c.rejected(&run).len(), 3, "{}", run.stderr);
+    let sc = c.scenario_path();
+    assert_problem(&run.stderr, &sc, "durations_s", &["unknown field"]);
+    assert_problem(
+        &run.stderr,
+        &sc,
+        "duration_s",
+        &["invalid type", "expected f64"],
+    );
+    assert_problem(
+        &run.stderr,
+        &sc,
+        "workload.flows[0].frame_size",
+        &["unknown field"],
+    );
+}
