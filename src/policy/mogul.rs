@@ -90,7 +90,6 @@ pub struct Mogul {
     quota_left: u32,
     /// The frame being processed and its cost (charged when it completes).
     pub current: Option<(Packet, SimTime)>,
-    last_cost: SimTime,
     used: SimTime,
     sleeping: bool,
     blocked: bool,
@@ -110,7 +109,6 @@ impl Mogul {
             service: VecDeque::new(),
             quota_left: 0,
             current: None,
-            last_cost: SimTime::ZERO,
             used: SimTime::ZERO,
             sleeping: false,
             blocked: false,
@@ -255,7 +253,6 @@ impl Host {
                 m.service.rotate_left(1);
             }
             m.current = Some((p, cost));
-            m.last_cost = cost;
             return Step::Run(cost);
         }
     }
