@@ -21,6 +21,7 @@
 
 use crate::cpu::{Cpu, CpuConfig, LEVELS, Level, Pick};
 use crate::engine::{Scheduler, Slot};
+use crate::irq::{IrqLineConfig, Line};
 use crate::kernel::{KernelConfig, Netisr};
 use crate::nic::{Nic, NicConfig, TxStart};
 use crate::packet::Packet;
@@ -56,8 +57,13 @@ pub struct ModelConfig {
     pub cpu: CpuConfig,
     /// The kernel forwarding path and the system-wide policy parameters.
     pub kernel: KernelConfig,
-    /// Network interfaces, at least one.
+    /// Network interfaces, at least one. On a shared interrupt line their handlers
+    /// are called in the order of the line's `chain`.
     pub nics: Vec<NicConfig>,
+    /// Interrupt lines shared by several NICs (default: none, every NIC has a line of
+    /// its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub irq_lines: Vec<IrqLineConfig>,
     /// A user process competing for the CPU (none by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserConfig>,
@@ -82,6 +88,26 @@ impl ModelConfig {
         }
         if let Some(u) = &self.user {
             p.at("user", |p| u.validate(p));
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for (i, l) in self.irq_lines.iter().enumerate() {
+            p.at("irq_lines", |p| {
+                p.at(format!("[{i}]"), |p| {
+                    l.validate(p);
+                    for (j, n) in l.chain.iter().enumerate() {
+                        if self.nic_index(n).is_none() {
+                            p.push(&format!("chain[{j}]"), format!("no NIC named `{n}`"));
+                        } else if seen.contains(&n.as_str()) {
+                            p.push(
+                                &format!("chain[{j}]"),
+                                format!("NIC `{n}` is already on a line"),
+                            );
+                        } else {
+                            seen.push(n);
+                        }
+                    }
+                })
+            });
         }
     }
 
@@ -137,7 +163,7 @@ pub enum Event {
 pub enum Task {
     /// hardclock (Clock).
     Hardclock,
-    /// Interrupt handler of NIC `0` (HardIrq).
+    /// Interrupt line `0`: the handlers of its chain (HardIrq).
     Isr(u16),
     /// Periodic statistics harvest of NIC `0` run at splimp (HardIrq).
     HarvestImp(u16),
@@ -230,6 +256,10 @@ pub struct Host {
     pub(crate) netisr: Netisr,
     pub(crate) drivers: Vec<DriverCosts>,
     pub(crate) isr_steps: Vec<IsrStep>,
+    /// Interrupt lines, shared or private.
+    pub(crate) lines: Vec<Line>,
+    /// The line of each NIC.
+    pub(crate) nic_line: Vec<usize>,
     pub(crate) moderation: Vec<Option<Moderation>>,
     pub(crate) polling: Option<Polling>,
     pub(crate) napi: Option<Napi>,
@@ -331,6 +361,29 @@ impl Host {
                 }
             })
             .collect();
+        let mut lines: Vec<Line> = Vec::new();
+        let mut nic_line = vec![usize::MAX; nics.len()];
+        for (i, l) in cfg.irq_lines.iter().enumerate() {
+            let chain: Vec<usize> = l
+                .chain
+                .iter()
+                .map(|n| cfg.nic_index(n).expect("validated chain"))
+                .collect();
+            for &n in &chain {
+                nic_line[n] = lines.len();
+            }
+            lines.push(Line::shared(l, chain, mhz, key.stream(&format!("irq{i}"))));
+        }
+        for (n, nic) in nics.iter().enumerate() {
+            if nic_line[n] == usize::MAX {
+                nic_line[n] = lines.len();
+                lines.push(Line::private(
+                    &nic.name,
+                    n,
+                    key.stream(&format!("nic{n}.irq")),
+                ));
+            }
+        }
         let any = |f: fn(&PolicyConfig) -> bool| policies.iter().any(f);
         Host {
             cpu: Cpu::new(),
@@ -346,6 +399,8 @@ impl Host {
                 })
                 .collect(),
             isr_steps: vec![IsrStep::Idle; nics.len()],
+            lines,
+            nic_line,
             moderation: cfg
                 .nics
                 .iter()
@@ -524,7 +579,7 @@ impl Host {
                     Step::Done
                 }
             }
-            Task::Isr(n) => self.isr_step(n as usize, now, first, s),
+            Task::Isr(l) => self.line_step(l as usize, now, first, s),
             Task::HarvestImp(n) | Task::HarvestSoft(n) => {
                 self.periodic_harvest_step(n as usize, first)
             }
@@ -573,6 +628,14 @@ impl Host {
             Err(p) => self.flows[p.flow as usize].stats.drops.if_snd += 1,
             Ok(Some(tx)) => self.transmit(out, tx, s),
             Ok(None) => {}
+        }
+    }
+
+    /// The driver's start routine run from its interrupt handler (dc_start at the end
+    /// of dc_intr): frames waiting in if_snd go to free descriptors.
+    pub(crate) fn if_start(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        if let Some(tx) = self.nics[nic].start(now) {
+            self.transmit(nic, tx, s);
         }
     }
 
@@ -638,11 +701,15 @@ impl Host {
                 self.burst_done(level, now, s);
             }
             Event::TxDone(nic) => {
-                self.count_frame(nic as usize, false, now, s);
-                if let Some(tx) = self.nics[nic as usize].tx_done(now) {
-                    self.transmit(nic as usize, tx, s);
+                let nic = nic as usize;
+                self.count_frame(nic, false, now, s);
+                if let Some(tx) = self.nics[nic].tx_done(now) {
+                    self.transmit(nic, tx, s);
                 }
-                self.output_drained(nic as usize, now);
+                if self.nics[nic].tx_cause {
+                    self.irq_cause(nic, now, s);
+                }
+                self.output_drained(nic, now);
             }
             Event::Moderation(nic, generation) => {
                 self.moderation_timer(nic as usize, generation, now, s)
@@ -796,6 +863,9 @@ impl Host {
             if let Some(st) = &n.stats {
                 st.counters(&n.name, &mut c);
             }
+        }
+        for l in self.lines.iter().filter(|l| l.shared) {
+            c.insert(format!("{}.passes", l.name), l.passes as f64);
         }
         c.insert("cpu.preemptions".into(), self.cpu.preemptions as f64);
         c.insert(

@@ -40,6 +40,7 @@ pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod irq;
 pub mod kernel;
 pub mod link;
 pub mod nic;

@@ -77,6 +77,31 @@ pub struct NicConfig {
     pub stats_counters: Option<StatsCountersConfig>,
     /// Driver costs.
     pub driver: DriverConfig,
+    /// Depth of this interface's send queue `if_snd` [frames] (default: the kernel's
+    /// `if_snd_maxlen`; dc(4) sets DC_TX_LIST_CNT - 1 = 255).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_snd_maxlen: Option<u32>,
+    /// Transmit completions handled by the driver, with their interrupt causes
+    /// (default: none, descriptors are reclaimed without CPU cost and raise no
+    /// interrupt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_completion: Option<TxCompletionConfig>,
+}
+
+/// Which transmit completions interrupt, when the driver reclaims descriptors itself
+/// (`txeof`, cost `driver.tx_per_packet` per frame, run by the `interrupt` handler's
+/// loop when a transmit cause is pending).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TxCompletionConfig {
+    /// Every Nth frame asks for an interrupt on completion (TX_OK; de(4)'s
+    /// TxWANTINTR on every frame is 1); 0 for none (default 0).
+    #[serde(default)]
+    pub interrupt_every: u32,
+    /// The transmitter raises "transmit buffer unavailable" (TX_NOBUF, in dc(4)'s
+    /// DC_INTRS) each time it finds no more frames to send (default false).
+    #[serde(default)]
+    pub interrupt_on_idle: bool,
 }
 
 fn d_line_rate() -> f64 {
@@ -107,6 +132,23 @@ impl NicConfig {
         p.at("policy", |p| self.policy.validate(p));
         if let Some(c) = &self.stats_counters {
             p.at("stats_counters", |p| c.validate(p));
+        }
+        if let Some(q) = self.if_snd_maxlen {
+            p.at_least("if_snd_maxlen", q as u64, 1, "frame");
+        }
+        if let Some(t) = &self.tx_completion {
+            if t.interrupt_every == 0 && !t.interrupt_on_idle {
+                p.push(
+                    "tx_completion",
+                    "needs `interrupt_every` > 0 or `interrupt_on_idle`: otherwise descriptors are never reclaimed",
+                );
+            }
+            if self.policy != PolicyConfig::Interrupt {
+                p.push(
+                    "tx_completion",
+                    "driver-reclaimed transmit descriptors are modelled for the `interrupt` policy only",
+                );
+            }
         }
         if let Some(m) = &self.moderation {
             p.at("moderation", |p| m.validate(p));
@@ -149,6 +191,13 @@ pub struct Nic {
     pub if_snd: BoundedQueue<Packet>,
     tx_ring: BoundedQueue<TxSlot>,
     tx_active: bool,
+    /// Descriptors of sent frames not yet reclaimed by the driver.
+    tx_unreclaimed: u32,
+    tx_completion: Option<TxCompletionConfig>,
+    /// A transmit-completion cause (TX_OK or TX_NOBUF) is pending.
+    pub tx_cause: bool,
+    /// Frames sent since the start (drives "every Nth").
+    tx_completed: u64,
     /// Interrupts enabled in the chip's mask register (IMR); the driver clears it while
     /// its handler runs.
     pub irq_enabled: bool,
@@ -171,6 +220,7 @@ pub struct Nic {
 impl Nic {
     /// A NIC from its configuration; `if_snd_maxlen` comes from the kernel profile.
     pub fn new(cfg: &NicConfig, if_snd_maxlen: usize, clock_mhz: f64) -> Nic {
+        let if_snd_maxlen = cfg.if_snd_maxlen.map_or(if_snd_maxlen, |q| q as usize);
         Nic {
             name: cfg.name.clone(),
             link: Link::new(cfg.line_rate_bps),
@@ -178,6 +228,10 @@ impl Nic {
             if_snd: BoundedQueue::new(if_snd_maxlen),
             tx_ring: BoundedQueue::new(cfg.tx_ring_slots as usize),
             tx_active: false,
+            tx_unreclaimed: 0,
+            tx_completion: cfg.tx_completion.clone(),
+            tx_cause: false,
+            tx_completed: 0,
             irq_enabled: true,
             irq_asserted: false,
             rx_latency: SimTime::from_ns_f64(cfg.rx_latency_ns),
@@ -206,7 +260,9 @@ impl Nic {
     /// enabled and not already asserted.
     #[inline]
     pub fn wants_interrupt(&self) -> bool {
-        self.irq_enabled && !self.irq_asserted && (!self.rx_ring.is_empty() || self.stats_cause())
+        self.irq_enabled
+            && !self.irq_asserted
+            && (!self.rx_ring.is_empty() || self.stats_cause() || self.tx_cause)
     }
 
     /// Whether the statistics-overflow cause (STATSOFLOW) is pending.
@@ -226,7 +282,8 @@ impl Nic {
     }
 
     fn fill_tx_ring(&mut self, now: SimTime) {
-        while !self.tx_ring.is_full() {
+        let cap = self.tx_ring.capacity() - self.tx_unreclaimed as usize;
+        while self.tx_ring.len() < cap {
             let Some(pkt) = self.if_snd.pop() else { break };
             let eligible = now + self.tx_latency;
             let _ = self.tx_ring.push(TxSlot { pkt, eligible });
@@ -262,8 +319,40 @@ impl Nic {
     pub fn tx_done(&mut self, now: SimTime) -> Option<TxStart> {
         self.tx_ring.pop();
         self.tx_active = false;
-        self.fill_tx_ring(now);
+        match &self.tx_completion {
+            None => self.fill_tx_ring(now),
+            Some(c) => {
+                self.tx_unreclaimed += 1;
+                self.tx_completed += 1;
+                let every = c.interrupt_every as u64;
+                if (every > 0 && self.tx_completed.is_multiple_of(every))
+                    || (c.interrupt_on_idle && self.tx_ring.is_empty())
+                {
+                    self.tx_cause = true;
+                }
+            }
+        }
         self.kick(now, true)
+    }
+
+    /// The handler sees a transmit cause: acknowledge it and reclaim every sent
+    /// descriptor (txeof). Returns how many, or `None` without a cause.
+    pub fn take_tx_completions(&mut self) -> Option<u32> {
+        if !self.tx_cause {
+            return None;
+        }
+        self.tx_cause = false;
+        Some(std::mem::take(&mut self.tx_unreclaimed))
+    }
+
+    /// The driver's start routine (dc_start): move frames from if_snd to free TX
+    /// descriptors and start the transmitter if idle.
+    pub fn start(&mut self, now: SimTime) -> Option<TxStart> {
+        if self.if_snd.is_empty() {
+            return None;
+        }
+        self.fill_tx_ring(now);
+        self.kick(now, false)
     }
 
     /// Frames held in the NIC (RX ring, if_snd, TX ring not yet started).

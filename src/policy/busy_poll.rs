@@ -59,7 +59,7 @@ impl Host {
                 continue;
             }
             if let Some(p) = self.nics[nic].rx_ring.pop() {
-                let d = self.drivers[nic].rx() + self.netisr.forward_cost();
+                let d = self.drivers[nic].rx(p.bytes) + self.netisr.forward_cost();
                 let b = self.busy.as_mut().expect("busy");
                 b.next = (nic + 1) % n;
                 b.current = Some(p);

@@ -84,7 +84,7 @@ impl Host {
             t.done += 1;
             t.current = Some(p);
             let direct = t.direct;
-            let mut d = self.drivers[nic].rx();
+            let mut d = self.drivers[nic].rx(p.bytes);
             if direct {
                 d += self.netisr.forward_cost();
             }

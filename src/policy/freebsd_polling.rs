@@ -320,7 +320,7 @@ impl Host {
                     {
                         p.left -= 1;
                         p.current = Some(pk);
-                        return Step::Run(self.drivers[nic].rx());
+                        return Step::Run(self.drivers[nic].rx(pk.bytes));
                     }
                     p.idx += 1;
                     p.stage = PollStage::Call;
@@ -378,7 +378,7 @@ impl Host {
                 && let Some(pk) = self.nics[nic].rx_ring.pop()
             {
                 p.idle_current = Some((nic, left - 1, Some(pk)));
-                return Step::Run(self.drivers[nic].rx());
+                return Step::Run(self.drivers[nic].rx(pk.bytes));
             }
         }
         let p = self.polling.as_mut().expect("polling");

@@ -33,6 +33,7 @@
 use crate::cost::{Cost, CostParam};
 use crate::engine::Scheduler;
 use crate::host::{Event, Host, Step, Task};
+use crate::irq::LinePos;
 use crate::packet::Packet;
 use crate::policy::PolicyConfig;
 use crate::problems::Problems;
@@ -54,6 +55,18 @@ pub struct DriverConfig {
     /// [cost].
     #[serde(default)]
     pub poll_call: CostParam,
+    /// Copy of each received frame into a fresh mbuf (`m_devget`), on top of
+    /// `rx_per_packet` [ns per byte of frame] (default 0: the buffer is passed up).
+    #[serde(default)]
+    pub rx_copy_ns_per_byte: f64,
+    /// Handler invocation on a shared line when its device has nothing pending: mask,
+    /// read the status register, unmask (default 0) [cost].
+    #[serde(default)]
+    pub isr_idle: CostParam,
+    /// Reclaiming one transmitted frame's descriptor and freeing its mbuf (`txeof`),
+    /// when the NIC's transmit completions are handled by the driver (default 0) [cost].
+    #[serde(default)]
+    pub tx_per_packet: CostParam,
 }
 
 impl DriverConfig {
@@ -64,10 +77,16 @@ impl DriverConfig {
             ("rx_per_packet", &self.rx_per_packet),
             ("isr_exit", &self.isr_exit),
             ("poll_call", &self.poll_call),
+            ("isr_idle", &self.isr_idle),
+            ("tx_per_packet", &self.tx_per_packet),
         ] {
             if let Err(e) = c.check() {
                 p.push(name, e);
             }
+        }
+        p.non_negative("rx_copy_ns_per_byte", self.rx_copy_ns_per_byte, "ns/byte");
+        if self.rx_copy_ns_per_byte > 1e6 {
+            p.push("rx_copy_ns_per_byte", "must be at most 1e6 ns/byte");
         }
     }
 }
@@ -79,6 +98,9 @@ pub(crate) struct DriverCosts {
     rx: Cost,
     exit: Cost,
     poll_call: Cost,
+    copy_ps_per_byte: u64,
+    idle: Cost,
+    tx: Cost,
     rng: StreamRng,
 }
 
@@ -89,14 +111,29 @@ impl DriverCosts {
             rx: cfg.rx_per_packet.build(clock_mhz),
             exit: cfg.isr_exit.build(clock_mhz),
             poll_call: cfg.poll_call.build(clock_mhz),
+            copy_ps_per_byte: (cfg.rx_copy_ns_per_byte * 1e3).round() as u64,
+            idle: cfg.isr_idle.build(clock_mhz),
+            tx: cfg.tx_per_packet.build(clock_mhz),
             rng,
         }
     }
     pub fn entry(&mut self) -> SimTime {
         self.entry.sample(&mut self.rng)
     }
-    pub fn rx(&mut self) -> SimTime {
-        self.rx.sample(&mut self.rng)
+    /// Receiving one frame of `bytes` bytes: rx_per_packet plus the copy.
+    pub fn rx(&mut self, bytes: u32) -> SimTime {
+        self.rx.sample(&mut self.rng) + SimTime(self.copy_ps_per_byte * bytes as u64)
+    }
+    pub fn idle(&mut self) -> SimTime {
+        self.idle.sample(&mut self.rng)
+    }
+    /// txeof for `n` frames.
+    pub fn txeof(&mut self, n: u32) -> SimTime {
+        let mut t = SimTime::ZERO;
+        for _ in 0..n {
+            t += self.tx.sample(&mut self.rng);
+        }
+        t
     }
     pub fn exit(&mut self) -> SimTime {
         self.exit.sample(&mut self.rng)
@@ -110,10 +147,14 @@ impl DriverCosts {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IsrStep {
     Idle,
+    /// Invoked on a shared line with nothing pending: reading the status register.
+    Check,
     Entry,
     /// xl_stats_update for STATSOFLOW, at the handler's priority.
     Stats,
     Packet(Packet),
+    /// txeof for the transmit completions pending.
+    Txeof,
     Exit,
 }
 
@@ -178,9 +219,8 @@ impl Host {
 
     /// Assert `nic`'s line and make its handler ready.
     fn irq_raise(&mut self, nic: usize) {
-        let n = &mut self.nics[nic];
-        n.irq_asserted = true;
-        self.wake(Task::Isr(nic as u16));
+        self.nics[nic].irq_asserted = true;
+        self.wake(Task::Isr(self.nic_line[nic] as u16));
     }
 
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):
@@ -190,7 +230,60 @@ impl Host {
         self.irq_cause(nic, now, s);
     }
 
-    /// The next step of `nic`'s handler.
+    /// The next step of a pass over interrupt line `l`: dispatch, every handler of the
+    /// chain in order, release (see [`crate::irq`]).
+    pub(crate) fn line_step(
+        &mut self,
+        l: usize,
+        now: SimTime,
+        first: bool,
+        s: &mut Scheduler<Event>,
+    ) -> Step {
+        if first {
+            let line = &self.lines[l];
+            if !line.chain.iter().any(|&n| self.nics[n].irq_asserted) {
+                return Step::Done;
+            }
+            let line = &mut self.lines[l];
+            line.passes += 1;
+            line.pos = LinePos::Dispatch;
+            let d = line.dispatch();
+            if d > SimTime::ZERO {
+                return Step::Run(d);
+            }
+        }
+        loop {
+            match self.lines[l].pos {
+                LinePos::Idle => return Step::Done,
+                LinePos::Dispatch => self.lines[l].pos = LinePos::Handler(0, false),
+                LinePos::Handler(i, started) => {
+                    let line = &self.lines[l];
+                    if i >= line.chain.len() {
+                        self.lines[l].pos = LinePos::Release;
+                        let d = self.lines[l].release();
+                        if d > SimTime::ZERO {
+                            return Step::Run(d);
+                        }
+                        continue;
+                    }
+                    let nic = line.chain[i];
+                    self.lines[l].pos = LinePos::Handler(i, true);
+                    match self.isr_step(nic, now, !started, s) {
+                        Step::Run(d) => return Step::Run(d),
+                        _ => self.lines[l].pos = LinePos::Handler(i + 1, false),
+                    }
+                }
+                LinePos::Release => {
+                    self.lines[l].pos = LinePos::Idle;
+                    // Level-triggered: a device still asserting interrupts again at once
+                    // (the task is woken again if so; see `wake`).
+                    return Step::Done;
+                }
+            }
+        }
+    }
+
+    /// The next step of `nic`'s handler; `first` when the chain calls it.
     pub(crate) fn isr_step(
         &mut self,
         nic: usize,
@@ -201,7 +294,13 @@ impl Host {
         if first {
             let n = &mut self.nics[nic];
             if !n.irq_asserted {
-                return Step::Done;
+                // Shared line, nothing pending here: read the status and return.
+                let d = self.drivers[nic].idle();
+                if d == SimTime::ZERO {
+                    return Step::Done;
+                }
+                self.isr_steps[nic] = IsrStep::Check;
+                return Step::Run(d);
             }
             n.irq_asserted = false;
             n.irq_enabled = false;
@@ -220,7 +319,7 @@ impl Host {
                 self.isr_steps[nic] = IsrStep::Stats;
                 Step::Run(self.netisr.sample(&c))
             }
-            IsrStep::Entry | IsrStep::Stats | IsrStep::Packet(_) => {
+            IsrStep::Entry | IsrStep::Stats | IsrStep::Packet(_) | IsrStep::Txeof => {
                 if let IsrStep::Packet(p) = self.isr_steps[nic] {
                     self.isr_packets += 1;
                     self.ipintrq_enqueue(p);
@@ -229,7 +328,11 @@ impl Host {
                     PolicyConfig::Interrupt => {
                         if let Some(p) = self.nics[nic].rx_ring.pop() {
                             self.isr_steps[nic] = IsrStep::Packet(p);
-                            return Step::Run(self.drivers[nic].rx());
+                            return Step::Run(self.drivers[nic].rx(p.bytes));
+                        }
+                        if let Some(k) = self.nics[nic].take_tx_completions() {
+                            self.isr_steps[nic] = IsrStep::Txeof;
+                            return Step::Run(self.drivers[nic].txeof(k));
                         }
                     }
                     PolicyConfig::Napi { .. } => self.napi_schedule(nic),
@@ -244,10 +347,15 @@ impl Host {
                 self.isr_steps[nic] = IsrStep::Idle;
                 if self.policies[nic] == PolicyConfig::Interrupt {
                     self.irq_unmask(nic, now, s);
+                    // dc_intr ends with dc_start when if_snd is not empty.
+                    self.if_start(nic, now, s);
                 }
                 Step::Done
             }
-            IsrStep::Idle => Step::Done,
+            IsrStep::Check | IsrStep::Idle => {
+                self.isr_steps[nic] = IsrStep::Idle;
+                Step::Done
+            }
         }
     }
 }

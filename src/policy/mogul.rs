@@ -246,7 +246,7 @@ impl Host {
                 continue;
             }
             let p = self.nics[nic].rx_ring.pop().expect("non-empty");
-            let cost = self.drivers[nic].rx() + self.netisr.forward_cost();
+            let cost = self.drivers[nic].rx(p.bytes) + self.netisr.forward_cost();
             let m = self.mogul.as_mut().expect("mogul");
             m.quota_left -= 1;
             if m.quota_left == 0 {

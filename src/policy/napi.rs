@@ -306,7 +306,7 @@ impl Host {
                 n.work += 1;
                 n.budget_left -= 1;
                 n.current = Some(p);
-                let d = self.drivers[dev].rx() + self.netisr.forward_cost();
+                let d = self.drivers[dev].rx(p.bytes) + self.netisr.forward_cost();
                 return Step::Run(d);
             }
             // The poll of `dev` is over.

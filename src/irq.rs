@@ -1,0 +1,138 @@
+//! Interrupt lines: the PIC, and chains of handlers sharing one line.
+//!
+//! Models a PC's interrupt controller (two 8259s, FreeBSD 2.x-4.x `icu_vector.s`) and
+//! the shared-interrupt multiplexer of FreeBSD 4.x i386 (`intr_mux` in
+//! `i386/isa/intr_machdep.c`):
+//!
+//! ```text
+//! device asserts --> line (level-triggered) --> dispatch: mask the IRQ at the PIC, EOI
+//!                                               chain:    every handler, in order, once
+//!                                               release:  other handlers, unmask the IRQ
+//!                    still asserted by any device? --> another pass at once
+//! ```
+//!
+//! - Several devices can share a line (in the reference router all four dc ports, xl0
+//!   and the USB controller sit on IRQ 11). One interrupt runs **every** handler on the
+//!   chain, in the order they were attached (`add_intrdesc` appends), each exactly once;
+//!   a handler whose device has nothing pending only reads its status register
+//!   (`DriverConfig::isr_idle`).
+//! - The line is level-triggered and masked at the PIC for the whole pass; a device that
+//!   asserts meanwhile (for instance a frame arriving after its handler already ran)
+//!   interrupts again as soon as the pass ends.
+//! - A NIC that is not on any configured line has a line of its own with no dispatch
+//!   or release cost: its driver's `isr_entry` then covers the whole interrupt entry.
+//!
+//! Parameters ([`IrqLineConfig`], costs in the forms of [`crate::cost`]): `name`,
+//! `chain` (NIC names in call order), `dispatch` (default 0: interrupt entry, PIC mask
+//! and EOI, up to the first handler), `release` (default 0: handlers of devices not
+//! modelled, e.g. a USB controller, then PIC unmask and return from interrupt).
+//!
+//! Counters: `<line>.passes` (interrupts taken on the line: chain passes).
+
+use crate::cost::{Cost, CostParam};
+use crate::problems::Problems;
+use crate::rng::StreamRng;
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// A shared interrupt line as written in a model file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IrqLineConfig {
+    /// Line name, e.g. `"irq11"`.
+    pub name: String,
+    /// NICs whose handlers are chained on this line, in call (attach) order.
+    pub chain: Vec<String>,
+    /// Interrupt entry up to the first handler: PIC mask and EOI (slow ISA-bus I/O),
+    /// register save, the multiplexer (default 0) [cost].
+    #[serde(default)]
+    pub dispatch: CostParam,
+    /// After the last modelled handler: handlers of other devices on the line, PIC
+    /// unmask, return from interrupt (default 0) [cost].
+    #[serde(default)]
+    pub release: CostParam,
+}
+
+impl IrqLineConfig {
+    /// Range checks (NIC names are checked by the model).
+    pub fn validate(&self, p: &mut Problems) {
+        if self.name.trim().is_empty() {
+            p.push("name", "must not be empty");
+        }
+        if self.chain.is_empty() {
+            p.push("chain", "a line needs at least one NIC");
+        }
+        for (field, c) in [("dispatch", &self.dispatch), ("release", &self.release)] {
+            if let Err(e) = c.check() {
+                p.push(field, e);
+            }
+        }
+    }
+}
+
+/// Where a pass over a line's chain is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LinePos {
+    /// Not running.
+    Idle,
+    /// In the dispatch cost.
+    Dispatch,
+    /// In the handler at this chain index (`true` once the handler has started).
+    Handler(usize, bool),
+    /// In the release cost.
+    Release,
+}
+
+/// A line during a run.
+#[derive(Clone, Debug)]
+pub(crate) struct Line {
+    pub name: String,
+    /// NIC indices in call order.
+    pub chain: Vec<usize>,
+    dispatch: Cost,
+    release: Cost,
+    rng: StreamRng,
+    pub pos: LinePos,
+    /// Configured (shared) line, reported in the counters.
+    pub shared: bool,
+    /// Chain passes (interrupts taken on the line) -- counter.
+    pub passes: u64,
+}
+
+impl Line {
+    /// A line shared by the NICs `chain`.
+    pub fn shared(cfg: &IrqLineConfig, chain: Vec<usize>, clock_mhz: f64, rng: StreamRng) -> Line {
+        Line {
+            name: cfg.name.clone(),
+            chain,
+            dispatch: cfg.dispatch.build(clock_mhz),
+            release: cfg.release.build(clock_mhz),
+            rng,
+            pos: LinePos::Idle,
+            shared: true,
+            passes: 0,
+        }
+    }
+
+    /// The private line of one NIC: no cost of its own.
+    pub fn private(name: &str, nic: usize, rng: StreamRng) -> Line {
+        Line {
+            name: format!("{name}.irq"),
+            chain: vec![nic],
+            dispatch: CostParam::default().build(1.0),
+            release: CostParam::default().build(1.0),
+            rng,
+            pos: LinePos::Idle,
+            shared: false,
+            passes: 0,
+        }
+    }
+
+    pub fn dispatch(&mut self) -> SimTime {
+        self.dispatch.sample(&mut self.rng)
+    }
+
+    pub fn release(&mut self) -> SimTime {
+        self.release.sample(&mut self.rng)
+    }
+}
