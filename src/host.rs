@@ -549,10 +549,11 @@ impl Host {
             return;
         };
         let step = self.step(task, now, false, s);
-        let again = std::mem::take(&mut self.levels[l as usize].again);
         match step {
+            // A wake-up while the task runs is kept for when this step sequence ends.
             Step::Run(d) => self.set_burst(now, task, d),
             step => {
+                let again = std::mem::take(&mut self.levels[l as usize].again);
                 let q = &mut self.levels[l as usize];
                 q.current = None;
                 if step == Step::Yield || again {

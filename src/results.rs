@@ -46,6 +46,15 @@ pub struct DropsResult {
     pub if_snd: f64,
     /// The screend-like user process's queue full.
     pub user_queue: f64,
+    /// NIC receive FIFO overflowed (DMA too slow).
+    #[serde(default)]
+    pub rx_fifo: f64,
+    /// Transmit FIFO underrun (frame aborted).
+    #[serde(default)]
+    pub tx_underrun: f64,
+    /// Freed by a chip reset.
+    #[serde(default)]
+    pub reset: f64,
 }
 
 /// Figures of one flow, or of the total.
@@ -217,6 +226,9 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
             ipintrq: s.drops.ipintrq as f64,
             if_snd: s.drops.if_snd as f64,
             user_queue: s.drops.user_queue as f64,
+            rx_fifo: s.drops.rx_fifo as f64,
+            tx_underrun: s.drops.tx_underrun as f64,
+            reset: s.drops.reset as f64,
         },
         latency_us: latency_result(l),
         rtt_us: s.rtt.as_ref().map(|r| latency_result(r.summary())),

@@ -714,6 +714,14 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                 );
             }
             p.non_negative("turnaround_ns", f.turnaround_ns, "ns");
+            if let crate::traffic::Phase::Fraction(ph) = f.start_phase
+                && !(0.0..1.0).contains(&ph)
+            {
+                p.push(
+                    "start_phase",
+                    format!("must be in [0, 1) (a fraction of the inter-frame period) or \"random\", got {ph}"),
+                );
+            }
         });
     }
     if sc.duration_s.is_finite() && sc.drain_s.is_finite() && sc.duration_s + sc.drain_s > MAX_RUN_S

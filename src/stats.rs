@@ -25,12 +25,24 @@ pub struct DropCounts {
     pub if_snd: u64,
     /// The screend-like user process's queue full -- counter.
     pub user_queue: u64,
+    /// NIC receive FIFO full because DMA could not keep up -- counter.
+    pub rx_fifo: u64,
+    /// Transmission aborted: the transmit FIFO ran dry (underrun) -- counter.
+    pub tx_underrun: u64,
+    /// Freed from the rings by a chip reset (dc_init) -- counter.
+    pub reset: u64,
 }
 
 impl DropCounts {
     /// Sum over sites.
     pub fn total(&self) -> u64 {
-        self.rx_ring + self.ipintrq + self.if_snd + self.user_queue
+        self.rx_ring
+            + self.ipintrq
+            + self.if_snd
+            + self.user_queue
+            + self.rx_fifo
+            + self.tx_underrun
+            + self.reset
     }
 
     /// Add another set.
@@ -39,6 +51,9 @@ impl DropCounts {
         self.ipintrq += o.ipintrq;
         self.if_snd += o.if_snd;
         self.user_queue += o.user_queue;
+        self.rx_fifo += o.rx_fifo;
+        self.tx_underrun += o.tx_underrun;
+        self.reset += o.reset;
     }
 }
 

@@ -157,6 +157,43 @@ pub struct FlowConfig {
     /// stack [ns] (default 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub turnaround_ns: f64,
+    /// Phase of a `constant` flow: its first frame starts `start_phase` x its
+    /// inter-frame period after the start of the run: a fraction in [0, 1), or
+    /// `"random"` for a phase drawn uniformly from the run's random streams (a new one
+    /// for every replication) (default 0). Tester ports started together send in step;
+    /// ports with clocks of their own do not.
+    #[serde(default, skip_serializing_if = "Phase::is_zero")]
+    pub start_phase: Phase,
+}
+
+/// Phase of a constant-rate flow: a fraction of its period, or random.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum Phase {
+    /// A fraction of the inter-frame period, in [0, 1).
+    Fraction(f64),
+    /// Drawn uniformly in [0, 1) for every run.
+    Random(RandomKeyword),
+}
+
+/// The keyword `"random"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RandomKeyword {
+    /// Random.
+    Random,
+}
+
+impl Default for Phase {
+    fn default() -> Self {
+        Phase::Fraction(0.0)
+    }
+}
+
+impl Phase {
+    fn is_zero(&self) -> bool {
+        *self == Phase::Fraction(0.0)
+    }
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -247,6 +284,7 @@ pub struct FlowSource {
     stop: SimTime,
     limit: u64,
     next_start_ps: f64,
+    offset_ps: f64,
     link_free: SimTime,
     rng_arrivals: StreamRng,
     rng_sizes: StreamRng,
@@ -294,6 +332,7 @@ impl FlowSource {
             stop: duration,
             limit,
             next_start_ps: 0.0,
+            offset_ps: 0.0,
             link_free: SimTime::ZERO,
             rng_arrivals,
             rng_sizes,
@@ -301,6 +340,13 @@ impl FlowSource {
             turnaround: SimTime::from_ns_f64(cfg.turnaround_ns),
             sent: 0,
         };
+        if s.arrivals == Arrivals::Constant {
+            let phase = match cfg.start_phase {
+                Phase::Fraction(f) => f,
+                Phase::Random(_) => s.rng_arrivals.random::<f64>(),
+            };
+            s.offset_ps = phase * period_ps;
+        }
         if s.arrivals == Arrivals::Poisson {
             s.next_start_ps = s.draw_gap();
         }
@@ -322,7 +368,9 @@ impl FlowSource {
         }
         let nominal = match self.arrivals {
             Arrivals::ClosedLoop => self.requests.pop_front()?,
-            Arrivals::Constant => SimTime((self.sent as f64 * self.period_ps + 0.5) as u64),
+            Arrivals::Constant => {
+                SimTime((self.offset_ps + self.sent as f64 * self.period_ps + 0.5) as u64)
+            }
             Arrivals::Poisson => {
                 let t = SimTime((self.next_start_ps + 0.5) as u64);
                 self.next_start_ps += self.draw_gap();
@@ -387,6 +435,7 @@ mod tests {
             frame_bytes: FrameSize::Fixed(64),
             arrivals,
             turnaround_ns: 0.0,
+            start_phase: Phase::default(),
         }
     }
 
