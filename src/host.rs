@@ -19,10 +19,12 @@
 //! [`Step::Yield`] / [`Step::Done`]. After every event [`Host::reschedule`] asks the
 //! [`Cpu`] which level runs.
 
+use crate::bus::{Bus, BusConfig, NicDma};
 use crate::cpu::{Cpu, CpuConfig, LEVELS, Level, Pick};
 use crate::engine::{Scheduler, Slot};
 use crate::irq::{IrqLineConfig, Line};
 use crate::kernel::{KernelConfig, Netisr};
+use crate::link_watch::LinkWatch;
 use crate::nic::{Nic, NicConfig, TxStart};
 use crate::packet::Packet;
 use crate::policy::PolicyConfig;
@@ -64,6 +66,9 @@ pub struct ModelConfig {
     /// its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub irq_lines: Vec<IrqLineConfig>,
+    /// The I/O bus carrying the NICs' DMA (default: none, DMA is a fixed latency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus: Option<BusConfig>,
     /// A user process competing for the CPU (none by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserConfig>,
@@ -88,6 +93,9 @@ impl ModelConfig {
         }
         if let Some(u) = &self.user {
             p.at("user", |p| u.validate(p));
+        }
+        if let Some(b) = &self.bus {
+            p.at("bus", |p| b.validate(p));
         }
         let mut seen: Vec<&str> = Vec::new();
         for (i, l) in self.irq_lines.iter().enumerate() {
@@ -156,6 +164,13 @@ pub enum Event {
     Harvest(u16),
     /// The tester stops sending: snapshot the load-period counters.
     EndOfLoad,
+    /// The burst on the bus ended.
+    BusDone,
+    /// A read burst's memory latency elapsed (stale unless the NIC's DMA generation
+    /// `1` matches).
+    ReadReady(crate::bus::Burst, u32),
+    /// The link-check callout of NIC `0` fired (stale unless generation `1` matches).
+    LinkTick(u16, u32),
 }
 
 /// Something that uses the CPU.
@@ -183,6 +198,8 @@ pub enum Task {
     Ksoftirqd,
     /// FreeBSD poll_in_idle_loop (IdleLoop).
     IdlePoll,
+    /// Link check of NIC `0`, dc_tick (SoftClock).
+    LinkTick(u16),
 }
 
 impl Task {
@@ -191,7 +208,7 @@ impl Task {
         match self {
             Task::Hardclock => Level::Clock,
             Task::Isr(_) | Task::HarvestImp(_) => Level::HardIrq,
-            Task::HarvestSoft(_) => Level::SoftClock,
+            Task::HarvestSoft(_) | Task::LinkTick(_) => Level::SoftClock,
             Task::Swi => Level::SoftIrq,
             Task::MogulThread | Task::Taskq(_) | Task::BusyPoll => Level::Kernel,
             Task::UserProc | Task::Ksoftirqd => Level::User,
@@ -228,6 +245,7 @@ enum Src {
     Cpu,
     Rx(usize),
     Tx(usize),
+    Bus,
 }
 
 /// Per-flow state during a run.
@@ -249,7 +267,7 @@ pub struct Host {
     /// Completion of the burst now running (the only CPU event that is not stale).
     cpu_slot: Option<(Slot, Level, u32)>,
     /// End of the frame on each NIC's output wire.
-    tx_slots: Vec<Option<Slot>>,
+    pub(crate) tx_slots: Vec<Option<Slot>>,
     levels: [LevelQueue; LEVELS],
     pub(crate) nics: Vec<Nic>,
     pub(crate) policies: Vec<PolicyConfig>,
@@ -260,6 +278,12 @@ pub struct Host {
     pub(crate) lines: Vec<Line>,
     /// The line of each NIC.
     pub(crate) nic_line: Vec<usize>,
+    /// The DMA bus, if modelled, the end of the burst on it, and each NIC's engines.
+    pub(crate) bus: Option<Bus>,
+    pub(crate) bus_slot: Option<Slot>,
+    pub(crate) dma: Vec<NicDma>,
+    /// Each NIC's underrun response and link check, if any.
+    pub(crate) link_watch: Vec<Option<LinkWatch>>,
     pub(crate) moderation: Vec<Option<Moderation>>,
     pub(crate) polling: Option<Polling>,
     pub(crate) napi: Option<Napi>,
@@ -401,6 +425,27 @@ impl Host {
             isr_steps: vec![IsrStep::Idle; nics.len()],
             lines,
             nic_line,
+            bus: cfg.bus.as_ref().map(Bus::new),
+            bus_slot: None,
+            dma: match &cfg.bus {
+                Some(_) => cfg
+                    .nics
+                    .iter()
+                    .map(|n| NicDma::new(&n.dma.clone().unwrap_or_default()))
+                    .collect(),
+                None => Vec::new(),
+            },
+            link_watch: cfg
+                .nics
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    n.driver
+                        .link_watch
+                        .as_ref()
+                        .map(|w| LinkWatch::new(w, mhz, key.stream(&format!("nic{i}.link_watch"))))
+                })
+                .collect(),
             moderation: cfg
                 .nics
                 .iter()
@@ -591,35 +636,58 @@ impl Host {
             Task::UserProc => self.user_step(now, first, s),
             Task::Ksoftirqd => self.ksoftirqd_step(now, first, s),
             Task::IdlePoll => self.idle_poll_step(now, first, s),
+            Task::LinkTick(n) => self.link_tick_step(n as usize, now, first, s),
         }
     }
 
     // ------------------------------------------------------------------ packets
 
-    /// Record a transmission the NIC committed to and schedule its end.
+    /// The NIC committed to a transmission: with a bus, fetch it first (the start
+    /// depends on the DMA); without, record it and schedule its end.
     #[inline]
-    pub(crate) fn transmit(&mut self, nic: usize, tx: TxStart, s: &mut Scheduler<Event>) {
-        let flow = tx.pkt.flow as usize;
-        if tx.start <= self.stop {
+    pub(crate) fn transmit(
+        &mut self,
+        nic: usize,
+        tx: TxStart,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
+        if self.bus.is_some() {
+            self.tx_fetch_begin(nic, tx.pkt, tx.start, now, s);
+            return;
+        }
+        self.deliver(tx.pkt, tx.start, tx.done, s);
+        self.tx_slots[nic] = Some(s.stamp(tx.done));
+    }
+
+    /// A frame leaves the host: first bit on the output wire at `start`, last at `done`.
+    pub(crate) fn deliver(
+        &mut self,
+        pkt: Packet,
+        start: SimTime,
+        done: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
+        let flow = pkt.flow as usize;
+        if start <= self.stop {
             let f = &mut self.flows[flow];
-            f.stats.deliver(tx.pkt.seq, tx.start - tx.pkt.t_in);
+            f.stats.deliver(pkt.seq, start - pkt.t_in);
             if let Some(tl) = &mut self.timeline {
-                tl.record(tx.pkt.t_in, tx.start - tx.pkt.t_in);
+                tl.record(pkt.t_in, start - pkt.t_in);
             }
             if f.source.is_closed_loop() {
-                // The response reaches the peer at `tx.done`: one transaction, from the
+                // The response reaches the peer at `done`: one transaction, from the
                 // request's first bit at the peer to the response's last bit.
-                let request_start = tx.pkt.t_in.saturating_sub(f.source.wire_time(tx.pkt.bytes));
+                let request_start = pkt.t_in.saturating_sub(f.source.wire_time(pkt.bytes));
                 f.stats
                     .rtt
                     .get_or_insert_with(Default::default)
-                    .record(tx.done - request_start);
-                if f.source.respond(tx.done) && f.pending.is_none() {
+                    .record(done - request_start);
+                if f.source.respond(done) && f.pending.is_none() {
                     self.next_arrival(flow, s);
                 }
             }
         }
-        self.tx_slots[nic] = Some(s.stamp(tx.done));
     }
 
     /// if_output on the flow's output NIC: if_snd, TX ring, wire.
@@ -627,7 +695,7 @@ impl Host {
         let out = self.flows[p.flow as usize].out_nic;
         match self.nics[out].output(now, p) {
             Err(p) => self.flows[p.flow as usize].stats.drops.if_snd += 1,
-            Ok(Some(tx)) => self.transmit(out, tx, s),
+            Ok(Some(tx)) => self.transmit(out, tx, now, s),
             Ok(None) => {}
         }
     }
@@ -636,7 +704,7 @@ impl Host {
     /// of dc_intr): frames waiting in if_snd go to free descriptors.
     pub(crate) fn if_start(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         if let Some(tx) = self.nics[nic].start(now) {
-            self.transmit(nic, tx, s);
+            self.transmit(nic, tx, now, s);
         }
     }
 
@@ -659,11 +727,27 @@ impl Host {
             t_in: fr.end,
         };
         self.next_arrival(flow, s);
+        if self.bus.is_some() {
+            self.dma_rx_in(nic, pkt, now, s);
+        } else {
+            self.rx_complete(nic, pkt, now, s);
+        }
+    }
+
+    /// A received frame's DMA completed: it takes an RX descriptor, or is dropped when
+    /// the ring is full.
+    pub(crate) fn rx_complete(
+        &mut self,
+        nic: usize,
+        pkt: Packet,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
         if self.nics[nic].rx_dma(pkt) {
             self.count_frame(nic, true, now, s);
             self.rx_cause(nic, now, pkt.bytes, s);
         } else {
-            self.flows[flow].stats.drops.rx_ring += 1;
+            self.flows[pkt.flow as usize].stats.drops.rx_ring += 1;
         }
     }
 
@@ -705,7 +789,7 @@ impl Host {
                 let nic = nic as usize;
                 self.count_frame(nic, false, now, s);
                 if let Some(tx) = self.nics[nic].tx_done(now) {
-                    self.transmit(nic, tx, s);
+                    self.transmit(nic, tx, now, s);
                 }
                 if self.nics[nic].tx_cause {
                     self.irq_cause(nic, now, s);
@@ -716,6 +800,9 @@ impl Host {
                 self.moderation_timer(nic as usize, generation, now, s)
             }
             Event::Tick => self.hardclock(now, s),
+            Event::BusDone => self.bus_done(now, s),
+            Event::ReadReady(b, g) => self.read_ready(b, g, now, s),
+            Event::LinkTick(nic, generation) => self.link_tick_due(nic as usize, generation),
             Event::MogulPeriod => self.mogul_period(now, s),
             Event::Clock => {
                 if let Some((tick, _)) = &self.hardclock {
@@ -771,6 +858,7 @@ impl Host {
             for (i, k) in self.tx_slots.iter().enumerate() {
                 consider(*k, Src::Tx(i));
             }
+            consider(self.bus_slot, Src::Bus);
             let Some((key, src)) = next else { break };
             if key.at > self.stop {
                 break;
@@ -791,6 +879,11 @@ impl Host {
                     s.advance(key);
                     self.tx_slots[i] = None;
                     Event::TxDone(i as u16)
+                }
+                Src::Bus => {
+                    s.advance(key);
+                    self.bus_slot = None;
+                    Event::BusDone
                 }
             };
             self.handle(key.at, ev, &mut s);
@@ -815,6 +908,7 @@ impl Host {
                 s.at(st.phase, Event::Harvest(i as u16));
             }
         }
+        self.link_watch_start(s);
         if self.busy.is_some() {
             self.wake(Task::BusyPoll);
         }
@@ -827,7 +921,7 @@ impl Host {
         self.reschedule(SimTime::ZERO, s);
     }
 
-    fn counters(&self) -> BTreeMap<String, f64> {
+    fn counters(&self, end: SimTime) -> BTreeMap<String, f64> {
         let mut c = BTreeMap::new();
         for (i, m) in self.moderation.iter().enumerate() {
             if let Some(m) = m {
@@ -867,6 +961,22 @@ impl Host {
         }
         for l in self.lines.iter().filter(|l| l.shared) {
             c.insert(format!("{}.passes", l.name), l.passes as f64);
+        }
+        if let Some(b) = &self.bus {
+            c.insert("bus.busy_ms".into(), b.busy_ps as f64 / 1e9);
+            c.insert("bus.bursts".into(), b.bursts as f64);
+        }
+        for (i, d) in self.dma.iter().enumerate() {
+            let n = &self.nics[i].name;
+            c.insert(format!("{n}.tx_underruns"), d.tx_underruns as f64);
+            c.insert(format!("{n}.tx_threshold_step"), d.threshold_step as f64);
+        }
+        for (i, w) in self.link_watch.iter().enumerate() {
+            if let Some(w) = w {
+                let n = &self.nics[i].name;
+                c.insert(format!("{n}.resets"), w.resets as f64);
+                c.insert(format!("{n}.link_down_ms"), w.down_until(end) as f64 / 1e9);
+            }
         }
         c.insert("cpu.preemptions".into(), self.cpu.preemptions as f64);
         c.insert(
@@ -916,7 +1026,7 @@ impl Host {
             isr_packets: self.isr_packets,
             interrupts_all: self.nics.iter().map(|n| n.interrupts).sum(),
             user_work: snap.user_work,
-            counters: self.counters(),
+            counters: self.counters(end),
             timeline: self.timeline.take(),
             events,
             end,
@@ -957,7 +1067,8 @@ impl Host {
                 .as_ref()
                 .map_or(0, |b| b.current.is_some() as usize)
             + self.user.as_ref().map_or(0, |u| u.held());
-        nic + self.netisr.ipintrq.len() + tasks
+        let fifos: usize = self.dma.iter().map(|d| d.rx_fifo.len()).sum();
+        nic + fifos + self.netisr.ipintrq.len() + tasks
     }
 }
 

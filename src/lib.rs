@@ -33,6 +33,7 @@
 //!   [`output`] (result files, written atomically).
 //! - The `irqsim` binary wires these together.
 
+pub mod bus;
 pub mod checkpoint;
 pub mod cost;
 pub mod counters;
@@ -43,6 +44,7 @@ pub mod host;
 pub mod irq;
 pub mod kernel;
 pub mod link;
+pub mod link_watch;
 pub mod nic;
 pub mod output;
 pub mod packet;

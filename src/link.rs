@@ -33,6 +33,12 @@ impl Link {
         SimTime(((frame_bytes + WIRE_OVERHEAD_BYTES) as f64 * self.ps_per_byte + 0.5) as u64)
     }
 
+    /// Time `bytes` bytes take on the wire (no preamble or gap added).
+    #[inline]
+    pub fn bytes_time(&self, bytes: u32) -> SimTime {
+        SimTime((bytes as f64 * self.ps_per_byte + 0.5) as u64)
+    }
+
     /// Line rate in frames/s for frames of `frame_bytes` (mean size for a mix).
     pub fn line_rate_fps(&self, frame_bytes: f64) -> f64 {
         self.line_rate_bps / ((frame_bytes + WIRE_OVERHEAD_BYTES as f64) * 8.0)

@@ -28,6 +28,7 @@
 //!
 //! Counters: `rx_frames`, `rx_ring.drops`, `interrupts`, `if_snd.drops`, `tx_frames`.
 
+use crate::bus::NicDmaConfig;
 use crate::counters::{StatsCounters, StatsCountersConfig};
 use crate::link::Link;
 use crate::packet::Packet;
@@ -86,6 +87,10 @@ pub struct NicConfig {
     /// interrupt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_completion: Option<TxCompletionConfig>,
+    /// FIFOs and transmit thresholds, used when the model has a `bus` (default: the
+    /// defaults of [`NicDmaConfig`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dma: Option<NicDmaConfig>,
 }
 
 /// Which transmit completions interrupt, when the driver reclaims descriptors itself
@@ -132,6 +137,9 @@ impl NicConfig {
         p.at("policy", |p| self.policy.validate(p));
         if let Some(c) = &self.stats_counters {
             p.at("stats_counters", |p| c.validate(p));
+        }
+        if let Some(d) = &self.dma {
+            p.at("dma", |p| d.validate(p));
         }
         if let Some(q) = self.if_snd_maxlen {
             p.at_least("if_snd_maxlen", q as u64, 1, "frame");
@@ -198,6 +206,13 @@ pub struct Nic {
     pub tx_cause: bool,
     /// Frames sent since the start (drives "every Nth").
     tx_completed: u64,
+    /// The driver considers the link up (dc(4)'s `sc->dc_link`); while it is down
+    /// the start routine leaves frames in if_snd.
+    pub link_up: bool,
+    /// The transmitter stopped after an underrun, until the driver restarts it.
+    pub tx_halted: bool,
+    /// A transmit-underrun cause (TX_UNDERRUN) is pending.
+    pub underrun_cause: bool,
     /// Interrupts enabled in the chip's mask register (IMR); the driver clears it while
     /// its handler runs.
     pub irq_enabled: bool,
@@ -232,6 +247,9 @@ impl Nic {
             tx_completion: cfg.tx_completion.clone(),
             tx_cause: false,
             tx_completed: 0,
+            link_up: true,
+            tx_halted: false,
+            underrun_cause: false,
             irq_enabled: true,
             irq_asserted: false,
             rx_latency: SimTime::from_ns_f64(cfg.rx_latency_ns),
@@ -262,7 +280,10 @@ impl Nic {
     pub fn wants_interrupt(&self) -> bool {
         self.irq_enabled
             && !self.irq_asserted
-            && (!self.rx_ring.is_empty() || self.stats_cause() || self.tx_cause)
+            && (!self.rx_ring.is_empty()
+                || self.stats_cause()
+                || self.tx_cause
+                || self.underrun_cause)
     }
 
     /// Whether the statistics-overflow cause (STATSOFLOW) is pending.
@@ -282,6 +303,9 @@ impl Nic {
     }
 
     fn fill_tx_ring(&mut self, now: SimTime) {
+        if !self.link_up {
+            return;
+        }
         let cap = self.tx_ring.capacity() - self.tx_unreclaimed as usize;
         while self.tx_ring.len() < cap {
             let Some(pkt) = self.if_snd.pop() else { break };
@@ -292,7 +316,7 @@ impl Nic {
 
     /// Start the head of the TX ring if the transmitter is idle.
     fn kick(&mut self, now: SimTime, continuing: bool) -> Option<TxStart> {
-        if self.tx_active {
+        if self.tx_active || self.tx_halted {
             return None;
         }
         let slot = *self.tx_ring.front()?;
@@ -333,6 +357,39 @@ impl Nic {
             }
         }
         self.kick(now, true)
+    }
+
+    /// The transmitter aborted the frame at the head of the ring (underrun) and
+    /// stopped; returns the frame.
+    pub fn tx_abort(&mut self) -> Option<Packet> {
+        self.tx_active = false;
+        self.tx_halted = true;
+        self.underrun_cause = true;
+        self.tx_ring.pop().map(|s| s.pkt)
+    }
+
+    /// Chip reset (dc_stop + dc_init): the rings are freed and rebuilt empty, the link
+    /// is considered down. Returns the frames freed; `keep_head` keeps the frame being
+    /// sent on the wire (already delivered) out of the count.
+    pub fn reset(&mut self, keep_head: bool) -> Vec<Packet> {
+        let mut freed: Vec<Packet> = Vec::new();
+        while let Some(p) = self.rx_ring.pop() {
+            freed.push(p);
+        }
+        let mut first = true;
+        while let Some(t) = self.tx_ring.pop() {
+            if !(first && keep_head) {
+                freed.push(t.pkt);
+            }
+            first = false;
+        }
+        self.tx_active = false;
+        self.tx_halted = false;
+        self.tx_unreclaimed = 0;
+        self.tx_cause = false;
+        self.underrun_cause = false;
+        self.link_up = false;
+        freed
     }
 
     /// The handler sees a transmit cause: acknowledge it and reclaim every sent

@@ -34,6 +34,7 @@ use crate::cost::{Cost, CostParam};
 use crate::engine::Scheduler;
 use crate::host::{Event, Host, Step, Task};
 use crate::irq::LinePos;
+use crate::link_watch::LinkWatchConfig;
 use crate::packet::Packet;
 use crate::policy::PolicyConfig;
 use crate::problems::Problems;
@@ -67,6 +68,11 @@ pub struct DriverConfig {
     /// when the NIC's transmit completions are handled by the driver (default 0) [cost].
     #[serde(default)]
     pub tx_per_packet: CostParam,
+    /// Reaction to a transmit underrun and periodic link check, dc(4)'s dc_init and
+    /// dc_tick (default: none; with a bus, an underrun then only raises the threshold)
+    /// (see [`crate::link_watch`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_watch: Option<LinkWatchConfig>,
 }
 
 impl DriverConfig {
@@ -83,6 +89,9 @@ impl DriverConfig {
             if let Err(e) = c.check() {
                 p.push(name, e);
             }
+        }
+        if let Some(w) = &self.link_watch {
+            p.at("link_watch", |p| w.validate(p));
         }
         p.non_negative("rx_copy_ns_per_byte", self.rx_copy_ns_per_byte, "ns/byte");
         if self.rx_copy_ns_per_byte > 1e6 {
@@ -333,6 +342,11 @@ impl Host {
                         if let Some(k) = self.nics[nic].take_tx_completions() {
                             self.isr_steps[nic] = IsrStep::Txeof;
                             return Step::Run(self.drivers[nic].txeof(k));
+                        }
+                        if self.nics[nic].underrun_cause {
+                            // "TX underrun -- increasing TX threshold" (dc_init first).
+                            self.isr_steps[nic] = IsrStep::Txeof;
+                            return Step::Run(self.handle_underrun(nic, now, s));
                         }
                     }
                     PolicyConfig::Napi { .. } => self.napi_schedule(nic),

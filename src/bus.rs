@@ -1,0 +1,597 @@
+//! The I/O bus the NICs' DMA engines share, and the NIC FIFOs in front of it.
+//!
+//! Models a PCI bus (32-bit, 33 MHz by default) carrying bus-master DMA in both
+//! directions, as on the reference router where four 21143s sit behind one DEC 21152
+//! PCI-PCI bridge:
+//!
+//! ```text
+//!  wire -> RX FIFO --write bursts--> memory        (frame + descriptor write-back)
+//!  memory --read bursts--> TX FIFO -> wire          (descriptor fetch + frame)
+//!                  one burst at a time, first come first served
+//! ```
+//!
+//! - Every DMA engine (receive and transmit of each NIC) moves a frame in bursts of at
+//!   most `burst_bytes`, one burst in flight at a time; the bus serves bursts in the order
+//!   they were requested, so engines interleave. A burst takes its overhead
+//!   (`write_overhead_ns` or `read_overhead_ns`: arbitration, address phase,
+//!   turnaround) plus `bytes / width_bytes` bus clocks. A read burst first waits
+//!   `read_latency_ns` without holding the bus (memory latency; behind a PCI-PCI bridge
+//!   the delayed transaction, during which the device is told to retry).
+//! - Receive: a frame waits in the NIC's RX FIFO (`NicDmaConfig::rx_fifo_bytes`) from
+//!   its last bit (plus `rx_latency_ns`) until its DMA completes; a frame that does not
+//!   fit is dropped (drop site `rx_fifo`, the chip's FIFO-overflow count). The frame and
+//!   its descriptor write-back then complete in the RX ring.
+//! - Transmit: the chip fetches the descriptor, then the frame; it starts sending once
+//!   `threshold` bytes are in its TX FIFO (the current step of
+//!   `NicDmaConfig::tx_thresholds_bytes`; after the last step, store-and-forward: the
+//!   whole frame). If a burst arrives after the wire has sent every byte before it, the
+//!   FIFO ran dry: the frame is aborted (drop site `tx_underrun`) and the chip raises
+//!   TX_UNDERRUN for its driver (see [`crate::policy::interrupt`]).
+//!
+//! Parameters ([`BusConfig`]) with defaults: `clock_mhz` 33.33, `width_bytes` 4,
+//! `burst_bytes` 64, `write_overhead_ns` 120 (4 clocks), `read_overhead_ns` 120,
+//! `read_latency_ns` 0,
+//! `descriptor_bytes` 16 (a 21143 descriptor). Per NIC ([`NicDmaConfig`]):
+//! `rx_fifo_bytes` 2048, `tx_thresholds_bytes` [72, 96, 128, 160] (the 21143's
+//! CSR6 TR field at 100 Mbit/s).
+//!
+//! Counters: `bus.busy_ms` (time the bus carried bursts), `bus.bursts`; per NIC
+//! `<nic>.tx_underruns`.
+
+use crate::problems::Problems;
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// The shared bus as written in a model file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BusConfig {
+    /// Bus clock [MHz] (default 33.33: PCI).
+    #[serde(default = "d_clock")]
+    pub clock_mhz: f64,
+    /// Bytes per bus clock in a burst (default 4: 32-bit PCI).
+    #[serde(default = "d_width")]
+    pub width_bytes: u32,
+    /// Largest burst a DMA engine makes [bytes] (default 64: 16 longwords).
+    #[serde(default = "d_burst")]
+    pub burst_bytes: u32,
+    /// Fixed cost of a burst the device writes to memory: arbitration, address phase,
+    /// turnaround; posted by a bridge [ns] (default 120).
+    #[serde(default = "d_write")]
+    pub write_overhead_ns: f64,
+    /// Bus time of a burst the device reads from memory beyond its data clocks
+    /// (default 120) [ns].
+    #[serde(default = "d_write")]
+    pub read_overhead_ns: f64,
+    /// Time a read burst waits before it can use the bus, without holding it: memory
+    /// latency and, behind a PCI-PCI bridge, the delayed transaction the bridge runs on
+    /// the primary bus while the device is told to retry (default 0) [ns].
+    #[serde(default)]
+    pub read_latency_ns: f64,
+    /// Size of a descriptor fetch or write-back [bytes] (default 16).
+    #[serde(default = "d_desc")]
+    pub descriptor_bytes: u32,
+}
+
+fn d_clock() -> f64 {
+    33.33
+}
+fn d_width() -> u32 {
+    4
+}
+fn d_burst() -> u32 {
+    64
+}
+fn d_write() -> f64 {
+    120.0
+}
+fn d_desc() -> u32 {
+    16
+}
+
+impl BusConfig {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        p.positive("clock_mhz", self.clock_mhz, "MHz");
+        if self.clock_mhz > 1e5 {
+            p.push("clock_mhz", "must be at most 1e5 MHz");
+        }
+        p.at_least("width_bytes", self.width_bytes as u64, 1, "byte");
+        p.at_least("burst_bytes", self.burst_bytes as u64, 1, "byte");
+        p.time_ns("write_overhead_ns", self.write_overhead_ns);
+        p.time_ns("read_overhead_ns", self.read_overhead_ns);
+        p.time_ns("read_latency_ns", self.read_latency_ns);
+        p.at_least("descriptor_bytes", self.descriptor_bytes as u64, 1, "byte");
+    }
+}
+
+/// A NIC's FIFOs and transmit thresholds, used when the model has a bus.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NicDmaConfig {
+    /// Receive FIFO [bytes] (default 2048).
+    #[serde(default = "d_rx_fifo")]
+    pub rx_fifo_bytes: u32,
+    /// Transmit start thresholds, in the order the driver steps through them after
+    /// each underrun; after the last one the chip is put in store-and-forward mode
+    /// [bytes] (default [72, 96, 128, 160]).
+    #[serde(default = "d_thresholds")]
+    pub tx_thresholds_bytes: Vec<u32>,
+}
+
+impl Default for NicDmaConfig {
+    fn default() -> Self {
+        NicDmaConfig {
+            rx_fifo_bytes: d_rx_fifo(),
+            tx_thresholds_bytes: d_thresholds(),
+        }
+    }
+}
+
+fn d_rx_fifo() -> u32 {
+    2048
+}
+fn d_thresholds() -> Vec<u32> {
+    vec![72, 96, 128, 160]
+}
+
+impl NicDmaConfig {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        p.at_least("rx_fifo_bytes", self.rx_fifo_bytes as u64, 64, "byte");
+        for (i, t) in self.tx_thresholds_bytes.iter().enumerate() {
+            p.at_least(&format!("tx_thresholds_bytes[{i}]"), *t as u64, 1, "byte");
+        }
+    }
+}
+
+/// Direction of a burst.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// Receive DMA: the device writes memory.
+    RxWrite,
+    /// Transmit DMA: the device reads memory.
+    TxRead,
+}
+
+/// One burst on the bus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Burst {
+    pub nic: u16,
+    pub dir: Dir,
+    pub bytes: u32,
+}
+
+/// The bus during a run.
+#[derive(Clone, Debug)]
+pub(crate) struct Bus {
+    queue: VecDeque<Burst>,
+    /// The burst being carried and when it ends.
+    pub current: Option<(Burst, SimTime)>,
+    ps_per_byte: f64,
+    write_ps: u64,
+    read_ps: u64,
+    pub burst_bytes: u32,
+    pub descriptor_bytes: u32,
+    pub read_latency: SimTime,
+    /// Time spent carrying bursts [ps] -- counter.
+    pub busy_ps: u64,
+    /// Bursts carried -- counter.
+    pub bursts: u64,
+}
+
+impl Bus {
+    pub fn new(cfg: &BusConfig) -> Bus {
+        Bus {
+            queue: VecDeque::new(),
+            current: None,
+            ps_per_byte: 1e6 / cfg.clock_mhz / cfg.width_bytes as f64,
+            write_ps: SimTime::from_ns_f64(cfg.write_overhead_ns).0,
+            read_ps: SimTime::from_ns_f64(cfg.read_overhead_ns).0,
+            burst_bytes: cfg.burst_bytes,
+            descriptor_bytes: cfg.descriptor_bytes,
+            read_latency: SimTime::from_ns_f64(cfg.read_latency_ns),
+            busy_ps: 0,
+            bursts: 0,
+        }
+    }
+
+    fn duration(&self, b: &Burst) -> SimTime {
+        let over = match b.dir {
+            Dir::RxWrite => self.write_ps,
+            Dir::TxRead => self.read_ps,
+        };
+        SimTime(over + (b.bytes as f64 * self.ps_per_byte).round() as u64)
+    }
+
+    /// Request a burst. Returns its end time if the bus was idle and starts it now.
+    pub fn request(&mut self, b: Burst, now: SimTime) -> Option<SimTime> {
+        if self.current.is_some() {
+            self.queue.push_back(b);
+            return None;
+        }
+        Some(self.start(b, now))
+    }
+
+    fn start(&mut self, b: Burst, now: SimTime) -> SimTime {
+        let d = self.duration(&b);
+        self.busy_ps += d.0;
+        self.bursts += 1;
+        let end = now + d;
+        self.current = Some((b, end));
+        end
+    }
+
+    /// The current burst ended: return it, and start the next one (its end time).
+    pub fn complete(&mut self, now: SimTime) -> (Burst, Option<SimTime>) {
+        let (b, _) = self.current.take().expect("a burst in progress");
+        let next = self.queue.pop_front().map(|n| self.start(n, now));
+        (b, next)
+    }
+
+    /// Forget every queued burst of `nic` (chip reset). The one on the bus, if any,
+    /// completes and is ignored by its engine.
+    pub fn cancel(&mut self, nic: u16) {
+        self.queue.retain(|b| b.nic != nic);
+    }
+}
+
+/// A frame being fetched by the transmit engine.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TxFetch {
+    pub pkt: crate::packet::Packet,
+    /// Earliest start (descriptor handed over plus `tx_latency_ns`).
+    pub eligible: SimTime,
+    /// Whether the descriptor has been fetched.
+    pub desc_done: bool,
+    /// Frame bytes in the FIFO or already sent.
+    pub fetched: u32,
+    /// First bit on the wire, once the threshold was reached.
+    pub start: Option<SimTime>,
+}
+
+/// One NIC's DMA engines and FIFOs.
+#[derive(Clone, Debug)]
+pub(crate) struct NicDma {
+    /// Frames in the RX FIFO; the head is being written to memory.
+    pub rx_fifo: VecDeque<crate::packet::Packet>,
+    pub rx_fifo_used: u32,
+    pub rx_fifo_cap: u32,
+    /// Bytes of the head frame (plus descriptor) written so far.
+    pub rx_written: u32,
+    /// A receive burst is queued or on the bus.
+    pub rx_busy: bool,
+    /// The frame the transmit engine is fetching or sending.
+    pub tx: Option<TxFetch>,
+    /// A transmit burst is queued or on the bus.
+    pub tx_busy: bool,
+    pub thresholds: Vec<u32>,
+    /// Current threshold step; `thresholds.len()` means store-and-forward.
+    pub threshold_step: usize,
+    /// Engines were reset while a burst was on the bus: ignore its completion.
+    pub stale_rx: bool,
+    pub stale_tx: bool,
+    /// Transmit underruns -- counter.
+    pub tx_underruns: u64,
+    /// Bumped by a chip reset: read bursts waiting out their latency are forgotten.
+    pub tx_generation: u32,
+}
+
+impl NicDma {
+    pub fn new(cfg: &NicDmaConfig) -> NicDma {
+        NicDma {
+            rx_fifo: VecDeque::new(),
+            rx_fifo_used: 0,
+            rx_fifo_cap: cfg.rx_fifo_bytes,
+            rx_written: 0,
+            rx_busy: false,
+            tx: None,
+            tx_busy: false,
+            thresholds: cfg.tx_thresholds_bytes.clone(),
+            threshold_step: 0,
+            stale_rx: false,
+            stale_tx: false,
+            tx_underruns: 0,
+            tx_generation: 0,
+        }
+    }
+
+    /// Bytes the transmitter waits for before starting a frame of `bytes`.
+    pub fn threshold(&self, bytes: u32) -> u32 {
+        self.thresholds
+            .get(self.threshold_step)
+            .map_or(bytes, |t| (*t).min(bytes))
+    }
+
+    /// The driver raises the threshold one step after an underrun.
+    pub fn raise_threshold(&mut self) {
+        if self.threshold_step < self.thresholds.len() {
+            self.threshold_step += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn burst_time_is_overhead_plus_clocks() {
+        // 64 bytes on a 32-bit 33.33 MHz bus: 16 clocks of 30.003 ns = 480 ns, plus
+        // 120 ns of overhead for a write, 600 ns for a read.
+        let mut bus = Bus::new(&BusConfig {
+            clock_mhz: 33.33,
+            width_bytes: 4,
+            burst_bytes: 64,
+            write_overhead_ns: 120.0,
+            read_overhead_ns: 600.0,
+            read_latency_ns: 0.0,
+            descriptor_bytes: 16,
+        });
+        let w = Burst {
+            nic: 0,
+            dir: Dir::RxWrite,
+            bytes: 64,
+        };
+        let end = bus.request(w, SimTime::ZERO).unwrap();
+        assert!((end.0 as f64 - 600_048.0).abs() < 10.0, "{end:?}");
+        // A second request waits; it starts when the first ends.
+        let r = Burst {
+            dir: Dir::TxRead,
+            ..w
+        };
+        assert_eq!(bus.request(r, SimTime(1)), None);
+        let (done, next) = bus.complete(end);
+        assert_eq!(done, w);
+        let next = next.unwrap();
+        assert!(((next - end).0 as f64 - 1_080_048.0).abs() < 10.0);
+        assert_eq!(bus.bursts, 2);
+    }
+
+    #[test]
+    fn thresholds_step_to_store_and_forward() {
+        let mut d = NicDma::new(&NicDmaConfig::default());
+        assert_eq!(d.threshold(600), 72);
+        assert_eq!(d.threshold(64), 64);
+        for _ in 0..3 {
+            d.raise_threshold();
+        }
+        assert_eq!(d.threshold(600), 160);
+        d.raise_threshold();
+        assert_eq!(d.threshold(600), 600); // store-and-forward
+        d.raise_threshold();
+        assert_eq!(d.threshold(600), 600);
+    }
+}
+
+impl crate::host::Host {
+    /// A frame reached `nic`'s RX FIFO: queue it for DMA, or drop it if the FIFO is
+    /// full.
+    pub(crate) fn dma_rx_in(
+        &mut self,
+        nic: usize,
+        pkt: crate::packet::Packet,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
+        let d = &mut self.dma[nic];
+        if d.rx_fifo_used + pkt.bytes > d.rx_fifo_cap {
+            self.flows[pkt.flow as usize].stats.drops.rx_fifo += 1;
+            return;
+        }
+        d.rx_fifo_used += pkt.bytes;
+        d.rx_fifo.push_back(pkt);
+        if !d.rx_busy {
+            self.dma_rx_burst(nic, now, s);
+        }
+    }
+
+    /// Request the next receive burst of the frame at the head of the RX FIFO.
+    fn dma_rx_burst(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let bus = self.bus.as_ref().expect("bus");
+        let d = &self.dma[nic];
+        let Some(head) = d.rx_fifo.front() else {
+            return;
+        };
+        let total = head.bytes + bus.descriptor_bytes;
+        let bytes = (total - d.rx_written).min(bus.burst_bytes);
+        self.dma[nic].rx_busy = true;
+        self.bus_request(
+            Burst {
+                nic: nic as u16,
+                dir: Dir::RxWrite,
+                bytes,
+            },
+            now,
+            s,
+        );
+    }
+
+    /// The driver handed a frame to the chip: fetch its descriptor, then the frame.
+    pub(crate) fn tx_fetch_begin(
+        &mut self,
+        nic: usize,
+        pkt: crate::packet::Packet,
+        eligible: SimTime,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
+        self.dma[nic].tx = Some(TxFetch {
+            pkt,
+            eligible,
+            desc_done: false,
+            fetched: 0,
+            start: None,
+        });
+        self.dma_tx_burst(nic, now, s);
+    }
+
+    fn dma_tx_burst(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let bus = self.bus.as_ref().expect("bus");
+        let Some(f) = self.dma[nic].tx else { return };
+        let bytes = if f.desc_done {
+            (f.pkt.bytes - f.fetched).min(bus.burst_bytes)
+        } else {
+            bus.descriptor_bytes
+        };
+        self.dma[nic].tx_busy = true;
+        let b = Burst {
+            nic: nic as u16,
+            dir: Dir::TxRead,
+            bytes,
+        };
+        let lat = bus.read_latency;
+        if lat > SimTime::ZERO {
+            let g = self.dma[nic].tx_generation;
+            s.at(now + lat, Event::ReadReady(b, g));
+        } else {
+            self.bus_request(b, now, s);
+        }
+    }
+
+    /// A read burst's latency elapsed: it asks for the bus (unless the chip was reset
+    /// meanwhile).
+    pub(crate) fn read_ready(
+        &mut self,
+        b: Burst,
+        generation: u32,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
+        if self.dma[b.nic as usize].tx_generation == generation {
+            self.bus_request(b, now, s);
+        }
+    }
+
+    fn bus_request(&mut self, b: Burst, now: SimTime, s: &mut Scheduler<Event>) {
+        if let Some(end) = self.bus.as_mut().expect("bus").request(b, now) {
+            self.bus_slot = Some(s.stamp(end));
+        }
+    }
+
+    /// A burst ended: advance its engine, start the next burst.
+    pub(crate) fn bus_done(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        let (b, next) = self.bus.as_mut().expect("bus").complete(now);
+        if let Some(end) = next {
+            self.bus_slot = Some(s.stamp(end));
+        }
+        let nic = b.nic as usize;
+        match b.dir {
+            Dir::RxWrite => {
+                let d = &mut self.dma[nic];
+                d.rx_busy = false;
+                if std::mem::take(&mut d.stale_rx) {
+                    self.dma_rx_burst(nic, now, s);
+                    return;
+                }
+                d.rx_written += b.bytes;
+                let desc = self.bus.as_ref().expect("bus").descriptor_bytes;
+                let head = *d.rx_fifo.front().expect("frame in DMA");
+                if d.rx_written >= head.bytes + desc {
+                    d.rx_fifo.pop_front();
+                    d.rx_fifo_used -= head.bytes;
+                    d.rx_written = 0;
+                    self.rx_complete(nic, head, now, s);
+                }
+                self.dma_rx_burst(nic, now, s);
+            }
+            Dir::TxRead => {
+                let d = &mut self.dma[nic];
+                d.tx_busy = false;
+                if std::mem::take(&mut d.stale_tx) {
+                    return;
+                }
+                let Some(mut f) = d.tx else { return };
+                if !f.desc_done {
+                    f.desc_done = true;
+                } else {
+                    let before = f.fetched;
+                    f.fetched += b.bytes;
+                    if let Some(start) = f.start {
+                        // The wire has sent the preamble and `before` bytes by now?
+                        let link = self.nics[nic].link;
+                        if now > start + link.bytes_time(8 + before) {
+                            self.tx_underrun(nic, now, s);
+                            return;
+                        }
+                    }
+                }
+                let threshold = d.threshold(f.pkt.bytes);
+                let complete = f.fetched >= f.pkt.bytes;
+                if f.start.is_none() && f.desc_done && f.fetched >= threshold {
+                    let start = now.max(f.eligible);
+                    f.start = Some(start);
+                    let done = start + self.nics[nic].link.wire_time(f.pkt.bytes);
+                    self.tx_slots[nic] = Some(s.stamp(done));
+                }
+                self.dma[nic].tx = if complete { None } else { Some(f) };
+                if complete {
+                    let start = f.start.expect("started");
+                    let done = start + self.nics[nic].link.wire_time(f.pkt.bytes);
+                    self.deliver(f.pkt, start, done, s);
+                } else {
+                    self.dma_tx_burst(nic, now, s);
+                }
+            }
+        }
+    }
+
+    /// The TX FIFO ran dry: the frame is lost, the transmitter stops and raises
+    /// TX_UNDERRUN.
+    fn tx_underrun(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        self.dma[nic].tx = None;
+        self.dma[nic].tx_underruns += 1;
+        self.tx_slots[nic] = None;
+        if let Some(p) = self.nics[nic].tx_abort() {
+            self.flows[p.flow as usize].stats.drops.tx_underrun += 1;
+        }
+        if self.policies[nic] == PolicyConfig::Interrupt {
+            self.irq_cause(nic, now, s);
+        } else {
+            // No driver handler modelled: the chip steps its threshold and goes on.
+            self.nics[nic].underrun_cause = false;
+            self.nics[nic].tx_halted = false;
+            self.dma[nic].raise_threshold();
+            self.if_start(nic, now, s);
+        }
+    }
+
+    /// Chip reset (dc_stop + dc_init): rings, FIFOs and DMA engines cleared, frames in
+    /// them lost, link considered down until the driver's next link check.
+    pub(crate) fn chip_reset(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let on_wire =
+            self.dma.get(nic).is_some_and(|d| d.tx.is_none()) && self.tx_slots[nic].is_some();
+        for p in self.nics[nic].reset(on_wire) {
+            self.flows[p.flow as usize].stats.drops.reset += 1;
+        }
+        if let Some(d) = self.dma.get_mut(nic) {
+            for p in d.rx_fifo.drain(..) {
+                self.flows[p.flow as usize].stats.drops.reset += 1;
+            }
+            d.rx_fifo_used = 0;
+            d.tx_generation = d.tx_generation.wrapping_add(1);
+            d.rx_written = 0;
+            d.tx = None;
+            d.stale_rx = d.rx_busy;
+            d.stale_tx = d.tx_busy;
+            if let Some(bus) = self.bus.as_mut() {
+                bus.cancel(nic as u16);
+                // Bursts still queued are gone; only the one on the bus completes.
+                let on_bus = bus.current.map(|(b, _)| b);
+                d.stale_rx = on_bus.is_some_and(|b| b.nic as usize == nic && b.dir == Dir::RxWrite);
+                d.stale_tx = on_bus.is_some_and(|b| b.nic as usize == nic && b.dir == Dir::TxRead);
+                d.rx_busy = d.stale_rx;
+                d.tx_busy = d.stale_tx;
+            }
+        }
+        if !on_wire {
+            self.tx_slots[nic] = None;
+        }
+        self.link_watch_rearm(nic, now, s);
+    }
+}
+
+use crate::engine::Scheduler;
+use crate::host::Event;
+use crate::policy::PolicyConfig;

@@ -1,0 +1,191 @@
+//! A driver's reaction to a transmit underrun, and its once-a-second link check.
+//!
+//! Models dc(4) of FreeBSD 4.x on the 21143 (`if_dc.c`, early 2001 as carried into
+//! OpenBSD's copy of revision 1.43):
+//!
+//! - `dc_intr` on TX_UNDERRUN prints "TX underrun -- increasing TX threshold", calls
+//!   `dc_init` for Intel and Davicom chips, then raises the transmit threshold one step
+//!   (store-and-forward after the last). `dc_init` runs `dc_stop`, which frees every
+//!   frame in the RX and TX rings and clears `sc->dc_link`, rebuilds the rings and
+//!   re-arms `dc_tick` one period later (`timeout(dc_tick, sc, hz)`).
+//! - `dc_start` returns at once while `sc->dc_link` is 0: frames wait in if_snd
+//!   (DC_TX_LIST_CNT - 1 = 255 deep) and the rest are dropped there.
+//! - `dc_tick` runs from softclock, below the network software interrupt: it reads the
+//!   PHY, sets `dc_link` when the link is up, calls `dc_start`, and re-arms itself one
+//!   period later. When softclock gets no CPU, the link stays "down" and the frames in
+//!   if_snd wait: with the reset at the wrong moment, for the rest of the run.
+//!
+//! The underrun itself comes from the bus model ([`crate::bus`]), not from a script.
+//!
+//! Parameters ([`LinkWatchConfig`]) with defaults: `reinit_on_underrun` true,
+//! `reinit` 0 (CPU cost of dc_init at interrupt level) [cost], `tick_period_ns` 1e9
+//! (hz ticks), `tick` 0 (CPU cost of one dc_tick at softclock) [cost].
+//!
+//! Counters: `<nic>.resets`, `<nic>.link_down_ms` (time the driver considered the link
+//! down), `<nic>.tx_underruns` (see [`crate::bus`]).
+
+use crate::cost::{Cost, CostParam};
+use crate::engine::Scheduler;
+use crate::host::{Event, Host, Step, Task};
+use crate::problems::Problems;
+use crate::rng::StreamRng;
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// Underrun response and link check of a driver, as written in a model file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkWatchConfig {
+    /// Whether a transmit underrun re-initialises the chip (dc_init), which frees the
+    /// rings and takes the link down until the next link check (default true).
+    #[serde(default = "d_true")]
+    pub reinit_on_underrun: bool,
+    /// CPU cost of the re-initialisation, in the interrupt handler (default 0) [cost].
+    #[serde(default)]
+    pub reinit: CostParam,
+    /// Period of the link check callout [ns] (default 1e9: dc_tick every hz ticks).
+    #[serde(default = "d_period")]
+    pub tick_period_ns: f64,
+    /// CPU cost of one link check at softclock (default 0) [cost].
+    #[serde(default)]
+    pub tick: CostParam,
+}
+
+fn d_true() -> bool {
+    true
+}
+fn d_period() -> f64 {
+    1e9
+}
+
+impl LinkWatchConfig {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        p.period_ns("tick_period_ns", self.tick_period_ns);
+        for (f, c) in [("reinit", &self.reinit), ("tick", &self.tick)] {
+            if let Err(e) = c.check() {
+                p.push(f, e);
+            }
+        }
+    }
+}
+
+/// A NIC's link watch during a run.
+#[derive(Clone, Debug)]
+pub(crate) struct LinkWatch {
+    reinit_on_underrun: bool,
+    reinit: Cost,
+    period: SimTime,
+    tick: Cost,
+    rng: StreamRng,
+    /// Generation of the armed callout (re-arming cancels the previous one).
+    generation: u32,
+    /// When the link went down, while it is down.
+    down_since: Option<SimTime>,
+    /// Chip re-initialisations -- counter.
+    pub resets: u64,
+    /// Time the link was considered down [ps] -- counter.
+    pub down_ps: u64,
+}
+
+impl LinkWatch {
+    pub fn new(cfg: &LinkWatchConfig, clock_mhz: f64, rng: StreamRng) -> LinkWatch {
+        LinkWatch {
+            reinit_on_underrun: cfg.reinit_on_underrun,
+            reinit: cfg.reinit.build(clock_mhz),
+            period: SimTime::from_ns_f64(cfg.tick_period_ns),
+            tick: cfg.tick.build(clock_mhz),
+            rng,
+            generation: 0,
+            down_since: None,
+            resets: 0,
+            down_ps: 0,
+        }
+    }
+
+    /// Time the link was down up to `now`.
+    pub fn down_until(&self, now: SimTime) -> u64 {
+        self.down_ps + self.down_since.map_or(0, |t| (now - t).0)
+    }
+}
+
+impl Host {
+    /// Arm the first link check of every NIC that has one.
+    pub(crate) fn link_watch_start(&mut self, s: &mut Scheduler<Event>) {
+        for nic in 0..self.link_watch.len() {
+            if let Some(w) = &self.link_watch[nic] {
+                s.at(w.period, Event::LinkTick(nic as u16, w.generation));
+            }
+        }
+    }
+
+    /// (Re-)arm `nic`'s link check one period from now, cancelling the pending one.
+    pub(crate) fn link_watch_rearm(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        if let Some(w) = &mut self.link_watch[nic] {
+            w.generation = w.generation.wrapping_add(1);
+            s.at(now + w.period, Event::LinkTick(nic as u16, w.generation));
+        }
+    }
+
+    /// The link-check callout fired: run dc_tick at softclock (unless cancelled).
+    pub(crate) fn link_tick_due(&mut self, nic: usize, generation: u32) {
+        if self.link_watch[nic]
+            .as_ref()
+            .is_some_and(|w| w.generation == generation)
+        {
+            self.wake(Task::LinkTick(nic as u16));
+        }
+    }
+
+    /// One step of dc_tick.
+    pub(crate) fn link_tick_step(
+        &mut self,
+        nic: usize,
+        now: SimTime,
+        first: bool,
+        s: &mut Scheduler<Event>,
+    ) -> Step {
+        let Some(w) = &mut self.link_watch[nic] else {
+            return Step::Done;
+        };
+        if first {
+            return Step::Run(w.tick.sample(&mut w.rng));
+        }
+        if let Some(t) = w.down_since.take() {
+            w.down_ps += (now - t).0;
+            self.nics[nic].link_up = true;
+            self.if_start(nic, now, s);
+        }
+        self.link_watch_rearm(nic, now, s);
+        Step::Done
+    }
+
+    /// The handler found TX_UNDERRUN: raise the threshold and, for a driver that does,
+    /// re-initialise the chip. Returns the CPU cost of what it did.
+    pub(crate) fn handle_underrun(
+        &mut self,
+        nic: usize,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) -> SimTime {
+        self.nics[nic].underrun_cause = false;
+        if let Some(d) = self.dma.get_mut(nic) {
+            d.raise_threshold();
+        }
+        let reinit = self.link_watch[nic]
+            .as_ref()
+            .is_some_and(|w| w.reinit_on_underrun);
+        if !reinit {
+            self.nics[nic].tx_halted = false;
+            self.if_start(nic, now, s);
+            return SimTime::ZERO;
+        }
+        self.chip_reset(nic, now, s);
+        let w = self.link_watch[nic].as_mut().expect("link watch");
+        w.resets += 1;
+        if w.down_since.is_none() {
+            w.down_since = Some(now);
+        }
+        w.reinit.sample(&mut w.rng)
+    }
+}
