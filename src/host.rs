@@ -37,6 +37,7 @@ use crate::policy::mogul::Mogul;
 use crate::policy::napi::Napi;
 use crate::problems::Problems;
 use crate::rng::RunKey;
+use crate::sender::{Sender, SenderConfig};
 use crate::stats::FlowStats;
 use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
@@ -72,6 +73,9 @@ pub struct ModelConfig {
     /// A user process competing for the CPU (none by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserConfig>,
+    /// A ttcp-like sending application (none by default; see [`crate::sender`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<SenderConfig>,
 }
 
 impl ModelConfig {
@@ -96,6 +100,14 @@ impl ModelConfig {
         }
         if let Some(b) = &self.bus {
             p.at("bus", |p| b.validate(p));
+        }
+        if let Some(snd) = &self.sender {
+            p.at("sender", |p| {
+                snd.validate(p);
+                if self.nic_index(&snd.nic).is_none() {
+                    p.push("nic", format!("no NIC named `{}`", snd.nic));
+                }
+            });
         }
         let mut seen: Vec<&str> = Vec::new();
         for (i, l) in self.irq_lines.iter().enumerate() {
@@ -196,6 +208,8 @@ pub enum Task {
     UserProc,
     /// Linux ksoftirqd (User: normal priority).
     Ksoftirqd,
+    /// The sending application (User).
+    Sender,
     /// FreeBSD poll_in_idle_loop (IdleLoop).
     IdlePoll,
     /// Link check of NIC `0`, dc_tick (SoftClock).
@@ -211,7 +225,7 @@ impl Task {
             Task::HarvestSoft(_) | Task::LinkTick(_) => Level::SoftClock,
             Task::Swi => Level::SoftIrq,
             Task::MogulThread | Task::Taskq(_) | Task::BusyPoll => Level::Kernel,
-            Task::UserProc | Task::Ksoftirqd => Level::User,
+            Task::UserProc | Task::Ksoftirqd | Task::Sender => Level::User,
             Task::IdlePoll => Level::IdleLoop,
         }
     }
@@ -291,6 +305,7 @@ pub struct Host {
     pub(crate) taskqs: Vec<Option<Taskq>>,
     pub(crate) busy: Option<BusyPoll>,
     pub(crate) user: Option<UserProcess>,
+    pub(crate) sender: Option<Sender>,
     pub(crate) flows: Vec<FlowState>,
     pub(crate) timeline: Option<crate::timeline::Timeline>,
     hardclock: Option<(SimTime, crate::cost::Cost)>,
@@ -310,6 +325,7 @@ struct LoadSnapshot {
     task_ps: [u64; 2],
     interrupts: u64,
     user_work: f64,
+    sender_ps: u64,
 }
 
 /// What a run measured.
@@ -341,11 +357,25 @@ pub struct RunStats {
     pub events: u64,
     /// Simulated time when the run stopped.
     pub end: SimTime,
+    /// The sending application, when the model has one.
+    pub sender: Option<SenderStats>,
+}
+
+/// What the sending application did.
+#[derive(Clone, Debug)]
+pub struct SenderStats {
+    /// Index of its flow in [`RunStats::flows`].
+    pub flow: usize,
+    /// TCP payload per packet [bytes].
+    pub payload_bytes: u32,
+    /// Its CPU time during the sending period [ps].
+    pub cpu_ps: u64,
 }
 
 /// CPU burst tags of the user process and ksoftirqd, which share the User level.
 const TAG_USER: u8 = 1;
 const TAG_KSOFTIRQD: u8 = 2;
+const TAG_SENDER: u8 = 3;
 
 impl Host {
     /// Build the host for one run. The configuration must have been validated and the
@@ -359,7 +389,7 @@ impl Host {
             .map(|n| Nic::new(n, cfg.kernel.if_snd_maxlen as usize, mhz))
             .collect();
         let policies: Vec<PolicyConfig> = cfg.nics.iter().map(|n| n.policy.clone()).collect();
-        let flows = spec
+        let mut flows: Vec<FlowState> = spec
             .flows
             .iter()
             .zip(&spec.rates_pps)
@@ -408,6 +438,45 @@ impl Host {
                 ));
             }
         }
+        // The sending application's packets form a flow after the tester's, whose own
+        // source never emits a frame (its `sent` counts packets handed to if_output).
+        let sender = cfg.sender.as_ref().map(|c| {
+            let nic = cfg.nic_index(&c.nic).expect("validated sender NIC");
+            let silent: FlowConfig = FlowConfig {
+                name: Some(c.name.clone()),
+                from: c.nic.clone(),
+                to: c.nic.clone(),
+                frame_bytes: crate::traffic::FrameSize::Fixed(c.frame_bytes),
+                arrivals: Default::default(),
+                turnaround_ns: 0.0,
+                start_phase: Default::default(),
+            };
+            flows.push(FlowState {
+                name: c.name.clone(),
+                source: FlowSource::new(
+                    &silent,
+                    nics[nic].link,
+                    1.0,
+                    SimTime::ZERO,
+                    key.stream("sender.arrivals"),
+                    key.stream("sender.sizes"),
+                ),
+                pending: None,
+                rx_slot: None,
+                in_nic: nic,
+                out_nic: nic,
+                stats: FlowStats::default(),
+            });
+            Sender::new(
+                c,
+                flows.len() - 1,
+                nic,
+                mhz,
+                SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
+                spec.duration,
+                key.stream("sender"),
+            )
+        });
         let any = |f: fn(&PolicyConfig) -> bool| policies.iter().any(f);
         Host {
             cpu: Cpu::new(),
@@ -491,6 +560,7 @@ impl Host {
                     key.stream("user"),
                 )
             }),
+            sender,
             nics,
             policies,
             netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),
@@ -539,6 +609,7 @@ impl Host {
         let tag = match task {
             Task::UserProc => TAG_USER,
             Task::Ksoftirqd => TAG_KSOFTIRQD,
+            Task::Sender => TAG_SENDER,
             _ => 0,
         };
         self.cpu.set_burst(now, task.level(), dur, tag);
@@ -635,6 +706,7 @@ impl Host {
             Task::BusyPoll => self.busy_step(now, first, s),
             Task::UserProc => self.user_step(now, first, s),
             Task::Ksoftirqd => self.ksoftirqd_step(now, first, s),
+            Task::Sender => self.sender_step(now, first, s),
             Task::IdlePoll => self.idle_poll_step(now, first, s),
             Task::LinkTick(n) => self.link_tick_step(n as usize, now, first, s),
         }
@@ -706,6 +778,7 @@ impl Host {
         if let Some(tx) = self.nics[nic].start(now) {
             self.transmit(nic, tx, now, s);
         }
+        self.sender_room(nic);
     }
 
     fn next_arrival(&mut self, flow: usize, s: &mut Scheduler<Event>) {
@@ -792,9 +865,13 @@ impl Host {
                     self.transmit(nic, tx, now, s);
                 }
                 if self.nics[nic].tx_cause {
+                    if let Some(m) = &mut self.moderation[nic] {
+                        m.tx_cause(now);
+                    }
                     self.irq_cause(nic, now, s);
                 }
                 self.output_drained(nic, now);
+                self.sender_room(nic);
             }
             Event::Moderation(nic, generation) => {
                 self.moderation_timer(nic as usize, generation, now, s)
@@ -826,6 +903,7 @@ impl Host {
                     task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
                     interrupts: self.nics.iter().map(|n| n.interrupts).sum(),
                     user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
+                    sender_ps: tag_ps[TAG_SENDER as usize],
                 });
             }
         }
@@ -915,6 +993,9 @@ impl Host {
         if self.user.is_some() {
             self.wake(Task::UserProc);
         }
+        if self.sender.is_some() {
+            self.wake(Task::Sender);
+        }
         if self.polling.as_ref().is_some_and(|p| p.idle_poll) {
             self.wake(Task::IdlePoll);
         }
@@ -953,6 +1034,9 @@ impl Host {
         }
         if let Some(u) = &self.user {
             u.counters(&mut c);
+        }
+        if let Some(snd) = &self.sender {
+            snd.counters(&mut c);
         }
         for n in &self.nics {
             if let Some(st) = &n.stats {
@@ -1015,6 +1099,7 @@ impl Host {
             task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
             interrupts: self.nics.iter().map(|n| n.interrupts).sum(),
             user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
+            sender_ps: tag_ps[TAG_SENDER as usize],
         });
         RunStats {
             duration: spec.duration,
@@ -1030,6 +1115,11 @@ impl Host {
             timeline: self.timeline.take(),
             events,
             end,
+            sender: self.sender.as_ref().map(|snd| SenderStats {
+                flow: snd.flow,
+                payload_bytes: snd.payload_bytes,
+                cpu_ps: snap.sender_ps,
+            }),
         }
     }
 

@@ -56,6 +56,7 @@ pub mod results;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
+pub mod sender;
 pub mod smartbits;
 pub mod stats;
 pub mod time;

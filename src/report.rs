@@ -18,6 +18,7 @@ pub fn table(r: &Results) -> String {
     );
     let with_m = measured.is_some();
     let with_user = r.points.iter().any(|p| p.figures.user.is_some());
+    let with_sender = r.points.iter().any(|p| p.figures.sender.is_some());
     for v in variants(r) {
         let _ = writeln!(s, "\nvariant: {v}");
         let _ = write!(
@@ -40,7 +41,11 @@ pub fn table(r: &Results) -> String {
         if with_user {
             let _ = write!(s, " {:>6}", "user%");
         }
-        let _ = writeln!(s, " {:>6} {:>5}", "idle%", "pkt/i");
+        let _ = write!(s, " {:>6} {:>5}", "idle%", "pkt/i");
+        if with_sender {
+            let _ = write!(s, " {:>9} {:>7} {:>6}", "snd pps", "Mbit/s", "snd%");
+        }
+        let _ = writeln!(s);
         for p in r.points.iter().filter(|p| p.variant == v) {
             let t = &p.figures.total;
             let m =
@@ -75,12 +80,25 @@ pub fn table(r: &Results) -> String {
             if with_user {
                 let _ = write!(s, " {:>6.1}", 100.0 * c.user);
             }
-            let _ = writeln!(
+            let _ = write!(
                 s,
                 " {:>6.1} {:>5.2}",
                 100.0 * c.idle,
                 p.figures.packets_per_interrupt
             );
+            if with_sender {
+                let _ = match &p.figures.sender {
+                    Some(x) => write!(
+                        s,
+                        " {:>9.0} {:>7.1} {:>6.1}",
+                        x.pps,
+                        x.mbit_s,
+                        100.0 * x.cpu_share
+                    ),
+                    None => write!(s, " {:>9} {:>7} {:>6}", "-", "-", "-"),
+                };
+            }
+            let _ = writeln!(s);
         }
     }
     if with_m {
@@ -88,6 +106,12 @@ pub fn table(r: &Results) -> String {
             s,
             "\nloss% / avg us / max us: simulated; meas*: measured table {}",
             r.measured.as_ref().map(|m| m.file.as_str()).unwrap_or("")
+        );
+    }
+    if with_sender {
+        let _ = writeln!(
+            s,
+            "\nsnd pps: the sender's frames on the wire per second; Mbit/s: its TCP payload; snd%: its CPU share (system time)"
         );
     }
     s

@@ -111,6 +111,17 @@ pub struct UserResult {
     pub work_per_s: f64,
 }
 
+/// The sending application's rate and CPU during the sending period.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SenderResult {
+    /// Frames put on the wire per second [frames/s].
+    pub pps: f64,
+    /// TCP payload put on the wire, as ttcp reports it [Mbit/s].
+    pub mbit_s: f64,
+    /// Fraction of CPU time the process got (system time in vmstat's terms).
+    pub cpu_share: f64,
+}
+
 /// The measured figures of a point (also the shape of its `ci95`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PointFigures {
@@ -127,6 +138,9 @@ pub struct PointFigures {
     /// The user process, when the model has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserResult>,
+    /// The sending application, when the model has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<SenderResult>,
     /// Latency timeline summary, when the scenario asks for a timeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<TimelineSummary>,
@@ -277,6 +291,14 @@ impl PointFigures {
             user: has_user.then(|| UserResult {
                 cpu_share: frac(user_ps),
                 work_per_s: r.user_work / secs,
+            }),
+            sender: r.sender.as_ref().map(|snd| {
+                let frames = r.flows[snd.flow].1.received as f64;
+                SenderResult {
+                    pps: frames / secs,
+                    mbit_s: frames * snd.payload_bytes as f64 * 8.0 / secs / 1e6,
+                    cpu_share: frac(snd.cpu_ps),
+                }
             }),
             timeline: r.timeline.as_ref().map(|t| t.summary()),
             counters: r.counters.clone(),

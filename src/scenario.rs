@@ -694,8 +694,11 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     p.non_negative("drain_s", sc.drain_s, "s");
     p.at_least("replications", sc.replications as u64, 1, "replication");
     let flows = &sc.workload.flows;
-    if flows.is_empty() {
-        p.push("workload.flows", "at least one flow is required");
+    if flows.is_empty() && model.sender.is_none() {
+        p.push(
+            "workload.flows",
+            "at least one flow is required (or a `sender` in the model)",
+        );
     }
     for (i, f) in flows.iter().enumerate() {
         p.at(format!("workload.flows[{i}]"), |p| {

@@ -140,6 +140,14 @@ impl Moderation {
         self.last_pkt = now;
     }
 
+    /// A transmit completion asked for an interrupt: like a received frame it starts the
+    /// absolute timer and restarts the packet timer (bge's send coalescing ticks), but it
+    /// counts towards neither the frame threshold nor the adaptive traffic class.
+    pub fn tx_cause(&mut self, now: SimTime) {
+        self.first.get_or_insert(now);
+        self.last_pkt = now;
+    }
+
     /// Earliest time the pending cause may raise the interrupt.
     pub fn fire_time(&self, now: SimTime) -> SimTime {
         let mut t: Option<SimTime> = None;

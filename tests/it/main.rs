@@ -10,4 +10,5 @@ mod request_response;
 mod resume;
 mod schema;
 mod theory;
+mod tx_sender;
 mod xl_spikes;
