@@ -38,6 +38,9 @@
 //! Counters: `bus.busy_ms` (time the bus carried bursts), `bus.bursts`; per NIC
 //! `<nic>.tx_underruns`.
 
+use crate::engine::Scheduler;
+use crate::host::Event;
+use crate::policy::PolicyConfig;
 use crate::problems::Problems;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -312,59 +315,6 @@ impl NicDma {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn burst_time_is_overhead_plus_clocks() {
-        // 64 bytes on a 32-bit 33.33 MHz bus: 16 clocks of 30.003 ns = 480 ns, plus
-        // 120 ns of overhead for a write, 600 ns for a read.
-        let mut bus = Bus::new(&BusConfig {
-            clock_mhz: 33.33,
-            width_bytes: 4,
-            burst_bytes: 64,
-            write_overhead_ns: 120.0,
-            read_overhead_ns: 600.0,
-            read_latency_ns: 0.0,
-            descriptor_bytes: 16,
-        });
-        let w = Burst {
-            nic: 0,
-            dir: Dir::RxWrite,
-            bytes: 64,
-        };
-        let end = bus.request(w, SimTime::ZERO).unwrap();
-        assert!((end.0 as f64 - 600_048.0).abs() < 10.0, "{end:?}");
-        // A second request waits; it starts when the first ends.
-        let r = Burst {
-            dir: Dir::TxRead,
-            ..w
-        };
-        assert_eq!(bus.request(r, SimTime(1)), None);
-        let (done, next) = bus.complete(end);
-        assert_eq!(done, w);
-        let next = next.unwrap();
-        assert!(((next - end).0 as f64 - 1_080_048.0).abs() < 10.0);
-        assert_eq!(bus.bursts, 2);
-    }
-
-    #[test]
-    fn thresholds_step_to_store_and_forward() {
-        let mut d = NicDma::new(&NicDmaConfig::default());
-        assert_eq!(d.threshold(600), 72);
-        assert_eq!(d.threshold(64), 64);
-        for _ in 0..3 {
-            d.raise_threshold();
-        }
-        assert_eq!(d.threshold(600), 160);
-        d.raise_threshold();
-        assert_eq!(d.threshold(600), 600); // store-and-forward
-        d.raise_threshold();
-        assert_eq!(d.threshold(600), 600);
-    }
-}
-
 impl crate::host::Host {
     /// A frame reached `nic`'s RX FIFO: queue it for DMA, or drop it if the FIFO is
     /// full.
@@ -378,6 +328,11 @@ impl crate::host::Host {
         let d = &mut self.dma[nic];
         if d.rx_fifo_used + pkt.bytes > d.rx_fifo_cap {
             self.flows[pkt.flow as usize].stats.drops.rx_fifo += 1;
+            // The damaged frame's descriptor carries the overflow error.
+            if !self.nics[nic].rx_error_cause && self.policies[nic] == PolicyConfig::Interrupt {
+                self.nics[nic].rx_error_cause = true;
+                self.irq_cause(nic, now, s);
+            }
             return;
         }
         d.rx_fifo_used += pkt.bytes;
@@ -424,10 +379,12 @@ impl crate::host::Host {
             fetched: 0,
             start: None,
         });
-        self.dma_tx_burst(nic, now, s);
+        // The chip sees the descriptor `tx_latency` after the poll demand.
+        self.dma_tx_burst(nic, eligible.max(now), s);
     }
 
-    fn dma_tx_burst(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+    /// Request the next transmit burst; its read latency starts at `at`.
+    fn dma_tx_burst(&mut self, nic: usize, at: SimTime, s: &mut Scheduler<Event>) {
         let bus = self.bus.as_ref().expect("bus");
         let Some(f) = self.dma[nic].tx else { return };
         let bytes = if f.desc_done {
@@ -441,12 +398,12 @@ impl crate::host::Host {
             dir: Dir::TxRead,
             bytes,
         };
-        let lat = bus.read_latency;
-        if lat > SimTime::ZERO {
+        let ready = at + bus.read_latency;
+        if ready > s.now() {
             let g = self.dma[nic].tx_generation;
-            s.at(now + lat, Event::ReadReady(b, g));
+            s.at(ready, Event::ReadReady(b, g));
         } else {
-            self.bus_request(b, now, s);
+            self.bus_request(b, s.now(), s);
         }
     }
 
@@ -592,6 +549,55 @@ impl crate::host::Host {
     }
 }
 
-use crate::engine::Scheduler;
-use crate::host::Event;
-use crate::policy::PolicyConfig;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn burst_time_is_overhead_plus_clocks() {
+        // 64 bytes on a 32-bit 33.33 MHz bus: 16 clocks of 30.003 ns = 480 ns, plus
+        // 120 ns of overhead for a write, 600 ns for a read.
+        let mut bus = Bus::new(&BusConfig {
+            clock_mhz: 33.33,
+            width_bytes: 4,
+            burst_bytes: 64,
+            write_overhead_ns: 120.0,
+            read_overhead_ns: 600.0,
+            read_latency_ns: 0.0,
+            descriptor_bytes: 16,
+        });
+        let w = Burst {
+            nic: 0,
+            dir: Dir::RxWrite,
+            bytes: 64,
+        };
+        let end = bus.request(w, SimTime::ZERO).unwrap();
+        assert!((end.0 as f64 - 600_048.0).abs() < 10.0, "{end:?}");
+        // A second request waits; it starts when the first ends.
+        let r = Burst {
+            dir: Dir::TxRead,
+            ..w
+        };
+        assert_eq!(bus.request(r, SimTime(1)), None);
+        let (done, next) = bus.complete(end);
+        assert_eq!(done, w);
+        let next = next.unwrap();
+        assert!(((next - end).0 as f64 - 1_080_048.0).abs() < 10.0);
+        assert_eq!(bus.bursts, 2);
+    }
+
+    #[test]
+    fn thresholds_step_to_store_and_forward() {
+        let mut d = NicDma::new(&NicDmaConfig::default());
+        assert_eq!(d.threshold(600), 72);
+        assert_eq!(d.threshold(64), 64);
+        for _ in 0..3 {
+            d.raise_threshold();
+        }
+        assert_eq!(d.threshold(600), 160);
+        d.raise_threshold();
+        assert_eq!(d.threshold(600), 600); // store-and-forward
+        d.raise_threshold();
+        assert_eq!(d.threshold(600), 600);
+    }
+}

@@ -341,11 +341,12 @@ pub struct RunStats {
     pub cpu_ps: [u64; LEVELS + 1],
     /// CPU time of the user process and of ksoftirqd during the sending period [ps].
     pub task_ps: [u64; 2],
-    /// Interrupt handler invocations during the sending period.
+    /// Interrupts taken (passes over each line's handler chain; one per handler on a
+    /// line of its own) during the sending period.
     pub interrupts: u64,
     /// Frames taken by interrupt handlers over the whole run.
     pub isr_packets: u64,
-    /// Interrupt handler invocations over the whole run.
+    /// Interrupts taken over the whole run.
     pub interrupts_all: u64,
     /// Work units done by the user process during the sending period.
     pub user_work: f64,
@@ -450,6 +451,7 @@ impl Host {
                 arrivals: Default::default(),
                 turnaround_ns: 0.0,
                 start_phase: Default::default(),
+                clock_ppm: Default::default(),
             };
             flows.push(FlowState {
                 name: c.name.clone(),
@@ -901,7 +903,7 @@ impl Host {
                 self.load_end = Some(LoadSnapshot {
                     cpu_ps,
                     task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
-                    interrupts: self.nics.iter().map(|n| n.interrupts).sum(),
+                    interrupts: self.lines.iter().map(|l| l.passes).sum(),
                     user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
                     sender_ps: tag_ps[TAG_SENDER as usize],
                 });
@@ -1097,7 +1099,7 @@ impl Host {
         let snap = self.load_end.clone().unwrap_or(LoadSnapshot {
             cpu_ps,
             task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
-            interrupts: self.nics.iter().map(|n| n.interrupts).sum(),
+            interrupts: self.lines.iter().map(|l| l.passes).sum(),
             user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
             sender_ps: tag_ps[TAG_SENDER as usize],
         });
@@ -1109,7 +1111,7 @@ impl Host {
             task_ps: snap.task_ps,
             interrupts: snap.interrupts,
             isr_packets: self.isr_packets,
-            interrupts_all: self.nics.iter().map(|n| n.interrupts).sum(),
+            interrupts_all: self.lines.iter().map(|l| l.passes).sum(),
             user_work: snap.user_work,
             counters: self.counters(end),
             timeline: self.timeline.take(),

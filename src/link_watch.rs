@@ -17,7 +17,11 @@
 //!
 //! The underrun itself comes from the bus model ([`crate::bus`]), not from a script.
 //!
+//! - `dc_rxeof`, on a descriptor with an error other than a CRC error (a frame cut
+//!   short by a receive FIFO overflow), also calls `dc_init`.
+//!
 //! Parameters ([`LinkWatchConfig`]) with defaults: `reinit_on_underrun` true,
+//! `reinit_on_rx_error` false,
 //! `reinit` 0 (CPU cost of dc_init at interrupt level) [cost], `tick_period_ns` 1e9
 //! (hz ticks), `tick` 0 (CPU cost of one dc_tick at softclock) [cost].
 //!
@@ -40,6 +44,10 @@ pub struct LinkWatchConfig {
     /// rings and takes the link down until the next link check (default true).
     #[serde(default = "d_true")]
     pub reinit_on_underrun: bool,
+    /// Whether a frame damaged by a receive FIFO overflow (descriptor error other than
+    /// CRC) re-initialises the chip, as dc_rxeof does (default false).
+    #[serde(default)]
+    pub reinit_on_rx_error: bool,
     /// CPU cost of the re-initialisation, in the interrupt handler (default 0) [cost].
     #[serde(default)]
     pub reinit: CostParam,
@@ -74,6 +82,7 @@ impl LinkWatchConfig {
 #[derive(Clone, Debug)]
 pub(crate) struct LinkWatch {
     reinit_on_underrun: bool,
+    pub reinit_on_rx_error: bool,
     reinit: Cost,
     period: SimTime,
     tick: Cost,
@@ -92,6 +101,7 @@ impl LinkWatch {
     pub fn new(cfg: &LinkWatchConfig, clock_mhz: f64, rng: StreamRng) -> LinkWatch {
         LinkWatch {
             reinit_on_underrun: cfg.reinit_on_underrun,
+            reinit_on_rx_error: cfg.reinit_on_rx_error,
             reinit: cfg.reinit.build(clock_mhz),
             period: SimTime::from_ns_f64(cfg.tick_period_ns),
             tick: cfg.tick.build(clock_mhz),
@@ -160,6 +170,34 @@ impl Host {
         Step::Done
     }
 
+    /// The handler's rxeof found a descriptor with a receive error (FIFO overflow):
+    /// dc_init. Returns the CPU cost.
+    pub(crate) fn handle_rx_error(
+        &mut self,
+        nic: usize,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) -> SimTime {
+        self.nics[nic].rx_error_cause = false;
+        let Some(w) = self.link_watch[nic].as_ref() else {
+            return SimTime::ZERO;
+        };
+        if !w.reinit_on_rx_error {
+            return SimTime::ZERO;
+        }
+        self.reinit(nic, now, s)
+    }
+
+    fn reinit(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) -> SimTime {
+        self.chip_reset(nic, now, s);
+        let w = self.link_watch[nic].as_mut().expect("link watch");
+        w.resets += 1;
+        if w.down_since.is_none() {
+            w.down_since = Some(now);
+        }
+        w.reinit.sample(&mut w.rng)
+    }
+
     /// The handler found TX_UNDERRUN: raise the threshold and, for a driver that does,
     /// re-initialise the chip. Returns the CPU cost of what it did.
     pub(crate) fn handle_underrun(
@@ -180,12 +218,6 @@ impl Host {
             self.if_start(nic, now, s);
             return SimTime::ZERO;
         }
-        self.chip_reset(nic, now, s);
-        let w = self.link_watch[nic].as_mut().expect("link watch");
-        w.resets += 1;
-        if w.down_since.is_none() {
-            w.down_since = Some(now);
-        }
-        w.reinit.sample(&mut w.rng)
+        self.reinit(nic, now, s)
     }
 }

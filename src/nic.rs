@@ -213,6 +213,8 @@ pub struct Nic {
     pub tx_halted: bool,
     /// A transmit-underrun cause (TX_UNDERRUN) is pending.
     pub underrun_cause: bool,
+    /// A receive descriptor reports an error (a frame cut by a FIFO overflow).
+    pub rx_error_cause: bool,
     /// Interrupts enabled in the chip's mask register (IMR); the driver clears it while
     /// its handler runs.
     pub irq_enabled: bool,
@@ -250,6 +252,7 @@ impl Nic {
             link_up: true,
             tx_halted: false,
             underrun_cause: false,
+            rx_error_cause: false,
             irq_enabled: true,
             irq_asserted: false,
             rx_latency: SimTime::from_ns_f64(cfg.rx_latency_ns),
@@ -283,7 +286,8 @@ impl Nic {
             && (!self.rx_ring.is_empty()
                 || self.stats_cause()
                 || self.tx_cause
-                || self.underrun_cause)
+                || self.underrun_cause
+                || self.rx_error_cause)
     }
 
     /// Whether the statistics-overflow cause (STATSOFLOW) is pending.
@@ -388,6 +392,7 @@ impl Nic {
         self.tx_unreclaimed = 0;
         self.tx_cause = false;
         self.underrun_cause = false;
+        self.rx_error_cause = false;
         self.link_up = false;
         freed
     }

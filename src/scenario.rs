@@ -717,7 +717,15 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                 );
             }
             p.non_negative("turnaround_ns", f.turnaround_ns, "ns");
-            if let crate::traffic::Phase::Fraction(ph) = f.start_phase
+            if let crate::traffic::OrRandom::Value(ppm) = f.clock_ppm
+                && !(-1000.0..=1000.0).contains(&ppm)
+            {
+                p.push(
+                    "clock_ppm",
+                    format!("must be -1000 to 1000 ppm or \"random\", got {ppm}"),
+                );
+            }
+            if let crate::traffic::OrRandom::Value(ph) = f.start_phase
                 && !(0.0..1.0).contains(&ph)
             {
                 p.push(

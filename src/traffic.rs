@@ -162,17 +162,24 @@ pub struct FlowConfig {
     /// `"random"` for a phase drawn uniformly from the run's random streams (a new one
     /// for every replication) (default 0). Tester ports started together send in step;
     /// ports with clocks of their own do not.
-    #[serde(default, skip_serializing_if = "Phase::is_zero")]
-    pub start_phase: Phase,
+    #[serde(default, skip_serializing_if = "OrRandom::is_zero")]
+    pub start_phase: OrRandom,
+    /// Frequency error of the tester port's clock for a `constant` flow [ppm]: the
+    /// frames are `1 + clock_ppm / 1e6` times their nominal period apart (the count is
+    /// unchanged), so flows of nominally equal rates slide against each other; or
+    /// `"random"`, uniform in [-100, 100] ppm (IEEE 802.3's tolerance) for every run
+    /// (default 0).
+    #[serde(default, skip_serializing_if = "OrRandom::is_zero")]
+    pub clock_ppm: OrRandom,
 }
 
-/// Phase of a constant-rate flow: a fraction of its period, or random.
+/// A number, or `"random"` for a value drawn for every run (see the fields using it).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
-pub enum Phase {
-    /// A fraction of the inter-frame period, in [0, 1).
-    Fraction(f64),
-    /// Drawn uniformly in [0, 1) for every run.
+pub enum OrRandom {
+    /// This value.
+    Value(f64),
+    /// Drawn from the run's random streams.
     Random(RandomKeyword),
 }
 
@@ -184,15 +191,15 @@ pub enum RandomKeyword {
     Random,
 }
 
-impl Default for Phase {
+impl Default for OrRandom {
     fn default() -> Self {
-        Phase::Fraction(0.0)
+        OrRandom::Value(0.0)
     }
 }
 
-impl Phase {
+impl OrRandom {
     fn is_zero(&self) -> bool {
-        *self == Phase::Fraction(0.0)
+        *self == OrRandom::Value(0.0)
     }
 }
 
@@ -342,10 +349,17 @@ impl FlowSource {
         };
         if s.arrivals == Arrivals::Constant {
             let phase = match cfg.start_phase {
-                Phase::Fraction(f) => f,
-                Phase::Random(_) => s.rng_arrivals.random::<f64>(),
+                OrRandom::Value(f) => f,
+                OrRandom::Random(_) => s.rng_arrivals.random::<f64>(),
             };
-            s.offset_ps = phase * period_ps;
+            let ppm = match cfg.clock_ppm {
+                OrRandom::Value(f) => f,
+                OrRandom::Random(_) => s.rng_arrivals.random_range(-100.0..=100.0),
+            };
+            s.period_ps *= 1.0 + ppm * 1e-6;
+            s.offset_ps = phase * s.period_ps;
+            // The tester sends its count whatever its clock says.
+            s.stop = SimTime(u64::MAX);
         }
         if s.arrivals == Arrivals::Poisson {
             s.next_start_ps = s.draw_gap();
@@ -435,7 +449,8 @@ mod tests {
             frame_bytes: FrameSize::Fixed(64),
             arrivals,
             turnaround_ns: 0.0,
-            start_phase: Phase::default(),
+            start_phase: OrRandom::default(),
+            clock_ppm: OrRandom::default(),
         }
     }
 

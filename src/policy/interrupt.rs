@@ -198,7 +198,7 @@ impl Host {
             None => self.irq_raise(nic),
             Some(m) => match m.fire_time(now) {
                 t if t <= now => {
-                    m.raised += 1;
+                    m.asserted(now);
                     self.irq_raise(nic);
                 }
                 t => {
@@ -315,7 +315,7 @@ impl Host {
             n.irq_enabled = false;
             n.interrupts += 1;
             if let Some(m) = &mut self.moderation[nic] {
-                m.on_interrupt(now);
+                m.on_interrupt();
             }
             self.isr_steps[nic] = IsrStep::Entry;
             return Step::Run(self.drivers[nic].entry());
@@ -342,6 +342,10 @@ impl Host {
                         if let Some(k) = self.nics[nic].take_tx_completions() {
                             self.isr_steps[nic] = IsrStep::Txeof;
                             return Step::Run(self.drivers[nic].txeof(k));
+                        }
+                        if self.nics[nic].rx_error_cause {
+                            self.isr_steps[nic] = IsrStep::Txeof;
+                            return Step::Run(self.handle_rx_error(nic, now, s));
                         }
                         if self.nics[nic].underrun_cause {
                             // "TX underrun -- increasing TX threshold" (dc_init first).

@@ -190,7 +190,6 @@ impl Moderation {
         match self.armed {
             Some((_, g)) if g == generation => {
                 self.armed = None;
-                self.raised += 1;
                 true
             }
             _ => false,
@@ -198,7 +197,7 @@ impl Moderation {
     }
 
     /// The handler was entered: start a new coalescing window, adapt the rate.
-    pub fn on_interrupt(&mut self, now: SimTime) {
+    pub fn on_interrupt(&mut self) {
         if self.adaptive.is_some() {
             self.adapt(self.count, self.bytes);
         }
@@ -206,6 +205,11 @@ impl Moderation {
         self.bytes = 0;
         self.first = None;
         self.armed = None;
+    }
+
+    /// The chip asserts its interrupt now: the minimum interval (ITR) counts from here.
+    pub fn asserted(&mut self, now: SimTime) {
+        self.raised += 1;
         self.last_irq = Some(now);
     }
 
@@ -309,7 +313,8 @@ mod tests {
         let us = |x: u64| SimTime(x * 1_000_000);
         m.packet(us(0), 64);
         assert_eq!(m.fire_time(us(0)), us(0));
-        m.on_interrupt(us(0));
+        m.asserted(us(0));
+        m.on_interrupt();
         m.packet(us(30), 64);
         assert_eq!(m.fire_time(us(30)), us(125));
     }
