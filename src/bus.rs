@@ -326,7 +326,9 @@ impl crate::host::Host {
         s: &mut Scheduler<Event>,
     ) {
         let d = &mut self.dma[nic];
-        if d.rx_fifo_used + pkt.bytes > d.rx_fifo_cap {
+        // (A frame larger than the whole FIFO still goes through when the FIFO is
+        // empty: the chip writes it out while it arrives.)
+        if d.rx_fifo_used > 0 && d.rx_fifo_used + pkt.bytes > d.rx_fifo_cap {
             self.flows[pkt.flow as usize].stats.drops.rx_fifo += 1;
             // The damaged frame's descriptor carries the overflow error.
             if !self.nics[nic].rx_error_cause && self.policies[nic] == PolicyConfig::Interrupt {
@@ -442,12 +444,15 @@ impl crate::host::Host {
                     self.dma_rx_burst(nic, now, s);
                     return;
                 }
-                d.rx_written += b.bytes;
                 let desc = self.bus.as_ref().expect("bus").descriptor_bytes;
                 let head = *d.rx_fifo.front().expect("frame in DMA");
+                // The frame's bytes leave the FIFO as they are written; the
+                // descriptor write-back comes last.
+                let freed = b.bytes.min(head.bytes.saturating_sub(d.rx_written));
+                d.rx_fifo_used -= freed;
+                d.rx_written += b.bytes;
                 if d.rx_written >= head.bytes + desc {
                     d.rx_fifo.pop_front();
-                    d.rx_fifo_used -= head.bytes;
                     d.rx_written = 0;
                     self.rx_complete(nic, head, now, s);
                 }
