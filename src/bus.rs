@@ -32,8 +32,8 @@
 //! `burst_bytes` 64, `write_overhead_ns` 120 (4 clocks), `read_overhead_ns` 120,
 //! `read_latency_ns` 0,
 //! `descriptor_bytes` 16 (a 21143 descriptor). Per NIC ([`NicDmaConfig`]):
-//! `rx_fifo_bytes` 2048, `tx_thresholds_bytes` [72, 96, 128, 160] (the 21143's
-//! CSR6 TR field at 100 Mbit/s).
+//! `rx_fifo_bytes` 2048, `tx_thresholds_bytes` [128, 256, 512, 1024] (the 21143's
+//! CSR6 TR field at 100 Mbit/s; NetBSD's tlp_10_100_txthresh_tab).
 //!
 //! Counters: `bus.busy_ms` (time the bus carried bursts), `bus.bursts`; per NIC
 //! `<nic>.tx_underruns`.
@@ -118,7 +118,7 @@ pub struct NicDmaConfig {
     pub rx_fifo_bytes: u32,
     /// Transmit start thresholds, in the order the driver steps through them after
     /// each underrun; after the last one the chip is put in store-and-forward mode
-    /// [bytes] (default [72, 96, 128, 160]).
+    /// [bytes] (default [128, 256, 512, 1024]).
     #[serde(default = "d_thresholds")]
     pub tx_thresholds_bytes: Vec<u32>,
 }
@@ -136,7 +136,7 @@ fn d_rx_fifo() -> u32 {
     2048
 }
 fn d_thresholds() -> Vec<u32> {
-    vec![72, 96, 128, 160]
+    vec![128, 256, 512, 1024]
 }
 
 impl NicDmaConfig {
@@ -594,14 +594,14 @@ mod tests {
     #[test]
     fn thresholds_step_to_store_and_forward() {
         let mut d = NicDma::new(&NicDmaConfig::default());
-        assert_eq!(d.threshold(600), 72);
+        assert_eq!(d.threshold(600), 128);
         assert_eq!(d.threshold(64), 64);
         for _ in 0..3 {
             d.raise_threshold();
         }
-        assert_eq!(d.threshold(600), 160);
+        assert_eq!(d.threshold(2000), 1024);
         d.raise_threshold();
-        assert_eq!(d.threshold(600), 600); // store-and-forward
+        assert_eq!(d.threshold(2000), 2000); // store-and-forward
         d.raise_threshold();
         assert_eq!(d.threshold(600), 600);
     }
