@@ -25,7 +25,14 @@
 //!
 //! Parameters ([`DriverConfig`], costs in the forms of [`crate::cost`]): `isr_entry`,
 //! `rx_per_packet`, `isr_exit` (required), `poll_call` (default 0: one call of the
-//! driver's poll routine by a polling policy).
+//! driver's poll routine by a polling policy), `rx_copy_ns_per_byte` (default 0),
+//! `isr_idle` (default 0: the handler on a shared line with nothing pending),
+//! `tx_per_packet` (default 0: txeof per frame), `max_frames_per_interrupt` (default
+//! 0: unbounded loop), `link_watch` (default none, see [`crate::link_watch`]).
+//!
+//! The `interrupt` loop, per step: a received frame while the ring has one (and the
+//! frame limit is not reached); else, with a transmit cause, txeof for every sent
+//! descriptor; else a receive error or a transmit underrun (dc_init); else exit.
 //!
 //! Counters: `Nic::interrupts` (handler invocations), frames taken by handler loops
 //! (`Host::isr_packets`).
@@ -73,6 +80,16 @@ pub struct DriverConfig {
     /// (see [`crate::link_watch`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_watch: Option<LinkWatchConfig>,
+    /// Most frames one handler invocation takes before it returns with work left (the
+    /// device then interrupts again); a bound on the handler's loop such as later
+    /// dc_intr's 16 rounds or an rx process limit (default 0: loop until the ring is
+    /// empty) [frames].
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub max_frames_per_interrupt: u32,
+}
+
+fn is_zero_u32(x: &u32) -> bool {
+    *x == 0
 }
 
 impl DriverConfig {
@@ -108,6 +125,9 @@ pub(crate) struct DriverCosts {
     exit: Cost,
     poll_call: Cost,
     copy_ps_per_byte: u64,
+    /// Frame limit per invocation (0: none) and frames taken in the current one.
+    pub max_frames: u32,
+    pub taken: u32,
     idle: Cost,
     tx: Cost,
     rng: StreamRng,
@@ -121,6 +141,8 @@ impl DriverCosts {
             exit: cfg.isr_exit.build(clock_mhz),
             poll_call: cfg.poll_call.build(clock_mhz),
             copy_ps_per_byte: (cfg.rx_copy_ns_per_byte * 1e3).round() as u64,
+            max_frames: cfg.max_frames_per_interrupt,
+            taken: 0,
             idle: cfg.isr_idle.build(clock_mhz),
             tx: cfg.tx_per_packet.build(clock_mhz),
             rng,
@@ -318,6 +340,7 @@ impl Host {
                 m.on_interrupt();
             }
             self.isr_steps[nic] = IsrStep::Entry;
+            self.drivers[nic].taken = 0;
             return Step::Run(self.drivers[nic].entry());
         }
         match self.isr_steps[nic] {
@@ -335,7 +358,10 @@ impl Host {
                 }
                 match self.policies[nic] {
                     PolicyConfig::Interrupt => {
-                        if let Some(p) = self.nics[nic].rx_ring.pop() {
+                        let d = &self.drivers[nic];
+                        let limited = d.max_frames > 0 && d.taken >= d.max_frames;
+                        if !limited && let Some(p) = self.nics[nic].rx_ring.pop() {
+                            self.drivers[nic].taken += 1;
                             self.isr_steps[nic] = IsrStep::Packet(p);
                             return Step::Run(self.drivers[nic].rx(p.bytes));
                         }

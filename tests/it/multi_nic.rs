@@ -313,3 +313,28 @@ fn the_shared_line_takes_all_four_ports_in_one_pass_when_the_tester_is_in_step()
         assert_eq!(p.figures.total.loss_pct, 0.0);
     }
 }
+
+#[test]
+fn a_bounded_handler_loop_leaves_work_for_another_interrupt() {
+    // Two flows into `a` in step: two frames land together every 100 us. Unbounded, one
+    // interrupt takes both; with `max_frames_per_interrupt` 1 the handler returns after
+    // one, the device still asserts, and a second interrupt takes the other.
+    let make = |limit: u32| {
+        let mut m = simple_model(&["a", "b"]);
+        m["nics"][0]["driver"]["max_frames_per_interrupt"] = json!(limit);
+        run(
+            m,
+            vec![flow("a", "b", 64), flow("a", "b", 64)],
+            vec![10_000.0, 10_000.0],
+            0.2,
+            0.01,
+        )
+    };
+    let unbounded = make(0);
+    let one = make(1);
+    for r in [&unbounded, &one] {
+        assert_eq!(r.total.received, 4_000);
+    }
+    assert_eq!(unbounded.interrupts, 2_000);
+    assert_eq!(one.interrupts, 4_000);
+}
