@@ -75,8 +75,6 @@ impl IrqLineConfig {
 pub(crate) enum LinePos {
     /// Not running.
     Idle,
-    /// In the dispatch cost.
-    Dispatch,
     /// In the handler at this chain index (`true` once the handler has started).
     Handler(usize, bool),
     /// In the release cost.
@@ -95,6 +93,11 @@ pub(crate) struct Line {
     pub pos: LinePos,
     /// Configured (shared) line, reported in the counters.
     pub shared: bool,
+    /// While one CPU burst covers the dispatch and a run of handlers whose devices had
+    /// nothing pending (to save events): each such handler's chain index and the time
+    /// its status read would happen. A device that asserts before its handler's time
+    /// cuts the burst short there (see `Host::line_asserted`).
+    pub folded: Vec<(usize, SimTime)>,
     /// Chain passes (interrupts taken on the line) -- counter.
     pub passes: u64,
 }
@@ -109,6 +112,7 @@ impl Line {
             release: cfg.release.build(clock_mhz),
             rng,
             pos: LinePos::Idle,
+            folded: Vec::new(),
             shared: true,
             passes: 0,
         }
@@ -123,6 +127,7 @@ impl Line {
             release: CostParam::default().build(1.0),
             rng,
             pos: LinePos::Idle,
+            folded: Vec::new(),
             shared: false,
             passes: 0,
         }

@@ -217,11 +217,11 @@ impl Host {
             return;
         }
         match &mut self.moderation[nic] {
-            None => self.irq_raise(nic),
+            None => self.irq_raise(nic, now),
             Some(m) => match m.fire_time(now) {
                 t if t <= now => {
                     m.asserted(now);
-                    self.irq_raise(nic);
+                    self.irq_raise(nic, now);
                 }
                 t => {
                     let g = m.arm(t);
@@ -249,9 +249,29 @@ impl Host {
     }
 
     /// Assert `nic`'s line and make its handler ready.
-    fn irq_raise(&mut self, nic: usize) {
+    fn irq_raise(&mut self, nic: usize, now: SimTime) {
         self.nics[nic].irq_asserted = true;
-        self.wake(Task::Isr(self.nic_line[nic] as u16));
+        let l = self.nic_line[nic];
+        self.line_asserted(l, nic, now);
+        self.wake(Task::Isr(l as u16));
+    }
+
+    /// `nic` asserted line `l`. If the pass in progress folded `nic`'s handler into a
+    /// burst as idle and has not reached it yet, the burst ends where that handler
+    /// starts, and the handler then finds its device asserted, as it would have.
+    fn line_asserted(&mut self, l: usize, nic: usize, now: SimTime) {
+        let line = &mut self.lines[l];
+        let Some(k) = line.folded.iter().position(|&(i, _)| line.chain[i] == nic) else {
+            return;
+        };
+        let (i, at) = line.folded[k];
+        if at <= now {
+            return;
+        }
+        line.folded.truncate(k);
+        line.pos = LinePos::Handler(i, false);
+        self.cpu
+            .set_burst(now, crate::cpu::Level::HardIrq, at - now, 0);
     }
 
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):
@@ -270,6 +290,7 @@ impl Host {
         first: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
+        let mut fold = SimTime::ZERO;
         if first {
             let line = &self.lines[l];
             if !line.chain.iter().any(|&n| self.nics[n].irq_asserted) {
@@ -277,27 +298,34 @@ impl Host {
             }
             let line = &mut self.lines[l];
             line.passes += 1;
-            line.pos = LinePos::Dispatch;
-            let d = line.dispatch();
-            if d > SimTime::ZERO {
-                return Step::Run(d);
-            }
+            line.pos = LinePos::Handler(0, false);
+            fold = line.dispatch();
         }
+        self.lines[l].folded.clear();
         loop {
             match self.lines[l].pos {
                 LinePos::Idle => return Step::Done,
-                LinePos::Dispatch => self.lines[l].pos = LinePos::Handler(0, false),
                 LinePos::Handler(i, started) => {
                     let line = &self.lines[l];
                     if i >= line.chain.len() {
                         self.lines[l].pos = LinePos::Release;
-                        let d = self.lines[l].release();
-                        if d > SimTime::ZERO {
-                            return Step::Run(d);
-                        }
+                        fold += self.lines[l].release();
                         continue;
                     }
                     let nic = line.chain[i];
+                    if !started && !self.nics[nic].irq_asserted {
+                        // Nothing pending: the handler reads its status and returns.
+                        // Folded into one burst with its neighbours.
+                        self.lines[l].folded.push((i, now + fold));
+                        fold += self.drivers[nic].idle();
+                        self.lines[l].pos = LinePos::Handler(i + 1, false);
+                        continue;
+                    }
+                    if fold > SimTime::ZERO {
+                        // Run what was folded first; this handler begins after it.
+                        return Step::Run(fold);
+                    }
+                    self.lines[l].folded.clear();
                     self.lines[l].pos = LinePos::Handler(i, true);
                     match self.isr_step(nic, now, !started, s) {
                         Step::Run(d) => return Step::Run(d),
@@ -305,6 +333,10 @@ impl Host {
                     }
                 }
                 LinePos::Release => {
+                    if fold > SimTime::ZERO {
+                        return Step::Run(fold);
+                    }
+                    self.lines[l].folded.clear();
                     self.lines[l].pos = LinePos::Idle;
                     // Level-triggered: a device still asserting interrupts again at once
                     // (the task is woken again if so; see `wake`).
