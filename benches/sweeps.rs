@@ -69,7 +69,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 4_791_660,
-        events: 63_824_246,
+        events: 43_070_617,
     },
     Case {
         group: "dc21143-64b-interrupt",
@@ -79,7 +79,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 2,
         packets: 4_791_660,
-        events: 63_824_246,
+        events: 43_070_617,
     },
     Case {
         group: "dc21143-64b-interrupt",
@@ -89,7 +89,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 1_339_284,
-        events: 15_162_771,
+        events: 10_108_523,
     },
     Case {
         group: "napi-1g-64b",
@@ -99,7 +99,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 788_687,
-        events: 2_386_395,
+        events: 2_098_700,
     },
     Case {
         group: "xl-stats-overflow",
@@ -119,7 +119,7 @@ const CASES: &[Case] = &[
         replications: Some(1),
         threads: 1,
         packets: 4_435_464,
-        events: 70_948_159,
+        events: 57_864_360,
     },
 ];
 

@@ -167,11 +167,19 @@ pub struct Burst {
 }
 
 /// The bus during a run.
+///
+/// Bursts are carried one at a time, each ready burst in the order it became ready
+/// (ties: in request order). A read burst becomes ready `read_latency` after it is
+/// asked for; the bus does not wait for it meanwhile. When the bus is idle and the
+/// next burst is not ready yet, that burst is reserved to start at its ready time, and
+/// a burst that becomes ready earlier takes its place.
 #[derive(Clone, Debug)]
 pub(crate) struct Bus {
-    queue: VecDeque<Burst>,
-    /// The burst being carried and when it ends.
-    pub current: Option<(Burst, SimTime)>,
+    /// Bursts waiting: ready time, request order, burst.
+    pending: Vec<(SimTime, u64, Burst)>,
+    /// The burst on the bus or reserved: burst, start, end, ready time, request order.
+    pub current: Option<(Burst, SimTime, SimTime, SimTime, u64)>,
+    seq: u64,
     ps_per_byte: f64,
     write_ps: u64,
     read_ps: u64,
@@ -187,8 +195,9 @@ pub(crate) struct Bus {
 impl Bus {
     pub fn new(cfg: &BusConfig) -> Bus {
         Bus {
-            queue: VecDeque::new(),
+            pending: Vec::new(),
             current: None,
+            seq: 0,
             ps_per_byte: 1e6 / cfg.clock_mhz / cfg.width_bytes as f64,
             write_ps: SimTime::from_ns_f64(cfg.write_overhead_ns).0,
             read_ps: SimTime::from_ns_f64(cfg.read_overhead_ns).0,
@@ -208,35 +217,66 @@ impl Bus {
         SimTime(over + (b.bytes as f64 * self.ps_per_byte).round() as u64)
     }
 
-    /// Request a burst. Returns its end time if the bus was idle and starts it now.
-    pub fn request(&mut self, b: Burst, now: SimTime) -> Option<SimTime> {
-        if self.current.is_some() {
-            self.queue.push_back(b);
-            return None;
+    /// Request a burst that is ready at `ready` (at or after `now`). Returns the new
+    /// end time of the burst on the bus when it changed (the caller re-arms its
+    /// completion), `None` when the burst waits behind the current one.
+    pub fn request(&mut self, b: Burst, ready: SimTime, now: SimTime) -> Option<SimTime> {
+        let seq = self.seq;
+        self.seq += 1;
+        match self.current {
+            Some((c, start, _, c_ready, c_seq)) if start > now && ready < start => {
+                // The reserved burst has not started and this one is ready first.
+                self.pending.push((c_ready, c_seq, c));
+                Some(self.start(b, ready, seq, now))
+            }
+            Some(_) => {
+                self.pending.push((ready, seq, b));
+                None
+            }
+            None => Some(self.start(b, ready, seq, now)),
         }
-        Some(self.start(b, now))
     }
 
-    fn start(&mut self, b: Burst, now: SimTime) -> SimTime {
-        let d = self.duration(&b);
-        self.busy_ps += d.0;
-        self.bursts += 1;
-        let end = now + d;
-        self.current = Some((b, end));
+    fn start(&mut self, b: Burst, ready: SimTime, seq: u64, now: SimTime) -> SimTime {
+        let start = ready.max(now);
+        let end = start + self.duration(&b);
+        self.current = Some((b, start, end, ready, seq));
         end
+    }
+
+    /// Start the earliest ready pending burst, if any; its end time.
+    fn next(&mut self, now: SimTime) -> Option<SimTime> {
+        let k = (0..self.pending.len()).min_by_key(|&k| (self.pending[k].0, self.pending[k].1))?;
+        let (ready, seq, b) = self.pending.swap_remove(k);
+        Some(self.start(b, ready, seq, now))
     }
 
     /// The current burst ended: return it, and start the next one (its end time).
     pub fn complete(&mut self, now: SimTime) -> (Burst, Option<SimTime>) {
-        let (b, _) = self.current.take().expect("a burst in progress");
-        let next = self.queue.pop_front().map(|n| self.start(n, now));
-        (b, next)
+        let (b, start, end, _, _) = self.current.take().expect("a burst in progress");
+        self.busy_ps += (end - start).0;
+        self.bursts += 1;
+        (b, self.next(now))
     }
 
-    /// Forget every queued burst of `nic` (chip reset). The one on the bus, if any,
-    /// completes and is ignored by its engine.
-    pub fn cancel(&mut self, nic: u16) {
-        self.queue.retain(|b| b.nic != nic);
+    /// Forget every waiting or reserved burst of `nic` (chip reset); a burst already on
+    /// the bus completes (its engine ignores it). Returns the bus's end time when it
+    /// changed: `Some(None)` if the bus is now idle.
+    pub fn cancel(&mut self, nic: u16, now: SimTime) -> Option<Option<SimTime>> {
+        self.pending.retain(|(_, _, b)| b.nic != nic);
+        match self.current {
+            Some((b, start, ..)) if b.nic == nic && start > now => {
+                self.current = None;
+                Some(self.next(now))
+            }
+            _ => None,
+        }
+    }
+
+    /// The burst on the bus now, if one has started.
+    pub fn on_bus(&self, now: SimTime) -> Option<Burst> {
+        self.current
+            .and_then(|(b, start, ..)| (start <= now).then_some(b))
     }
 }
 
@@ -277,8 +317,6 @@ pub(crate) struct NicDma {
     pub stale_tx: bool,
     /// Transmit underruns -- counter.
     pub tx_underruns: u64,
-    /// Bumped by a chip reset: read bursts waiting out their latency are forgotten.
-    pub tx_generation: u32,
 }
 
 impl NicDma {
@@ -296,7 +334,6 @@ impl NicDma {
             stale_rx: false,
             stale_tx: false,
             tx_underruns: 0,
-            tx_generation: 0,
         }
     }
 
@@ -400,31 +437,14 @@ impl crate::host::Host {
             dir: Dir::TxRead,
             bytes,
         };
-        let ready = at + bus.read_latency;
-        if ready > s.now() {
-            let g = self.dma[nic].tx_generation;
-            s.at(ready, Event::ReadReady(b, g));
-        } else {
-            self.bus_request(b, s.now(), s);
-        }
+        let ready = (at + bus.read_latency).max(s.now());
+        self.bus_request(b, ready, s);
     }
 
-    /// A read burst's latency elapsed: it asks for the bus (unless the chip was reset
-    /// meanwhile).
-    pub(crate) fn read_ready(
-        &mut self,
-        b: Burst,
-        generation: u32,
-        now: SimTime,
-        s: &mut Scheduler<Event>,
-    ) {
-        if self.dma[b.nic as usize].tx_generation == generation {
-            self.bus_request(b, now, s);
-        }
-    }
-
-    fn bus_request(&mut self, b: Burst, now: SimTime, s: &mut Scheduler<Event>) {
-        if let Some(end) = self.bus.as_mut().expect("bus").request(b, now) {
+    /// Ask the bus for a burst ready at `ready`.
+    fn bus_request(&mut self, b: Burst, ready: SimTime, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        if let Some(end) = self.bus.as_mut().expect("bus").request(b, ready, now) {
             self.bus_slot = Some(s.stamp(end));
         }
     }
@@ -532,15 +552,17 @@ impl crate::host::Host {
                 self.flows[p.flow as usize].stats.drops.reset += 1;
             }
             d.rx_fifo_used = 0;
-            d.tx_generation = d.tx_generation.wrapping_add(1);
             d.rx_written = 0;
             d.tx = None;
             d.stale_rx = d.rx_busy;
             d.stale_tx = d.tx_busy;
             if let Some(bus) = self.bus.as_mut() {
-                bus.cancel(nic as u16);
-                // Bursts still queued are gone; only the one on the bus completes.
-                let on_bus = bus.current.map(|(b, _)| b);
+                // Waiting and reserved bursts are gone; only one already on the bus
+                // completes, and its engine ignores it.
+                if let Some(end) = bus.cancel(nic as u16, now) {
+                    self.bus_slot = end.map(|e| s.stamp(e));
+                }
+                let on_bus = bus.on_bus(now);
                 d.stale_rx = on_bus.is_some_and(|b| b.nic as usize == nic && b.dir == Dir::RxWrite);
                 d.stale_tx = on_bus.is_some_and(|b| b.nic as usize == nic && b.dir == Dir::TxRead);
                 d.rx_busy = d.stale_rx;
@@ -576,19 +598,19 @@ mod tests {
             dir: Dir::RxWrite,
             bytes: 64,
         };
-        let end = bus.request(w, SimTime::ZERO).unwrap();
+        let end = bus.request(w, SimTime::ZERO, SimTime::ZERO).unwrap();
         assert!((end.0 as f64 - 600_048.0).abs() < 10.0, "{end:?}");
         // A second request waits; it starts when the first ends.
         let r = Burst {
             dir: Dir::TxRead,
             ..w
         };
-        assert_eq!(bus.request(r, SimTime(1)), None);
+        assert_eq!(bus.request(r, SimTime(1), SimTime(1)), None);
         let (done, next) = bus.complete(end);
         assert_eq!(done, w);
         let next = next.unwrap();
         assert!(((next - end).0 as f64 - 1_080_048.0).abs() < 10.0);
-        assert_eq!(bus.bursts, 2);
+        assert_eq!(bus.bursts, 1); // counted when carried
     }
 
     #[test]
@@ -604,5 +626,40 @@ mod tests {
         assert_eq!(d.threshold(2000), 2000); // store-and-forward
         d.raise_threshold();
         assert_eq!(d.threshold(600), 600);
+    }
+
+    #[test]
+    fn a_burst_ready_earlier_takes_the_place_of_a_reserved_one() {
+        let mut bus = Bus::new(&BusConfig {
+            clock_mhz: 33.33,
+            width_bytes: 4,
+            burst_bytes: 64,
+            write_overhead_ns: 120.0,
+            read_overhead_ns: 120.0,
+            read_latency_ns: 300.0,
+            descriptor_bytes: 16,
+        });
+        let us = |x: f64| SimTime::from_ns_f64(x * 1e3);
+        let read = Burst {
+            nic: 0,
+            dir: Dir::TxRead,
+            bytes: 16,
+        };
+        let write = Burst {
+            nic: 1,
+            dir: Dir::RxWrite,
+            bytes: 16,
+        };
+        // A read asked for at 0, ready at 0.3 us: reserved from 0.3 to 0.54 us.
+        let end = bus.request(read, us(0.3), us(0.0)).unwrap();
+        assert_eq!(end, us(0.3) + SimTime::from_ns_f64(240.012));
+        // A write ready at 0.1 us goes first; the read waits behind it.
+        let end = bus.request(write, us(0.1), us(0.1)).unwrap();
+        assert_eq!(end, us(0.1) + SimTime::from_ns_f64(240.012));
+        let (done, next) = bus.complete(end);
+        assert_eq!(done, write);
+        assert_eq!(next.unwrap(), end + SimTime::from_ns_f64(240.012));
+        // A reset cancels the read before it started? It has started: nothing changes.
+        assert_eq!(bus.cancel(0, end), None);
     }
 }

@@ -178,9 +178,6 @@ pub enum Event {
     EndOfLoad,
     /// The burst on the bus ended.
     BusDone,
-    /// A read burst's memory latency elapsed (stale unless the NIC's DMA generation
-    /// `1` matches).
-    ReadReady(crate::bus::Burst, u32),
     /// The link-check callout of NIC `0` fired (stale unless generation `1` matches).
     LinkTick(u16, u32),
 }
@@ -880,7 +877,6 @@ impl Host {
             }
             Event::Tick => self.hardclock(now, s),
             Event::BusDone => self.bus_done(now, s),
-            Event::ReadReady(b, g) => self.read_ready(b, g, now, s),
             Event::LinkTick(nic, generation) => self.link_tick_due(nic as usize, generation),
             Event::MogulPeriod => self.mogul_period(now, s),
             Event::Clock => {
