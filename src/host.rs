@@ -449,6 +449,7 @@ impl Host {
                 turnaround_ns: 0.0,
                 start_phase: Default::default(),
                 clock_ppm: Default::default(),
+                rate_pps: None,
             };
             flows.push(FlowState {
                 name: c.name.clone(),

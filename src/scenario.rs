@@ -717,6 +717,12 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                 );
             }
             p.non_negative("turnaround_ns", f.turnaround_ns, "ns");
+            if let Some(r) = f.rate_pps {
+                p.positive("rate_pps", r, "frames/s");
+                if closed {
+                    p.push("rate_pps", "a closed-loop flow's load is its outstanding transactions");
+                }
+            }
             if let crate::traffic::OrRandom::Value(ppm) = f.clock_ppm
                 && !(-1000.0..=1000.0).contains(&ppm)
             {
@@ -766,13 +772,14 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     let mut points = Vec::new();
     for (j, v) in values.iter().enumerate() {
         let mut rates = Vec::new();
-        let mut pct0 = 0.0;
-        for (i, (f, fps)) in flows.iter().zip(&line_fps).enumerate() {
+        let mut pct0 = None;
+        for (f, fps) in flows.iter().zip(&line_fps) {
             let Some(fps) = *fps else { continue };
-            let (rate, pct) = match sc.load.unit {
-                LoadUnit::Percent => (v / 100.0 * fps, *v),
-                LoadUnit::Pps => (*v, v / fps * 100.0),
-                LoadUnit::Outstanding => (v.round().max(1.0), 0.0),
+            let (rate, pct) = match (f.rate_pps, sc.load.unit) {
+                (Some(r), _) => (r, r / fps * 100.0),
+                (None, LoadUnit::Percent) => (v / 100.0 * fps, *v),
+                (None, LoadUnit::Pps) => (*v, v / fps * 100.0),
+                (None, LoadUnit::Outstanding) => (v.round().max(1.0), 0.0),
             };
             if pct > 100.0 + 1e-9 && !sc.allow_overload {
                 p.push(
@@ -784,13 +791,13 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                     ),
                 );
             }
-            if i == 0 {
-                pct0 = pct;
+            if f.rate_pps.is_none() && pct0.is_none() {
+                pct0 = Some(pct);
             }
             rates.push(rate);
         }
         points.push(LoadPoint {
-            load_pct: pct0,
+            load_pct: pct0.unwrap_or(0.0),
             outstanding: (sc.load.unit == LoadUnit::Outstanding).then(|| v.round().max(1.0)),
             rates_pps: rates,
         });

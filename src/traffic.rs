@@ -171,6 +171,10 @@ pub struct FlowConfig {
     /// (default 0).
     #[serde(default, skip_serializing_if = "OrRandom::is_zero")]
     pub clock_ppm: OrRandom,
+    /// A fixed rate for this flow at every load point, instead of the swept load:
+    /// background traffic beside the flows under test [frames/s] (default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_pps: Option<f64>,
 }
 
 /// A number, or `"random"` for a value drawn for every run (see the fields using it).
@@ -451,6 +455,7 @@ mod tests {
             turnaround_ns: 0.0,
             start_phase: OrRandom::default(),
             clock_ppm: OrRandom::default(),
+            rate_pps: None,
         }
     }
 
