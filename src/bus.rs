@@ -27,6 +27,10 @@
 //!   whole frame). If a burst arrives after the wire has sent every byte before it, the
 //!   FIFO ran dry: the frame is aborted (drop site `tx_underrun`) and the chip raises
 //!   TX_UNDERRUN for its driver (see [`crate::policy::interrupt`]).
+//! - Not modelled: the transmit engine does not prefetch the next frame while one is on
+//!   the wire (it starts fetching the next one when the previous has left), so on a
+//!   busy bus back-to-back frames leave gaps a real chip would fill; and a frame is
+//!   written to memory only once it has fully arrived (no receive cut-through).
 //!
 //! Parameters ([`BusConfig`]) with defaults: `clock_mhz` 33.33, `width_bytes` 4,
 //! `burst_bytes` 64, `write_overhead_ns` 120 (4 clocks), `read_overhead_ns` 120,
