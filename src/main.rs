@@ -284,9 +284,10 @@ impl Estimate {
             n => n,
         };
         Estimate {
-            packets: exp.points.iter().map(|p| p.offered_pps()).sum::<f64>()
-                * exp.duration_s
-                * (variants * replications) as f64,
+            packets: 0.0
+                + exp.points.iter().map(|p| p.offered_pps()).sum::<f64>()
+                    * exp.duration_s
+                    * (variants * replications) as f64,
             points: exp.points.len(),
             variants,
             replications,

@@ -220,7 +220,8 @@ impl LoadPoint {
         if self.outstanding.is_some() {
             0.0
         } else {
-            self.rates_pps.iter().sum()
+            // (An empty float sum is -0.0; + 0.0 makes it print as 0.)
+            self.rates_pps.iter().sum::<f64>() + 0.0
         }
     }
 }
