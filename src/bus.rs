@@ -12,7 +12,7 @@
 //!
 //! - Every DMA engine (receive and transmit of each NIC) moves a frame in bursts of at
 //!   most `burst_bytes`, one burst in flight at a time; the bus serves bursts in the order
-//!   they were requested, so engines interleave. A burst takes its overhead
+//!   they became ready (a read burst after its latency), so engines interleave. A burst takes its overhead
 //!   (`write_overhead_ns` or `read_overhead_ns`: arbitration, address phase,
 //!   turnaround) plus `bytes / width_bytes` bus clocks. A read burst first waits
 //!   `read_latency_ns` without holding the bus (memory latency; behind a PCI-PCI bridge
@@ -24,7 +24,8 @@
 //! - Transmit: the chip fetches the descriptor, then the frame; it starts sending once
 //!   `threshold` bytes are in its TX FIFO (the current step of
 //!   `NicDmaConfig::tx_thresholds_bytes`; after the last step, store-and-forward: the
-//!   whole frame). If a burst arrives after the wire has sent every byte before it, the
+//!   whole frame). If a burst arrives after the wire has sent every byte before it (seen
+//!   when the burst completes, or when the wire reaches the frame's end first), the
 //!   FIFO ran dry: the frame is aborted (drop site `tx_underrun`) and the chip raises
 //!   TX_UNDERRUN for its driver (see [`crate::policy::interrupt`]).
 //! - Not modelled: the transmit engine does not prefetch the next frame while one is on
@@ -40,7 +41,8 @@
 //! CSR6 TR field at 100 Mbit/s; NetBSD's tlp_10_100_txthresh_tab).
 //!
 //! Counters: `bus.busy_ms` (time the bus carried bursts), `bus.bursts`; per NIC
-//! `<nic>.tx_underruns`.
+//! `<nic>.tx_underruns`, `<nic>.tx_threshold_step` (0 = the first threshold; the number
+//! of thresholds = store-and-forward).
 
 use crate::engine::Scheduler;
 use crate::host::Event;
@@ -422,8 +424,11 @@ impl crate::host::Host {
             fetched: 0,
             start: None,
         });
-        // The chip sees the descriptor `tx_latency` after the poll demand.
-        self.dma_tx_burst(nic, eligible.max(now), s);
+        // The chip sees the descriptor `tx_latency` after the poll demand. A burst of
+        // an aborted frame still on the bus goes first; its completion starts this one.
+        if !self.dma[nic].tx_busy {
+            self.dma_tx_burst(nic, eligible.max(now), s);
+        }
     }
 
     /// Request the next transmit burst; its read latency starts at `at`.
@@ -486,6 +491,10 @@ impl crate::host::Host {
                 let d = &mut self.dma[nic];
                 d.tx_busy = false;
                 if std::mem::take(&mut d.stale_tx) {
+                    // A burst of an aborted frame: go on with the frame now fetched.
+                    if let Some(f) = d.tx {
+                        self.dma_tx_burst(nic, f.eligible.max(now), s);
+                    }
                     return;
                 }
                 let Some(mut f) = d.tx else { return };
@@ -525,8 +534,10 @@ impl crate::host::Host {
 
     /// The TX FIFO ran dry: the frame is lost, the transmitter stops and raises
     /// TX_UNDERRUN.
-    fn tx_underrun(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+    pub(crate) fn tx_underrun(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.dma[nic].tx = None;
+        // A burst of this frame still waiting or on the bus is ignored when it ends.
+        self.dma[nic].stale_tx = self.dma[nic].tx_busy;
         self.dma[nic].tx_underruns += 1;
         self.tx_slots[nic] = None;
         if let Some(p) = self.nics[nic].tx_abort() {

@@ -157,6 +157,17 @@ impl Cpu {
         self.burst[level as usize]
     }
 
+    /// Remaining time of `level`'s burst at `now` (counting the time it has run since
+    /// the last accounting).
+    pub fn remaining_at(&self, now: SimTime, level: Level) -> Option<SimTime> {
+        let r = self.burst[level as usize]?;
+        Some(if self.running == Some(level) {
+            r.saturating_sub(now.saturating_sub(self.since))
+        } else {
+            r
+        })
+    }
+
     /// The level currently running, if any.
     #[inline]
     pub fn running(&self) -> Option<Level> {

@@ -860,6 +860,13 @@ impl Host {
             }
             Event::TxDone(nic) => {
                 let nic = nic as usize;
+                if self.dma.get(nic).is_some_and(|d| d.tx.is_some()) {
+                    // The wire reached the end of the frame before all of it was in
+                    // the FIFO: it ran dry on the way.
+                    self.tx_underrun(nic, now, s);
+                    self.reschedule(now, s);
+                    return;
+                }
                 self.count_frame(nic, false, now, s);
                 if let Some(tx) = self.nics[nic].tx_done(now) {
                     self.transmit(nic, tx, now, s);

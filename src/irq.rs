@@ -17,8 +17,9 @@
 //!   a handler whose device has nothing pending only reads its status register
 //!   (`DriverConfig::isr_idle`).
 //! - The line is level-triggered and masked at the PIC for the whole pass; a device that
-//!   asserts meanwhile (for instance a frame arriving after its handler already ran)
-//!   interrupts again as soon as the pass ends.
+//!   asserts meanwhile is served by its handler if that has not had its turn yet, else
+//!   (a frame arriving after its handler already ran) it interrupts again as soon as
+//!   the pass ends.
 //! - A NIC that is not on any configured line has a line of its own with no dispatch
 //!   or release cost: its driver's `isr_entry` then covers the whole interrupt entry.
 //!
@@ -94,10 +95,12 @@ pub(crate) struct Line {
     /// Configured (shared) line, reported in the counters.
     pub shared: bool,
     /// While one CPU burst covers the dispatch and a run of handlers whose devices had
-    /// nothing pending (to save events): each such handler's chain index and the time
-    /// its status read would happen. A device that asserts before its handler's time
-    /// cuts the burst short there (see `Host::line_asserted`).
+    /// nothing pending (to save events): each such handler's chain index and the CPU
+    /// time into the burst at which its status read would happen, and the burst's
+    /// length. A device that asserts before its handler's turn cuts the burst short
+    /// there (see `Host::line_asserted`).
     pub folded: Vec<(usize, SimTime)>,
+    pub fold_len: SimTime,
     /// Chain passes (interrupts taken on the line) -- counter.
     pub passes: u64,
 }
@@ -113,6 +116,7 @@ impl Line {
             rng,
             pos: LinePos::Idle,
             folded: Vec::new(),
+            fold_len: SimTime::ZERO,
             shared: true,
             passes: 0,
         }
@@ -128,6 +132,7 @@ impl Line {
             rng,
             pos: LinePos::Idle,
             folded: Vec::new(),
+            fold_len: SimTime::ZERO,
             shared: false,
             passes: 0,
         }

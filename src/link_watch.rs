@@ -12,7 +12,8 @@
 //!   (DC_TX_LIST_CNT - 1 = 255 deep) and the rest are dropped there.
 //! - `dc_tick` runs from softclock, below the network software interrupt: it reads the
 //!   PHY, sets `dc_link` when the link is up, calls `dc_start`, and re-arms itself one
-//!   period later. When softclock gets no CPU, the link stays "down" and the frames in
+//!   period later. A reset cancels a callout that softclock has not run yet
+//!   (`untimeout`). When softclock gets no CPU, the link stays "down" and the frames in
 //!   if_snd wait: with the reset at the wrong moment, for the rest of the run.
 //!
 //! The underrun itself comes from the bus model ([`crate::bus`]), not from a script.
@@ -89,6 +90,11 @@ pub(crate) struct LinkWatch {
     rng: StreamRng,
     /// Generation of the armed callout (re-arming cancels the previous one).
     generation: u32,
+    /// The callout fired and dc_tick waits for softclock; a re-arm (untimeout) before
+    /// it runs cancels it.
+    due: bool,
+    /// Generation of the callout whose dc_tick is running.
+    running: Option<u32>,
     /// When the link went down, while it is down.
     down_since: Option<SimTime>,
     /// Chip re-initialisations -- counter.
@@ -107,6 +113,8 @@ impl LinkWatch {
             tick: cfg.tick.build(clock_mhz),
             rng,
             generation: 0,
+            due: false,
+            running: None,
             down_since: None,
             resets: 0,
             down_ps: 0,
@@ -133,16 +141,17 @@ impl Host {
     pub(crate) fn link_watch_rearm(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         if let Some(w) = &mut self.link_watch[nic] {
             w.generation = w.generation.wrapping_add(1);
+            w.due = false;
             s.at(now + w.period, Event::LinkTick(nic as u16, w.generation));
         }
     }
 
     /// The link-check callout fired: run dc_tick at softclock (unless cancelled).
     pub(crate) fn link_tick_due(&mut self, nic: usize, generation: u32) {
-        if self.link_watch[nic]
-            .as_ref()
-            .is_some_and(|w| w.generation == generation)
+        if let Some(w) = &mut self.link_watch[nic]
+            && w.generation == generation
         {
+            w.due = true;
             self.wake(Task::LinkTick(nic as u16));
         }
     }
@@ -159,7 +168,17 @@ impl Host {
             return Step::Done;
         };
         if first {
+            if !w.due {
+                // Cancelled by a reset before softclock ran it.
+                return Step::Done;
+            }
+            w.due = false;
+            w.running = Some(w.generation);
             return Step::Run(w.tick.sample(&mut w.rng));
+        }
+        if w.running.take() != Some(w.generation) {
+            // A reset re-armed the callout while this dc_tick ran.
+            return Step::Done;
         }
         if let Some(t) = w.down_since.take() {
             w.down_ps += (now - t).0;

@@ -100,7 +100,9 @@ pub struct NicConfig {
 #[serde(deny_unknown_fields)]
 pub struct TxCompletionConfig {
     /// Every Nth frame asks for an interrupt on completion (TX_OK; de(4)'s
-    /// TxWANTINTR on every frame is 1); 0 for none (default 0).
+    /// TxWANTINTR on every frame is 1); 0 for none (default 0). At most the TX ring's
+    /// length unless `interrupt_on_idle` is set, or the ring would fill with
+    /// unreclaimed descriptors first.
     #[serde(default)]
     pub interrupt_every: u32,
     /// The transmitter raises "transmit buffer unavailable" (TX_NOBUF, in dc(4)'s
@@ -145,6 +147,15 @@ impl NicConfig {
             p.at_least("if_snd_maxlen", q as u64, 1, "frame");
         }
         if let Some(t) = &self.tx_completion {
+            if t.interrupt_every > self.tx_ring_slots && !t.interrupt_on_idle {
+                p.push(
+                    "tx_completion.interrupt_every",
+                    format!(
+                        "{} is more than the {} TX descriptors: the ring would fill before the interrupt (add `interrupt_on_idle` or lower it)",
+                        t.interrupt_every, self.tx_ring_slots
+                    ),
+                );
+            }
             if t.interrupt_every == 0 && !t.interrupt_on_idle {
                 p.push(
                     "tx_completion",
@@ -215,6 +226,9 @@ pub struct Nic {
     pub underrun_cause: bool,
     /// A receive descriptor reports an error (a frame cut by a FIFO overflow).
     pub rx_error_cause: bool,
+    /// A reset freed the ring while a frame was on the wire: its end is not a
+    /// completion.
+    skip_done: bool,
     /// Interrupts enabled in the chip's mask register (IMR); the driver clears it while
     /// its handler runs.
     pub irq_enabled: bool,
@@ -253,6 +267,7 @@ impl Nic {
             tx_halted: false,
             underrun_cause: false,
             rx_error_cause: false,
+            skip_done: false,
             irq_enabled: true,
             irq_asserted: false,
             rx_latency: SimTime::from_ns_f64(cfg.rx_latency_ns),
@@ -345,6 +360,9 @@ impl Nic {
     /// if_snd, and start the next one.
     #[inline]
     pub fn tx_done(&mut self, now: SimTime) -> Option<TxStart> {
+        if std::mem::take(&mut self.skip_done) {
+            return self.kick(now, true);
+        }
         self.tx_ring.pop();
         self.tx_active = false;
         match &self.tx_completion {
@@ -380,6 +398,7 @@ impl Nic {
         while let Some(p) = self.rx_ring.pop() {
             freed.push(p);
         }
+        self.skip_done = keep_head && self.tx_active;
         let mut first = true;
         while let Some(t) = self.tx_ring.pop() {
             if !(first && keep_head) {

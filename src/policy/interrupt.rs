@@ -34,7 +34,8 @@
 //! frame limit is not reached); else, with a transmit cause, txeof for every sent
 //! descriptor; else a receive error or a transmit underrun (dc_init); else exit.
 //!
-//! Counters: `Nic::interrupts` (handler invocations), frames taken by handler loops
+//! Counters: `Nic::interrupts` (handler invocations with work), `Line::passes`
+//! (interrupts taken: what `RunStats::interrupts` sums), frames taken by handler loops
 //! (`Host::isr_packets`).
 
 use crate::cost::{Cost, CostParam};
@@ -264,14 +265,20 @@ impl Host {
         let Some(k) = line.folded.iter().position(|&(i, _)| line.chain[i] == nic) else {
             return;
         };
-        let (i, at) = line.folded[k];
-        if at <= now {
+        let (i, offset) = line.folded[k];
+        // CPU time the folded burst has had so far (it may have been preempted).
+        let Some(left) = self.cpu.remaining_at(now, crate::cpu::Level::HardIrq) else {
+            return;
+        };
+        let used = line.fold_len.saturating_sub(left);
+        if offset <= used {
             return;
         }
         line.folded.truncate(k);
+        line.fold_len = offset;
         line.pos = LinePos::Handler(i, false);
         self.cpu
-            .set_burst(now, crate::cpu::Level::HardIrq, at - now, 0);
+            .set_burst(now, crate::cpu::Level::HardIrq, offset - used, 0);
     }
 
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):
@@ -316,13 +323,14 @@ impl Host {
                     if !started && !self.nics[nic].irq_asserted {
                         // Nothing pending: the handler reads its status and returns.
                         // Folded into one burst with its neighbours.
-                        self.lines[l].folded.push((i, now + fold));
+                        self.lines[l].folded.push((i, fold));
                         fold += self.drivers[nic].idle();
                         self.lines[l].pos = LinePos::Handler(i + 1, false);
                         continue;
                     }
                     if fold > SimTime::ZERO {
                         // Run what was folded first; this handler begins after it.
+                        self.lines[l].fold_len = fold;
                         return Step::Run(fold);
                     }
                     self.lines[l].folded.clear();
@@ -334,6 +342,7 @@ impl Host {
                 }
                 LinePos::Release => {
                     if fold > SimTime::ZERO {
+                        self.lines[l].fold_len = fold;
                         return Step::Run(fold);
                     }
                     self.lines[l].folded.clear();

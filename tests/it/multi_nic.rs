@@ -380,3 +380,55 @@ fn a_fixed_rate_background_flow_keeps_its_rate_across_the_sweep() {
         }
     }
 }
+
+#[test]
+fn a_frame_whose_data_arrives_after_the_wire_needed_it_is_an_underrun() {
+    // 200-byte frames, 20 us before every read burst, one threshold (128 bytes) and no
+    // driver reset: the second burst (bytes 128-199) comes 21 us after the start, when
+    // the wire has long sent the frame's 208 bytes (16.6 us). Every frame underruns;
+    // each is counted once, as a tx_underrun drop (review finding: the end of the wire
+    // time used to pass the frame as sent and lose it uncounted).
+    let mut m = simple_model(&["a", "b"]);
+    m["bus"] = json!({ "read_latency_ns": 20_000, "burst_bytes": 128 });
+    m["nics"][1]["dma"] =
+        json!({ "tx_thresholds_bytes": [128, 128, 128, 128, 128, 128, 128, 128] });
+    let r = run(m, vec![flow("a", "b", 200)], vec![1_000.0], 0.1, 0.1);
+    let f = &r.total;
+    assert_eq!(f.sent, 100);
+    assert_eq!(
+        f.drops.tx_underrun, 8,
+        "8 thresholds of 128 bytes, then store-and-forward"
+    );
+    assert_eq!(f.received, 92);
+    assert_eq!(f.sent, f.received + f.drops.total() + f.in_flight_at_end);
+}
+
+#[test]
+fn tx_interrupts_rarer_than_the_ring_is_long_are_refused() {
+    // Every 8th frame interrupting on a 4-descriptor ring: the ring fills with
+    // unreclaimed descriptors before the 8th completion, transmission would stop.
+    let mut m = simple_model(&["a", "b"]);
+    m["nics"][1]["tx_ring_slots"] = json!(4);
+    m["nics"][1]["tx_completion"] = json!({ "interrupt_every": 8 });
+    let cfg: ModelConfig = serde_json::from_value(m).expect("model config");
+    let spec = RunSpec {
+        flows: vec![flow("a", "b", 64)],
+        rates_pps: vec![1_000.0],
+        duration: SimTime::from_secs_f64(0.1),
+        drain: SimTime::ZERO,
+        key: RunKey {
+            seed: 1,
+            variant: 0,
+            point: 0,
+            replication: 0,
+        },
+        timeline: None,
+    };
+    let problems = simulate(&cfg, &spec).expect_err("refused");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.path == "nics[1].tx_completion.interrupt_every"),
+        "{problems:?}"
+    );
+}
