@@ -220,7 +220,8 @@ impl Bus {
             Dir::RxWrite => self.write_ps,
             Dir::TxRead => self.read_ps,
         };
-        SimTime(over + (b.bytes as f64 * self.ps_per_byte).round() as u64)
+        // (+ 0.5 and truncation: round half up without a libm call)
+        SimTime(over + (b.bytes as f64 * self.ps_per_byte + 0.5) as u64)
     }
 
     /// Request a burst that is ready at `ready` (at or after `now`). Returns the new

@@ -129,6 +129,8 @@ pub struct Cpu {
     generation: [u32; LEVELS],
     running: Option<Level>,
     since: SimTime,
+    /// A burst, want or clear changed what may run since the last pick.
+    dirty: bool,
     /// Time spent per level [ps], then idle at index `LEVELS` -- counter.
     pub busy_ps: [u64; LEVELS + 1],
     /// Time spent per burst tag [ps] (tags tell apart tasks sharing a level) -- counter.
@@ -204,6 +206,7 @@ impl Cpu {
         self.account(now);
         let l = level as usize;
         self.tag[l] = tag;
+        self.dirty = true;
         self.burst[l] = Some(dur);
         self.want[l] = false;
         self.fresh[l] = true;
@@ -215,6 +218,7 @@ impl Cpu {
     pub fn clear(&mut self, now: SimTime, level: Level) {
         self.account(now);
         let l = level as usize;
+        self.dirty = true;
         self.burst[l] = None;
         self.want[l] = false;
         self.fresh[l] = false;
@@ -228,6 +232,7 @@ impl Cpu {
     #[inline]
     pub fn set_want(&mut self, level: Level) {
         if self.burst[level as usize].is_none() {
+            self.dirty = true;
             self.want[level as usize] = true;
             self.active |= 1 << level as usize;
         }
@@ -236,6 +241,16 @@ impl Cpu {
     /// Decide what runs now.
     #[inline]
     pub fn pick(&mut self, now: SimTime) -> Pick {
+        if !self.dirty {
+            // Nothing changed since the last pick: the same burst runs on (its time is
+            // accounted at the next change).
+            return if self.running.is_some() {
+                Pick::Unchanged
+            } else {
+                Pick::Idle
+            };
+        }
+        self.dirty = false;
         self.account(now);
         if self.active == 0 {
             self.running = None;
