@@ -50,8 +50,8 @@ fn sweep() -> &'static Results {
 }
 
 /// The same sweep with the production traffic added as a fixed-rate flow in on ed0,
-/// routed out of de1 (a scenario gives every flow the load point's rate, so the
-/// fixed-rate flow is added here through the library).
+/// routed out of de1 (as `scenarios/p100-de-forwarding-production.json` has it, with the
+/// shorter duration of these tests).
 fn sweep_with_production() -> &'static Results {
     static CELL: OnceLock<Results> = OnceLock::new();
     CELL.get_or_init(|| {
