@@ -20,9 +20,9 @@
 //!
 //! `PROPTEST_CASES` overrides every test's number of cases (for a longer soak).
 //!
-//! Bugs in `src/` found by these tests are marked KNOWN BUG where they are sidestepped:
-//! debug builds (`cargo test`), where they panic, avoid the inputs that trigger them;
-//! release builds (`cargo test --release`) test everything.
+//! The bugs these tests found in `src/` (huge `outstanding` values, load ranges of 2^64
+//! steps, frames on a wire in the conservation check, times over 213 days, periods
+//! rounding to 0 ps) are fixed; debug and release builds test every input.
 
 use irqsim::cpu::{LEVELS, Level};
 use irqsim::error::InputError;
@@ -150,11 +150,6 @@ impl Sandbox {
             std::fs::write(self.dir.path().join("models").join(name), text).expect("write");
             self.dirty = Some(name.to_string());
         }
-        if cfg!(debug_assertions) && hits_known_loader_bug(scenario) {
-            return Err(TestCaseError::reject(
-                "known loader bug: load range of 2^64 steps",
-            ));
-        }
         let path = self.scenario_path();
         std::fs::write(&path, scenario).expect("write");
         let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -186,23 +181,6 @@ impl Sandbox {
             Ok((Err(e), msg)) => clean_error(&e, msg.as_deref().unwrap_or_default())
                 .map_err(|why| TestCaseError::fail(format!("{why}: {e:?}\n{}", show()))),
         }
-    }
-}
-
-/// KNOWN BUG (src/scenario.rs, `load_values`; see the issue): a load range of 2^64 or
-/// more steps, such as `{"from": -2e302, "to": 3000, "step": 200}`, saturates the point
-/// count at `usize::MAX` and `+ 1` overflows: a panic in debug builds (an empty sweep,
-/// reported as such, in release builds). Debug builds skip such inputs until it is fixed.
-fn hits_known_loader_bug(scenario: &[u8]) -> bool {
-    let Ok(v) = serde_json::from_slice::<Value>(scenario) else {
-        return false;
-    };
-    let l = &v["load"];
-    match (l["from"].as_f64(), l["to"].as_f64(), l["step"].as_f64()) {
-        (Some(from), Some(to), Some(step)) if step > 0.0 && from <= to => {
-            ((to - from) / step + 1e-9).floor() >= 2f64.powi(64)
-        }
-        _ => false,
     }
 }
 
@@ -1120,7 +1098,6 @@ fn setup(k: Knobs) -> impl Strategy<Value = Setup> {
         .prop_map(|(model, flows, dur_ns, drain_ns, seed)| {
             let mut rates = Vec::new();
             let mut secs = dur_ns as f64 * 1e-9;
-            let mut min_drain_ns: f64 = 0.0;
             for (f, frac) in &flows {
                 let cfg: FlowConfig = serde_json::from_value(f.clone()).expect("flow");
                 let nic = &model["nics"][NICS.iter().position(|n| *n == cfg.from).expect("nic")];
@@ -1129,35 +1106,13 @@ fn setup(k: Knobs) -> impl Strategy<Value = Setup> {
                 let rate = frac * fps;
                 secs = secs.min(MAX_FRAMES / rate);
                 rates.push(rate);
-                // KNOWN BUG (src/host.rs, `Host::packets_held`; see the issue): a frame
-                // still on the input wire or in DMA when the run stops is counted in
-                // flight but not among the frames the host holds, and so is a frame
-                // the output NIC has committed to send after the run stops (after
-                // tx_latency or a transmit poll); `Host::finish`'s debug assertion then
-                // panics. Debug builds (`cargo test`) avoid both until it is fixed: a
-                // drain of at least the longest frame's wire time plus the RX latency,
-                // and no TX latency or transmit poll. Release builds test everything.
-                let wire_ns = (1518.0 + 20.0) * 8.0 / line * 1e9;
-                min_drain_ns =
-                    min_drain_ns.max(wire_ns + nic["rx_latency_ns"].as_f64().expect("latency"));
-            }
-            let mut model = model;
-            if cfg!(debug_assertions) {
-                for n in model["nics"].as_array_mut().expect("nics") {
-                    n["tx_latency_ns"] = json!(0);
-                    n["tx_poll_interval_ns"] = json!(0);
-                }
             }
             Setup {
                 model,
                 flows: flows.into_iter().map(|(f, _)| f).collect(),
                 rates_pps: rates,
                 duration: SimTime::from_secs_f64(secs),
-                drain: if cfg!(debug_assertions) {
-                    SimTime::from_ns_f64((drain_ns as f64).max(min_drain_ns + 1.0))
-                } else {
-                    SimTime(drain_ns * 1_000)
-                },
+                drain: SimTime(drain_ns * 1_000),
                 seed,
             }
         })
