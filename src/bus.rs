@@ -570,8 +570,6 @@ impl crate::host::Host {
             d.rx_fifo_used = 0;
             d.rx_written = 0;
             d.tx = None;
-            d.stale_rx = d.rx_busy;
-            d.stale_tx = d.tx_busy;
             if let Some(bus) = self.bus.as_mut() {
                 // Waiting and reserved bursts are gone; only one already on the bus
                 // completes, and its engine ignores it.

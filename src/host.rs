@@ -772,6 +772,29 @@ impl Host {
         }
     }
 
+    /// The frame on `nic`'s output wire has been sent: free its descriptor, start the
+    /// next one, raise a transmit cause if one is due.
+    fn tx_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        if self.dma.get(nic).is_some_and(|d| d.tx.is_some()) {
+            // The wire reached the end of the frame before all of it was in the FIFO:
+            // it ran dry on the way.
+            self.tx_underrun(nic, now, s);
+            return;
+        }
+        self.count_frame(nic, false, now, s);
+        if let Some(tx) = self.nics[nic].tx_done(now) {
+            self.transmit(nic, tx, now, s);
+        }
+        if self.nics[nic].tx_cause {
+            if let Some(m) = &mut self.moderation[nic] {
+                m.tx_cause(now);
+            }
+            self.irq_cause(nic, now, s);
+        }
+        self.output_drained(nic, now);
+        self.sender_room(nic);
+    }
+
     /// The driver's start routine run from its interrupt handler (dc_start at the end
     /// of dc_intr): frames waiting in if_snd go to free descriptors.
     pub(crate) fn if_start(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
@@ -858,28 +881,7 @@ impl Host {
                 }
                 self.burst_done(level, now, s);
             }
-            Event::TxDone(nic) => {
-                let nic = nic as usize;
-                if self.dma.get(nic).is_some_and(|d| d.tx.is_some()) {
-                    // The wire reached the end of the frame before all of it was in
-                    // the FIFO: it ran dry on the way.
-                    self.tx_underrun(nic, now, s);
-                    self.reschedule(now, s);
-                    return;
-                }
-                self.count_frame(nic, false, now, s);
-                if let Some(tx) = self.nics[nic].tx_done(now) {
-                    self.transmit(nic, tx, now, s);
-                }
-                if self.nics[nic].tx_cause {
-                    if let Some(m) = &mut self.moderation[nic] {
-                        m.tx_cause(now);
-                    }
-                    self.irq_cause(nic, now, s);
-                }
-                self.output_drained(nic, now);
-                self.sender_room(nic);
-            }
+            Event::TxDone(nic) => self.tx_end(nic as usize, now, s),
             Event::Moderation(nic, generation) => {
                 self.moderation_timer(nic as usize, generation, now, s)
             }

@@ -179,8 +179,6 @@ impl DriverCosts {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IsrStep {
     Idle,
-    /// Invoked on a shared line with nothing pending: reading the status register.
-    Check,
     Entry,
     /// xl_stats_update for STATSOFLOW, at the handler's priority.
     Stats,
@@ -366,13 +364,8 @@ impl Host {
         if first {
             let n = &mut self.nics[nic];
             if !n.irq_asserted {
-                // Shared line, nothing pending here: read the status and return.
-                let d = self.drivers[nic].idle();
-                if d == SimTime::ZERO {
-                    return Step::Done;
-                }
-                self.isr_steps[nic] = IsrStep::Check;
-                return Step::Run(d);
+                // (The line folds the handlers of devices with nothing pending.)
+                return Step::Done;
             }
             n.irq_asserted = false;
             n.irq_enabled = false;
@@ -437,10 +430,7 @@ impl Host {
                 }
                 Step::Done
             }
-            IsrStep::Check | IsrStep::Idle => {
-                self.isr_steps[nic] = IsrStep::Idle;
-                Step::Done
-            }
+            IsrStep::Idle => Step::Done,
         }
     }
 }
