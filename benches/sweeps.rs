@@ -69,7 +69,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 4_791_660,
-        events: 43_070_617,
+        events: 34_528_963,
     },
     Case {
         group: "dc21143-64b-interrupt",
@@ -79,7 +79,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 2,
         packets: 4_791_660,
-        events: 43_070_617,
+        events: 34_528_963,
     },
     Case {
         group: "dc21143-64b-interrupt",
@@ -89,7 +89,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 1_339_284,
-        events: 10_108_523,
+        events: 7_429_955,
     },
     Case {
         group: "napi-1g-64b",
@@ -99,7 +99,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 788_687,
-        events: 2_098_700,
+        events: 2_094_975,
     },
     Case {
         group: "xl-stats-overflow",
@@ -119,7 +119,7 @@ const CASES: &[Case] = &[
         replications: Some(1),
         threads: 1,
         packets: 4_435_464,
-        events: 57_864_360,
+        events: 51_793_350,
     },
 ];
 

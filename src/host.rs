@@ -309,6 +309,13 @@ pub struct Host {
     clock_rng: crate::rng::StreamRng,
     /// Frames taken by interrupt handlers -- counter.
     pub(crate) isr_packets: u64,
+    /// Per NIC: the flows it receives, and whether a handler may decide its next step
+    /// ahead of time (see `Host::quiet_until`).
+    rx_flows: Vec<Vec<usize>>,
+    lookahead: Vec<bool>,
+    /// Whether a handler's steps may share a CPU burst when the outcome is certain
+    /// (the folded entry, `quiet_until`): fewer events, the same results.
+    pub(crate) merge_bursts: bool,
     load_end: Option<LoadSnapshot>,
     /// End of the run (sending plus drain): frames whose first bit would leave later
     /// are not received.
@@ -478,7 +485,19 @@ impl Host {
             )
         });
         let any = |f: fn(&PolicyConfig) -> bool| policies.iter().any(f);
-        Host {
+        let mut rx_flows = vec![Vec::new(); nics.len()];
+        for (i, f) in flows.iter().enumerate() {
+            rx_flows[f.in_nic].push(i);
+        }
+        let lookahead = (0..nics.len())
+            .map(|n| {
+                policies[n] == PolicyConfig::Interrupt
+                    && rx_flows[n]
+                        .iter()
+                        .all(|&f| !flows[f].source.is_closed_loop())
+            })
+            .collect();
+        let mut host = Host {
             cpu: Cpu::new(),
             cpu_slot: None,
             tx_slots: vec![None; cfg.nics.len()],
@@ -576,9 +595,58 @@ impl Host {
             }),
             clock_rng: key.stream("clock"),
             isr_packets: 0,
+            rx_flows,
+            lookahead,
+            merge_bursts: true,
             load_end: None,
             stop: spec.duration + spec.drain,
+        };
+        // Nothing preempts interrupt handlers but the clock interrupt; with it, a
+        // handler's CPU time does not map to wall time in advance.
+        if host.hardclock.is_some() || host.polling.is_some() {
+            host.lookahead.iter_mut().for_each(|x| *x = false);
         }
+        host
+    }
+
+    /// Every handler step as its own CPU burst and event (no folded entry, no
+    /// look-ahead): for checking that merged bursts change nothing but the event count.
+    #[doc(hidden)]
+    pub fn unmerged(mut self) -> Self {
+        self.merge_bursts = false;
+        self.lookahead.iter_mut().for_each(|x| *x = false);
+        self
+    }
+
+    /// Whether nothing can change what `nic`'s interrupt handler finds on its next check
+    /// of the chip if that check happens at `t`: no frame can reach its RX ring before
+    /// then (no frame in its receive FIFO or on the bus, every flow's next frame due
+    /// later), and no other cause is pending or can arise (no transmission in its DMA
+    /// engine, which could underrun; no transmit-completion interrupts). The handler then
+    /// runs its last frame and its exit as one CPU burst: one event instead of two, same
+    /// result. Only for the `interrupt` policy without a clock interrupt (which could
+    /// preempt the burst and move the check later in time).
+    pub(crate) fn quiet_until(&self, nic: usize, t: SimTime) -> bool {
+        if !self.lookahead[nic] {
+            return false;
+        }
+        let n = &self.nics[nic];
+        if !n.rx_ring.is_empty()
+            || n.tx_cause
+            || n.rx_error_cause
+            || n.underrun_cause
+            || n.tx_completion_interrupts()
+        {
+            return false;
+        }
+        if let Some(d) = self.dma.get(nic)
+            && (!d.rx_fifo.is_empty() || d.rx_busy || d.tx.is_some() || d.tx_busy)
+        {
+            return false;
+        }
+        self.rx_flows[nic]
+            .iter()
+            .all(|&f| self.flows[f].rx_slot.is_none_or(|k| k.at > t))
     }
 
     // ------------------------------------------------------------------ scheduling
@@ -1146,7 +1214,7 @@ impl Host {
         let tasks = self
             .isr_steps
             .iter()
-            .filter(|s| matches!(s, IsrStep::Packet(_)))
+            .filter(|s| matches!(s, IsrStep::Packet(_) | IsrStep::PacketExit(_)))
             .count()
             + self.netisr_held()
             + self

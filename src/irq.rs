@@ -101,6 +101,9 @@ pub(crate) struct Line {
     /// there (see `Host::line_asserted`).
     pub folded: Vec<(usize, SimTime)>,
     pub fold_len: SimTime,
+    /// The NIC whose handler's entry closes the folded burst (its device asserted when
+    /// the burst began), if any: a cut undoes its start.
+    pub entry_folded: Option<usize>,
     /// Chain passes (interrupts taken on the line) -- counter.
     pub passes: u64,
 }
@@ -117,6 +120,7 @@ impl Line {
             pos: LinePos::Idle,
             folded: Vec::new(),
             fold_len: SimTime::ZERO,
+            entry_folded: None,
             shared: true,
             passes: 0,
         }
@@ -133,6 +137,7 @@ impl Line {
             pos: LinePos::Idle,
             folded: Vec::new(),
             fold_len: SimTime::ZERO,
+            entry_folded: None,
             shared: false,
             passes: 0,
         }

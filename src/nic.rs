@@ -305,6 +305,12 @@ impl Nic {
                 || self.rx_error_cause)
     }
 
+    /// Whether transmissions completing raise a cause (`tx_completion` configured).
+    #[inline]
+    pub fn tx_completion_interrupts(&self) -> bool {
+        self.tx_completion.is_some()
+    }
+
     /// Whether the statistics-overflow cause (STATSOFLOW) is pending.
     #[inline]
     pub fn stats_cause(&self) -> bool {

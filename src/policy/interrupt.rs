@@ -183,6 +183,9 @@ pub(crate) enum IsrStep {
     /// xl_stats_update for STATSOFLOW, at the handler's priority.
     Stats,
     Packet(Packet),
+    /// One frame and then the exit, as one burst: known in advance that the ring check
+    /// after the frame finds nothing (see `Host::quiet_until`).
+    PacketExit(Packet),
     /// txeof for the transmit completions pending.
     Txeof,
     Exit,
@@ -275,6 +278,14 @@ impl Host {
         line.folded.truncate(k);
         line.fold_len = offset;
         line.pos = LinePos::Handler(i, false);
+        if let Some(started) = line.entry_folded.take() {
+            // The handler whose entry was folded in has not begun after all.
+            let n = &mut self.nics[started];
+            n.irq_asserted = true;
+            n.irq_enabled = true;
+            n.interrupts -= 1;
+            self.isr_steps[started] = IsrStep::Idle;
+        }
         self.cpu
             .set_burst(now, crate::cpu::Level::HardIrq, offset - used, 0);
     }
@@ -307,6 +318,7 @@ impl Host {
             fold = line.dispatch();
         }
         self.lines[l].folded.clear();
+        self.lines[l].entry_folded = None;
         loop {
             match self.lines[l].pos {
                 LinePos::Idle => return Step::Done,
@@ -327,7 +339,19 @@ impl Host {
                         continue;
                     }
                     if fold > SimTime::ZERO {
-                        // Run what was folded first; this handler begins after it.
+                        // Run what was folded first; this handler begins after it, and
+                        // its entry is folded in too (its device already asserts, so
+                        // starting it is certain) unless moderation watches the start.
+                        if self.merge_bursts
+                            && self.moderation[nic].is_none()
+                            && let Step::Run(entry) = self.isr_step(nic, now, true, s)
+                        {
+                            let line = &mut self.lines[l];
+                            line.pos = LinePos::Handler(i, true);
+                            line.entry_folded = Some(nic);
+                            line.fold_len = fold + entry;
+                            return Step::Run(fold + entry);
+                        }
                         self.lines[l].fold_len = fold;
                         return Step::Run(fold);
                     }
@@ -396,8 +420,15 @@ impl Host {
                         let limited = d.max_frames > 0 && d.taken >= d.max_frames;
                         if !limited && let Some(p) = self.nics[nic].rx_ring.pop() {
                             self.drivers[nic].taken += 1;
+                            let rx = self.drivers[nic].rx(p.bytes);
+                            if self.quiet_until(nic, now + rx) {
+                                // The check after this frame will find nothing: the
+                                // exit follows in the same burst.
+                                self.isr_steps[nic] = IsrStep::PacketExit(p);
+                                return Step::Run(rx + self.drivers[nic].exit());
+                            }
                             self.isr_steps[nic] = IsrStep::Packet(p);
-                            return Step::Run(self.drivers[nic].rx(p.bytes));
+                            return Step::Run(rx);
                         }
                         if let Some(k) = self.nics[nic].take_tx_completions() {
                             self.isr_steps[nic] = IsrStep::Txeof;
@@ -421,16 +452,24 @@ impl Host {
                 self.isr_steps[nic] = IsrStep::Exit;
                 Step::Run(self.drivers[nic].exit())
             }
-            IsrStep::Exit => {
-                self.isr_steps[nic] = IsrStep::Idle;
-                if self.policies[nic] == PolicyConfig::Interrupt {
-                    self.irq_unmask(nic, now, s);
-                    // dc_intr ends with dc_start when if_snd is not empty.
-                    self.if_start(nic, now, s);
-                }
-                Step::Done
+            IsrStep::PacketExit(p) => {
+                self.isr_packets += 1;
+                self.ipintrq_enqueue(p);
+                self.isr_end(nic, now, s)
             }
+            IsrStep::Exit => self.isr_end(nic, now, s),
             IsrStep::Idle => Step::Done,
         }
+    }
+
+    /// The handler returns: for `interrupt`, unmask the chip and run the start routine.
+    fn isr_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) -> Step {
+        self.isr_steps[nic] = IsrStep::Idle;
+        if self.policies[nic] == PolicyConfig::Interrupt {
+            self.irq_unmask(nic, now, s);
+            // dc_intr ends with dc_start when if_snd is not empty.
+            self.if_start(nic, now, s);
+        }
+        Step::Done
     }
 }

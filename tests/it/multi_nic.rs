@@ -478,3 +478,109 @@ fn at_40_percent_no_arrangement_of_the_tester_phases_reaches_the_measured_loss()
     let ppi = r.isr_packets as f64 / r.interrupts as f64;
     assert!((ppi - 1.0).abs() < 0.02, "{ppi} frames per interrupt");
 }
+
+#[test]
+fn merged_handler_bursts_change_the_event_count_and_nothing_else() {
+    // The engine runs a handler's steps as one CPU burst when their outcome is certain
+    // (the entry folded into the dispatch and idle handlers before it; the last frame
+    // and the exit when nothing can reach the ring before the check). The same runs
+    // with every step a burst of its own (`Host::unmerged`) must give the same figures
+    // to the last bit, with fewer events. `cpu.preemptions` is left out: a burst that
+    // ends at the very instant another level wakes counts as preempted or not by the
+    // order of simultaneous events, which the event count shifts (a zero-length
+    // remainder either way).
+    let compare = |name: &str, model: Value, flows: Vec<FlowConfig>, rates: Vec<f64>| {
+        let cfg: ModelConfig = serde_json::from_value(model).expect("model config");
+        let spec = RunSpec {
+            flows,
+            rates_pps: rates,
+            duration: SimTime::from_secs_f64(1.0),
+            drain: SimTime::from_secs_f64(0.5),
+            key: RunKey {
+                seed: 3,
+                variant: 0,
+                point: 0,
+                replication: 0,
+            },
+            timeline: None,
+        };
+        let merged = irqsim::host::Host::new(&cfg, &spec).run(&spec);
+        let plain = irqsim::host::Host::new(&cfg, &spec).unmerged().run(&spec);
+        let figures = |r: &RunStats| {
+            let mut c = r.counters.clone();
+            c.remove("cpu.preemptions");
+            format!(
+                "{:?} {:?} {:?} {} {} {:?}",
+                r.flows, r.cpu_ps, r.task_ps, r.interrupts, r.isr_packets, c
+            )
+        };
+        assert_eq!(figures(&merged), figures(&plain), "{name}");
+        assert!(
+            merged.events < plain.events,
+            "{name}: {} events",
+            merged.events
+        );
+        (merged.events, plain.events)
+    };
+    let line = 100e6 / (84.0 * 8.0);
+    let (m, p) = compare(
+        "64 B livelock",
+        dc_model(),
+        vec![flow("dc0", "dc1", 64)],
+        vec![0.30 * line],
+    );
+    // One frame per pass: 4 handler steps per pass become 2.
+    assert!((p - m) as f64 > 0.2 * p as f64, "{m} of {p}");
+    compare(
+        "64 B, two frames per pass",
+        dc_model(),
+        vec![flow("dc0", "dc1", 64)],
+        vec![0.34 * line],
+    );
+    let four = |bytes: u32| -> Vec<FlowConfig> {
+        [
+            ("dc0", "dc1"),
+            ("dc1", "dc0"),
+            ("dc2", "dc3"),
+            ("dc3", "dc2"),
+        ]
+        .iter()
+        .map(|(f, t)| {
+            serde_json::from_value(json!({
+                "from": f, "to": t, "frame_bytes": bytes,
+                "start_phase": "random", "clock_ppm": "random"
+            }))
+            .expect("flow")
+        })
+        .collect()
+    };
+    let line600 = 100e6 / (620.0 * 8.0);
+    for load in [0.5, 0.7, 1.0] {
+        compare(
+            &format!("600 B x 4 at {load}"),
+            dc_model(),
+            four(600),
+            vec![load * line600; 4],
+        );
+    }
+    // Underruns and chip resets (slow reads), with a livelocked CPU beside them.
+    let mut m = dc_slow_reads();
+    m["nics"][3]["dma"]["tx_thresholds_bytes"] = json!([128, 512]);
+    compare(
+        "resets",
+        m,
+        vec![flow("dc0", "dc1", 64), flow("dc2", "dc3", 600)],
+        vec![0.30 * 148_809.5, 40.0],
+    );
+    // Transmit-completion interrupts every 4th frame (no look-ahead on that NIC).
+    let mut m = simple_model(&["a", "b"]);
+    m["nics"][1]["tx_completion"] = json!({ "interrupt_every": 4 });
+    m["nics"][1]["driver"]["tx_per_packet"] = json!(500);
+    m["irq_lines"] = json!([{ "name": "irq5", "chain": ["b", "a"], "dispatch": 3000 }]);
+    compare(
+        "tx completions on a shared line",
+        m,
+        vec![flow("a", "b", 64), flow("b", "a", 64)],
+        vec![40_000.0, 20_000.0],
+    );
+}
