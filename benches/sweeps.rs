@@ -69,7 +69,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 4_791_660,
-        events: 34_528_963,
+        events: 30_778_969,
     },
     Case {
         group: "dc21143-64b-interrupt",
@@ -79,7 +79,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 2,
         packets: 4_791_660,
-        events: 34_528_963,
+        events: 30_778_969,
     },
     Case {
         group: "dc21143-64b-interrupt",
@@ -89,7 +89,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 1_339_284,
-        events: 7_429_955,
+        events: 6_090_671,
     },
     Case {
         group: "napi-1g-64b",
@@ -119,7 +119,7 @@ const CASES: &[Case] = &[
         replications: Some(1),
         threads: 1,
         packets: 4_435_464,
-        events: 51_793_350,
+        events: 50_103_588,
     },
 ];
 

@@ -312,7 +312,7 @@ pub struct Host {
     /// Per NIC: the flows it receives, and whether a handler may decide its next step
     /// ahead of time (see `Host::quiet_until`).
     rx_flows: Vec<Vec<usize>>,
-    lookahead: Vec<bool>,
+    pub(crate) lookahead: Vec<bool>,
     /// Whether a handler's steps may share a CPU burst when the outcome is certain
     /// (the folded entry, `quiet_until`): fewer events, the same results.
     pub(crate) merge_bursts: bool,
@@ -492,6 +492,7 @@ impl Host {
         let lookahead = (0..nics.len())
             .map(|n| {
                 policies[n] == PolicyConfig::Interrupt
+                    && nics[n].stats.is_none()
                     && rx_flows[n]
                         .iter()
                         .all(|&f| !flows[f].source.is_closed_loop())
@@ -619,24 +620,26 @@ impl Host {
     }
 
     /// Whether nothing can change what `nic`'s interrupt handler finds on its next check
-    /// of the chip if that check happens at `t`: no frame can reach its RX ring before
+    /// of the chip if that check happens at `t`, an empty ring: no frame can reach its RX ring before
     /// then (no frame in its receive FIFO or on the bus, every flow's next frame due
     /// later), and no other cause is pending or can arise (no transmission in its DMA
     /// engine, which could underrun; no transmit-completion interrupts). The handler then
     /// runs its last frame and its exit as one CPU burst: one event instead of two, same
-    /// result. Only for the `interrupt` policy without a clock interrupt (which could
-    /// preempt the burst and move the check later in time).
+    /// result. Only for the `interrupt` policy, without statistics counters (whose
+    /// overflow cause a transmission could raise) and without a clock interrupt (which
+    /// could preempt the burst and move the check later in time).
     pub(crate) fn quiet_until(&self, nic: usize, t: SimTime) -> bool {
+        self.nics[nic].rx_ring.is_empty() && self.nothing_arrives(nic, t)
+    }
+
+    /// `quiet_until` but for the frames already in the ring: nothing new reaches the
+    /// ring before `t`, and no other cause is pending or can arise.
+    pub(crate) fn nothing_arrives(&self, nic: usize, t: SimTime) -> bool {
         if !self.lookahead[nic] {
             return false;
         }
         let n = &self.nics[nic];
-        if !n.rx_ring.is_empty()
-            || n.tx_cause
-            || n.rx_error_cause
-            || n.underrun_cause
-            || n.tx_completion_interrupts()
-        {
+        if n.tx_cause || n.rx_error_cause || n.underrun_cause || n.tx_completion_interrupts() {
             return false;
         }
         if let Some(d) = self.dma.get(nic)

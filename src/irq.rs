@@ -101,9 +101,10 @@ pub(crate) struct Line {
     /// there (see `Host::line_asserted`).
     pub folded: Vec<(usize, SimTime)>,
     pub fold_len: SimTime,
-    /// The NIC whose handler's entry closes the folded burst (its device asserted when
-    /// the burst began), if any: a cut undoes its start.
-    pub entry_folded: Option<usize>,
+    /// The NIC whose handler's entry (or whole run) closes the folded burst (its device
+    /// asserted when the burst began), if any, and its driver's random stream before
+    /// the costs were drawn: a cut undoes its start.
+    pub entry_folded: Option<(usize, StreamRng)>,
     /// Chain passes (interrupts taken on the line) -- counter.
     pub passes: u64,
 }

@@ -131,7 +131,7 @@ pub(crate) struct DriverCosts {
     pub taken: u32,
     idle: Cost,
     tx: Cost,
-    rng: StreamRng,
+    pub rng: StreamRng,
 }
 
 impl DriverCosts {
@@ -186,6 +186,9 @@ pub(crate) enum IsrStep {
     /// One frame and then the exit, as one burst: known in advance that the ring check
     /// after the frame finds nothing (see `Host::quiet_until`).
     PacketExit(Packet),
+    /// Entry, the one frame in the ring and the exit, as one burst (see
+    /// `Host::whole_handler`); the frame is taken from the ring when the burst ends.
+    Whole,
     /// txeof for the transmit completions pending.
     Txeof,
     Exit,
@@ -278,8 +281,9 @@ impl Host {
         line.folded.truncate(k);
         line.fold_len = offset;
         line.pos = LinePos::Handler(i, false);
-        if let Some(started) = line.entry_folded.take() {
+        if let Some((started, rng)) = line.entry_folded.take() {
             // The handler whose entry was folded in has not begun after all.
+            self.drivers[started].rng = rng;
             let n = &mut self.nics[started];
             n.irq_asserted = true;
             n.irq_enabled = true;
@@ -342,15 +346,17 @@ impl Host {
                         // Run what was folded first; this handler begins after it, and
                         // its entry is folded in too (its device already asserts, so
                         // starting it is certain) unless moderation watches the start.
-                        if self.merge_bursts
-                            && self.moderation[nic].is_none()
-                            && let Step::Run(entry) = self.isr_step(nic, now, true, s)
-                        {
-                            let line = &mut self.lines[l];
-                            line.pos = LinePos::Handler(i, true);
-                            line.entry_folded = Some(nic);
-                            line.fold_len = fold + entry;
-                            return Step::Run(fold + entry);
+                        if self.merge_bursts && self.moderation[nic].is_none() {
+                            let saved = self.drivers[nic].rng.clone();
+                            if let Step::Run(entry) = self.isr_step(nic, now, true, s) {
+                                let mut len = fold + entry;
+                                len += self.whole_handler(nic, now + len);
+                                let line = &mut self.lines[l];
+                                line.pos = LinePos::Handler(i, true);
+                                line.entry_folded = Some((nic, saved));
+                                line.fold_len = len;
+                                return Step::Run(len);
+                            }
                         }
                         self.lines[l].fold_len = fold;
                         return Step::Run(fold);
@@ -457,9 +463,42 @@ impl Host {
                 self.ipintrq_enqueue(p);
                 self.isr_end(nic, now, s)
             }
+            IsrStep::Whole => {
+                let p = self.nics[nic]
+                    .rx_ring
+                    .pop()
+                    .expect("the frame seen at entry");
+                self.isr_packets += 1;
+                self.ipintrq_enqueue(p);
+                self.isr_end(nic, now, s)
+            }
             IsrStep::Exit => self.isr_end(nic, now, s),
             IsrStep::Idle => Step::Done,
         }
+    }
+
+    /// The handler of `nic`, its entry ending at `t`: when the ring holds one frame and
+    /// nothing can arrive or be raised before the handler returns (`Host::nothing_arrives`),
+    /// its frame and exit are certain and join the entry's burst. Returns the added CPU
+    /// time (zero when not certain, the costs' random stream untouched).
+    fn whole_handler(&mut self, nic: usize, t: SimTime) -> SimTime {
+        let n = &self.nics[nic];
+        if !self.lookahead[nic] || n.rx_ring.len() != 1 || n.stats_cause() {
+            return SimTime::ZERO;
+        }
+        let bytes = n.rx_ring.front().expect("one frame").bytes;
+        let saved = self.drivers[nic].rng.clone();
+        let rx = self.drivers[nic].rx(bytes);
+        let exit = self.drivers[nic].exit();
+        // Until the end of the exit, not just the check: the frame stays in the ring
+        // until then, where the unmerged handler has already taken it.
+        if !self.nothing_arrives(nic, t + rx + exit) {
+            self.drivers[nic].rng = saved;
+            return SimTime::ZERO;
+        }
+        self.drivers[nic].taken += 1;
+        self.isr_steps[nic] = IsrStep::Whole;
+        rx + exit
     }
 
     /// The handler returns: for `interrupt`, unmask the chip and run the start routine.

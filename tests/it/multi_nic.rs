@@ -572,6 +572,35 @@ fn merged_handler_bursts_change_the_event_count_and_nothing_else() {
         vec![flow("dc0", "dc1", 64), flow("dc2", "dc3", 600)],
         vec![0.30 * 148_809.5, 40.0],
     );
+    // Random driver costs (the merged path draws them at other instants, and must
+    // leave the stream as the unmerged one would when a burst is cut or not merged),
+    // and a one-slot receive ring (a frame arriving during the exit finds it free).
+    let mut m = dc_model();
+    for n in 0..4 {
+        let d = &mut m["nics"][n]["driver"];
+        d["isr_entry"] = json!({ "dist": "exponential", "mean_ns": 1000 });
+        d["rx_per_packet"] = json!({ "dist": "uniform", "min_ns": 1000, "max_ns": 4000 });
+        d["isr_exit"] = json!({ "dist": "exponential", "mean_ns": 1500 });
+        d["isr_idle"] = json!({ "dist": "uniform", "min_ns": 500, "max_ns": 1500 });
+        m["nics"][n]["rx_ring_slots"] = json!(1);
+    }
+    compare(
+        "random costs, one-slot rings",
+        m,
+        four(64),
+        vec![0.08 * line; 4],
+    );
+    // The same edge without randomness: a 2 us dispatch, a 5 + 2 + 1 us handler, a
+    // one-slot ring, and frames 9.5 us apart: the next frame lands during the exit.
+    let mut m = simple_model(&["a", "b"]);
+    m["nics"][0]["rx_ring_slots"] = json!(1);
+    m["irq_lines"] = json!([{ "name": "irq9", "chain": ["a"], "dispatch": 2000 }]);
+    compare(
+        "a frame landing during the exit",
+        m,
+        vec![flow("a", "b", 64)],
+        vec![1e6 / 9.5],
+    );
     // Transmit-completion interrupts every 4th frame (no look-ahead on that NIC).
     let mut m = simple_model(&["a", "b"]);
     m["nics"][1]["tx_completion"] = json!({ "interrupt_every": 4 });
