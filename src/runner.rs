@@ -17,7 +17,6 @@ use crate::rng::RunKey;
 use crate::scenario::Experiment;
 use crate::time::SimTime;
 use crate::timeline::TimelineRow;
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The sweep stopped before every run was done (the finished ones are checkpointed).
@@ -49,51 +48,73 @@ pub fn run_with(
     let jobs: Vec<(usize, usize, usize)> = (0..exp.variants.len())
         .flat_map(|v| (0..npoints).flat_map(move |p| (0..reps).map(move |r| (v, p, r))))
         .collect();
-    let work = || -> Vec<Option<(PointFigures, Vec<TimelineRow>)>> {
-        jobs.par_iter()
-            .map(|&(v, p, r)| {
-                if let Some(saved) = checkpoint.and_then(|c| c.load(v, p, r)) {
-                    on_done();
-                    return Some((saved.figures, saved.timeline));
-                }
-                if stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
-                    return None;
-                }
-                let model = &exp.variants[v].model;
-                let spec = RunSpec {
-                    flows: exp.flows.clone(),
-                    rates_pps: exp.points[p].rates_pps.clone(),
-                    duration: SimTime::from_secs_f64(exp.duration_s),
-                    drain: SimTime::from_secs_f64(exp.drain_s),
-                    timeline: exp
-                        .timeline_bucket_ms
-                        .map(|ms| SimTime::from_ns_f64(ms * 1e6)),
-                    key: RunKey {
-                        seed: exp.seed,
-                        variant: 0,
-                        point: p as u64,
-                        replication: r as u64,
-                    },
-                };
-                let stats = simulate(model, &spec).expect("experiment was validated");
-                on_done();
-                let rows = match (&stats.timeline, r) {
-                    (Some(tl), 0) => tl.rows(&exp.variants[v].name, exp.points[p].load_pct),
-                    _ => Vec::new(),
-                };
-                let figures = PointFigures::from_run(&stats, model.user.is_some());
-                if let Some(c) = checkpoint {
-                    let saved = SavedRun {
-                        figures,
-                        timeline: rows,
-                    };
-                    // A run that cannot be saved is still in the results; a later
-                    // --resume simply runs it again.
-                    let _ = c.save(v, p, r, &saved);
-                    return Some((saved.figures, saved.timeline));
-                }
-                Some((figures, rows))
-            })
+    let run_job = |&(v, p, r): &(usize, usize, usize)| {
+        if let Some(saved) = checkpoint.and_then(|c| c.load(v, p, r)) {
+            on_done();
+            return Some((saved.figures, saved.timeline));
+        }
+        if stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+            return None;
+        }
+        let model = &exp.variants[v].model;
+        let spec = RunSpec {
+            flows: exp.flows.clone(),
+            rates_pps: exp.points[p].rates_pps.clone(),
+            duration: SimTime::from_secs_f64(exp.duration_s),
+            drain: SimTime::from_secs_f64(exp.drain_s),
+            timeline: exp
+                .timeline_bucket_ms
+                .map(|ms| SimTime::from_ns_f64(ms * 1e6)),
+            key: RunKey {
+                seed: exp.seed,
+                variant: 0,
+                point: p as u64,
+                replication: r as u64,
+            },
+        };
+        let stats = simulate(model, &spec).expect("experiment was validated");
+        on_done();
+        let rows = match (&stats.timeline, r) {
+            (Some(tl), 0) => tl.rows(&exp.variants[v].name, exp.points[p].load_pct),
+            _ => Vec::new(),
+        };
+        let figures = PointFigures::from_run(&stats, model.user.is_some());
+        if let Some(c) = checkpoint {
+            let saved = SavedRun {
+                figures,
+                timeline: rows,
+            };
+            // A run that cannot be saved is still in the results; a later
+            // --resume simply runs it again.
+            let _ = c.save(v, p, r, &saved);
+            return Some((saved.figures, saved.timeline));
+        }
+        Some((figures, rows))
+    };
+    // Longest runs first (offered frames as the estimate), each taken by the next free
+    // thread: the sweep ends close to total work / threads instead of waiting for a
+    // long run started last. Results go to their own slots, so the order of execution
+    // changes nothing in them.
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    let frames = |k: usize| -> f64 { exp.points[jobs[k].1].rates_pps.iter().sum() };
+    order.sort_by(|&a, &b| frames(b).total_cmp(&frames(a)));
+    type Out = Option<(PointFigures, Vec<TimelineRow>)>;
+    let work = || -> Vec<Out> {
+        let slots: Vec<std::sync::Mutex<Out>> = (0..jobs.len())
+            .map(|_| std::sync::Mutex::new(None))
+            .collect();
+        rayon::scope_fifo(|sc| {
+            for &k in &order {
+                let (slots, run_job, job) = (&slots, &run_job, &jobs[k]);
+                sc.spawn_fifo(move |_| {
+                    let out = run_job(job);
+                    *slots[k].lock().expect("no panic while holding it") = out;
+                });
+            }
+        });
+        slots
+            .into_iter()
+            .map(|m| m.into_inner().expect("no panic while holding it"))
             .collect()
     };
     let out = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
