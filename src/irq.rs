@@ -22,6 +22,12 @@
 //!   the pass ends.
 //! - A NIC that is not on any configured line has a line of its own with no dispatch
 //!   or release cost: its driver's `isr_entry` then covers the whole interrupt entry.
+//! - Events, not behaviour: the dispatch, the idle handlers and the first working
+//!   handler's entry run as one CPU burst (`Line::folded`, `Line::entry_folded`), and
+//!   that handler's one frame and exit join it when nothing can change them (see
+//!   `Host::whole_handler` in [`crate::policy::interrupt`]). A device asserting before
+//!   its folded handler's turn cuts the burst there and undoes the folded start, so a
+//!   pass does exactly what it would with every step a burst of its own.
 //!
 //! Parameters ([`IrqLineConfig`], costs in the forms of [`crate::cost`]): `name`,
 //! `chain` (NIC names in call order), `dispatch` (default 0: interrupt entry, PIC mask
