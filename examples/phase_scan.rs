@@ -64,6 +64,7 @@ fn loss_pct(cfg: &ModelConfig, load_pct: f64, phases: [f64; 4]) -> f64 {
             replication: 0,
         },
         timeline: None,
+        latency_from: Default::default(),
     };
     let r = simulate(cfg, &spec).expect("valid run");
     100.0 * (r.total.sent - r.total.received) as f64 / r.total.sent as f64

@@ -60,6 +60,7 @@ pub fn fingerprint(exp: &Experiment) -> String {
         "seed": exp.seed,
         "replications": exp.replications,
         "timeline": exp.timeline_bucket_ms,
+        "latency_from": exp.latency_from,
     });
     format!("{:016x}", fnv(&doc.to_string()))
 }

@@ -152,6 +152,8 @@ pub struct RunSpec {
     pub key: RunKey,
     /// Width of the latency-timeline buckets, if a timeline is wanted.
     pub timeline: Option<SimTime>,
+    /// Where latency starts (default: the input frame's last bit).
+    pub latency_from: crate::stats::LatencyFrom,
 }
 
 /// Events of the host model.
@@ -316,6 +318,7 @@ pub struct Host {
     /// Whether a handler's steps may share a CPU burst when the outcome is certain
     /// (the folded entry, `quiet_until`): fewer events, the same results.
     pub(crate) merge_bursts: bool,
+    latency_from: crate::stats::LatencyFrom,
     load_end: Option<LoadSnapshot>,
     /// End of the run (sending plus drain): frames whose first bit would leave later
     /// are not received.
@@ -599,6 +602,7 @@ impl Host {
             rx_flows,
             lookahead,
             merge_bursts: true,
+            latency_from: spec.latency_from,
             load_end: None,
             stop: spec.duration + spec.drain,
         };
@@ -814,9 +818,15 @@ impl Host {
         let flow = pkt.flow as usize;
         if start <= self.stop {
             let f = &mut self.flows[flow];
-            f.stats.deliver(pkt.seq, start - pkt.t_in);
+            let lat = match self.latency_from {
+                crate::stats::LatencyFrom::LastBit => start - pkt.t_in,
+                crate::stats::LatencyFrom::FirstBit => {
+                    start - pkt.t_in + self.nics[f.in_nic].link.bytes_time(pkt.bytes)
+                }
+            };
+            f.stats.deliver(pkt.seq, lat);
             if let Some(tl) = &mut self.timeline {
-                tl.record(pkt.t_in, start - pkt.t_in);
+                tl.record(pkt.t_in, lat);
             }
             if f.source.is_closed_loop() {
                 // The response reaches the peer at `done`: one transaction, from the

@@ -108,6 +108,12 @@ pub fn table(r: &Results) -> String {
             r.measured.as_ref().map(|m| m.file.as_str()).unwrap_or("")
         );
     }
+    if r.latency_from == crate::stats::LatencyFrom::FirstBit {
+        let _ = writeln!(
+            s,
+            "latency: from the input frame's first bit to the output frame's first bit (FIFO)"
+        );
+    }
     if with_sender {
         let _ = writeln!(
             s,

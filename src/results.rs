@@ -197,6 +197,9 @@ pub struct Results {
     pub duration_s: f64,
     /// Replications per point.
     pub replications: u32,
+    /// Where the latencies start: the input frame's `last-bit` or `first-bit`.
+    #[serde(default)]
+    pub latency_from: crate::stats::LatencyFrom,
     /// Measured table compared with, if any, copied in so the results are self-contained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<Measured>,

@@ -65,6 +65,7 @@ pub fn run_with(
             timeline: exp
                 .timeline_bucket_ms
                 .map(|ms| SimTime::from_ns_f64(ms * 1e6)),
+            latency_from: exp.latency_from,
             key: RunKey {
                 seed: exp.seed,
                 variant: 0,
@@ -161,6 +162,7 @@ pub fn run_with(
         seed: exp.seed,
         duration_s: exp.duration_s,
         replications: exp.replications,
+        latency_from: exp.latency_from,
         measured: exp.measured.as_ref().map(|(file, points)| Measured {
             file: file.clone(),
             points: points.clone(),

@@ -29,6 +29,7 @@ use crate::host::ModelConfig;
 use crate::link::Link;
 use crate::problems::{Problem, Problems};
 use crate::smartbits::{self, MeasuredPoint};
+use crate::stats::LatencyFrom;
 use crate::traffic::FlowConfig;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -181,6 +182,16 @@ pub struct ScenarioFile {
     /// real link; the model then sends back to back at line rate) (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_overload: bool,
+    /// Where a frame's latency starts, as the tester measures it: `"last-bit"` (RFC
+    /// 2544's store-and-forward latency, "LIFO") or `"first-bit"` (bit-forwarding
+    /// latency, "FIFO": adds the input frame's time on the wire) (default
+    /// `"last-bit"`).
+    #[serde(default, skip_serializing_if = "is_last_bit")]
+    pub latency_from: LatencyFrom,
+}
+
+fn is_last_bit(x: &LatencyFrom) -> bool {
+    *x == LatencyFrom::LastBit
 }
 
 /// Latency-timeline request.
@@ -282,6 +293,8 @@ pub struct Experiment {
     pub measured: Option<(String, Vec<MeasuredPoint>)>,
     /// Latency-timeline bucket width [ms], if asked for.
     pub timeline_bucket_ms: Option<f64>,
+    /// Where latency starts.
+    pub latency_from: LatencyFrom,
 }
 
 /// The JSON Schema of scenario files, generated from the Rust types (schemars).
@@ -856,6 +869,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         replications: sc.replications,
         measured,
         timeline_bucket_ms: sc.timeline.as_ref().map(|t| t.bucket_ms),
+        latency_from: sc.latency_from,
     })
 }
 

@@ -361,6 +361,7 @@ mod tests {
                 replication: 0,
             },
             timeline: None,
+            latency_from: Default::default(),
         }
     }
 

@@ -6,10 +6,13 @@
 //!
 //! Latency is measured as test equipment measures a store-and-forward device (RFC 1242
 //! "LIFO" latency): from the last bit of the frame entering the input port to the first
-//! bit of it leaving the output port.
+//! bit of it leaving the output port; or, with the scenario's `latency_from`
+//! `"first-bit"` ([`LatencyFrom`]), from the first bit of the input frame ("FIFO"), as
+//! a tester set up for bit-forwarding devices reports it.
 
 use crate::time::SimTime;
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 /// Highest latency the histogram can hold [ns] (1,000 s); larger values are clamped.
 const HIST_MAX_NS: u64 = 1_000_000_000_000;
@@ -151,6 +154,24 @@ impl LatencyStats {
             p999: q(0.999),
         }
     }
+}
+
+/// Where a frame's latency starts (RFC 1242, section 3.8): the tester's convention.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum LatencyFrom {
+    /// From the last bit of the input frame to the first bit of the output frame:
+    /// RFC 1242's latency of a store-and-forward device, as RFC 2544 asks for it
+    /// ("LIFO").
+    #[default]
+    LastBit,
+    /// From the first bit of the input frame to the first bit of the output frame:
+    /// RFC 1242's latency of a bit-forwarding device ("FIFO"), which for a
+    /// store-and-forward device adds the input frame's time on the wire (its bytes,
+    /// without preamble).
+    FirstBit,
 }
 
 /// Everything measured for one flow (or the total over flows).

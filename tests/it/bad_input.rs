@@ -323,6 +323,19 @@ fn unknown_field_in_a_flow() {
     );
 }
 
+#[test]
+fn unknown_latency_convention() {
+    let mut c = Case::new();
+    c.scenario["latency_from"] = json!("lifo");
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "latency_from",
+        &["unknown variant `lifo`", "`last-bit`", "`first-bit`"],
+    );
+}
+
 // ---------------------------------------------------------------- wrong types
 
 #[test]

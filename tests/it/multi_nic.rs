@@ -60,6 +60,7 @@ fn run(model: Value, flows: Vec<FlowConfig>, rates: Vec<f64>, secs: f64, drain: 
             replication: 0,
         },
         timeline: None,
+        latency_from: Default::default(),
     };
     simulate(&cfg, &spec).expect("valid")
 }
@@ -423,6 +424,7 @@ fn tx_interrupts_rarer_than_the_ring_is_long_are_refused() {
             replication: 0,
         },
         timeline: None,
+        latency_from: Default::default(),
     };
     let problems = simulate(&cfg, &spec).expect_err("refused");
     assert!(
@@ -503,6 +505,7 @@ fn merged_handler_bursts_change_the_event_count_and_nothing_else() {
                 replication: 0,
             },
             timeline: None,
+            latency_from: Default::default(),
         };
         let merged = irqsim::host::Host::new(&cfg, &spec).run(&spec);
         let plain = irqsim::host::Host::new(&cfg, &spec).unmerged().run(&spec);
@@ -612,4 +615,42 @@ fn merged_handler_bursts_change_the_event_count_and_nothing_else() {
         vec![flow("a", "b", 64), flow("b", "a", 64)],
         vec![40_000.0, 20_000.0],
     );
+}
+
+#[test]
+fn first_bit_latency_adds_the_input_frames_time_on_the_wire() {
+    // RFC 1242: a store-and-forward device's latency runs from the input frame's last
+    // bit (`last-bit`, the default); a tester set up for bit-forwarding devices counts
+    // from its first bit (`first-bit`), which adds the frame's bytes at line rate:
+    // 600 x 8 / 100 Mbit/s = 48.000 us, 64 B: 5.120 us. Every statistic shifts by
+    // exactly that, and nothing else changes.
+    let one = |bytes: u32, from: &str| {
+        let cfg: ModelConfig = serde_json::from_value(dc_model()).expect("model");
+        let spec = RunSpec {
+            flows: vec![flow("dc0", "dc1", bytes), flow("dc2", "dc3", bytes)],
+            rates_pps: vec![5_000.0, 7_000.0],
+            duration: SimTime::from_secs_f64(0.5),
+            drain: SimTime::from_secs_f64(0.1),
+            key: RunKey {
+                seed: 5,
+                variant: 0,
+                point: 0,
+                replication: 0,
+            },
+            timeline: None,
+            latency_from: serde_json::from_value(json!(from)).expect("convention"),
+        };
+        simulate(&cfg, &spec).expect("valid")
+    };
+    for (bytes, shift_us) in [(600, 48.0), (64, 5.12)] {
+        let last = one(bytes, "last-bit");
+        let first = one(bytes, "first-bit");
+        assert_eq!(last.events, first.events);
+        assert_eq!(last.total.received, first.total.received);
+        let (a, b) = (last.total.latency.summary(), first.total.latency.summary());
+        for (x, y) in [(a.min, b.min), (a.avg, b.avg), (a.max, b.max)] {
+            assert!((y - x - shift_us).abs() < 1e-6, "{bytes} B: {x} -> {y}");
+        }
+        assert!((a.stddev - b.stddev).abs() < 1e-6);
+    }
 }

@@ -1140,6 +1140,7 @@ impl Setup {
                 replication: 0,
             },
             timeline: None,
+            latency_from: Default::default(),
         }
     }
 

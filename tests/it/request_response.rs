@@ -38,6 +38,7 @@ fn run(outstanding: f64) -> irqsim::host::RunStats {
             replication: 0,
         },
         timeline: None,
+        latency_from: Default::default(),
     };
     simulate(&model(), &spec).unwrap()
 }

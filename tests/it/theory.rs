@@ -79,6 +79,7 @@ fn run(
         drain: SimTime::from_secs_f64(drain_secs),
         key,
         timeline: None,
+        latency_from: Default::default(),
     };
     simulate(cfg, &spec).expect("valid run")
 }
