@@ -322,7 +322,7 @@ pub struct Host {
     load_end: Option<LoadSnapshot>,
     /// End of the run (sending plus drain): frames whose first bit would leave later
     /// are not received.
-    stop: SimTime,
+    pub(crate) stop: SimTime,
 }
 
 /// Counters captured when the tester stops sending.
@@ -624,14 +624,17 @@ impl Host {
     }
 
     /// Whether nothing can change what `nic`'s interrupt handler finds on its next check
-    /// of the chip if that check happens at `t`, an empty ring: no frame can reach its RX ring before
-    /// then (no frame in its receive FIFO or on the bus, every flow's next frame due
-    /// later), and no other cause is pending or can arise (no transmission in its DMA
-    /// engine, which could underrun; no transmit-completion interrupts). The handler then
-    /// runs its last frame and its exit as one CPU burst: one event instead of two, same
-    /// result. Only for the `interrupt` policy, without statistics counters (whose
-    /// overflow cause a transmission could raise) and without a clock interrupt (which
-    /// could preempt the burst and move the check later in time).
+    /// of the chip if that check happens at `t`, an empty ring: no frame can reach its
+    /// RX ring before then (no frame in its receive FIFO or on the bus, every flow's
+    /// next frame due later), and no other cause is pending or can arise (with a bus,
+    /// no transmission in its DMA engine or waiting behind the frame on the wire, which
+    /// could underrun; no transmit-completion interrupts); and the run does not end
+    /// before `t` (the end of a merged burst must be an instant the unmerged run
+    /// reaches too). The handler then runs its last frame and its exit as one CPU
+    /// burst: one event instead of two, same result. Only for the `interrupt` policy,
+    /// without statistics counters (whose overflow cause a transmission could raise)
+    /// and without a clock interrupt (which could preempt the burst and move the check
+    /// later in time).
     pub(crate) fn quiet_until(&self, nic: usize, t: SimTime) -> bool {
         self.nics[nic].rx_ring.is_empty() && self.nothing_arrives(nic, t)
     }
@@ -643,7 +646,11 @@ impl Host {
             return false;
         }
         let n = &self.nics[nic];
-        if n.tx_cause || n.rx_error_cause || n.underrun_cause || n.tx_completion_interrupts() {
+        if t > self.stop || n.rx_error_cause || n.underrun_cause || n.tx_completion_interrupts() {
+            return false;
+        }
+        // With a bus, a frame that starts after the one on the wire could underrun.
+        if self.bus.is_some() && n.tx_backlog() {
             return false;
         }
         if let Some(d) = self.dma.get(nic)
@@ -1018,7 +1025,17 @@ impl Host {
                     next = Some((k, src));
                 }
             };
-            consider(self.cpu_slot.map(|(k, _, _)| k), Src::Cpu);
+            // A CPU burst that ends at the same instant as other events ends after them
+            // (the software's next check sees what the hardware did at that instant),
+            // whenever its completion was scheduled: how a handler's steps are split
+            // into bursts then cannot reorder simultaneous events.
+            consider(
+                self.cpu_slot.map(|(k, _, _)| Slot {
+                    at: k.at,
+                    seq: u64::MAX,
+                }),
+                Src::Cpu,
+            );
             for (i, f) in self.flows.iter().enumerate() {
                 consider(f.rx_slot, Src::Rx(i));
             }

@@ -27,7 +27,8 @@
 //!   that handler's one frame and exit join it when nothing can change them (see
 //!   `Host::whole_handler` in [`crate::policy::interrupt`]). A device asserting before
 //!   its folded handler's turn cuts the burst there and undoes the folded start, so a
-//!   pass does exactly what it would with every step a burst of its own.
+//!   pass does exactly what it would with every step a burst of its own (a CPU burst
+//!   ends after the other events of its instant, see `Host::run`).
 //!
 //! Parameters ([`IrqLineConfig`], costs in the forms of [`crate::cost`]): `name`,
 //! `chain` (NIC names in call order), `dispatch` (default 0: interrupt entry, PIC mask

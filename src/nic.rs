@@ -305,6 +305,12 @@ impl Nic {
                 || self.rx_error_cause)
     }
 
+    /// Whether frames wait to be sent after the one on the wire (TX ring or if_snd).
+    #[inline]
+    pub fn tx_backlog(&self) -> bool {
+        self.tx_ring.len() > self.tx_active as usize || !self.if_snd.is_empty()
+    }
+
     /// Whether transmissions completing raise a cause (`tx_completion` configured).
     #[inline]
     pub fn tx_completion_interrupts(&self) -> bool {

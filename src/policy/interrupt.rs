@@ -283,12 +283,7 @@ impl Host {
         line.pos = LinePos::Handler(i, false);
         if let Some((started, rng)) = line.entry_folded.take() {
             // The handler whose entry was folded in has not begun after all.
-            self.drivers[started].rng = rng;
-            let n = &mut self.nics[started];
-            n.irq_asserted = true;
-            n.irq_enabled = true;
-            n.interrupts -= 1;
-            self.isr_steps[started] = IsrStep::Idle;
+            self.undo_start(started, rng);
         }
         self.cpu
             .set_burst(now, crate::cpu::Level::HardIrq, offset - used, 0);
@@ -350,6 +345,12 @@ impl Host {
                             let saved = self.drivers[nic].rng.clone();
                             if let Step::Run(entry) = self.isr_step(nic, now, true, s) {
                                 let mut len = fold + entry;
+                                if now + len > self.stop {
+                                    // The run ends before the handler would begin.
+                                    self.undo_start(nic, saved);
+                                    self.lines[l].fold_len = fold;
+                                    return Step::Run(fold);
+                                }
                                 len += self.whole_handler(nic, now + len);
                                 let line = &mut self.lines[l];
                                 line.pos = LinePos::Handler(i, true);
@@ -429,9 +430,15 @@ impl Host {
                             let rx = self.drivers[nic].rx(p.bytes);
                             if self.quiet_until(nic, now + rx) {
                                 // The check after this frame will find nothing: the
-                                // exit follows in the same burst.
-                                self.isr_steps[nic] = IsrStep::PacketExit(p);
-                                return Step::Run(rx + self.drivers[nic].exit());
+                                // exit follows in the same burst (unless the run ends
+                                // first).
+                                let saved = self.drivers[nic].rng.clone();
+                                let exit = self.drivers[nic].exit();
+                                if now + rx + exit <= self.stop {
+                                    self.isr_steps[nic] = IsrStep::PacketExit(p);
+                                    return Step::Run(rx + exit);
+                                }
+                                self.drivers[nic].rng = saved;
                             }
                             self.isr_steps[nic] = IsrStep::Packet(p);
                             return Step::Run(rx);
@@ -477,13 +484,24 @@ impl Host {
         }
     }
 
+    /// Take back the start of `nic`'s handler folded into a burst (`isr_step` with
+    /// `first`), restoring its driver's random stream to `rng`.
+    fn undo_start(&mut self, nic: usize, rng: StreamRng) {
+        self.drivers[nic].rng = rng;
+        let n = &mut self.nics[nic];
+        n.irq_asserted = true;
+        n.irq_enabled = true;
+        n.interrupts -= 1;
+        self.isr_steps[nic] = IsrStep::Idle;
+    }
+
     /// The handler of `nic`, its entry ending at `t`: when the ring holds one frame and
     /// nothing can arrive or be raised before the handler returns (`Host::nothing_arrives`),
     /// its frame and exit are certain and join the entry's burst. Returns the added CPU
     /// time (zero when not certain, the costs' random stream untouched).
     fn whole_handler(&mut self, nic: usize, t: SimTime) -> SimTime {
         let n = &self.nics[nic];
-        if !self.lookahead[nic] || n.rx_ring.len() != 1 || n.stats_cause() {
+        if !self.lookahead[nic] || n.rx_ring.len() != 1 {
             return SimTime::ZERO;
         }
         let bytes = n.rx_ring.front().expect("one frame").bytes;
@@ -496,7 +514,6 @@ impl Host {
             self.drivers[nic].rng = saved;
             return SimTime::ZERO;
         }
-        self.drivers[nic].taken += 1;
         self.isr_steps[nic] = IsrStep::Whole;
         rx + exit
     }

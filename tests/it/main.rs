@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod livelock_table;
+mod merged_bursts;
 mod multi_nic;
 mod p100_de;
 mod plots;

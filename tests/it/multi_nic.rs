@@ -487,10 +487,8 @@ fn merged_handler_bursts_change_the_event_count_and_nothing_else() {
     // (the entry folded into the dispatch and idle handlers before it; the last frame
     // and the exit when nothing can reach the ring before the check). The same runs
     // with every step a burst of its own (`Host::unmerged`) must give the same figures
-    // to the last bit, with fewer events. `cpu.preemptions` is left out: a burst that
-    // ends at the very instant another level wakes counts as preempted or not by the
-    // order of simultaneous events, which the event count shifts (a zero-length
-    // remainder either way).
+    // to the last bit (every counter, latencies, CPU time per level), with fewer
+    // events. More edge cases: `merged_bursts.rs`.
     let compare = |name: &str, model: Value, flows: Vec<FlowConfig>, rates: Vec<f64>| {
         let cfg: ModelConfig = serde_json::from_value(model).expect("model config");
         let spec = RunSpec {
@@ -510,11 +508,9 @@ fn merged_handler_bursts_change_the_event_count_and_nothing_else() {
         let merged = irqsim::host::Host::new(&cfg, &spec).run(&spec);
         let plain = irqsim::host::Host::new(&cfg, &spec).unmerged().run(&spec);
         let figures = |r: &RunStats| {
-            let mut c = r.counters.clone();
-            c.remove("cpu.preemptions");
             format!(
                 "{:?} {:?} {:?} {} {} {:?}",
-                r.flows, r.cpu_ps, r.task_ps, r.interrupts, r.isr_packets, c
+                r.flows, r.cpu_ps, r.task_ps, r.interrupts, r.isr_packets, r.counters
             )
         };
         assert_eq!(figures(&merged), figures(&plain), "{name}");
