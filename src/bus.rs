@@ -189,6 +189,9 @@ pub(crate) struct Bus {
     ps_per_byte: f64,
     write_ps: u64,
     read_ps: u64,
+    /// Data time of a burst of `b` bytes for every `b` up to the largest burst or
+    /// descriptor (at most 4,096 entries), computed once as `duration` would [ps].
+    data_ps: Vec<u64>,
     pub burst_bytes: u32,
     pub descriptor_bytes: u32,
     pub read_latency: SimTime,
@@ -200,11 +203,16 @@ pub(crate) struct Bus {
 
 impl Bus {
     pub fn new(cfg: &BusConfig) -> Bus {
+        let ps_per_byte = 1e6 / cfg.clock_mhz / cfg.width_bytes as f64;
+        let table = cfg.burst_bytes.max(cfg.descriptor_bytes).min(4096);
         Bus {
             pending: Vec::new(),
             current: None,
             seq: 0,
-            ps_per_byte: 1e6 / cfg.clock_mhz / cfg.width_bytes as f64,
+            data_ps: (0..=table)
+                .map(|b| Self::data_time(ps_per_byte, b))
+                .collect(),
+            ps_per_byte,
             write_ps: SimTime::from_ns_f64(cfg.write_overhead_ns).0,
             read_ps: SimTime::from_ns_f64(cfg.read_overhead_ns).0,
             burst_bytes: cfg.burst_bytes,
@@ -215,13 +223,22 @@ impl Bus {
         }
     }
 
+    /// Data clocks of `bytes` bytes [ps] (+ 0.5 and truncation: round half up without
+    /// a libm call).
+    fn data_time(ps_per_byte: f64, bytes: u32) -> u64 {
+        (bytes as f64 * ps_per_byte + 0.5) as u64
+    }
+
     fn duration(&self, b: &Burst) -> SimTime {
         let over = match b.dir {
             Dir::RxWrite => self.write_ps,
             Dir::TxRead => self.read_ps,
         };
-        // (+ 0.5 and truncation: round half up without a libm call)
-        SimTime(over + (b.bytes as f64 * self.ps_per_byte + 0.5) as u64)
+        let data = match self.data_ps.get(b.bytes as usize) {
+            Some(&d) => d,
+            None => Self::data_time(self.ps_per_byte, b.bytes),
+        };
+        SimTime(over + data)
     }
 
     /// Request a burst that is ready at `ready` (at or after `now`). Returns the new

@@ -16,26 +16,36 @@ pub struct Link {
     /// Line rate [bit/s].
     pub line_rate_bps: f64,
     ps_per_byte: f64,
+    /// `ps_per_byte` when it is a whole number below 2^20 (10 Mbit/s: 800,000; 100
+    /// Mbit/s: 80,000; 1 Gbit/s: 8,000), else 0: the times are then computed in integers,
+    /// equal to the floating-point ones (every product stays below 2^53).
+    ps_per_byte_int: u64,
 }
 
 impl Link {
     /// A link of `line_rate_bps` bit/s (must be > 0).
     pub fn new(line_rate_bps: f64) -> Link {
+        let ps_per_byte = 8.0 * 1e12 / line_rate_bps;
+        let whole = ps_per_byte.fract() == 0.0 && ps_per_byte < (1u64 << 20) as f64;
         Link {
             line_rate_bps,
-            ps_per_byte: 8.0 * 1e12 / line_rate_bps,
+            ps_per_byte,
+            ps_per_byte_int: if whole { ps_per_byte as u64 } else { 0 },
         }
     }
 
     /// Time a `frame_bytes` frame occupies the wire, preamble and gap included.
     #[inline]
     pub fn wire_time(&self, frame_bytes: u32) -> SimTime {
-        SimTime(((frame_bytes + WIRE_OVERHEAD_BYTES) as f64 * self.ps_per_byte + 0.5) as u64)
+        self.bytes_time(frame_bytes + WIRE_OVERHEAD_BYTES)
     }
 
     /// Time `bytes` bytes take on the wire (no preamble or gap added).
     #[inline]
     pub fn bytes_time(&self, bytes: u32) -> SimTime {
+        if self.ps_per_byte_int != 0 {
+            return SimTime(bytes as u64 * self.ps_per_byte_int);
+        }
         SimTime((bytes as f64 * self.ps_per_byte + 0.5) as u64)
     }
 
@@ -56,5 +66,21 @@ mod tests {
         assert!((fe.line_rate_fps(600.0) - 20_161.29).abs() < 0.01);
         assert!((Link::new(1e9).line_rate_fps(64.0) - 1_488_095.2).abs() < 0.1);
         assert_eq!(fe.wire_time(64), SimTime(6_720_000)); // 84 bytes * 80 ns
+    }
+
+    #[test]
+    fn integer_times_equal_the_floating_point_ones() {
+        // Whole ps per byte (10 Mbit/s .. 1 Gbit/s) take the integer path; the result
+        // must be what the rounded floating-point product gives, for every frame size.
+        for bps in [10e6, 100e6, 1e9, 40e9 / 3.0, 2.5e9] {
+            let l = Link::new(bps);
+            let p = 8.0 * 1e12 / bps;
+            for b in (0..70_000u32).step_by(7).chain([u32::MAX / 2]) {
+                let float = SimTime((b as f64 * p + 0.5) as u64);
+                if p * (b as f64) < 2f64.powi(53) {
+                    assert_eq!(l.bytes_time(b), float, "{bps} bit/s, {b} bytes");
+                }
+            }
+        }
     }
 }
