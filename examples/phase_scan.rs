@@ -57,12 +57,7 @@ fn loss_pct(cfg: &ModelConfig, load_pct: f64, phases: [f64; 4]) -> f64 {
         rates_pps: vec![load_pct / 100.0 * LINE_FPS; 4],
         duration: SimTime::from_secs_f64(2.0),
         drain: SimTime::from_secs_f64(0.2),
-        key: RunKey {
-            seed: 1,
-            variant: 0,
-            point: 0,
-            replication: 0,
-        },
+        key: RunKey::single(1),
         timeline: None,
         latency_from: Default::default(),
     };

@@ -301,13 +301,7 @@ mod tests {
     fn exponential_mean_is_right() {
         // Sample mean of 200k draws: standard error 5000/sqrt(2e5) = 11 ns; allow 5 sigma.
         let c = parse(r#"{"dist": "exponential", "mean_ns": 5000}"#).build(1000.0);
-        let mut rng = crate::rng::RunKey {
-            seed: 1,
-            variant: 0,
-            point: 0,
-            replication: 0,
-        }
-        .stream("t");
+        let mut rng = crate::rng::RunKey::single(1).stream("t");
         let n = 200_000;
         let sum: f64 = (0..n).map(|_| c.sample(&mut rng).as_ns_f64()).sum();
         assert!((sum / n as f64 - 5000.0).abs() < 56.0);

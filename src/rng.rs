@@ -41,6 +41,16 @@ pub struct RunKey {
 }
 
 impl RunKey {
+    /// A run on its own: the first point and replication of a sweep without variants.
+    pub fn single(seed: u64) -> RunKey {
+        RunKey {
+            seed,
+            variant: 0,
+            point: 0,
+            replication: 0,
+        }
+    }
+
     /// The independent stream called `name` for this run.
     pub fn stream(&self, name: &str) -> StreamRng {
         let mut h = mix(self.seed);

@@ -354,12 +354,7 @@ mod tests {
             // Counted up to the end of sending: the frames still queued then are not
             // part of the rate.
             drain: SimTime::ZERO,
-            key: RunKey {
-                seed: 1,
-                variant: 0,
-                point: 0,
-                replication: 0,
-            },
+            key: RunKey::single(1),
             timeline: None,
             latency_from: Default::default(),
         }

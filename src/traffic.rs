@@ -464,12 +464,7 @@ mod tests {
         // 10 % of 148,809.5 fps for 10 s: SmartBits' Sent column says 148,809.
         let link = Link::new(100e6);
         let rate = 0.10 * link.line_rate_fps(64.0);
-        let k = RunKey {
-            seed: 1,
-            variant: 0,
-            point: 0,
-            replication: 0,
-        };
+        let k = RunKey::single(1);
         let mut s = FlowSource::new(
             &flow(Arrivals::Constant),
             link,
@@ -490,12 +485,7 @@ mod tests {
     fn poisson_rate_is_right() {
         // 10,000 pps for 20 s: 200,000 expected, sd 447; allow 4 sd.
         let link = Link::new(1e9);
-        let k = RunKey {
-            seed: 3,
-            variant: 0,
-            point: 0,
-            replication: 0,
-        };
+        let k = RunKey::single(3);
         let mut s = FlowSource::new(
             &flow(Arrivals::Poisson),
             link,

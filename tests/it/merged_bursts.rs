@@ -64,12 +64,7 @@ fn both(
         rates_pps: rates.to_vec(),
         duration: dur,
         drain,
-        key: RunKey {
-            seed,
-            variant: 0,
-            point: 0,
-            replication: 0,
-        },
+        key: RunKey::single(seed),
         timeline: None,
 
         latency_from: Default::default(),

@@ -53,12 +53,7 @@ fn run(model: Value, flows: Vec<FlowConfig>, rates: Vec<f64>, secs: f64, drain: 
         rates_pps: rates,
         duration: SimTime::from_secs_f64(secs),
         drain: SimTime::from_secs_f64(drain),
-        key: RunKey {
-            seed: 7,
-            variant: 0,
-            point: 0,
-            replication: 0,
-        },
+        key: RunKey::single(7),
         timeline: None,
         latency_from: Default::default(),
     };
@@ -417,12 +412,7 @@ fn tx_interrupts_rarer_than_the_ring_is_long_are_refused() {
         rates_pps: vec![1_000.0],
         duration: SimTime::from_secs_f64(0.1),
         drain: SimTime::ZERO,
-        key: RunKey {
-            seed: 1,
-            variant: 0,
-            point: 0,
-            replication: 0,
-        },
+        key: RunKey::single(1),
         timeline: None,
         latency_from: Default::default(),
     };
@@ -496,12 +486,7 @@ fn merged_handler_bursts_change_the_event_count_and_nothing_else() {
             rates_pps: rates,
             duration: SimTime::from_secs_f64(1.0),
             drain: SimTime::from_secs_f64(0.5),
-            key: RunKey {
-                seed: 3,
-                variant: 0,
-                point: 0,
-                replication: 0,
-            },
+            key: RunKey::single(3),
             timeline: None,
             latency_from: Default::default(),
         };
@@ -627,12 +612,7 @@ fn first_bit_latency_adds_the_input_frames_time_on_the_wire() {
             rates_pps: vec![5_000.0, 7_000.0],
             duration: SimTime::from_secs_f64(0.5),
             drain: SimTime::from_secs_f64(0.1),
-            key: RunKey {
-                seed: 5,
-                variant: 0,
-                point: 0,
-                replication: 0,
-            },
+            key: RunKey::single(5),
             timeline: None,
             latency_from: serde_json::from_value(json!(from)).expect("convention"),
         };

@@ -1133,12 +1133,7 @@ impl Setup {
             rates_pps: self.rates_pps.clone(),
             duration: self.duration,
             drain: self.drain,
-            key: RunKey {
-                seed: self.seed,
-                variant: 0,
-                point: 0,
-                replication: 0,
-            },
+            key: RunKey::single(self.seed),
             timeline: None,
             latency_from: Default::default(),
         }

@@ -31,12 +31,7 @@ fn run(outstanding: f64) -> irqsim::host::RunStats {
         rates_pps: vec![outstanding],
         duration: SimTime::from_secs_f64(1.0),
         drain: SimTime::from_secs_f64(0.01),
-        key: RunKey {
-            seed: 1,
-            variant: 0,
-            point: 0,
-            replication: 0,
-        },
+        key: RunKey::single(1),
         timeline: None,
         latency_from: Default::default(),
     };
