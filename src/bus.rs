@@ -45,7 +45,7 @@
 //! of thresholds = store-and-forward).
 
 use crate::engine::Scheduler;
-use crate::host::Event;
+use crate::host::{Event, SLOT_BUS};
 use crate::policy::PolicyConfig;
 use crate::problems::Problems;
 use crate::time::SimTime;
@@ -472,7 +472,7 @@ impl crate::host::Host {
     fn bus_request(&mut self, b: Burst, ready: SimTime, s: &mut Scheduler<Event>) {
         let now = s.now();
         if let Some(end) = self.bus.as_mut().expect("bus").request(b, ready, now) {
-            self.bus_slot = Some(s.stamp(end));
+            self.set_bus_slot(Some(s.stamp(end)));
         }
     }
 
@@ -480,7 +480,7 @@ impl crate::host::Host {
     pub(crate) fn bus_done(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         let (b, next) = self.bus.as_mut().expect("bus").complete(now);
         if let Some(end) = next {
-            self.bus_slot = Some(s.stamp(end));
+            self.set_bus_slot(Some(s.stamp(end)));
         }
         let nic = b.nic as usize;
         match b.dir {
@@ -536,7 +536,7 @@ impl crate::host::Host {
                     let start = now.max(f.eligible);
                     f.start = Some(start);
                     let done = start + self.nics[nic].link.wire_time(f.pkt.bytes);
-                    self.tx_slots[nic] = Some(s.stamp(done));
+                    self.set_tx_slot(nic, Some(s.stamp(done)));
                 }
                 self.dma[nic].tx = if complete { None } else { Some(f) };
                 if complete {
@@ -557,7 +557,7 @@ impl crate::host::Host {
         // A burst of this frame still waiting or on the bus is ignored when it ends.
         self.dma[nic].stale_tx = self.dma[nic].tx_busy;
         self.dma[nic].tx_underruns += 1;
-        self.tx_slots[nic] = None;
+        self.set_tx_slot(nic, None);
         if let Some(p) = self.nics[nic].tx_abort() {
             self.flows[p.flow as usize].stats.drops.tx_underrun += 1;
         }
@@ -576,7 +576,7 @@ impl crate::host::Host {
     /// them lost, link considered down until the driver's next link check.
     pub(crate) fn chip_reset(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         let on_wire =
-            self.dma.get(nic).is_some_and(|d| d.tx.is_none()) && self.tx_slots[nic].is_some();
+            self.dma.get(nic).is_some_and(|d| d.tx.is_none()) && self.tx_slot(nic).is_some();
         for p in self.nics[nic].reset(on_wire) {
             self.flows[p.flow as usize].stats.drops.reset += 1;
         }
@@ -591,7 +591,7 @@ impl crate::host::Host {
                 // Waiting and reserved bursts are gone; only one already on the bus
                 // completes, and its engine ignores it.
                 if let Some(end) = bus.cancel(nic as u16, now) {
-                    self.bus_slot = end.map(|e| s.stamp(e));
+                    self.slots.set(SLOT_BUS, end.map(|e| s.stamp(e)));
                 }
                 let on_bus = bus.on_bus(now);
                 d.stale_rx = on_bus.is_some_and(|b| b.nic as usize == nic && b.dir == Dir::RxWrite);
@@ -601,7 +601,7 @@ impl crate::host::Host {
             }
         }
         if !on_wire {
-            self.tx_slots[nic] = None;
+            self.set_tx_slot(nic, None);
         }
         self.link_watch_rearm(nic, now, s);
     }

@@ -250,8 +250,17 @@ pub enum Cost {
 
 impl Cost {
     /// Draw one duration. Constant costs do not touch the stream.
-    #[inline]
+    #[inline(always)]
     pub fn sample(&self, rng: &mut StreamRng) -> SimTime {
+        match self {
+            Cost::Constant(t) => *t,
+            _ => self.sample_random(rng),
+        }
+    }
+
+    /// The random forms, out of line so that the constant case inlines to a load.
+    #[inline(never)]
+    fn sample_random(&self, rng: &mut StreamRng) -> SimTime {
         match self {
             Cost::Constant(t) => *t,
             Cost::Exp(d) => SimTime::from_ns_f64(d.sample(rng)),

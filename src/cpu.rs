@@ -238,6 +238,13 @@ impl Cpu {
         }
     }
 
+    /// Whether anything changed since the last [`Cpu::pick`] (else it would return
+    /// `Unchanged` or `Idle` and do nothing).
+    #[inline(always)]
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
     /// Decide what runs now.
     #[inline]
     pub fn pick(&mut self, now: SimTime) -> Pick {

@@ -155,6 +155,67 @@ impl<E> Scheduler<E> {
     }
 }
 
+/// A fixed set of [`Slot`]s, each empty or holding one pending event's (time,
+/// sequence), and the earliest of them found by one scan of a contiguous array: the
+/// few one-of-a-kind pending events of a model (see the module docs), checked on every
+/// event without touching the heap.
+#[derive(Clone, Debug)]
+pub struct SlotTable {
+    /// `at << 64 | seq` per slot, [`SlotTable::EMPTY`] when empty: ordered as (time,
+    /// sequence) by one integer comparison, so the scan needs no data-dependent branch
+    /// (the earliest of a handful of slots is unpredictable from one event to the next).
+    keys: Vec<u128>,
+}
+
+impl SlotTable {
+    const EMPTY: u128 = u128::MAX;
+
+    /// `n` empty slots.
+    pub fn new(n: usize) -> Self {
+        SlotTable {
+            keys: vec![Self::EMPTY; n],
+        }
+    }
+
+    #[inline(always)]
+    fn pack(k: Slot) -> u128 {
+        ((k.at.0 as u128) << 64) | k.seq as u128
+    }
+
+    #[inline(always)]
+    fn unpack(k: u128) -> Slot {
+        Slot {
+            at: SimTime((k >> 64) as u64),
+            seq: k as u64,
+        }
+    }
+
+    /// Set or clear slot `i`.
+    #[inline(always)]
+    pub fn set(&mut self, i: usize, k: Option<Slot>) {
+        self.keys[i] = k.map_or(Self::EMPTY, Self::pack);
+    }
+
+    /// Slot `i`, if it holds an event.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<Slot> {
+        let k = self.keys[i];
+        (k != Self::EMPTY).then(|| Self::unpack(k))
+    }
+
+    /// The earliest slot by (time, sequence), if any holds an event.
+    #[inline(always)]
+    pub fn earliest(&self) -> Option<(usize, Slot)> {
+        let mut best = (0, Self::EMPTY);
+        for (i, &k) in self.keys.iter().enumerate() {
+            if k < best.1 {
+                best = (i, k);
+            }
+        }
+        (best.1 != Self::EMPTY).then(|| (best.0, Self::unpack(best.1)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +231,27 @@ mod tests {
         assert_eq!(order, vec!['a', 'b', 'c', 'd']);
         assert_eq!(s.now(), SimTime(5));
         assert_eq!(s.events_processed(), 4);
+    }
+
+    #[test]
+    fn slot_table_finds_the_earliest_by_time_then_sequence() {
+        let mut t = SlotTable::new(4);
+        assert_eq!(t.earliest(), None);
+        let k = |at, seq| Slot {
+            at: SimTime(at),
+            seq,
+        };
+        t.set(2, Some(k(7, 3)));
+        t.set(0, Some(k(7, 9)));
+        t.set(3, Some(k(9, 1)));
+        assert_eq!(t.earliest(), Some((2, k(7, 3))));
+        t.set(2, None);
+        assert_eq!(t.get(2), None);
+        assert_eq!(t.earliest(), Some((0, k(7, 9))));
+        // The largest sequence number still orders by time first.
+        t.set(1, Some(k(8, u64::MAX)));
+        t.set(0, None);
+        assert_eq!(t.earliest(), Some((1, k(8, u64::MAX))));
+        assert_eq!(t.get(3), Some(k(9, 1)));
     }
 }

@@ -21,7 +21,7 @@
 
 use crate::bus::{Bus, BusConfig, NicDma};
 use crate::cpu::{Cpu, CpuConfig, LEVELS, Level, Pick};
-use crate::engine::{Scheduler, Slot};
+use crate::engine::{Scheduler, Slot, SlotTable};
 use crate::irq::{IrqLineConfig, Line};
 use crate::kernel::{KernelConfig, Netisr};
 use crate::link_watch::LinkWatch;
@@ -251,24 +251,20 @@ struct LevelQueue {
     again: bool,
 }
 
-/// Where the next event comes from.
-#[derive(Clone, Copy, Debug)]
-enum Src {
-    Queue,
-    Cpu,
-    Rx(usize),
-    Tx(usize),
-    Bus,
-}
+/// Slot of the running CPU burst's completion ([`Host`]'s slot table).
+const SLOT_CPU: usize = 0;
+/// Slot of the end of the burst on the bus.
+pub(crate) const SLOT_BUS: usize = 1;
+/// Slot of flow 0's next frame; flow `f`'s is `SLOT_RX0 + f`.
+const SLOT_RX0: usize = 2;
 
 /// Per-flow state during a run.
 #[derive(Clone, Debug)]
 pub(crate) struct FlowState {
     pub name: String,
     pub source: FlowSource,
+    /// The next frame, due at the input NIC when its slot says (`Host::rx_slot`).
     pub pending: Option<Frame>,
-    /// When the pending frame's DMA completes.
-    pub rx_slot: Option<Slot>,
     pub in_nic: usize,
     pub out_nic: usize,
     pub stats: FlowStats,
@@ -277,10 +273,15 @@ pub(crate) struct FlowState {
 /// The host during a run.
 pub struct Host {
     pub(crate) cpu: Cpu,
-    /// Completion of the burst now running (the only CPU event that is not stale).
-    cpu_slot: Option<(Slot, Level, u32)>,
-    /// End of the frame on each NIC's output wire.
-    pub(crate) tx_slots: Vec<Option<Slot>>,
+    /// The one-of-a-kind pending events, outside the heap: the completion of the CPU
+    /// burst now running (the only CPU event that is not stale), the end of the burst on
+    /// the bus, each flow's next frame reaching its NIC (DMA done, or into the FIFO with
+    /// a bus), the end of the frame on each NIC's output wire. Indices: [`SLOT_CPU`],
+    /// [`SLOT_BUS`], `SLOT_RX0 + flow`, `tx_base + nic`.
+    pub(crate) slots: SlotTable,
+    tx_base: usize,
+    /// Level and generation of the CPU burst whose completion is in [`SLOT_CPU`].
+    cpu_due: (Level, u32),
     levels: [LevelQueue; LEVELS],
     pub(crate) nics: Vec<Nic>,
     pub(crate) policies: Vec<PolicyConfig>,
@@ -291,9 +292,8 @@ pub struct Host {
     pub(crate) lines: Vec<Line>,
     /// The line of each NIC.
     pub(crate) nic_line: Vec<usize>,
-    /// The DMA bus, if modelled, the end of the burst on it, and each NIC's engines.
+    /// The DMA bus, if modelled, and each NIC's engines.
     pub(crate) bus: Option<Bus>,
-    pub(crate) bus_slot: Option<Slot>,
     pub(crate) dma: Vec<NicDma>,
     /// Each NIC's underrun response and link check, if any.
     pub(crate) link_watch: Vec<Option<LinkWatch>>,
@@ -416,7 +416,6 @@ impl Host {
                         key.stream(&format!("flow{i}.sizes")),
                     ),
                     pending: None,
-                    rx_slot: None,
                     in_nic,
                     out_nic,
                     stats: FlowStats::default(),
@@ -472,7 +471,6 @@ impl Host {
                     key.stream("sender.sizes"),
                 ),
                 pending: None,
-                rx_slot: None,
                 in_nic: nic,
                 out_nic: nic,
                 stats: FlowStats::default(),
@@ -503,8 +501,9 @@ impl Host {
             .collect();
         let mut host = Host {
             cpu: Cpu::new(),
-            cpu_slot: None,
-            tx_slots: vec![None; cfg.nics.len()],
+            slots: SlotTable::new(SLOT_RX0 + flows.len() + cfg.nics.len()),
+            tx_base: SLOT_RX0 + flows.len(),
+            cpu_due: (Level::HardIrq, 0),
             levels: Default::default(),
             drivers: cfg
                 .nics
@@ -518,7 +517,6 @@ impl Host {
             lines,
             nic_line,
             bus: cfg.bus.as_ref().map(Bus::new),
-            bus_slot: None,
             dma: match &cfg.bus {
                 Some(_) => cfg
                     .nics
@@ -614,6 +612,29 @@ impl Host {
         host
     }
 
+    /// When flow `f`'s pending frame reaches its NIC.
+    #[inline(always)]
+    pub(crate) fn rx_slot(&self, f: usize) -> Option<Slot> {
+        self.slots.get(SLOT_RX0 + f)
+    }
+
+    /// When the frame on `nic`'s output wire ends.
+    #[inline(always)]
+    pub(crate) fn tx_slot(&self, nic: usize) -> Option<Slot> {
+        self.slots.get(self.tx_base + nic)
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>) {
+        self.slots.set(self.tx_base + nic, k);
+    }
+
+    /// When the burst on the bus ends.
+    #[inline(always)]
+    pub(crate) fn set_bus_slot(&mut self, k: Option<Slot>) {
+        self.slots.set(SLOT_BUS, k);
+    }
+
     /// Every handler step as its own CPU burst and event (no folded entry, no
     /// look-ahead): for checking that merged bursts change nothing but the event count.
     #[doc(hidden)]
@@ -660,7 +681,7 @@ impl Host {
         }
         self.rx_flows[nic]
             .iter()
-            .all(|&f| self.flows[f].rx_slot.is_none_or(|k| k.at > t))
+            .all(|&f| self.rx_slot(f).is_none_or(|k| k.at > t))
     }
 
     // ------------------------------------------------------------------ scheduling
@@ -698,12 +719,27 @@ impl Host {
     }
 
     /// Give the CPU to the highest level with work, beginning tasks as needed.
+    #[inline(always)]
     pub(crate) fn reschedule(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        if self.cpu.is_dirty() {
+            self.reschedule_changed(now, s);
+        }
+    }
+
+    #[inline(never)]
+    fn reschedule_changed(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         loop {
             match self.cpu.pick(now) {
                 Pick::Idle | Pick::Unchanged => return,
                 Pick::Dispatch(d) => {
-                    self.cpu_slot = Some((s.stamp(d.done), d.level, d.generation));
+                    // A CPU burst that ends at the same instant as other events ends
+                    // after them (the software's next check sees what the hardware did
+                    // at that instant), whenever its completion was scheduled: how a
+                    // handler's steps are split into bursts then cannot reorder
+                    // simultaneous events.
+                    let at = s.stamp(d.done).at;
+                    self.slots.set(SLOT_CPU, Some(Slot { at, seq: u64::MAX }));
+                    self.cpu_due = (d.level, d.generation);
                     return;
                 }
                 Pick::Begin(l) => self.begin_level(l, now, s),
@@ -811,7 +847,7 @@ impl Host {
             return;
         }
         self.deliver(tx.pkt, tx.start, tx.done, s);
-        self.tx_slots[nic] = Some(s.stamp(tx.done));
+        self.set_tx_slot(nic, Some(s.stamp(tx.done)));
     }
 
     /// A frame leaves the host: first bit on the output wire at `start`, last at `done`.
@@ -896,7 +932,8 @@ impl Host {
         let f = &mut self.flows[flow];
         f.pending = f.source.next_frame();
         if let Some(fr) = f.pending {
-            f.rx_slot = Some(s.stamp(fr.end + self.nics[f.in_nic].rx_latency));
+            let k = s.stamp(fr.end + self.nics[f.in_nic].rx_latency);
+            self.slots.set(SLOT_RX0 + flow, Some(k));
         }
     }
 
@@ -1017,57 +1054,28 @@ impl Host {
         self.start_timers(&mut s);
         // The earliest of the queued events and the slots, by (time, sequence).
         loop {
-            let mut next = s.peek_key().map(|k| (k, Src::Queue));
-            let mut consider = |k: Option<Slot>, src: Src| {
-                if let Some(k) = k
-                    && next.is_none_or(|(b, _)| k < b)
-                {
-                    next = Some((k, src));
-                }
+            let slot = self.slots.earliest();
+            let queued = s.peek_key();
+            let (key, from_queue) = match (slot, queued) {
+                (Some((_, k)), Some(q)) if q < k => (q, true),
+                (Some((_, k)), _) => (k, false),
+                (None, Some(q)) => (q, true),
+                (None, None) => break,
             };
-            // A CPU burst that ends at the same instant as other events ends after them
-            // (the software's next check sees what the hardware did at that instant),
-            // whenever its completion was scheduled: how a handler's steps are split
-            // into bursts then cannot reorder simultaneous events.
-            consider(
-                self.cpu_slot.map(|(k, _, _)| Slot {
-                    at: k.at,
-                    seq: u64::MAX,
-                }),
-                Src::Cpu,
-            );
-            for (i, f) in self.flows.iter().enumerate() {
-                consider(f.rx_slot, Src::Rx(i));
-            }
-            for (i, k) in self.tx_slots.iter().enumerate() {
-                consider(*k, Src::Tx(i));
-            }
-            consider(self.bus_slot, Src::Bus);
-            let Some((key, src)) = next else { break };
             if key.at > self.stop {
                 break;
             }
-            let ev = match src {
-                Src::Queue => s.pop().expect("peeked").1,
-                Src::Cpu => {
-                    s.advance(key);
-                    let (_, level, generation) = self.cpu_slot.take().expect("slot");
-                    Event::CpuDone(level, generation)
-                }
-                Src::Rx(i) => {
-                    s.advance(key);
-                    self.flows[i].rx_slot = None;
-                    Event::RxDma(i as u32)
-                }
-                Src::Tx(i) => {
-                    s.advance(key);
-                    self.tx_slots[i] = None;
-                    Event::TxDone(i as u16)
-                }
-                Src::Bus => {
-                    s.advance(key);
-                    self.bus_slot = None;
-                    Event::BusDone
+            let ev = if from_queue {
+                s.pop().expect("peeked").1
+            } else {
+                let i = slot.expect("slot").0;
+                s.advance(key);
+                self.slots.set(i, None);
+                match i {
+                    SLOT_CPU => Event::CpuDone(self.cpu_due.0, self.cpu_due.1),
+                    SLOT_BUS => Event::BusDone,
+                    i if i < self.tx_base => Event::RxDma((i - SLOT_RX0) as u32),
+                    i => Event::TxDone((i - self.tx_base) as u16),
                 }
             };
             self.handle(key.at, ev, &mut s);
