@@ -365,6 +365,17 @@ impl Host {
                     self.lines[l].folded.clear();
                     self.lines[l].pos = LinePos::Handler(i, true);
                     match self.isr_step(nic, now, !started, s) {
+                        // The entry with nothing folded before it (a private line, or
+                        // the first handler of a chain): its frame and exit may join
+                        // it as when folded.
+                        Step::Run(d) if !started && self.merge_bursts => {
+                            let more = if self.moderation[nic].is_none() {
+                                self.whole_handler(nic, now + d)
+                            } else {
+                                SimTime::ZERO
+                            };
+                            return Step::Run(d + more);
+                        }
                         Step::Run(d) => return Step::Run(d),
                         _ => self.lines[l].pos = LinePos::Handler(i + 1, false),
                     }

@@ -596,6 +596,37 @@ fn merged_handler_bursts_change_the_event_count_and_nothing_else() {
         vec![flow("a", "b", 64), flow("b", "a", 64)],
         vec![40_000.0, 20_000.0],
     );
+    // Private lines (each NIC its own, no dispatch to fold into): the entry, the one
+    // frame and the exit as one burst, below and into livelock, with the bus, and with
+    // a one-slot ring and random costs.
+    let mut m = dc_model();
+    m.as_object_mut().expect("model").remove("irq_lines");
+    for load in [0.10, 0.30] {
+        let (m1, p1) = compare(
+            &format!("private lines at {load}"),
+            m.clone(),
+            vec![flow("dc0", "dc1", 64)],
+            vec![load * line],
+        );
+        // One frame per interrupt: entry, frame and exit are one event instead of
+        // three, two fewer per frame over the 1 s run.
+        let frames = load * line;
+        assert!(
+            (p1 - m1) as f64 > 1.98 * frames,
+            "{m1} of {p1} for {frames:.0} frames"
+        );
+    }
+    let mut m = simple_model(&["a", "b"]);
+    m["nics"][0]["rx_ring_slots"] = json!(1);
+    m["nics"][0]["driver"]["isr_entry"] = json!({ "dist": "exponential", "mean_ns": 3000 });
+    m["nics"][0]["driver"]["rx_per_packet"] =
+        json!({ "dist": "uniform", "min_ns": 1000, "max_ns": 4000 });
+    compare(
+        "private line, one-slot ring, random costs",
+        m,
+        vec![flow("a", "b", 64)],
+        vec![1e6 / 9.5],
+    );
 }
 
 #[test]
