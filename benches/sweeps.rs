@@ -119,7 +119,7 @@ const CASES: &[Case] = &[
         replications: Some(1),
         threads: 1,
         packets: 4_435_464,
-        events: 50_150_402,
+        events: 47_799_113,
     },
 ];
 
