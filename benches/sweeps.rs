@@ -30,7 +30,7 @@
 //! multi-NIC sweep `scenarios/dc21143-600b-4flows.json` (four-port router, four 600-byte
 //! flows with random tester clocks, shared IRQ line, PCI bus; 10 points of 10 s) with
 //! one replication instead of the scenario's four (4.4 M frames instead of 17.7 M, so
-//! a sample takes about 2 s rather than 9 s) on one thread. The random clocks are drawn
+//! a sample takes about 1 s rather than 4.5 s) on one thread. The random clocks are drawn
 //! from the scenario's seed, so the work is the same on every run.
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};

@@ -15,8 +15,9 @@
 //! **Slots.** A model whose components each have at most one pending event of a kind
 //! (the CPU's running burst, a flow's next arrival, a NIC's frame on the wire) can keep
 //! those outside the heap as [`Slot`]s, stamped with a sequence number from the same
-//! counter ([`Scheduler::stamp`]), and pick the earliest of heap and slots itself. Ties
-//! still run in the order the events were scheduled, and the heap stays tiny.
+//! counter ([`Scheduler::stamp`]), and pick the earliest of heap and slots itself
+//! ([`SlotTable`] keeps them in one array). Ties still run in the order the events were
+//! scheduled, and the heap stays tiny.
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
