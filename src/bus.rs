@@ -472,7 +472,7 @@ impl crate::host::Host {
     fn bus_request(&mut self, b: Burst, ready: SimTime, s: &mut Scheduler<Event>) {
         let now = s.now();
         if let Some(end) = self.bus.as_mut().expect("bus").request(b, ready, now) {
-            self.set_bus_slot(Some(s.stamp(end)));
+            self.slots.set(SLOT_BUS, Some(s.stamp(end)));
         }
     }
 
@@ -480,7 +480,7 @@ impl crate::host::Host {
     pub(crate) fn bus_done(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         let (b, next) = self.bus.as_mut().expect("bus").complete(now);
         if let Some(end) = next {
-            self.set_bus_slot(Some(s.stamp(end)));
+            self.slots.set(SLOT_BUS, Some(s.stamp(end)));
         }
         let nic = b.nic as usize;
         match b.dir {

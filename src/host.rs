@@ -629,12 +629,6 @@ impl Host {
         self.slots.set(self.tx_base + nic, k);
     }
 
-    /// When the burst on the bus ends.
-    #[inline(always)]
-    pub(crate) fn set_bus_slot(&mut self, k: Option<Slot>) {
-        self.slots.set(SLOT_BUS, k);
-    }
-
     /// Every handler step as its own CPU burst and event (no folded entry, no
     /// look-ahead): for checking that merged bursts change nothing but the event count.
     #[doc(hidden)]
