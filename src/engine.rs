@@ -191,6 +191,17 @@ impl SlotTable {
         }
     }
 
+    /// Number of slots.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether the table has no slots.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
     /// Set or clear slot `i`.
     #[inline(always)]
     pub fn set(&mut self, i: usize, k: Option<Slot>) {

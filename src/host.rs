@@ -257,8 +257,6 @@ const SLOT_CPU: usize = 0;
 pub(crate) const SLOT_BUS: usize = 1;
 /// Slot of flow 0's next frame; flow `f`'s is `SLOT_RX0 + f`.
 const SLOT_RX0: usize = 2;
-/// No slot (a NIC that never transmits).
-const NO_SLOT: usize = usize::MAX;
 
 /// Per-flow state during a run.
 #[derive(Clone, Debug)]
@@ -279,14 +277,11 @@ pub struct Host {
     /// burst now running (the only CPU event that is not stale), the end of the burst on
     /// the bus, each flow's next frame reaching its NIC (DMA done, or into the FIFO with
     /// a bus), the end of the frame on each NIC's output wire. Indices: [`SLOT_CPU`],
-    /// [`SLOT_BUS`], `SLOT_RX0 + flow`, `tx_slot_of[nic]` for a NIC some flow leaves
-    /// by (the others never transmit and have no slot, so the scan is shorter).
+    /// [`SLOT_BUS`], `SLOT_RX0 + flow`, `tx_base + nic` up to the last NIC some flow
+    /// leaves by (the NICs after it never transmit and have no slot, so the scan is
+    /// shorter).
     pub(crate) slots: SlotTable,
-    /// Per NIC: the index of its TX slot, [`NO_SLOT`] for a NIC no flow leaves by.
-    tx_slot_of: Vec<usize>,
-    /// First TX slot; slot `tx_base + j` is NIC `tx_nic[j]`'s.
     tx_base: usize,
-    tx_nic: Vec<u16>,
     /// Level and generation of the CPU burst whose completion is in [`SLOT_CPU`].
     cpu_due: (Level, u32),
     levels: [LevelQueue; LEVELS],
@@ -506,22 +501,13 @@ impl Host {
                         .all(|&f| !flows[f].source.is_closed_loop())
             })
             .collect();
-        // TX slots only for the NICs frames leave by.
+        // TX slots up to the last NIC frames leave by.
         let tx_base = SLOT_RX0 + flows.len();
-        let mut tx_slot_of = vec![NO_SLOT; nics.len()];
-        let mut tx_nic = Vec::new();
-        for f in &flows {
-            if tx_slot_of[f.out_nic] == NO_SLOT {
-                tx_slot_of[f.out_nic] = tx_base + tx_nic.len();
-                tx_nic.push(f.out_nic as u16);
-            }
-        }
+        let tx_nics = flows.iter().map(|f| f.out_nic + 1).max().unwrap_or(0);
         let mut host = Host {
             cpu: Cpu::new(),
-            slots: SlotTable::new(tx_base + tx_nic.len()),
-            tx_slot_of,
+            slots: SlotTable::new(tx_base + tx_nics),
             tx_base,
-            tx_nic,
             cpu_due: (Level::HardIrq, 0),
             levels: Default::default(),
             drivers: cfg
@@ -640,18 +626,22 @@ impl Host {
     /// When the frame on `nic`'s output wire ends.
     #[inline(always)]
     pub(crate) fn tx_slot(&self, nic: usize) -> Option<Slot> {
-        match self.tx_slot_of[nic] {
-            NO_SLOT => None,
-            i => self.slots.get(i),
+        let i = self.tx_base + nic;
+        if i < self.slots.len() {
+            self.slots.get(i)
+        } else {
+            None
         }
     }
 
     #[inline(always)]
     pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>) {
-        match self.tx_slot_of[nic] {
+        let i = self.tx_base + nic;
+        if i < self.slots.len() {
+            self.slots.set(i, k);
+        } else {
             // A reset clears the slot of a NIC that never transmits.
-            NO_SLOT => debug_assert!(k.is_none(), "NIC {nic} transmits but no flow leaves by it"),
-            i => self.slots.set(i, k),
+            debug_assert!(k.is_none(), "NIC {nic} transmits but no flow leaves by it");
         }
     }
 
@@ -1095,7 +1085,7 @@ impl Host {
                     SLOT_CPU => Event::CpuDone(self.cpu_due.0, self.cpu_due.1),
                     SLOT_BUS => Event::BusDone,
                     i if i < self.tx_base => Event::RxDma((i - SLOT_RX0) as u32),
-                    i => Event::TxDone(self.tx_nic[i - self.tx_base]),
+                    i => Event::TxDone((i - self.tx_base) as u16),
                 }
             };
             self.handle(key.at, ev, &mut s);
