@@ -3,13 +3,16 @@
 //! Every finished run (variant x point x replication) is saved as
 //! `DIR/.checkpoint/v<variant>-p<point>-r<replication>.json`, written atomically, next to
 //! `experiment.id`: a fingerprint of everything that determines the results (models after
-//! overrides, flows, load points, durations, seed, replications, timeline). `irqsim run
+//! overrides, flows, load points, durations, seed, replications, timeline, latency
+//! convention, and the irqsim executable itself, so a rebuilt simulator does not resume
+//! an older one's runs). `irqsim run
 //! --resume` reloads the saved runs of the same experiment, runs the others, and writes
 //! exactly what an uninterrupted run writes (the saved figures round-trip exactly through
 //! JSON). The directory is removed once the results are written.
 
 use crate::output::write_atomic;
 use crate::results::PointFigures;
+use crate::rng::fnv1a;
 use crate::scenario::Experiment;
 use crate::timeline::TimelineRow;
 use serde::{Deserialize, Serialize};
@@ -32,14 +35,23 @@ pub struct SavedRun {
 #[derive(Clone, Debug)]
 pub struct Checkpoint {
     dir: PathBuf,
-    id: String,
 }
 
-/// FNV-1a 64-bit hash, stable across builds and platforms.
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+/// The running executable's size and modification time, so that runs saved by another
+/// build are not resumed (a rebuilt or replaced binary has another time); empty if they
+/// cannot be read (the package version in the fingerprint still tells releases apart).
+fn build_id() -> String {
+    std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| {
+            let t = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{}-{t}", m.len())
+        })
+        .unwrap_or_default()
 }
 
 /// The fingerprint of an experiment: what the results depend on.
@@ -52,6 +64,7 @@ pub fn fingerprint(exp: &Experiment) -> String {
         .collect();
     let doc = serde_json::json!({
         "version": env!("CARGO_PKG_VERSION"),
+        "build": build_id(),
         "models": models,
         "flows": exp.flows,
         "points": points,
@@ -62,7 +75,7 @@ pub fn fingerprint(exp: &Experiment) -> String {
         "timeline": exp.timeline_bucket_ms,
         "latency_from": exp.latency_from,
     });
-    format!("{:016x}", fnv(&doc.to_string()))
+    format!("{:016x}", fnv1a(doc.to_string().as_bytes()))
 }
 
 impl Checkpoint {
@@ -78,7 +91,7 @@ impl Checkpoint {
                 Ok(old) if old.trim() == id => {}
                 Ok(_) => {
                     return Err(io::Error::other(format!(
-                        "{} holds the checkpoint of a different experiment (scenario, model, seed or build changed); run without --resume to start over",
+                        "{} holds the checkpoint of a different experiment (scenario, model, seed or the irqsim build changed); run without --resume to start over",
                         dir.display()
                     )));
                 }
@@ -89,7 +102,7 @@ impl Checkpoint {
         }
         std::fs::create_dir_all(&dir)?;
         write_atomic(&id_file, format!("{id}\n").as_bytes())?;
-        Ok(Checkpoint { dir, id })
+        Ok(Checkpoint { dir })
     }
 
     fn file(&self, v: usize, p: usize, r: usize) -> PathBuf {
@@ -110,7 +123,6 @@ impl Checkpoint {
 
     /// Remove the checkpoint (the results are written).
     pub fn finish(self) -> io::Result<()> {
-        let _ = &self.id;
         std::fs::remove_dir_all(&self.dir)
     }
 }

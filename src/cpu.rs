@@ -148,17 +148,6 @@ impl Cpu {
         Self::default()
     }
 
-    /// Whether `level` has a burst (running or preempted).
-    #[inline]
-    pub fn has_burst(&self, level: Level) -> bool {
-        self.burst[level as usize].is_some()
-    }
-
-    /// Remaining time of `level`'s burst as of the last accounting.
-    pub fn remaining(&self, level: Level) -> Option<SimTime> {
-        self.burst[level as usize]
-    }
-
     /// Remaining time of `level`'s burst at `now` (counting the time it has run since
     /// the last accounting).
     pub fn remaining_at(&self, now: SimTime, level: Level) -> Option<SimTime> {
@@ -168,12 +157,6 @@ impl Cpu {
         } else {
             r
         })
-    }
-
-    /// The level currently running, if any.
-    #[inline]
-    pub fn running(&self) -> Option<Level> {
-        self.running
     }
 
     /// Whether a completion event for (`level`, `generation`) is current.

@@ -95,6 +95,23 @@ impl ModelConfig {
                 );
             }
         }
+        // One busy-poll loop polls every NIC that uses it: it has one empty-pass cost.
+        let mut first_busy: Option<(usize, &crate::cost::CostParam)> = None;
+        for (i, n) in self.nics.iter().enumerate() {
+            if let PolicyConfig::BusyPoll { empty_poll } = &n.policy {
+                match first_busy {
+                    None => first_busy = Some((i, empty_poll)),
+                    Some((j, e)) if e != empty_poll => p.push(
+                        &format!("nics[{i}].policy.empty_poll"),
+                        format!(
+                            "differs from nics[{j}]'s: one busy-poll loop polls every \
+                             busy-poll NIC, so they must give the same empty_poll"
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
         if let Some(u) = &self.user {
             p.at("user", |p| u.validate(p));
         }
@@ -382,7 +399,8 @@ pub struct SenderStats {
     pub cpu_ps: u64,
 }
 
-/// CPU burst tags of the user process and ksoftirqd, which share the User level.
+/// CPU burst tags of the user process, ksoftirqd and the sending process, which share
+/// the User level (tag 0: everything else).
 const TAG_USER: u8 = 1;
 const TAG_KSOFTIRQD: u8 = 2;
 const TAG_SENDER: u8 = 3;
@@ -1039,16 +1057,7 @@ impl Host {
                     });
                 }
             }
-            Event::EndOfLoad => {
-                let (cpu_ps, tag_ps) = self.cpu.snapshot(now);
-                self.load_end = Some(LoadSnapshot {
-                    cpu_ps,
-                    task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
-                    interrupts: self.lines.iter().map(|l| l.passes).sum(),
-                    user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
-                    sender_ps: tag_ps[TAG_SENDER as usize],
-                });
-            }
+            Event::EndOfLoad => self.load_end = Some(self.load_snapshot(now)),
         }
         self.reschedule(now, s);
     }
@@ -1163,6 +1172,20 @@ impl Host {
             snd.counters(&mut c);
         }
         for n in &self.nics {
+            let name = &n.name;
+            c.insert(format!("{name}.rx_frames"), n.rx_frames as f64);
+            c.insert(format!("{name}.tx_frames"), n.tx_frames as f64);
+            c.insert(format!("{name}.interrupts"), n.interrupts as f64);
+            c.insert(format!("{name}.rx_ring.drops"), n.rx_ring.drops as f64);
+            c.insert(
+                format!("{name}.rx_ring.high_water"),
+                n.rx_ring.high_water as f64,
+            );
+            c.insert(format!("{name}.if_snd.drops"), n.if_snd.drops as f64);
+            c.insert(
+                format!("{name}.if_snd.high_water"),
+                n.if_snd.high_water as f64,
+            );
             if let Some(st) = &n.stats {
                 st.counters(&n.name, &mut c);
             }
@@ -1217,14 +1240,10 @@ impl Host {
                 "packet conservation: {in_flight} in flight, {held} held, at most {on_wires} on wires"
             );
         }
-        let (cpu_ps, tag_ps) = self.cpu.snapshot(end);
-        let snap = self.load_end.clone().unwrap_or(LoadSnapshot {
-            cpu_ps,
-            task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
-            interrupts: self.lines.iter().map(|l| l.passes).sum(),
-            user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
-            sender_ps: tag_ps[TAG_SENDER as usize],
-        });
+        let snap = self
+            .load_end
+            .clone()
+            .unwrap_or_else(|| self.load_snapshot(end));
         RunStats {
             duration: spec.duration,
             flows,
@@ -1247,12 +1266,24 @@ impl Host {
         }
     }
 
+    /// The load-period counters as of `now`.
+    fn load_snapshot(&self, now: SimTime) -> LoadSnapshot {
+        let (cpu_ps, tag_ps) = self.cpu.snapshot(now);
+        LoadSnapshot {
+            cpu_ps,
+            task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
+            interrupts: self.lines.iter().map(|l| l.passes).sum(),
+            user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
+            sender_ps: tag_ps[TAG_SENDER as usize],
+        }
+    }
+
     /// Work done by the user process: CPU time / work unit (cpu-bound), or packets
     /// handled (screend).
     fn user_work_done(&self, user_ps: u64) -> f64 {
         match self.user_unit_ns() {
             u if u > 0.0 => user_ps as f64 / 1e3 / u,
-            _ => self.user_work(),
+            _ => self.user_packets(),
         }
     }
 

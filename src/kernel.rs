@@ -20,8 +20,10 @@
 //! first.
 //!
 //! Parameters ([`KernelConfig`]) with defaults: `ipintrq_maxlen` 50 and `if_snd_maxlen`
-//! 50 (BSD net/if.h IFQ_MAXLEN); `netisr_per_packet` (required); `polling`, `napi`,
-//! `mogul`: system-wide parameters of those policies.
+//! 50 (BSD net/if.h IFQ_MAXLEN); `netisr_per_packet` (required); `timeslice_ns` 1e7 (10
+//! ms round robin of normal-priority tasks); `clock` (`hz` 100, `hardclock` 0: the clock
+//! interrupt, not simulated unless it has a cost); `polling`, `napi`, `mogul`:
+//! system-wide parameters of those policies.
 //!
 //! Counters: ipintrq and if_snd drops (per flow, see `stats`), `ipintrq.high_water`.
 

@@ -26,7 +26,10 @@
 //!
 //! Statistics counters and their overflow interrupt: see [`crate::counters`].
 //!
-//! Counters: `rx_frames`, `rx_ring.drops`, `interrupts`, `if_snd.drops`, `tx_frames`.
+//! Counters (in results as `<nic>.<counter>`): `rx_frames` (placed in the RX ring),
+//! `rx_ring.drops` (refused by a full ring), `rx_ring.high_water`, `interrupts` (handler
+//! invocations with work), `tx_frames` (sent on the wire), `if_snd.drops`,
+//! `if_snd.high_water`.
 
 use crate::bus::NicDmaConfig;
 use crate::counters::{StatsCounters, StatsCountersConfig};

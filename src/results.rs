@@ -129,9 +129,10 @@ pub struct PointFigures {
     pub total: FlowResult,
     /// Each flow.
     pub flows: Vec<FlowResult>,
-    /// Interrupt handler invocations per second of sending time [1/s].
+    /// Interrupts taken per second of sending time: passes over a line's handler chain
+    /// (on a NIC's own line, its handler invocations) [1/s].
     pub interrupts_per_s: f64,
-    /// Frames taken per handler invocation (whole run).
+    /// Frames taken by interrupt handlers per interrupt taken (whole run).
     pub packets_per_interrupt: f64,
     /// CPU time by level.
     pub cpu: CpuResult,

@@ -2,9 +2,10 @@
 //!
 //! Every stochastic element (a flow's arrival process, a flow's frame sizes, each cost
 //! distribution) draws from its own stream, derived from
-//! (scenario seed, variant, load-point index, replication, stream name) by SplitMix64
-//! mixing. So a result depends only on those, never on how many threads ran the sweep or
-//! in what order, and changing one component's randomness does not shift another's.
+//! (scenario seed, variant key, load-point index, replication, stream name) by SplitMix64
+//! mixing; the variant key is 0 in sweeps, so variants share their streams. So a result
+//! depends only on those, never on how many threads ran the sweep or in what order, and
+//! changing one component's randomness does not shift another's.
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -20,9 +21,10 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// FNV-1a hash of a stream name, so streams are named, not numbered.
-fn name_hash(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+/// FNV-1a 64-bit hash: stable across builds and platforms. Names the random streams
+/// (so they are named, not numbered) and fingerprints checkpoints.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
 }
@@ -32,7 +34,8 @@ fn name_hash(name: &str) -> u64 {
 pub struct RunKey {
     /// Scenario seed (`seed` in the scenario, or `--seed`).
     pub seed: u64,
-    /// Index of the variant in the scenario (0 when it has none).
+    /// Variant key: 0 in every sweep, where variants share their streams (common random
+    /// numbers, see [`crate::runner`]); another value gives a run streams of its own.
     pub variant: u64,
     /// Index of the load point in the sweep.
     pub point: u64,
@@ -54,7 +57,12 @@ impl RunKey {
     /// The independent stream called `name` for this run.
     pub fn stream(&self, name: &str) -> StreamRng {
         let mut h = mix(self.seed);
-        for part in [self.variant, self.point, self.replication, name_hash(name)] {
+        for part in [
+            self.variant,
+            self.point,
+            self.replication,
+            fnv1a(name.as_bytes()),
+        ] {
             h = mix(h ^ part);
         }
         StreamRng::seed_from_u64(h)

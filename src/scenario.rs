@@ -117,7 +117,8 @@ pub enum LoadUnit {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadSpec {
-    /// `percent` (of line rate) or `pps`.
+    /// `percent` (of line rate), `pps`, or `outstanding` (transactions per closed-loop
+    /// flow).
     pub unit: LoadUnit,
     /// Explicit list of points.
     #[serde(default, skip_serializing_if = "Option::is_none")]

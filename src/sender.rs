@@ -248,11 +248,6 @@ impl Sender {
         t + self.tcp_output.sample(r) + self.encap.sample(r)
     }
 
-    /// Whether it sleeps on a full if_snd.
-    pub fn is_blocked(&self) -> bool {
-        self.blocked
-    }
-
     /// Publish the counters.
     pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
         c.insert("sender.packets".into(), self.packets as f64);

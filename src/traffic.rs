@@ -8,12 +8,17 @@
 //!   exactly `floor(rate * duration)` frames are sent;
 //! - `poisson`: frame starts form a Poisson process of the given rate; a start that falls
 //!   while the previous frame is still on the wire waits for it (a link carries one frame
-//!   at a time), which thins the process only near line rate.
+//!   at a time), which thins the process only near line rate;
+//! - `closed-loop`: a request/response peer (netperf TCP_RR-like) keeps N transactions
+//!   outstanding and sends the next request `turnaround_ns` after each response.
 //!
 //! Frame sizes are fixed, uniform, or a weighted mix (IMIX-like), each frame drawn from
 //! the flow's own random stream.
 //!
-//! Parameters ([`FlowConfig`]): `name`, `from`, `to`, `frame_bytes`, `arrivals`.
+//! Parameters ([`FlowConfig`]): `name`, `from`, `to`, `frame_bytes` (default 64 bytes),
+//! `arrivals` (default `constant`), `turnaround_ns` (default 0), `start_phase` (default
+//! 0, or `"random"`), `clock_ppm` (default 0 ppm, or `"random"`), `rate_pps` (default:
+//! the swept load).
 //! Counters: frames sent (`FlowSource::sent`).
 
 use crate::link::Link;

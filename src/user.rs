@@ -171,8 +171,9 @@ impl Host {
         self.wake(Task::UserProc);
     }
 
-    /// Work units done so far (cpu-bound) or packets handled (screend).
-    pub(crate) fn user_work(&self) -> f64 {
+    /// Packets the user process has handled so far (screend; 0 for a cpu-bound one,
+    /// whose work is its CPU time over its work unit, see `Host::user_work_done`).
+    pub(crate) fn user_packets(&self) -> f64 {
         self.user.as_ref().map_or(0.0, |u| u.packets as f64)
     }
 

@@ -6,7 +6,9 @@
 //! sleeps: the CPU is never idle, and since it runs at kernel-thread priority, user
 //! processes get nothing on a single CPU -- the price of the lowest latency.
 //!
-//! Parameters (per NIC): `empty_poll` (default 100 ns; must be > 0).
+//! Parameters (in each NIC's `policy`; one loop polls them all, so every busy-poll NIC
+//! must give the same value, which validation checks): `empty_poll` (default 100 ns;
+//! must be > 0).
 //!
 //! Counters: `busy_poll.empty_polls`.
 

@@ -10,18 +10,20 @@
 //! `(100 - user_frac)` % of the tick, `poll_burst` goes down by one, else up by one (to
 //! `burst_max`). So at most about `(100 - user_frac)` % of the CPU goes to the network
 //! and the rest stays with user processes. One tick in `reg_frac` polls with
-//! POLL_AND_CHECK_STATUS (the status registers are read too). With `idle_poll` the idle
+//! POLL_AND_CHECK_STATUS: in that tick's first round each poll call also reads the
+//! status register (the driver's `poll_status_check` cost; counter `status_checks`). With `idle_poll` the idle
 //! loop polls as well (`poll_in_idle_loop`), using CPU nobody else wants.
 //!
 //! Parameters ([`PollingConfig`], `kernel.polling`) with kern_poll.c's defaults: `hz`
-//! 1000, `burst_start` 150 (poll_burst at the start of a run), `burst_max` 150,
+//! 1000, `burst_start` (poll_burst at the start of a run; default `burst_max`, see the
+//! field), `burst_max` 150,
 //! `each_burst` 5,
 //! `user_frac` 50 [%], `reg_frac` 20 [ticks], `idle_poll` false. Invariant (checked):
 //! 1 <= each_burst <= burst_max, 10 <= burst_max <= 1000.
 //!
 //! Counters (as sysctl kern.polling.*): `ticks`, `polls` (poll-routine calls),
 //! `poll_burst` (final value), `lost_polls`, `suspect`, `stalled`, `pending_polls`,
-//! `idle_polls`.
+//! `idle_polls`, and `status_checks` (poll calls with POLL_AND_CHECK_STATUS).
 
 use crate::engine::Scheduler;
 use crate::host::{Event, Host, Step, Task};
@@ -160,6 +162,8 @@ pub struct Polling {
     poll_burst: u32,
     residual_burst: u32,
     reg_frac_count: u32,
+    /// This round's poll calls read the status register (POLL_AND_CHECK_STATUS).
+    check_status: bool,
     pending_polls: u32,
     phase: u32,
     poll_start: SimTime,
@@ -178,6 +182,7 @@ pub struct Polling {
     suspect: u64,
     stalled: u64,
     idle_polls: u64,
+    status_checks: u64,
 }
 
 impl Polling {
@@ -190,6 +195,7 @@ impl Polling {
             poll_burst: cfg.burst_start.unwrap_or(cfg.burst_max),
             residual_burst: 0,
             reg_frac_count: 0,
+            check_status: false,
             pending_polls: 0,
             phase: 0,
             poll_start: SimTime::ZERO,
@@ -206,6 +212,7 @@ impl Polling {
             suspect: 0,
             stalled: 0,
             idle_polls: 0,
+            status_checks: 0,
         }
     }
 
@@ -220,6 +227,7 @@ impl Polling {
             ("stalled", self.stalled),
             ("pending_polls", self.pending_polls as u64),
             ("idle_polls", self.idle_polls),
+            ("status_checks", self.status_checks),
         ] {
             c.insert(format!("polling.{k}"), v as f64);
         }
@@ -277,11 +285,15 @@ impl Host {
         let Some(p) = &mut self.polling else { return };
         p.nics = nics;
         p.phase = 3;
+        // kern_poll.c's `arg`: POLL_ONLY unless this first round of a tick is the one in
+        // reg_frac that checks the status registers.
+        p.check_status = false;
         if p.residual_burst == 0 {
             // First call in this tick.
             p.poll_start = now;
             if p.reg_frac_count == 0 {
                 p.reg_frac_count = p.cfg.reg_frac - 1; // POLL_AND_CHECK_STATUS this time
+                p.check_status = true;
             } else {
                 p.reg_frac_count -= 1;
             }
@@ -312,7 +324,12 @@ impl Host {
                     p.stage = PollStage::Frames;
                     p.left = p.cycles;
                     p.polls += 1;
-                    return Step::Run(self.drivers[nic].poll_call());
+                    let mut d = self.drivers[nic].poll_call();
+                    if p.check_status {
+                        p.status_checks += 1;
+                        d += self.drivers[nic].poll_status_check();
+                    }
+                    return Step::Run(d);
                 }
                 PollStage::Frames => {
                     if p.left > 0

@@ -25,7 +25,8 @@
 //!
 //! Parameters ([`DriverConfig`], costs in the forms of [`crate::cost`]): `isr_entry`,
 //! `rx_per_packet`, `isr_exit` (required), `poll_call` (default 0: one call of the
-//! driver's poll routine by a polling policy), `rx_copy_ns_per_byte` (default 0),
+//! driver's poll routine by a polling policy), `poll_status_check` (default 0: the status
+//! register read and acknowledged in a FreeBSD poll with POLL_AND_CHECK_STATUS), `rx_copy_ns_per_byte` (default 0),
 //! `isr_idle` (default 0: the handler on a shared line with nothing pending),
 //! `tx_per_packet` (default 0: txeof per frame), `max_frames_per_interrupt` (default
 //! 0: unbounded loop), `link_watch` (default none, see [`crate::link_watch`]).
@@ -64,6 +65,11 @@ pub struct DriverConfig {
     /// [cost].
     #[serde(default)]
     pub poll_call: CostParam,
+    /// Reading and acknowledging the status register in a poll called with
+    /// POLL_AND_CHECK_STATUS (FreeBSD polling, one tick in `reg_frac`; dc_poll reads
+    /// CSR5), on top of `poll_call` (default 0) [cost].
+    #[serde(default)]
+    pub poll_status_check: CostParam,
     /// Copy of each received frame into a fresh mbuf (`m_devget`), on top of
     /// `rx_per_packet` [ns per byte of frame] (default 0: the buffer is passed up).
     #[serde(default)]
@@ -101,6 +107,7 @@ impl DriverConfig {
             ("rx_per_packet", &self.rx_per_packet),
             ("isr_exit", &self.isr_exit),
             ("poll_call", &self.poll_call),
+            ("poll_status_check", &self.poll_status_check),
             ("isr_idle", &self.isr_idle),
             ("tx_per_packet", &self.tx_per_packet),
         ] {
@@ -125,6 +132,7 @@ pub(crate) struct DriverCosts {
     rx: Cost,
     exit: Cost,
     poll_call: Cost,
+    poll_status_check: Cost,
     copy_ps_per_byte: u64,
     /// Frame limit per invocation (0: none) and frames taken in the current one.
     pub max_frames: u32,
@@ -141,6 +149,7 @@ impl DriverCosts {
             rx: cfg.rx_per_packet.build(clock_mhz),
             exit: cfg.isr_exit.build(clock_mhz),
             poll_call: cfg.poll_call.build(clock_mhz),
+            poll_status_check: cfg.poll_status_check.build(clock_mhz),
             copy_ps_per_byte: (cfg.rx_copy_ns_per_byte * 1e3).round() as u64,
             max_frames: cfg.max_frames_per_interrupt,
             taken: 0,
@@ -172,6 +181,10 @@ impl DriverCosts {
     }
     pub fn poll_call(&mut self) -> SimTime {
         self.poll_call.sample(&mut self.rng)
+    }
+    /// The status check of a poll with POLL_AND_CHECK_STATUS.
+    pub fn poll_status_check(&mut self) -> SimTime {
+        self.poll_status_check.sample(&mut self.rng)
     }
 }
 

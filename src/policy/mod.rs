@@ -64,7 +64,8 @@ pub enum PolicyConfig {
     },
     /// A loop that owns the CPU and polls the rings: see [`busy_poll`].
     BusyPoll {
-        /// Cost of one pass over the rings that finds nothing (default 100 ns).
+        /// Cost of one pass over the rings that finds nothing (default 100 ns); the same
+        /// for every busy-poll NIC (one loop polls them all).
         #[serde(default = "d_empty_poll")]
         empty_poll: CostParam,
     },

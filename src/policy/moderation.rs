@@ -275,11 +275,6 @@ impl Moderation {
         self.itr_per_s = new;
         self.interval = SimTime::from_ns_f64(1e9 / new);
     }
-
-    /// Current minimum interval between interrupts.
-    pub fn interval(&self) -> SimTime {
-        self.interval
-    }
 }
 
 #[cfg(test)]

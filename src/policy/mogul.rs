@@ -221,7 +221,7 @@ impl Host {
                 m.turns += 1;
                 m.quota_left = match self.policies[nic] {
                     PolicyConfig::MogulRamakrishnan { quota } => quota,
-                    _ => 5,
+                    _ => unreachable!("only Mogul-Ramakrishnan NICs are served"),
                 };
             }
             if self.nics[nic].rx_ring.is_empty() {

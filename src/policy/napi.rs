@@ -84,13 +84,6 @@ impl NapiConfig {
     }
 }
 
-/// Which context runs a net_rx_action.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ctx {
-    Softirq,
-    Ksoftirqd,
-}
-
 /// NAPI state.
 #[derive(Clone, Debug)]
 pub struct Napi {
@@ -202,7 +195,7 @@ impl Host {
     /// One step of net_rx_action in softirq context; at its end, __do_softirq's restart
     /// or hand-over to ksoftirqd.
     pub(crate) fn net_rx_step(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> Step {
-        match self.net_rx_action_step(now, s, Ctx::Softirq) {
+        match self.net_rx_action_step(now, s) {
             Step::Run(d) => Step::Run(d),
             _ => {
                 let Some(n) = &mut self.napi else {
@@ -215,7 +208,7 @@ impl Host {
                         && elapsed < SimTime::from_ns_f64(n.cfg.max_restart_ns)
                     {
                         // Restart at once (the dispatcher picks NET_RX again).
-                        self.netisr_pending_add(NET_RX);
+                        self.swi_raise(NET_RX);
                     } else {
                         n.restarts = 0;
                         n.ksoftirqd_awake = true;
@@ -251,7 +244,7 @@ impl Host {
             Self::net_rx_action_start(n, now);
         }
         loop {
-            match self.net_rx_action_step(now, s, Ctx::Ksoftirqd) {
+            match self.net_rx_action_step(now, s) {
                 Step::Run(d) => return Step::Run(d),
                 _ => {
                     let contended = self.user_level_contended();
@@ -270,7 +263,7 @@ impl Host {
     }
 
     /// One frame or device switch of net_rx_action.
-    fn net_rx_action_step(&mut self, now: SimTime, s: &mut Scheduler<Event>, _ctx: Ctx) -> Step {
+    fn net_rx_action_step(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> Step {
         if let Some(p) = self.napi.as_mut().and_then(|n| n.current.take()) {
             self.forward(p, now, s);
         }
@@ -297,7 +290,7 @@ impl Host {
             };
             let weight = match self.policies[dev] {
                 PolicyConfig::Napi { weight } => weight,
-                _ => 64,
+                _ => unreachable!("only NAPI devices are on the poll list"),
             };
             if n.work < weight
                 && n.budget_left > 0
@@ -322,11 +315,6 @@ impl Host {
                 n.poll_list.push_back(dev);
             }
         }
-    }
-
-    /// Mark a netisr bit pending without waking (the dispatcher is running).
-    fn netisr_pending_add(&mut self, bit: u32) {
-        self.swi_raise(bit);
     }
 
     /// Frames held by a NAPI poll step.

@@ -457,6 +457,22 @@ fn zero_line_rate() {
     );
 }
 
+#[test]
+fn busy_poll_nics_with_different_empty_poll_costs() {
+    // One busy-poll loop polls every busy-poll NIC: a second, different empty-pass cost
+    // would be silently ignored, so it is refused, naming the NIC that differs.
+    let mut c = Case::new();
+    c.model["nics"][0]["policy"] = json!({ "kind": "busy-poll", "empty_poll": 100 });
+    c.model["nics"][1]["policy"] = json!({ "kind": "busy-poll", "empty_poll": 250 });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[1].policy.empty_poll",
+        &["differs from nics[0]'s", "same empty_poll"],
+    );
+}
+
 // ---------------------------------------------------------------- above line rate
 
 #[test]

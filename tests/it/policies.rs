@@ -189,3 +189,34 @@ fn every_variant_gets_its_smartbits_table() {
         assert_eq!(text.lines().count(), 1 + 2 * 10, "{name}");
     }
 }
+
+#[test]
+fn polling_reads_the_status_registers_one_tick_in_reg_frac() {
+    // kern_poll.c: the first round of one tick in reg_frac (20) calls every poll routine
+    // with POLL_AND_CHECK_STATUS. At 10 % load (14,881 frames/s) every 1 ms tick polls,
+    // so a 1 s run makes 1000 / 20 = 50 such rounds over the two polling NICs: 100 status
+    // checks, each costing the driver's `poll_status_check` (2 us here) on top of the
+    // poll call, at the netisr's level. Nothing else changes.
+    let path = format!("{}/scenarios/policies-64b.json", env!("CARGO_MANIFEST_DIR"));
+    let mut exp = scenario::load(Path::new(&path), &DiskFiles).expect("scenario loads");
+    exp.variants.retain(|v| v.name == "freebsd-polling");
+    exp.points.retain(|p| (p.load_pct - 10.0).abs() < 1e-9);
+    exp.duration_s = 1.0;
+    exp.drain_s = 0.0;
+    let base = irqsim::runner::run(&exp, 1, &|| {});
+    for n in exp.variants[0].model.nics.iter_mut() {
+        n.driver.poll_status_check = irqsim::cost::CostParam::ns(2000.0);
+    }
+    let checked = irqsim::runner::run(&exp, 1, &|| {});
+    let (b, c) = (&base.points[0].figures, &checked.points[0].figures);
+    let checks = c.counters["polling.status_checks"];
+    assert_eq!(checks, b.counters["polling.status_checks"]);
+    assert_eq!(checks, 100.0, "2 NICs x 1000 ticks / reg_frac 20");
+    // 100 x 2 us = 200 us of the 1 s at softirq level (to 1 %).
+    let extra_s = c.cpu.softirq - b.cpu.softirq;
+    assert!(
+        (extra_s - 200e-6).abs() < 2e-6,
+        "softirq time grew by {extra_s} s, expected 200 us"
+    );
+    assert_eq!(c.total.received, b.total.received);
+}

@@ -1039,10 +1039,23 @@ fn model(k: Knobs) -> impl Strategy<Value = Value> {
         user(k),
     )
         .prop_map(|(mhz, kernel, (a, b, c, d), user)| {
+            let mut nics = [a, b, c, d];
+            // One busy-poll loop polls every busy-poll NIC: they share its empty-pass
+            // cost (validation refuses different ones).
+            let busy = |n: &Value| n["policy"]["kind"] == "busy-poll";
+            if let Some(e) = nics
+                .iter()
+                .find(|n| busy(n))
+                .map(|n| n["policy"]["empty_poll"].clone())
+            {
+                for n in nics.iter_mut().filter(|n| busy(n)) {
+                    n["policy"]["empty_poll"] = e.clone();
+                }
+            }
             let mut m = json!({
                 "cpu": { "clock_mhz": mhz },
                 "kernel": kernel,
-                "nics": [a, b, c, d],
+                "nics": nics,
             });
             if let Some(u) = user {
                 m["user"] = u;
