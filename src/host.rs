@@ -95,6 +95,26 @@ impl ModelConfig {
                 );
             }
         }
+        // FreeBSD polls from hardclock (hardclock_device_poll), at HZ: with the clock
+        // interrupt simulated, the poll ticks are its ticks.
+        let polling = self
+            .nics
+            .iter()
+            .any(|n| n.policy == PolicyConfig::FreebsdPolling);
+        let clock = &self.kernel.clock;
+        if polling
+            && clock.hardclock.mean_ns(self.cpu.clock_mhz) > 0.0
+            && self.kernel.polling.hz != clock.hz
+        {
+            p.push(
+                "kernel.polling.hz",
+                format!(
+                    "must equal kernel.clock.hz ({}) when the clock interrupt is simulated: \
+                     FreeBSD polls from hardclock, at HZ; got {}",
+                    clock.hz, self.kernel.polling.hz
+                ),
+            );
+        }
         // One busy-poll loop polls every NIC that uses it: it has one empty-pass cost.
         let mut first_busy: Option<(usize, &crate::cost::CostParam)> = None;
         for (i, n) in self.nics.iter().enumerate() {

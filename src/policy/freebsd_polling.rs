@@ -39,7 +39,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PollingConfig {
-    /// Clock interrupts per second [1/s] (default 1000).
+    /// Clock interrupts per second [1/s] (default 1000); must equal `kernel.clock.hz`
+    /// when the clock interrupt is simulated (polling runs from hardclock, at HZ).
     #[serde(default = "d_hz")]
     pub hz: u32,
     /// poll_burst when the run starts [frames] (default: burst_max. kern_poll.c boots

@@ -473,6 +473,22 @@ fn busy_poll_nics_with_different_empty_poll_costs() {
     );
 }
 
+#[test]
+fn polling_at_another_rate_than_a_simulated_clock() {
+    // FreeBSD polls from hardclock, so with the clock interrupt simulated (a hardclock
+    // cost) the two rates are one HZ.
+    let mut c = Case::new();
+    c.model["kernel"]["clock"] = json!({ "hz": 100, "hardclock": 1000 });
+    c.model["nics"][0]["policy"] = json!({ "kind": "freebsd-polling" });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "kernel.polling.hz",
+        &["must equal kernel.clock.hz (100)", "got 1000"],
+    );
+}
+
 // ---------------------------------------------------------------- above line rate
 
 #[test]

@@ -983,6 +983,8 @@ fn kernel(k: Knobs) -> impl Strategy<Value = Value> {
                 (budget, budget_us, restarts, restart_ns),
                 (limit, period, feedback),
             )| {
+                // FreeBSD polls from hardclock: one HZ when the clock is simulated.
+                let phz = if hardclock > 0 { hz } else { phz };
                 json!({
                     "ipintrq_maxlen": ipintrq,
                     "if_snd_maxlen": if_snd,
@@ -994,7 +996,7 @@ fn kernel(k: Knobs) -> impl Strategy<Value = Value> {
                         "burst_max": burst_max,
                         "each_burst": each.min(burst_max),
                         "user_frac": user_frac,
-                        "reg_frac": reg_frac,
+                        "reg_frac": reg_frac.min(phz),
                         "idle_poll": idle_poll,
                     },
                     "napi": {
