@@ -167,8 +167,11 @@ pub enum Dir {
 /// One burst on the bus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Burst {
+    /// The NIC whose DMA engine masters the bus.
     pub nic: u16,
+    /// Receive write to memory or transmit read from it.
     pub dir: Dir,
+    /// Bytes carried [bytes].
     pub bytes: u32,
 }
 
@@ -192,8 +195,11 @@ pub(crate) struct Bus {
     /// Data time of a burst of `b` bytes for every `b` up to the largest burst or
     /// descriptor (at most 4,096 entries), computed once as `duration` would [ps].
     data_ps: Vec<u64>,
+    /// Largest burst [bytes] (`burst_bytes`).
     pub burst_bytes: u32,
+    /// Size of a DMA descriptor [bytes] (`descriptor_bytes`).
     pub descriptor_bytes: u32,
+    /// Delay before a read burst's data is ready (`read_latency_ns`).
     pub read_latency: SimTime,
     /// Time spent carrying bursts [ps] -- counter.
     pub busy_ps: u64,
@@ -323,7 +329,9 @@ pub(crate) struct TxFetch {
 pub(crate) struct NicDma {
     /// Frames in the RX FIFO; the head is being written to memory.
     pub rx_fifo: VecDeque<crate::packet::Packet>,
+    /// Bytes held in the RX FIFO [bytes].
     pub rx_fifo_used: u32,
+    /// RX FIFO size (`rx_fifo_bytes`) [bytes].
     pub rx_fifo_cap: u32,
     /// Bytes of the head frame (plus descriptor) written so far.
     pub rx_written: u32,
@@ -333,11 +341,14 @@ pub(crate) struct NicDma {
     pub tx: Option<TxFetch>,
     /// A transmit burst is queued or on the bus.
     pub tx_busy: bool,
+    /// Transmit thresholds, in the order an underrun steps through them
+    /// (`tx_thresholds_bytes`) [bytes].
     pub thresholds: Vec<u32>,
     /// Current threshold step; `thresholds.len()` means store-and-forward.
     pub threshold_step: usize,
     /// Engines were reset while a burst was on the bus: ignore its completion.
     pub stale_rx: bool,
+    /// The same for the transmit engine.
     pub stale_tx: bool,
     /// Transmit underruns -- counter.
     pub tx_underruns: u64,

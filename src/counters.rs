@@ -46,7 +46,7 @@ pub enum Spl {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatsCountersConfig {
-    /// Count at which the chip raises STATSOFLOW [frames].
+    /// Count at which the chip raises STATSOFLOW (required) [frames].
     pub threshold: u32,
     /// Counter width [bits] (default 10).
     #[serde(default = "d_bits")]
@@ -54,7 +54,7 @@ pub struct StatsCountersConfig {
     /// Whether STATSOFLOW is an enabled interrupt cause (default true).
     #[serde(default = "d_true")]
     pub overflow_interrupt: bool,
-    /// Cost of the harvest run by the interrupt handler at splimp [cost].
+    /// Cost of the harvest run by the interrupt handler at splimp (required) [cost].
     pub overflow_harvest: CostParam,
     /// Cost of the periodic harvest [cost] (default: `overflow_harvest`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

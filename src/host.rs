@@ -298,12 +298,17 @@ const SLOT_RX0: usize = 2;
 /// Per-flow state during a run.
 #[derive(Clone, Debug)]
 pub(crate) struct FlowState {
+    /// Name in results.
     pub name: String,
+    /// The tester port generating its frames (or the silent source of a sender's flow).
     pub source: FlowSource,
     /// The next frame, due at the input NIC when its slot says (`Host::rx_slot`).
     pub pending: Option<Frame>,
+    /// The NIC its frames arrive on.
     pub in_nic: usize,
+    /// The NIC the host forwards them out of.
     pub out_nic: usize,
+    /// Its counters and latency statistics.
     pub stats: FlowStats,
 }
 

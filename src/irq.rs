@@ -92,12 +92,14 @@ pub(crate) enum LinePos {
 /// A line during a run.
 #[derive(Clone, Debug)]
 pub(crate) struct Line {
+    /// Line name (`irq_lines[].name`, or the NIC's name for a private line).
     pub name: String,
     /// NIC indices in call order.
     pub chain: Vec<usize>,
     dispatch: Cost,
     release: Cost,
     rng: StreamRng,
+    /// Where the pass in progress is.
     pub pos: LinePos,
     /// Configured (shared) line, reported in the counters.
     pub shared: bool,
@@ -107,6 +109,7 @@ pub(crate) struct Line {
     /// length. A device that asserts before its handler's turn cuts the burst short
     /// there (see `Host::line_asserted`).
     pub folded: Vec<(usize, SimTime)>,
+    /// Length of the folded burst [ps of CPU time].
     pub fold_len: SimTime,
     /// The NIC whose handler's entry (or whole run) closes the folded burst (its device
     /// asserted when the burst began), if any, and its driver's random stream before
@@ -151,10 +154,12 @@ impl Line {
         }
     }
 
+    /// CPU time of the interrupt dispatch that starts a pass (`dispatch` cost).
     pub fn dispatch(&mut self) -> SimTime {
         self.dispatch.sample(&mut self.rng)
     }
 
+    /// CPU time of the release that ends a pass (`release` cost).
     pub fn release(&mut self) -> SimTime {
         self.release.sample(&mut self.rng)
     }

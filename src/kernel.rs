@@ -51,7 +51,7 @@ pub struct KernelConfig {
     #[serde(default = "d_ifq")]
     pub if_snd_maxlen: u32,
     /// CPU cost of forwarding one packet: ip_input, ip_forward, ip_output,
-    /// ether_output, if_start [cost].
+    /// ether_output, if_start (required) [cost].
     pub netisr_per_packet: CostParam,
     /// Time slice of the round robin between normal-priority tasks (user process,
     /// ksoftirqd) [ns] (default 10,000,000: 10 ms, the order of 4.4BSD's and Linux

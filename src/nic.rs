@@ -79,7 +79,7 @@ pub struct NicConfig {
     /// Statistics counters and their overflow interrupt (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats_counters: Option<StatsCountersConfig>,
-    /// Driver costs.
+    /// Driver costs (required).
     pub driver: DriverConfig,
     /// Depth of this interface's send queue `if_snd` [frames] (default: the kernel's
     /// `if_snd_maxlen`; dc(4) sets DC_TX_LIST_CNT - 1 = 255).
@@ -105,7 +105,7 @@ pub struct TxCompletionConfig {
     /// Every Nth frame asks for an interrupt on completion (TX_OK; de(4)'s
     /// TxWANTINTR on every frame is 1); 0 for none (default 0). At most the TX ring's
     /// length unless `interrupt_on_idle` is set, or the ring would fill with
-    /// unreclaimed descriptors first.
+    /// unreclaimed descriptors first [frames].
     #[serde(default)]
     pub interrupt_every: u32,
     /// The transmitter raises "transmit buffer unavailable" (TX_NOBUF, in dc(4)'s

@@ -63,7 +63,7 @@ const IP_TCP_BYTES: u32 = 40;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SenderConfig {
-    /// Name of the NIC the packets go out of.
+    /// Name of the NIC the packets go out of (required).
     pub nic: String,
     /// Flow name in results (default `"sender"`).
     #[serde(default = "d_name")]

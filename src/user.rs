@@ -37,13 +37,14 @@ use std::collections::BTreeMap;
 pub enum UserConfig {
     /// A compute job that is always runnable.
     CpuBound {
-        /// CPU time of one unit of work [cost] (default 1,000 ns).
+        /// CPU time of one unit of work [cost] (default 1,000 ns); a distribution is
+        /// allowed, but only its mean counts (work done = CPU time / mean unit).
         #[serde(default = "d_unit")]
         work_unit: CostParam,
     },
     /// A user-level packet consumer between the kernel's input and output.
     Screend {
-        /// CPU time per packet [cost].
+        /// CPU time per packet (required) [cost].
         per_packet: CostParam,
         /// Queue between kernel and process [packets] (default 32).
         #[serde(default = "d_qlen")]

@@ -55,11 +55,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DriverConfig {
-    /// Fixed cost of one handler invocation up to its first ring check [cost].
+    /// Fixed cost of one handler invocation up to its first ring check (required)
+    /// [cost].
     pub isr_entry: CostParam,
-    /// Cost of receiving one frame (rxeof): in the handler loop, or in a poll [cost].
+    /// Cost of receiving one frame (rxeof): in the handler loop, or in a poll
+    /// (required) [cost].
     pub rx_per_packet: CostParam,
-    /// Fixed cost after the last ring check until return from interrupt [cost].
+    /// Fixed cost after the last ring check until return from interrupt (required)
+    /// [cost].
     pub isr_exit: CostParam,
     /// Cost of one call of the driver's poll routine, before its frames (default 0)
     /// [cost].

@@ -54,7 +54,7 @@ pub enum PolicyConfig {
         /// em_rx_process_limit).
         #[serde(default = "d_limit")]
         process_limit: u32,
-        /// Cost of one task run: taskqueue dispatch and thread switch (default 0).
+        /// Cost of one task run: taskqueue dispatch and thread switch (default 0) [cost].
         #[serde(default)]
         task_overhead: CostParam,
         /// Whether the task runs the protocol code inline (net.isr.direct = 1) instead

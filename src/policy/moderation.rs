@@ -51,7 +51,8 @@ pub struct ModerationConfig {
     /// Minimum time between two interrupts (ITR; 0 = off) [ns].
     #[serde(default)]
     pub min_interval_ns: f64,
-    /// Adaptive interval (replaces `min_interval_ns`).
+    /// Adaptive interval (replaces `min_interval_ns`) (default: none, the fixed
+    /// `min_interval_ns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<Adaptive>,
 }

@@ -43,7 +43,7 @@ pub struct NapiConfig {
     /// Time one NET_RX softirq run may take [us] (default 2000).
     #[serde(default = "d_budget_us")]
     pub netdev_budget_usecs: f64,
-    /// Times __do_softirq restarts before waking ksoftirqd (default 10).
+    /// Times __do_softirq restarts before waking ksoftirqd [restarts] (default 10).
     #[serde(default = "d_restart")]
     pub max_restart: u32,
     /// Time __do_softirq may run before waking ksoftirqd [ns] (default 2,000,000).
