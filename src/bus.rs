@@ -403,7 +403,9 @@ impl crate::host::Host {
         if d.rx_fifo_used > 0 && d.rx_fifo_used + pkt.bytes > d.rx_fifo_cap {
             self.flows[pkt.flow as usize].stats.drops.rx_fifo += 1;
             // The damaged frame's descriptor carries the overflow error.
-            if !self.nics[nic].rx_error_cause && self.policies[nic] == PolicyConfig::Interrupt {
+            if !self.nics[nic].rx_error_cause
+                && matches!(self.policies[nic], PolicyConfig::Interrupt)
+            {
                 self.nics[nic].rx_error_cause = true;
                 self.irq_cause(nic, now, s);
             }
@@ -572,7 +574,7 @@ impl crate::host::Host {
         if let Some(p) = self.nics[nic].tx_abort() {
             self.flows[p.flow as usize].stats.drops.tx_underrun += 1;
         }
-        if self.policies[nic] == PolicyConfig::Interrupt {
+        if matches!(self.policies[nic], PolicyConfig::Interrupt) {
             self.irq_cause(nic, now, s);
         } else {
             // No driver handler modelled: the chip steps its threshold and goes on.

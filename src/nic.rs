@@ -443,6 +443,7 @@ impl Nic {
 
     /// The driver's start routine (dc_start): move frames from if_snd to free TX
     /// descriptors and start the transmitter if idle.
+    #[inline]
     pub fn start(&mut self, now: SimTime) -> Option<TxStart> {
         if self.if_snd.is_empty() {
             return None;

@@ -303,6 +303,7 @@ impl Host {
     }
 
     /// The driver freed room in `nic`'s if_snd: wake the sender if it sleeps on it.
+    #[inline]
     pub(crate) fn sender_room(&mut self, nic: usize) {
         let Some(snd) = self.sender.as_mut() else {
             return;

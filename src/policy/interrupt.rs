@@ -548,7 +548,7 @@ impl Host {
     /// The handler returns: for `interrupt`, unmask the chip and run the start routine.
     fn isr_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) -> Step {
         self.isr_steps[nic] = IsrStep::Idle;
-        if self.policies[nic] == PolicyConfig::Interrupt {
+        if matches!(self.policies[nic], PolicyConfig::Interrupt) {
             self.irq_unmask(nic, now, s);
             // dc_intr ends with dc_start when if_snd is not empty.
             self.if_start(nic, now, s);

@@ -174,6 +174,7 @@ impl Host {
     }
 
     /// A downstream queue drained a little: resume input if feedback stopped it.
+    #[inline]
     pub(crate) fn output_drained(&mut self, _nic: usize, _now: SimTime) {
         let Some(m) = &self.mogul else { return };
         if !m.blocked {
