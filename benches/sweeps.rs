@@ -140,9 +140,9 @@ fn experiment(case: &Case) -> Experiment {
         exp.replications = r;
     }
     if let Some((lo, hi)) = case.loads {
-        exp.points.retain(|p| p.load_pct >= lo && p.load_pct <= hi);
+        exp.retain_points(|p| p.load_pct >= lo && p.load_pct <= hi);
         assert!(
-            !exp.points.is_empty(),
+            exp.npoints() > 0,
             "no point of {} in {lo}-{hi} %",
             case.scenario
         );
@@ -152,7 +152,7 @@ fn experiment(case: &Case) -> Experiment {
 
 /// Run the whole sweep and count what it did.
 fn sweep(exp: &Experiment, threads: usize) -> Work {
-    let results = runner::run(exp, threads, &|| {});
+    let results = runner::run(exp, threads, &|| {}).expect("the sweep runs");
     let (mut packets, mut events) = (0.0, 0.0);
     for p in &results.points {
         packets += p.figures.total.sent * p.replications as f64;

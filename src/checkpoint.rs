@@ -57,10 +57,15 @@ fn build_id() -> String {
 /// The fingerprint of an experiment: what the results depend on.
 pub fn fingerprint(exp: &Experiment) -> String {
     let models: Vec<_> = exp.variants.iter().map(|v| (&v.name, &v.model)).collect();
-    let points: Vec<_> = exp
-        .points
+    let points: Vec<Vec<_>> = exp
+        .variants
         .iter()
-        .map(|p| (&p.rates_pps, p.load_pct, p.outstanding))
+        .map(|v| {
+            v.points
+                .iter()
+                .map(|p| (&p.rates_pps, p.load_pct, p.outstanding))
+                .collect()
+        })
         .collect();
     let doc = serde_json::json!({
         "version": env!("CARGO_PKG_VERSION"),

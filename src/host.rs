@@ -115,10 +115,23 @@ impl ModelConfig {
                 ),
             );
         }
-        // One busy-poll loop polls every NIC that uses it: it has one empty-pass cost.
+        // One busy-poll loop polls every NIC that uses it: it has one empty-pass cost,
+        // of at least 1 ns at this CPU's clock (a pass that takes no simulated time
+        // would never let time advance).
         let mut first_busy: Option<(usize, &crate::cost::CostParam)> = None;
         for (i, n) in self.nics.iter().enumerate() {
             if let PolicyConfig::BusyPoll { empty_poll } = &n.policy {
+                let ns = empty_poll.mean_ns(self.cpu.clock_mhz);
+                if empty_poll.check().is_ok() && ns < 1.0 {
+                    p.push(
+                        &format!("nics[{i}].policy.empty_poll"),
+                        format!(
+                            "must be at least 1 ns (an empty poll takes time); it is {ns} ns at \
+                             cpu.clock_mhz = {}",
+                            self.cpu.clock_mhz
+                        ),
+                    );
+                }
                 match first_busy {
                     None => first_busy = Some((i, empty_poll)),
                     Some((j, e)) if e != empty_poll => p.push(
@@ -165,6 +178,51 @@ impl ModelConfig {
                     }
                 })
             });
+        }
+    }
+
+    /// The driver costs each NIC's role needs, given the flows of a run: a NIC that
+    /// receives frames needs `rx_per_packet`; one whose interrupt handler runs needs
+    /// `isr_entry` and `isr_exit`. The handler runs on a receiving NIC with an
+    /// interrupt-driven policy, and on a transmitting one (a flow's output, or the
+    /// sender's NIC) with transmit-completion interrupts or, with a bus and the
+    /// `interrupt` policy, transmit underruns; on any NIC that moves frames with a
+    /// statistics-overflow interrupt. Every missing cost is reported, not only the
+    /// first.
+    pub fn check_roles(&self, flows: &[FlowConfig], p: &mut Problems) {
+        for (i, n) in self.nics.iter().enumerate() {
+            let from = flows.iter().find(|f| f.from == n.name);
+            let to = flows.iter().find(|f| f.to == n.name);
+            let sends = to.is_some() || self.sender.as_ref().is_some_and(|s| s.nic == n.name);
+            let moves = from.is_some() || sends;
+            let why_rx = from.map(|f| format!("it receives flow `{}`", f.display_name()));
+            let why_irq = if let Some(w) = why_rx.as_ref().filter(|_| n.policy.interrupt_driven()) {
+                Some(format!("{w} with an interrupt-driven policy"))
+            } else if sends && n.tx_completion.is_some() {
+                Some("its transmit completions interrupt".to_string())
+            } else if sends && self.bus.is_some() && n.policy == PolicyConfig::Interrupt {
+                Some("a transmit underrun on the bus interrupts".to_string())
+            } else if moves
+                && n.stats_counters
+                    .as_ref()
+                    .is_some_and(|c| c.overflow_interrupt)
+            {
+                Some("its statistics counters interrupt on overflow".to_string())
+            } else {
+                None
+            };
+            let d = &n.driver;
+            let mut need = |field: &str, given: bool, why: &Option<String>| {
+                if let (false, Some(why)) = (given, why) {
+                    p.push(
+                        &format!("nics[{i}].driver.{field}"),
+                        format!("required: {} uses it ({why})", n.name),
+                    );
+                }
+            };
+            need("isr_entry", d.isr_entry.is_some(), &why_irq);
+            need("rx_per_packet", d.rx_per_packet.is_some(), &why_rx);
+            need("isr_exit", d.isr_exit.is_some(), &why_irq);
         }
     }
 
@@ -367,6 +425,11 @@ pub struct Host {
     /// End of the run (sending plus drain): frames whose first bit would leave later
     /// are not received.
     pub(crate) stop: SimTime,
+    /// End of sending: frames leaving later are counted as delivered during the drain.
+    load_stop: SimTime,
+    /// The first broken invariant seen during the run (checked in release builds too;
+    /// the run then ends with [`SimError::Invariant`]).
+    violation: Option<String>,
 }
 
 /// Counters captured when the tester stops sending.
@@ -651,6 +714,8 @@ impl Host {
             latency_from: spec.latency_from,
             load_end: None,
             stop: spec.duration + spec.drain,
+            load_stop: spec.duration,
+            violation: None,
         };
         // Nothing preempts interrupt handlers but the clock interrupt; with it, a
         // handler's CPU time does not map to wall time in advance.
@@ -677,14 +742,33 @@ impl Host {
         }
     }
 
+    /// Set or clear the end of the frame on `nic`'s output wire. One wire carries one
+    /// frame at a time: setting it while a frame is on the wire is a broken invariant.
     #[inline(always)]
     pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>) {
         let i = self.tx_base + nic;
         if i < self.slots.len() {
+            if k.is_some() && self.slots.get(i).is_some() {
+                self.broken(format!(
+                    "a second frame started on {}'s output wire while one was on it",
+                    self.nics[nic].name
+                ));
+            }
             self.slots.set(i, k);
-        } else {
-            // A reset clears the slot of a NIC that never transmits.
-            debug_assert!(k.is_none(), "NIC {nic} transmits but no flow leaves by it");
+        } else if k.is_some() {
+            // (A reset clears the slot of a NIC that never transmits: that is fine.)
+            self.broken(format!(
+                "{} transmitted, but no flow leaves by it (it has no wire slot)",
+                self.nics[nic].name
+            ));
+        }
+    }
+
+    /// Record a broken invariant (the first one is reported).
+    #[cold]
+    pub(crate) fn broken(&mut self, what: String) {
+        if self.violation.is_none() {
+            self.violation = Some(what);
         }
     }
 
@@ -921,6 +1005,7 @@ impl Host {
                 }
             };
             f.stats.deliver(pkt.seq, lat);
+            f.stats.drained += (start > self.load_stop) as u64;
             if let Some(tl) = &mut self.timeline {
                 tl.record(pkt.t_in, lat);
             }
@@ -1089,7 +1174,7 @@ impl Host {
 
     /// Run to the end of sending plus the drain period (or until nothing is left to do)
     /// and return the statistics.
-    pub fn run(mut self, spec: &RunSpec) -> RunStats {
+    pub fn run(mut self, spec: &RunSpec) -> Result<RunStats, SimError> {
         let mut s = Scheduler::new();
         for i in 0..self.flows.len() {
             self.next_arrival(i, &mut s);
@@ -1106,7 +1191,7 @@ impl Host {
                 (None, Some(q)) => (q, true),
                 (None, None) => break,
             };
-            if key.at > self.stop {
+            if key.at > self.stop || self.violation.is_some() {
                 break;
             }
             let ev = if from_queue {
@@ -1242,13 +1327,26 @@ impl Host {
         c
     }
 
-    fn finish(mut self, spec: &RunSpec, end: SimTime, events: u64) -> RunStats {
+    fn finish(mut self, spec: &RunSpec, end: SimTime, events: u64) -> Result<RunStats, SimError> {
+        if let Some(what) = self.violation.take() {
+            return Err(SimError::Invariant(what));
+        }
         let mut total = FlowStats::default();
         let mut flows = Vec::with_capacity(self.flows.len());
         for f in self.flows.iter_mut() {
             f.stats.sent = f.source.sent;
-            // Whatever is neither delivered nor dropped is still inside the host.
-            f.stats.in_flight_at_end = f.stats.sent - f.stats.received - f.stats.drops.total();
+            // Whatever is neither delivered nor dropped is still inside the host; more
+            // out than in is a frame counted twice.
+            let out = f.stats.received + f.stats.drops.total();
+            f.stats.in_flight_at_end = f.stats.sent.checked_sub(out).ok_or_else(|| {
+                SimError::Invariant(format!(
+                    "packet conservation, flow {}: {} sent but {} received and {} dropped",
+                    f.name,
+                    f.stats.sent,
+                    f.stats.received,
+                    f.stats.drops.total()
+                ))
+            })?;
             total.merge(&f.stats);
             flows.push((f.name.clone(), f.stats.clone()));
         }
@@ -1260,16 +1358,18 @@ impl Host {
             let on_wires =
                 self.flows.iter().filter(|f| f.pending.is_some()).count() + self.nics.len();
             let in_flight = total.in_flight_at_end as usize;
-            debug_assert!(
-                held <= in_flight && in_flight <= held + on_wires,
-                "packet conservation: {in_flight} in flight, {held} held, at most {on_wires} on wires"
-            );
+            if !(held <= in_flight && in_flight <= held + on_wires) {
+                return Err(SimError::Invariant(format!(
+                    "packet conservation: {in_flight} frames unaccounted for at the end, \
+                     but the host holds {held} and at most {on_wires} can be on wires"
+                )));
+            }
         }
         let snap = self
             .load_end
             .clone()
             .unwrap_or_else(|| self.load_snapshot(end));
-        RunStats {
+        Ok(RunStats {
             duration: spec.duration,
             flows,
             total,
@@ -1288,7 +1388,7 @@ impl Host {
                 payload_bytes: snd.payload_bytes,
                 cpu_ps: snap.sender_ps,
             }),
-        }
+        })
     }
 
     /// The load-period counters as of `now`.
@@ -1343,10 +1443,7 @@ impl Host {
 }
 
 /// Validate `cfg`, check the flows against it, build the host and run it.
-pub fn simulate(
-    cfg: &ModelConfig,
-    spec: &RunSpec,
-) -> Result<RunStats, Vec<crate::problems::Problem>> {
+pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
     let mut p = Problems::new();
     cfg.validate(&mut p);
     for (i, f) in spec.flows.iter().enumerate() {
@@ -1360,6 +1457,7 @@ pub fn simulate(
             p.at("frame_bytes", |p| f.frame_bytes.validate(p));
         });
     }
+    cfg.check_roles(&spec.flows, &mut p);
     if spec.rates_pps.len() != spec.flows.len() {
         p.push("rates_pps", "one rate per flow is required");
     }
@@ -1367,7 +1465,19 @@ pub fn simulate(
         p.positive(&format!("rates_pps[{i}]"), *r, "frames/s");
     }
     if !p.is_empty() {
-        return Err(p.list);
+        return Err(SimError::Invalid(p.list));
     }
-    Ok(Host::new(cfg, spec).run(spec))
+    Host::new(cfg, spec).run(spec)
+}
+
+/// Why a run gave no statistics.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// The model or the run specification is invalid (every problem, with its path).
+    #[error("invalid run: {}", .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<crate::problems::Problem>),
+    /// The model broke one of its own invariants (packet conservation, one frame per
+    /// wire): a bug in irqsim, reported instead of a wrong number.
+    #[error("broken invariant (a bug in irqsim; please report it with the scenario): {0}")]
+    Invariant(String),
 }

@@ -151,7 +151,7 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
         .out
         .unwrap_or_else(|| Path::new("irqsim-out").join(&exp.name));
     let variants = exp.variants.len().max(1);
-    let runs = variants * exp.points.len() * exp.replications as usize;
+    let runs = variants * exp.npoints() * exp.replications as usize;
     if !opts.quiet {
         let v = if variants > 1 {
             format!("{variants} variants x ")
@@ -161,7 +161,7 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
         eprintln!(
             "irqsim: {} -- {v}{} points x {} replication(s), {} s each",
             exp.path,
-            exp.points.len(),
+            exp.npoints(),
             exp.replications,
             exp.duration_s
         );
@@ -173,7 +173,7 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     let t0 = Instant::now();
     let done = AtomicUsize::new(0);
     let offered = est.packets;
-    let bar = progress_bar(runs, runs > exp.points.len(), opts.quiet);
+    let bar = progress_bar(runs, runs > exp.npoints(), opts.quiet);
     let checkpoint = irqsim::checkpoint::Checkpoint::open(&out, &exp, opts.resume)
         .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     // Ctrl-C: start no new run; the finished ones are already saved.
@@ -197,13 +197,14 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let results = match outcome {
         Ok(r) => r,
-        Err(i) => {
+        Err(i @ runner::RunError::Interrupted { .. }) => {
             eprintln!(
                 "irqsim: {i}; they are saved under {}. Run the same command with --resume to finish.",
                 out.join(irqsim::checkpoint::DIR).display()
             );
             std::process::exit(130);
         }
+        Err(e) => anyhow::bail!("{}: {e}", exp.path),
     };
     debug_assert_eq!(done.load(Ordering::Relaxed), runs);
     let wall = t0.elapsed().as_secs_f64();
@@ -279,21 +280,22 @@ impl Estimate {
     fn new(exp: &Experiment, threads: usize) -> Estimate {
         let variants = exp.variants.len().max(1);
         let replications = exp.replications as usize;
-        let runs = variants * exp.points.len() * replications;
+        let runs = variants * exp.npoints() * replications;
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
+        let all_points = || exp.variants.iter().flat_map(|v| v.points.iter());
         Estimate {
             packets: 0.0
-                + exp.points.iter().map(|p| p.offered_pps()).sum::<f64>()
+                + all_points().map(|p| p.offered_pps()).sum::<f64>()
                     * exp.duration_s
-                    * (variants * replications) as f64,
-            points: exp.points.len(),
+                    * replications as f64,
+            points: exp.npoints(),
             variants,
             replications,
             threads: threads.min(runs).max(1),
-            closed_loop: exp.points.iter().any(|p| p.outstanding.is_some()),
+            closed_loop: all_points().any(|p| p.outstanding.is_some()),
         }
     }
 

@@ -79,7 +79,9 @@ pub struct NicConfig {
     /// Statistics counters and their overflow interrupt (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats_counters: Option<StatsCountersConfig>,
-    /// Driver costs (required).
+    /// Driver costs; those of the paths this NIC uses are required (default: none
+    /// given).
+    #[serde(default)]
     pub driver: DriverConfig,
     /// Depth of this interface's send queue `if_snd` [frames] (default: the kernel's
     /// `if_snd_maxlen`; dc(4) sets DC_TX_LIST_CNT - 1 = 255).
@@ -348,9 +350,11 @@ impl Nic {
         }
     }
 
-    /// Start the head of the TX ring if the transmitter is idle.
+    /// Start the head of the TX ring if the transmitter is idle. A frame whose
+    /// descriptor a reset freed is still on the wire until its end (`skip_done`): one
+    /// wire carries one frame at a time, so nothing starts before then.
     fn kick(&mut self, now: SimTime, continuing: bool) -> Option<TxStart> {
-        if self.tx_active || self.tx_halted {
+        if self.tx_active || self.tx_halted || self.skip_done {
             return None;
         }
         let slot = *self.tx_ring.front()?;
@@ -413,10 +417,14 @@ impl Nic {
         while let Some(p) = self.rx_ring.pop() {
             freed.push(p);
         }
-        self.skip_done = keep_head && self.tx_active;
+        // The head of the ring is the frame on the wire only while the transmitter is
+        // active; after an earlier reset that frame is no longer in the ring (and a
+        // second reset while it is still on the wire leaves it there).
+        let head_on_wire = keep_head && self.tx_active;
+        self.skip_done = head_on_wire || (keep_head && self.skip_done);
         let mut first = true;
         while let Some(t) = self.tx_ring.pop() {
-            if !(first && keep_head) {
+            if !(first && head_on_wire) {
                 freed.push(t.pkt);
             }
             first = false;

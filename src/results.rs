@@ -4,7 +4,12 @@
 //! offered load, the `total` over flows and each flow, the interrupt rate and the CPU
 //! time by level. With more than one replication each figure is the mean over
 //! replications and `ci95` holds, in the same shape, the half-width of its 95 %
-//! confidence interval (Student t with n-1 degrees of freedom, from statrs).
+//! confidence interval (Student t with n-1 degrees of freedom, from statrs), except the
+//! extremes: latency `min` and `max` (and round-trip `min`, `max`) are the smallest and
+//! largest value seen in any replication, and the `*.high_water` counters the highest
+//! any replication reached; their `ci95` entries are 0 (an extreme is not an estimate
+//! of a mean). Percentiles (`p50`, `p99`, `p999`) are means of each replication's
+//! percentile, with their confidence intervals.
 
 use crate::cpu::{LEVELS, Level};
 use crate::host::RunStats;
@@ -74,8 +79,15 @@ pub struct FlowResult {
     pub out_of_sequence: f64,
     /// Frames still held in the host when the run ended (counted in `lost`).
     pub in_flight_at_end: f64,
-    /// Received frames per second of sending time [frames/s].
+    /// Frames that left the host while the tester was sending, per second of sending
+    /// time: the throughput under load [frames/s]. Frames delivered during the drain
+    /// are in `received` and `drained`, not here.
     pub forwarded_pps: f64,
+    /// Frames that left the host after the tester stopped sending (during `drain_s`):
+    /// what the queues held at the end of the load, counted in `received` as a tester
+    /// counts them.
+    #[serde(default)]
+    pub drained: f64,
     /// Drops by site [frames].
     pub drops: DropsResult,
     /// Latency [us].
@@ -238,7 +250,8 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
         },
         out_of_sequence: s.out_of_sequence as f64,
         in_flight_at_end: s.in_flight_at_end as f64,
-        forwarded_pps: s.received as f64 / secs,
+        forwarded_pps: (s.received - s.drained) as f64 / secs,
+        drained: s.drained as f64,
         drops: DropsResult {
             rx_ring: s.drops.rx_ring as f64,
             ipintrq: s.drops.ipintrq as f64,
@@ -297,7 +310,8 @@ impl PointFigures {
                 work_per_s: r.user_work / secs,
             }),
             sender: r.sender.as_ref().map(|snd| {
-                let frames = r.flows[snd.flow].1.received as f64;
+                let f = &r.flows[snd.flow].1;
+                let frames = (f.received - f.drained) as f64;
                 SenderResult {
                     pps: frames / secs,
                     mbit_s: frames * snd.payload_bytes as f64 * 8.0 / secs / 1e6,
@@ -329,10 +343,45 @@ impl PointFigures {
             let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
             (m, t * (var / n).sqrt())
         });
-        (
-            serde_json::from_value(mean).expect("same shape"),
-            Some(serde_json::from_value(half).expect("same shape")),
-        )
+        let mut mean: PointFigures = serde_json::from_value(mean).expect("same shape");
+        let mut half: PointFigures = serde_json::from_value(half).expect("same shape");
+        // The extremes: over all replications, not means.
+        let extremes = |m: &mut LatencyResult, h: &mut LatencyResult, each: &[&LatencyResult]| {
+            m.min = each.iter().map(|l| l.min).fold(f64::INFINITY, f64::min);
+            m.max = each.iter().map(|l| l.max).fold(0.0, f64::max);
+            h.min = 0.0;
+            h.max = 0.0;
+        };
+        let flows = |r: &PointFigures| -> Vec<FlowResult> {
+            std::iter::once(r.total.clone())
+                .chain(r.flows.iter().cloned())
+                .collect()
+        };
+        let reps_flows: Vec<Vec<FlowResult>> = reps.iter().map(flows).collect();
+        let (mt, mf) = (&mut mean.total, &mut mean.flows);
+        let (ht, hf) = (&mut half.total, &mut half.flows);
+        let targets = std::iter::once((mt, ht)).chain(mf.iter_mut().zip(hf.iter_mut()));
+        for (i, (m, h)) in targets.enumerate() {
+            let lat: Vec<&LatencyResult> = reps_flows.iter().map(|f| &f[i].latency_us).collect();
+            extremes(&mut m.latency_us, &mut h.latency_us, &lat);
+            if let (Some(mr), Some(hr)) = (&mut m.rtt_us, &mut h.rtt_us) {
+                let rtt: Vec<&LatencyResult> = reps_flows
+                    .iter()
+                    .filter_map(|f| f[i].rtt_us.as_ref())
+                    .collect();
+                extremes(mr, hr, &rtt);
+            }
+        }
+        for (k, v) in mean.counters.iter_mut() {
+            if k.ends_with(".high_water") {
+                *v = reps
+                    .iter()
+                    .filter_map(|r| r.counters.get(k))
+                    .fold(0.0, |a, &b| f64::max(a, b));
+                half.counters.insert(k.clone(), 0.0);
+            }
+        }
+        (mean, Some(half))
     }
 }
 
@@ -414,5 +463,44 @@ mod tests {
         let (m, h) = PointFigures::aggregate(&reps);
         assert!((m.interrupts_per_s - 2.0).abs() < 1e-12);
         assert!((h.unwrap().interrupts_per_s - 4.302_652_7 / 3f64.sqrt()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn replications_report_true_extremes() {
+        // Three replications whose latency ranges are [10, 50], [12, 90], [8, 40] us:
+        // min and max are the extremes seen (8 and 90), not means (10 and 60); the
+        // average and the percentiles stay means with their intervals.
+        let rep = |min: f64, max: f64, p99: f64, hw: f64| {
+            let mut f = PointFigures::default();
+            for l in [&mut f.total.latency_us] {
+                *l = LatencyResult {
+                    min,
+                    avg: (min + max) / 2.0,
+                    max,
+                    p99,
+                    ..Default::default()
+                };
+            }
+            f.flows = vec![f.total.clone()];
+            f.counters.insert("dc0.rx_ring.high_water".into(), hw);
+            f
+        };
+        let reps = [
+            rep(10.0, 50.0, 45.0, 3.0),
+            rep(12.0, 90.0, 80.0, 7.0),
+            rep(8.0, 40.0, 35.0, 5.0),
+        ];
+        let (m, h) = PointFigures::aggregate(&reps);
+        let h = h.expect("ci");
+        for (l, c) in [
+            (&m.total.latency_us, &h.total.latency_us),
+            (&m.flows[0].latency_us, &h.flows[0].latency_us),
+        ] {
+            assert_eq!((l.min, l.max), (8.0, 90.0));
+            assert_eq!((c.min, c.max), (0.0, 0.0));
+            assert!((l.p99 - 160.0 / 3.0).abs() < 1e-9);
+            assert!(c.p99 > 0.0);
+        }
+        assert_eq!(m.counters["dc0.rx_ring.high_water"], 7.0);
     }
 }

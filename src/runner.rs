@@ -11,7 +11,7 @@
 //! Ctrl-C) makes the sweep start no new run.
 
 use crate::checkpoint::{Checkpoint, SavedRun};
-use crate::host::{RunSpec, simulate};
+use crate::host::{RunSpec, SimError, simulate};
 use crate::results::{Measured, PointFigures, PointResult, Results};
 use crate::rng::RunKey;
 use crate::scenario::Experiment;
@@ -19,20 +19,43 @@ use crate::time::SimTime;
 use crate::timeline::TimelineRow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The sweep stopped before every run was done (the finished ones are checkpointed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("interrupted: {done} of {total} runs done")]
-pub struct Interrupted {
-    /// Runs finished (simulated or reloaded).
-    pub done: usize,
-    /// Runs in the sweep.
-    pub total: usize,
+/// Why a sweep gave no results.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The sweep stopped before every run was done (the finished ones are
+    /// checkpointed).
+    #[error("interrupted: {done} of {total} runs done")]
+    Interrupted {
+        /// Runs finished (simulated or reloaded).
+        done: usize,
+        /// Runs in the sweep.
+        total: usize,
+    },
+    /// A run failed (the first failure in sweep order among the runs done; the sweep
+    /// starts no run after one fails), named by variant, load point and replication.
+    #[error("variant `{variant}`, load point {point} ({load}), replication {replication}: {error}")]
+    Run {
+        /// Variant name.
+        variant: String,
+        /// Index of the load point.
+        point: usize,
+        /// The load point as printed (`30 %`, `5 outstanding`).
+        load: String,
+        /// Replication index, from 0.
+        replication: usize,
+        /// What went wrong.
+        error: SimError,
+    },
 }
 
 /// Run every point of `exp` on `threads` threads (0: one per core) and summarise.
 /// `on_done` is called after each finished run (for progress reporting).
-pub fn run(exp: &Experiment, threads: usize, on_done: &(dyn Fn() + Sync)) -> Results {
-    run_with(exp, threads, on_done, None, None).expect("no stop flag, so never interrupted")
+pub fn run(
+    exp: &Experiment,
+    threads: usize,
+    on_done: &(dyn Fn() + Sync),
+) -> Result<Results, RunError> {
+    run_with(exp, threads, on_done, None, None)
 }
 
 /// [`run`] with a checkpoint to save to and reload from, and a flag that stops the sweep.
@@ -42,24 +65,26 @@ pub fn run_with(
     on_done: &(dyn Fn() + Sync),
     checkpoint: Option<&Checkpoint>,
     stop: Option<&AtomicBool>,
-) -> Result<Results, Interrupted> {
+) -> Result<Results, RunError> {
     let reps = exp.replications as usize;
-    let npoints = exp.points.len();
+    let npoints = exp.npoints();
+    // Set by a failed run: the sweep starts no new run.
+    let failed = AtomicBool::new(false);
     let jobs: Vec<(usize, usize, usize)> = (0..exp.variants.len())
         .flat_map(|v| (0..npoints).flat_map(move |p| (0..reps).map(move |r| (v, p, r))))
         .collect();
     let run_job = |&(v, p, r): &(usize, usize, usize)| {
         if let Some(saved) = checkpoint.and_then(|c| c.load(v, p, r)) {
             on_done();
-            return Some((saved.figures, saved.timeline));
+            return Some(Ok((saved.figures, saved.timeline)));
         }
-        if stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+        if stop.is_some_and(|s| s.load(Ordering::SeqCst)) || failed.load(Ordering::SeqCst) {
             return None;
         }
-        let model = &exp.variants[v].model;
+        let (model, lp) = (&exp.variants[v].model, &exp.variants[v].points[p]);
         let spec = RunSpec {
             flows: exp.flows.clone(),
-            rates_pps: exp.points[p].rates_pps.clone(),
+            rates_pps: lp.rates_pps.clone(),
             duration: SimTime::from_secs_f64(exp.duration_s),
             drain: SimTime::from_secs_f64(exp.drain_s),
             timeline: exp
@@ -73,10 +98,16 @@ pub fn run_with(
                 replication: r as u64,
             },
         };
-        let stats = simulate(model, &spec).expect("experiment was validated");
+        let stats = match simulate(model, &spec) {
+            Ok(s) => s,
+            Err(e) => {
+                failed.store(true, Ordering::SeqCst);
+                return Some(Err(e));
+            }
+        };
         on_done();
         let rows = match (&stats.timeline, r) {
-            (Some(tl), 0) => tl.rows(&exp.variants[v].name, exp.points[p].load_pct),
+            (Some(tl), 0) => tl.rows(&exp.variants[v].name, lp.load_pct),
             _ => Vec::new(),
         };
         let figures = PointFigures::from_run(&stats, model.user.is_some());
@@ -88,18 +119,21 @@ pub fn run_with(
             // A run that cannot be saved is still in the results; a later
             // --resume simply runs it again.
             let _ = c.save(v, p, r, &saved);
-            return Some((saved.figures, saved.timeline));
+            return Some(Ok((saved.figures, saved.timeline)));
         }
-        Some((figures, rows))
+        Some(Ok((figures, rows)))
     };
     // Longest runs first (offered frames as the estimate), each taken by the next free
     // thread: the sweep ends close to total work / threads instead of waiting for a
     // long run started last. Results go to their own slots, so the order of execution
     // changes nothing in them.
     let mut order: Vec<usize> = (0..jobs.len()).collect();
-    let frames = |k: usize| -> f64 { exp.points[jobs[k].1].rates_pps.iter().sum() };
+    let frames = |k: usize| -> f64 {
+        let (v, p, _) = jobs[k];
+        exp.variants[v].points[p].rates_pps.iter().sum()
+    };
     order.sort_by(|&a, &b| frames(b).total_cmp(&frames(a)));
-    type Out = Option<(PointFigures, Vec<TimelineRow>)>;
+    type Out = Option<Result<(PointFigures, Vec<TimelineRow>), SimError>>;
     let work = || -> Vec<Out> {
         let slots: Vec<std::sync::Mutex<Out>> = (0..jobs.len())
             .map(|_| std::sync::Mutex::new(None))
@@ -122,9 +156,28 @@ pub fn run_with(
         Ok(pool) => pool.install(work),
         Err(_) => work(),
     };
+    // The first failure in sweep order (not in order of completion), so that the error
+    // is the same whatever the number of threads.
+    if let Some((k, e)) = out.iter().enumerate().find_map(|(k, o)| match o {
+        Some(Err(e)) => Some((k, e.clone())),
+        _ => None,
+    }) {
+        let (v, p, r) = jobs[k];
+        let lp = &exp.variants[v].points[p];
+        return Err(RunError::Run {
+            variant: exp.variants[v].name.clone(),
+            point: p,
+            load: match lp.outstanding {
+                Some(n) => format!("{n} outstanding"),
+                None => format!("{} %", lp.load_pct),
+            },
+            replication: r,
+            error: e,
+        });
+    }
     let done = out.iter().filter(|o| o.is_some()).count();
     if done < out.len() {
-        return Err(Interrupted {
+        return Err(RunError::Interrupted {
             done,
             total: out.len(),
         });
@@ -132,6 +185,7 @@ pub fn run_with(
     let mut timeline = Vec::new();
     let figs: Vec<PointFigures> = out
         .into_iter()
+        .flatten()
         .flatten()
         .map(|(f, rows)| {
             timeline.extend(rows);
@@ -142,7 +196,8 @@ pub fn run_with(
         .chunks(reps)
         .enumerate()
         .map(|(k, reps_figs)| {
-            let (variant, lp) = (&exp.variants[k / npoints], &exp.points[k % npoints]);
+            let variant = &exp.variants[k / npoints];
+            let lp = &variant.points[k % npoints];
             let (figures, ci95) = PointFigures::aggregate(reps_figs);
             PointResult {
                 variant: variant.name.clone(),

@@ -248,6 +248,9 @@ pub struct Variant {
     pub description: String,
     /// The model to simulate.
     pub model: ModelConfig,
+    /// The points of the sweep for this variant's model: the rates follow from its own
+    /// NICs' line rates (the same load values for every variant).
+    pub points: Vec<LoadPoint>,
 }
 
 /// A variant as written in a scenario.
@@ -280,8 +283,6 @@ pub struct Experiment {
     pub variants: Vec<Variant>,
     /// The flows.
     pub flows: Vec<FlowConfig>,
-    /// The points of the sweep.
-    pub points: Vec<LoadPoint>,
     /// Sending time of each point [s].
     pub duration_s: f64,
     /// Drain time [s].
@@ -657,6 +658,9 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         }
     };
     let mut variants = Vec::new();
+    // Problems of each variant's model and of the scenario against it: a problem every
+    // variant has is reported once, one only some have names them.
+    let mut variant_problems: Vec<Vec<FileProblem>> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         if sc.variants.is_some() {
             let ok = !spec.name.is_empty()
@@ -689,71 +693,30 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         }
         match build_model(&sfile, &mfile, &mtext, &mval, &patches) {
             Ok((m, probs)) => {
-                problems.extend(probs);
+                variant_problems.push(probs);
                 variants.push(Variant {
                     name: spec.name.clone(),
                     description: spec.description.clone(),
                     model: m,
+                    points: Vec::new(),
                 });
             }
             Err(e) => return Err(e),
         }
     }
-    let Some(model) = variants.first().map(|v| v.model.clone()) else {
+    if variants.is_empty() {
         return Err(InputError::Invalid(problems));
-    };
+    }
 
-    // The scenario itself.
+    // The scenario itself: what does not depend on the model.
     let mut p = Problems::new();
     p.positive("duration_s", sc.duration_s, "s");
     p.non_negative("drain_s", sc.drain_s, "s");
     p.at_least("replications", sc.replications as u64, 1, "replication");
     let flows = &sc.workload.flows;
-    if flows.is_empty() && model.sender.is_none() {
-        p.push(
-            "workload.flows",
-            "at least one flow is required (or a `sender` in the model)",
-        );
-    }
     for (i, f) in flows.iter().enumerate() {
         p.at(format!("workload.flows[{i}]"), |p| {
-            if model.nic_index(&f.from).is_none() {
-                p.push("from", format!("no NIC named `{}` in {mfile}", f.from));
-            }
-            if model.nic_index(&f.to).is_none() {
-                p.push("to", format!("no NIC named `{}` in {mfile}", f.to));
-            }
-            p.at("frame_bytes", |p| f.frame_bytes.validate(p));
-            let closed = f.arrivals == crate::traffic::Arrivals::ClosedLoop;
-            if closed != (sc.load.unit == LoadUnit::Outstanding) {
-                p.push(
-                    "arrivals",
-                    "closed-loop flows go with `load.unit` = `outstanding`, and only they",
-                );
-            }
-            p.non_negative("turnaround_ns", f.turnaround_ns, "ns");
-            if let Some(r) = f.rate_pps {
-                p.positive("rate_pps", r, "frames/s");
-                if closed {
-                    p.push("rate_pps", "a closed-loop flow's load is its outstanding transactions");
-                }
-            }
-            if let crate::traffic::OrRandom::Value(ppm) = f.clock_ppm
-                && !(-1000.0..=1000.0).contains(&ppm)
-            {
-                p.push(
-                    "clock_ppm",
-                    format!("must be -1000 to 1000 ppm or \"random\", got {ppm}"),
-                );
-            }
-            if let crate::traffic::OrRandom::Value(ph) = f.start_phase
-                && !(0.0..1.0).contains(&ph)
-            {
-                p.push(
-                    "start_phase",
-                    format!("must be in [0, 1) (a fraction of the inter-frame period) or \"random\", got {ph}"),
-                );
-            }
+            check_flow(f, sc.load.unit, p)
         });
     }
     if sc.duration_s.is_finite() && sc.drain_s.is_finite() && sc.duration_s + sc.drain_s > MAX_RUN_S
@@ -773,51 +736,50 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         }
     }
     let values = load_values(&sc.load, &mut p);
-    // Each flow's line rate in frames/s, where its NIC and frame size are valid.
-    let line_fps: Vec<Option<f64>> = flows
-        .iter()
-        .map(|f| {
-            let nic = model.nics.get(model.nic_index(&f.from)?)?;
-            let mut fp = Problems::new();
-            f.frame_bytes.validate(&mut fp);
-            (nic.line_rate_bps > 0.0 && fp.is_empty())
-                .then(|| Link::new(nic.line_rate_bps).line_rate_fps(f.frame_bytes.mean_bytes()))
-        })
-        .collect();
-    let mut points = Vec::new();
-    for (j, v) in values.iter().enumerate() {
-        let mut rates = Vec::new();
-        let mut pct0 = None;
-        for (f, fps) in flows.iter().zip(&line_fps) {
-            let Some(fps) = *fps else { continue };
-            let (rate, pct) = match (f.rate_pps, sc.load.unit) {
-                (Some(r), _) => (r, r / fps * 100.0),
-                (None, LoadUnit::Percent) => (v / 100.0 * fps, *v),
-                (None, LoadUnit::Pps) => (*v, v / fps * 100.0),
-                (None, LoadUnit::Outstanding) => (v.round().max(1.0), 0.0),
-            };
-            if pct > 100.0 + 1e-9 && !sc.allow_overload {
-                p.push(
-                    &load_field(&sc.load, j),
-                    format!(
-                        "load of {v} {} is {pct:.1} % of the line rate of flow `{}` ({fps:.1} frames/s): above 100 %",
-                        unit_name(sc.load.unit),
-                        f.display_name()
-                    ),
-                );
-            }
-            if f.rate_pps.is_none() && pct0.is_none() {
-                pct0 = Some(pct);
-            }
-            rates.push(rate);
-        }
-        points.push(LoadPoint {
-            load_pct: pct0.unwrap_or(0.0),
-            outstanding: (sc.load.unit == LoadUnit::Outstanding).then(|| v.round().max(1.0)),
-            rates_pps: rates,
-        });
-    }
     problems.extend(p.list.into_iter().map(&scen_problem));
+
+    // What depends on each variant's model (its NICs, their line rates), checked for
+    // every variant on its own. The driver costs each NIC's role needs are located in
+    // the model file.
+    let mut found: Vec<(FileProblem, Vec<usize>)> = Vec::new();
+    for ((vi, v), model_problems) in variants.iter_mut().enumerate().zip(variant_problems) {
+        let mut p = Problems::new();
+        v.points = variant_points(&sc, &v.model, &mfile, &values, &mut p);
+        let mut roles = Problems::new();
+        v.model.check_roles(flows, &mut roles);
+        let located = model_problems
+            .into_iter()
+            .chain(p.list.into_iter().map(&scen_problem))
+            .chain(roles.list.into_iter().map(|problem| FileProblem {
+                file: mfile.clone(),
+                problem,
+            }));
+        for prob in located {
+            match found.iter_mut().find(|(q, _)| *q == prob) {
+                Some((_, vs)) => vs.push(vi),
+                None => found.push((prob, vec![vi])),
+            }
+        }
+    }
+    for (mut prob, vs) in found {
+        if vs.len() < variants.len() {
+            let names: Vec<String> = vs
+                .iter()
+                .map(|&i| format!("`{}`", variants[i].name))
+                .collect();
+            let which = if names.len() == 1 {
+                "variant"
+            } else {
+                "variants"
+            };
+            prob.problem.reason = format!(
+                "{} (with {which} {})",
+                prob.problem.reason,
+                names.join(", ")
+            );
+        }
+        problems.push(prob);
+    }
 
     let measured = match &sc.measured {
         None => None,
@@ -863,7 +825,6 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         description: sc.description,
         model_path: mfile,
         flows: sc.workload.flows,
-        points,
         duration_s: sc.duration_s,
         drain_s: sc.drain_s,
         seed: sc.seed,
@@ -872,6 +833,156 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         timeline_bucket_ms: sc.timeline.as_ref().map(|t| t.bucket_ms),
         latency_from: sc.latency_from,
     })
+}
+
+/// Checks of a flow that do not depend on the model.
+fn check_flow(f: &FlowConfig, unit: LoadUnit, p: &mut Problems) {
+    p.at("frame_bytes", |p| f.frame_bytes.validate(p));
+    let closed = f.arrivals == crate::traffic::Arrivals::ClosedLoop;
+    if closed != (unit == LoadUnit::Outstanding) {
+        p.push(
+            "arrivals",
+            "closed-loop flows go with `load.unit` = `outstanding`, and only they",
+        );
+    }
+    p.non_negative("turnaround_ns", f.turnaround_ns, "ns");
+    if let Some(r) = f.rate_pps {
+        p.positive("rate_pps", r, "frames/s");
+        if closed {
+            p.push(
+                "rate_pps",
+                "a closed-loop flow's load is its outstanding transactions",
+            );
+        }
+    }
+    // The phase and clock of a tester port drive its constant-rate stream; a Poisson
+    // or closed-loop flow has neither, and a value given there would be ignored.
+    if f.arrivals != crate::traffic::Arrivals::Constant {
+        for (field, v) in [("start_phase", f.start_phase), ("clock_ppm", f.clock_ppm)] {
+            if v != crate::traffic::OrRandom::default() {
+                p.push(
+                    field,
+                    "applies to `constant` arrivals only (a Poisson or closed-loop flow has no \
+                     phase or period to shift): remove it",
+                );
+            }
+        }
+    }
+    if let crate::traffic::OrRandom::Value(ppm) = f.clock_ppm
+        && !(-1000.0..=1000.0).contains(&ppm)
+    {
+        p.push(
+            "clock_ppm",
+            format!("must be -1000 to 1000 ppm or \"random\", got {ppm}"),
+        );
+    }
+    if let crate::traffic::OrRandom::Value(ph) = f.start_phase
+        && !(0.0..1.0).contains(&ph)
+    {
+        p.push(
+            "start_phase",
+            format!(
+                "must be in [0, 1) (a fraction of the inter-frame period) or \"random\", got {ph}"
+            ),
+        );
+    }
+}
+
+/// The load points of one variant: each flow's rate from its input NIC's line rate in
+/// `model`, with the checks that depend on the model (NICs named by the flows, rates
+/// above line rate).
+fn variant_points(
+    sc: &ScenarioFile,
+    model: &ModelConfig,
+    mfile: &str,
+    values: &[f64],
+    p: &mut Problems,
+) -> Vec<LoadPoint> {
+    let flows = &sc.workload.flows;
+    if flows.is_empty() && model.sender.is_none() {
+        p.push(
+            "workload.flows",
+            "at least one flow is required (or a `sender` in the model)",
+        );
+    }
+    for (i, f) in flows.iter().enumerate() {
+        p.at(format!("workload.flows[{i}]"), |p| {
+            if model.nic_index(&f.from).is_none() {
+                p.push("from", format!("no NIC named `{}` in {mfile}", f.from));
+            }
+            if model.nic_index(&f.to).is_none() {
+                p.push("to", format!("no NIC named `{}` in {mfile}", f.to));
+            }
+        });
+    }
+    // Each flow's line rate in frames/s, where its NIC and frame size are valid.
+    let line_fps: Vec<Option<f64>> = flows
+        .iter()
+        .map(|f| {
+            let nic = model.nics.get(model.nic_index(&f.from)?)?;
+            let mut fp = Problems::new();
+            f.frame_bytes.validate(&mut fp);
+            (nic.line_rate_bps > 0.0 && fp.is_empty())
+                .then(|| Link::new(nic.line_rate_bps).line_rate_fps(f.frame_bytes.mean_bytes()))
+        })
+        .collect();
+    let mut points = Vec::new();
+    for (j, v) in values.iter().enumerate() {
+        let mut rates = Vec::new();
+        let mut pct0 = None;
+        for (f, fps) in flows.iter().zip(&line_fps) {
+            let Some(fps) = *fps else { continue };
+            let (rate, pct) = match (f.rate_pps, sc.load.unit) {
+                (Some(r), _) => (r, r / fps * 100.0),
+                (None, LoadUnit::Percent) => (v / 100.0 * fps, *v),
+                (None, LoadUnit::Pps) => (*v, v / fps * 100.0),
+                (None, LoadUnit::Outstanding) => (v.round().max(1.0), 0.0),
+            };
+            if pct > 100.0 + 1e-9 && !sc.allow_overload {
+                p.push(
+                    &load_field(&sc.load, j),
+                    format!(
+                        "load of {v} {} is {pct:.1} % of the line rate of flow `{}` ({fps:.1} frames/s): above 100 %",
+                        unit_name(sc.load.unit),
+                        f.display_name()
+                    ),
+                );
+            }
+            if f.rate_pps.is_none() && pct0.is_none() {
+                pct0 = Some(pct);
+            }
+            rates.push(rate);
+        }
+        points.push(LoadPoint {
+            load_pct: pct0.unwrap_or(0.0),
+            outstanding: (sc.load.unit == LoadUnit::Outstanding).then(|| v.round().max(1.0)),
+            rates_pps: rates,
+        });
+    }
+    points
+}
+
+impl Experiment {
+    /// Load points of the sweep (each variant has this many).
+    pub fn npoints(&self) -> usize {
+        self.variants.first().map_or(0, |v| v.points.len())
+    }
+
+    /// Keep only the load points for which `keep` holds on the first variant's point
+    /// (the same points in every variant, so the variants stay aligned).
+    pub fn retain_points(&mut self, keep: impl Fn(&LoadPoint) -> bool) {
+        let Some(first) = self.variants.first() else {
+            return;
+        };
+        let mask: Vec<bool> = first.points.iter().map(&keep).collect();
+        for v in &mut self.variants {
+            let mut k = 0;
+            v.points.retain(|_| {
+                k += 1;
+                mask[k - 1]
+            });
+        }
+    }
 }
 
 fn unit_name(u: LoadUnit) -> &'static str {

@@ -6,9 +6,22 @@
 //!
 //! - `constant`: frame `k` starts at `k / rate` (SmartBits' constant-rate streams), and
 //!   exactly `floor(rate * duration)` frames are sent;
-//! - `poisson`: frame starts form a Poisson process of the given rate; a start that falls
-//!   while the previous frame is still on the wire waits for it (a link carries one frame
-//!   at a time), which thins the process only near line rate;
+//! - `poisson`: the tester draws frame start times from a Poisson process of the given
+//!   rate, but its port sends one frame at a time: a start that falls while the previous
+//!   frame is still on the wire waits for it (FIFO, nothing is lost). What reaches the
+//!   host is therefore the departure process of an M/D/1 queue at the tester's port
+//!   (M/G/1 with variable sizes) of utilisation rho = the load as a fraction of line
+//!   rate: no two frames closer than a wire time, and at high load long runs of
+//!   back-to-back frames. The rate is the nominal one, but the process is not Poisson at
+//!   any load: the smoothing grows with rho (at 40 %, the third of the Poisson gaps
+//!   that are shorter than a wire time are lengthened, and the frames behind them
+//!   delayed), which a livelocking host, whose losses come from bursts, sees as a
+//!   different workload. Use it for a physical single-port tester;
+//! - `poisson-unpaced`: the instants at which frames have fully arrived (their last bit)
+//!   form a Poisson process of the given rate, as if the frames came from many ports
+//!   merged upstream: frames may overlap on the input link. This is the textbook M/./.
+//!   arrival process (for queueing-theory comparisons, or a port aggregating many
+//!   sources);
 //! - `closed-loop`: a request/response peer (netperf TCP_RR-like) keeps N transactions
 //!   outstanding and sends the next request `turnaround_ns` after each response.
 //!
@@ -42,8 +55,12 @@ pub enum Arrivals {
     /// Evenly spaced frames (default; what SmartBits sends).
     #[default]
     Constant,
-    /// Poisson process.
+    /// Poisson start times, sent one frame at a time by the tester port (a start
+    /// falling while the previous frame is on the wire waits for it).
     Poisson,
+    /// Poisson arrival instants (last bit in), frames not serialised on the input link
+    /// (the textbook Poisson arrival process).
+    PoissonUnpaced,
     /// Request/response (netperf TCP_RR-like): the peer keeps N transactions
     /// outstanding; each response leaving the host is followed, `turnaround_ns` after its
     /// last bit, by the next request.
@@ -327,10 +344,12 @@ impl FlowSource {
         let limit = match cfg.arrivals {
             // floor(rate * duration), with a tolerance for binary rounding of the product.
             Arrivals::Constant => (rate_pps * duration.as_secs_f64() + 1e-6).floor() as u64,
-            Arrivals::Poisson | Arrivals::ClosedLoop => u64::MAX,
+            Arrivals::Poisson | Arrivals::PoissonUnpaced | Arrivals::ClosedLoop => u64::MAX,
         };
         let exp = match cfg.arrivals {
-            Arrivals::Poisson => Some(Exp::new(1.0 / period_ps).expect("rate > 0")),
+            Arrivals::Poisson | Arrivals::PoissonUnpaced => {
+                Some(Exp::new(1.0 / period_ps).expect("rate > 0"))
+            }
             _ => None,
         };
         let requests = match cfg.arrivals {
@@ -370,7 +389,7 @@ impl FlowSource {
             // The tester sends its count whatever its clock says.
             s.stop = SimTime(u64::MAX);
         }
-        if s.arrivals == Arrivals::Poisson {
+        if matches!(s.arrivals, Arrivals::Poisson | Arrivals::PoissonUnpaced) {
             s.next_start_ps = s.draw_gap();
         }
         s
@@ -398,6 +417,25 @@ impl FlowSource {
                 let t = SimTime((self.next_start_ps + 0.5) as u64);
                 self.next_start_ps += self.draw_gap();
                 t
+            }
+            Arrivals::PoissonUnpaced => {
+                // The Poisson point is the frame's last bit: arrivals stay in order
+                // whatever the sizes, and nothing waits for the link.
+                let end = SimTime((self.next_start_ps + 0.5) as u64);
+                if end >= self.stop {
+                    self.limit = self.sent;
+                    return None;
+                }
+                self.next_start_ps += self.draw_gap();
+                let bytes = self.sizes.sample(&mut self.rng_sizes);
+                let f = Frame {
+                    start: end.saturating_sub(self.link.wire_time(bytes)),
+                    end,
+                    bytes,
+                    seq: self.sent,
+                };
+                self.sent += 1;
+                return Some(f);
             }
         };
         let start = nominal.max(self.link_free);
@@ -484,6 +522,53 @@ mod tests {
         assert_eq!(f0.end - f0.start, SimTime(6_720_000));
         while s.next_frame().is_some() {}
         assert_eq!(s.sent, 148_809);
+    }
+
+    /// Gaps between consecutive arrivals (last bits) at `load` of 100 Mbit/s, 64-byte
+    /// frames, 2 s.
+    fn gaps(arrivals: Arrivals, load: f64) -> Vec<f64> {
+        let link = Link::new(100e6);
+        let k = RunKey::single(5);
+        let mut s = FlowSource::new(
+            &flow(arrivals),
+            link,
+            load * link.line_rate_fps(64.0),
+            SimTime::from_secs_f64(2.0),
+            k.stream("a"),
+            k.stream("b"),
+        );
+        let mut last: Option<SimTime> = None;
+        let mut g = Vec::new();
+        while let Some(f) = s.next_frame() {
+            if let Some(l) = last {
+                g.push((f.end - l).as_ns_f64());
+            }
+            last = Some(f.end);
+        }
+        g
+    }
+
+    #[test]
+    fn poisson_is_paced_by_the_wire_and_unpaced_is_textbook() {
+        // 64-byte frames take 6,720 ns on the wire. At rho = 0.4 a Poisson gap is
+        // shorter than that with probability 1 - exp(-0.4) = 0.3297. The paced source
+        // never delivers two frames closer than a wire time; the unpaced one has the
+        // exponential's share of short gaps and its coefficient of variation 1.
+        let wire = 6_720.0;
+        let paced = gaps(Arrivals::Poisson, 0.4);
+        assert!(
+            paced.iter().all(|g| *g >= wire - 1e-3),
+            "a gap below the wire time"
+        );
+        let unpaced = gaps(Arrivals::PoissonUnpaced, 0.4);
+        let short = unpaced.iter().filter(|g| **g < wire).count() as f64 / unpaced.len() as f64;
+        // About 23,800 gaps: sd of the fraction sqrt(0.33 x 0.67 / 23,800) = 0.003.
+        assert!((short - (1.0 - (-0.4f64).exp())).abs() < 0.012, "{short}");
+        let n = unpaced.len() as f64;
+        let m = unpaced.iter().sum::<f64>() / n;
+        let sd = (unpaced.iter().map(|g| (g - m).powi(2)).sum::<f64>() / n).sqrt();
+        assert!((sd / m - 1.0).abs() < 0.03, "cv {}", sd / m);
+        assert!((m - wire / 0.4).abs() / (wire / 0.4) < 0.02, "mean gap {m}");
     }
 
     #[test]

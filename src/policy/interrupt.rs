@@ -52,18 +52,27 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// Driver costs as written in a model file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+///
+/// The costs of a path the NIC uses must be given; those of paths it never takes may
+/// be left out (see [`crate::host::ModelConfig::check_roles`]): a NIC that receives
+/// needs `rx_per_packet`, and `isr_entry` and `isr_exit` when its handler runs (an
+/// interrupt-driven policy, transmit-completion or statistics-overflow interrupts, or
+/// transmit underruns on a bus).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DriverConfig {
-    /// Fixed cost of one handler invocation up to its first ring check (required)
-    /// [cost].
-    pub isr_entry: CostParam,
+    /// Fixed cost of one handler invocation up to its first ring check (required when
+    /// the NIC's handler runs) [cost].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isr_entry: Option<CostParam>,
     /// Cost of receiving one frame (rxeof): in the handler loop, or in a poll
-    /// (required) [cost].
-    pub rx_per_packet: CostParam,
-    /// Fixed cost after the last ring check until return from interrupt (required)
-    /// [cost].
-    pub isr_exit: CostParam,
+    /// (required when the NIC receives) [cost].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_per_packet: Option<CostParam>,
+    /// Fixed cost after the last ring check until return from interrupt (required
+    /// when the NIC's handler runs) [cost].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isr_exit: Option<CostParam>,
     /// Cost of one call of the driver's poll routine, before its frames (default 0)
     /// [cost].
     #[serde(default)]
@@ -105,10 +114,14 @@ fn is_zero_u32(x: &u32) -> bool {
 impl DriverConfig {
     /// Range checks.
     pub fn validate(&self, p: &mut Problems) {
+        let zero = CostParam::default();
         for (name, c) in [
-            ("isr_entry", &self.isr_entry),
-            ("rx_per_packet", &self.rx_per_packet),
-            ("isr_exit", &self.isr_exit),
+            ("isr_entry", self.isr_entry.as_ref().unwrap_or(&zero)),
+            (
+                "rx_per_packet",
+                self.rx_per_packet.as_ref().unwrap_or(&zero),
+            ),
+            ("isr_exit", self.isr_exit.as_ref().unwrap_or(&zero)),
             ("poll_call", &self.poll_call),
             ("poll_status_check", &self.poll_status_check),
             ("isr_idle", &self.isr_idle),
@@ -148,9 +161,15 @@ pub(crate) struct DriverCosts {
 impl DriverCosts {
     pub fn new(cfg: &DriverConfig, clock_mhz: f64, rng: StreamRng) -> Self {
         DriverCosts {
-            entry: cfg.isr_entry.build(clock_mhz),
-            rx: cfg.rx_per_packet.build(clock_mhz),
-            exit: cfg.isr_exit.build(clock_mhz),
+            // A cost left out belongs to a path the NIC never takes (checked by
+            // `ModelConfig::check_roles`).
+            entry: cfg.isr_entry.clone().unwrap_or_default().build(clock_mhz),
+            rx: cfg
+                .rx_per_packet
+                .clone()
+                .unwrap_or_default()
+                .build(clock_mhz),
+            exit: cfg.isr_exit.clone().unwrap_or_default().build(clock_mhz),
             poll_call: cfg.poll_call.build(clock_mhz),
             poll_status_check: cfg.poll_status_check.build(clock_mhz),
             copy_ps_per_byte: (cfg.rx_copy_ns_per_byte * 1e3).round() as u64,

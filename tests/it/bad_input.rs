@@ -835,3 +835,192 @@ fn wrong_types_and_unknown_fields_are_all_reported_at_once() {
         &["unknown field"],
     );
 }
+
+// ---------------------------------------------------------------- variants, each on its own
+
+/// A variant whose `overrides` replace `nics` by a list without the NIC the flow comes
+/// from is refused (it used to pass validation against the first variant and panic in
+/// the runner, leaving `.checkpoint/` behind), naming the variant.
+#[test]
+fn a_variant_without_the_flows_nic_is_refused_by_name() {
+    let mut c = Case::new();
+    let dc1 = c.model["nics"][1].clone();
+    c.scenario["variants"] = json!([
+        { "name": "base" },
+        { "name": "no-dc0", "overrides": { "nics": [dc1] } },
+    ]);
+    let r = c.run();
+    let problems = c.rejected(&r);
+    assert_problem(
+        &r.stderr,
+        &c.scenario_path(),
+        "workload.flows[0].from",
+        &["no NIC named `dc0`", "(with variant `no-dc0`)"],
+    );
+    // The shared IRQ 11 chain names the NICs the variant removed: the same variant's
+    // problem, in the model it gave.
+    assert_eq!(problems.len(), 4, "{}", r.stderr);
+    for (k, nic) in [(0, "dc3"), (1, "dc2"), (3, "dc0")] {
+        assert_problem(
+            &r.stderr,
+            &c.model_path(),
+            &format!("irq_lines[0].chain[{k}]"),
+            &[&format!("no NIC named `{nic}`"), "(with variant `no-dc0`)"],
+        );
+    }
+}
+
+/// Each variant's rates follow from its own line rates: a variant whose input NIC runs
+/// at 10 Mbit/s, at 90 % load, offers 90 % of 10 Mbit/s' 14,880.95 frames/s of 64
+/// bytes (13,392.86 frames/s; it used to get the first variant's 133,929) and can
+/// forward no more than that.
+#[test]
+fn each_variant_gets_its_own_rates() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!(0.2);
+    c.scenario["drain_s"] = json!(0.05);
+    c.scenario["load"] = json!({ "unit": "percent", "points": [90] });
+    c.scenario["variants"] = json!([
+        { "name": "fast" },
+        { "name": "slow", "overrides": { "nics": { "dc0": { "line_rate_bps": 10e6 } } } },
+    ]);
+    let r = c.run();
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let res: Value =
+        serde_json::from_str(&std::fs::read_to_string(c.out_dir().join("results.json")).unwrap())
+            .unwrap();
+    let pt = |v: &str| {
+        res["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["variant"] == v)
+            .unwrap_or_else(|| panic!("no point of {v}"))
+            .clone()
+    };
+    let (fast, slow) = (pt("fast"), pt("slow"));
+    let line = |bps: f64| bps / ((64.0 + 20.0) * 8.0);
+    for (p, bps) in [(&fast, 100e6), (&slow, 10e6)] {
+        let offered = p["offered_pps"].as_f64().unwrap();
+        assert!((offered - 0.9 * line(bps)).abs() < 1e-6, "{offered}");
+        assert_eq!(p["load_pct"], json!(90));
+        // SmartBits' count: floor(rate x duration).
+        let sent = p["total"]["sent"].as_f64().unwrap();
+        assert_eq!(sent, (0.9 * line(bps) * 0.2).floor());
+        assert!(p["total"]["forwarded_pps"].as_f64().unwrap() <= line(bps));
+    }
+}
+
+/// The line-rate check runs for each variant: 20,000 frames/s of 64 bytes is 13.4 % of
+/// 100 Mbit/s but 134.4 % of 10 Mbit/s (14,880.95 frames/s), refused with the variant's
+/// name unless `allow_overload` is set.
+#[test]
+fn the_line_rate_check_runs_for_every_variant() {
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "pps", "points": [20000] });
+    c.scenario["variants"] = json!([
+        { "name": "fast" },
+        { "name": "slow", "overrides": { "nics": { "dc0": { "line_rate_bps": 10e6 } } } },
+    ]);
+    let r = c.run();
+    c.assert_one(
+        &r,
+        &c.scenario_path(),
+        "load.points[0]",
+        &["134.4 %", "above 100 %", "(with variant `slow`)"],
+    );
+    let mut c2 = Case::new();
+    c2.scenario = c.scenario.clone();
+    c2.scenario["allow_overload"] = json!(true);
+    let r = c2.run();
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+// ---------------------------------------------------------------- silently ignored input
+
+/// `start_phase` and `clock_ppm` shape a constant-rate stream; on a Poisson flow they
+/// were accepted and ignored. Both are refused, at once.
+#[test]
+fn phase_and_clock_on_a_poisson_flow_are_refused() {
+    let mut c = Case::new();
+    c.scenario["workload"]["flows"][0]["arrivals"] = json!("poisson");
+    c.scenario["workload"]["flows"][0]["start_phase"] = json!(0.5);
+    c.scenario["workload"]["flows"][0]["clock_ppm"] = json!("random");
+    let r = c.run();
+    let problems = c.rejected(&r);
+    assert_eq!(problems.len(), 2, "{}", r.stderr);
+    for f in ["start_phase", "clock_ppm"] {
+        assert_problem(
+            &r.stderr,
+            &c.scenario_path(),
+            &format!("workload.flows[0].{f}"),
+            &["`constant` arrivals only"],
+        );
+    }
+}
+
+/// A NIC that only transmits needs no receive costs: dc1 (the output port) with a
+/// driver block holding nothing but `isr_entry` and `isr_exit` (its underruns on the
+/// bus interrupt) runs. The input port without its three handler costs gets all three
+/// problems at once, each saying why the cost is needed.
+#[test]
+fn driver_costs_are_required_by_role_and_reported_together() {
+    let mut c = Case::new();
+    c.model["nics"][1]["driver"] = json!({ "isr_entry": 1000, "isr_exit": 400 });
+    let r = c.run();
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+
+    let mut c = Case::new();
+    let d = c.model["nics"][0]["driver"].as_object_mut().unwrap();
+    for f in ["isr_entry", "rx_per_packet", "isr_exit"] {
+        d.remove(f);
+    }
+    let r = c.run();
+    let problems = c.rejected(&r);
+    assert_eq!(problems.len(), 3, "{}", r.stderr);
+    for f in ["isr_entry", "isr_exit"] {
+        assert_problem(
+            &r.stderr,
+            &c.model_path(),
+            &format!("nics[0].driver.{f}"),
+            &[
+                "required",
+                "receives flow `100-101` with an interrupt-driven policy",
+            ],
+        );
+    }
+    assert_problem(
+        &r.stderr,
+        &c.model_path(),
+        "nics[0].driver.rx_per_packet",
+        &["required", "receives flow `100-101`"],
+    );
+}
+
+/// The busy-poll loop's empty pass must take at least 1 ns at the model's own clock:
+/// 2 cycles at 3,000 MHz is 0.67 ns (refused; the check used to assume 1 GHz, where it
+/// is 2 ns), and 0.5 cycles at 100 MHz is 5 ns (accepted; it was refused as 0.5 ns).
+#[test]
+fn empty_poll_is_checked_at_the_cpu_clock() {
+    let busy = |mhz: f64, cycles: f64| {
+        let mut c = Case::new();
+        // One short point and no drain: the busy loop spins every few ns.
+        c.scenario["load"] = json!({ "unit": "percent", "points": [10] });
+        c.scenario["drain_s"] = json!(0);
+        c.model["cpu"]["clock_mhz"] = json!(mhz);
+        c.model["nics"][0]["policy"] =
+            json!({ "kind": "busy-poll", "empty_poll": { "cycles": cycles } });
+        c
+    };
+    let c = busy(3000.0, 2.0);
+    let r = c.run();
+    c.assert_one(
+        &r,
+        &c.model_path(),
+        "nics[0].policy.empty_poll",
+        &["at least 1 ns", "cpu.clock_mhz = 3000"],
+    );
+    let c = busy(100.0, 0.5);
+    let r = c.run();
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}

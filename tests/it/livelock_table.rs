@@ -24,7 +24,10 @@ fn sweep() -> &'static (Results, Vec<MeasuredPoint>) {
             .clone()
             .expect("scenario names the measured table")
             .1;
-        (irqsim::runner::run(&exp, 0, &|| {}), measured)
+        (
+            irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs"),
+            measured,
+        )
     })
 }
 
@@ -153,7 +156,11 @@ fn results_do_not_depend_on_the_thread_count() {
     let mut short = exp.clone();
     short.duration_s = 0.2;
     short.replications = 2;
-    let one = irqsim::runner::run(&short, 1, &|| {}).to_json();
-    let two = irqsim::runner::run(&short, 2, &|| {}).to_json();
+    let one = irqsim::runner::run(&short, 1, &|| {})
+        .expect("the sweep runs")
+        .to_json();
+    let two = irqsim::runner::run(&short, 2, &|| {})
+        .expect("the sweep runs")
+        .to_json();
     assert_eq!(one, two);
 }

@@ -69,8 +69,8 @@ fn both(
 
         latency_from: Default::default(),
     };
-    let m = Host::new(&cfg, &spec).run(&spec);
-    let p = Host::new(&cfg, &spec).unmerged().run(&spec);
+    let m = Host::new(&cfg, &spec).run(&spec).expect("run");
+    let p = Host::new(&cfg, &spec).unmerged().run(&spec).expect("run");
     Pair { m, p }
 }
 

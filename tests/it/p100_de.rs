@@ -46,7 +46,7 @@ fn experiment() -> Experiment {
 /// The scenario's sweep.
 fn sweep() -> &'static Results {
     static CELL: OnceLock<Results> = OnceLock::new();
-    CELL.get_or_init(|| irqsim::runner::run(&experiment(), 0, &|| {}))
+    CELL.get_or_init(|| irqsim::runner::run(&experiment(), 0, &|| {}).expect("the sweep runs"))
 }
 
 /// The same sweep with the production traffic added as a fixed-rate flow in on ed0,
@@ -65,10 +65,10 @@ fn sweep_with_production() -> &'static Results {
         }))
         .expect("flow");
         exp.flows.push(flow);
-        for p in &mut exp.points {
+        for p in exp.variants.iter_mut().flat_map(|v| v.points.iter_mut()) {
             p.rates_pps.push(PRODUCTION_PPS);
         }
-        irqsim::runner::run(&exp, 0, &|| {})
+        irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
     })
 }
 

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 fn run(name: &str) -> Results {
     let path = format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
     let exp = scenario::load(Path::new(&path), &DiskFiles).expect("scenario loads");
-    irqsim::runner::run(&exp, 0, &|| {})
+    irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
 }
 
 fn policies() -> &'static Results {
@@ -200,14 +200,14 @@ fn polling_reads_the_status_registers_one_tick_in_reg_frac() {
     let path = format!("{}/scenarios/policies-64b.json", env!("CARGO_MANIFEST_DIR"));
     let mut exp = scenario::load(Path::new(&path), &DiskFiles).expect("scenario loads");
     exp.variants.retain(|v| v.name == "freebsd-polling");
-    exp.points.retain(|p| (p.load_pct - 10.0).abs() < 1e-9);
+    exp.retain_points(|p| (p.load_pct - 10.0).abs() < 1e-9);
     exp.duration_s = 1.0;
     exp.drain_s = 0.0;
-    let base = irqsim::runner::run(&exp, 1, &|| {});
+    let base = irqsim::runner::run(&exp, 1, &|| {}).expect("the sweep runs");
     for n in exp.variants[0].model.nics.iter_mut() {
         n.driver.poll_status_check = irqsim::cost::CostParam::ns(2000.0);
     }
-    let checked = irqsim::runner::run(&exp, 1, &|| {});
+    let checked = irqsim::runner::run(&exp, 1, &|| {}).expect("the sweep runs");
     let (b, c) = (&base.points[0].figures, &checked.points[0].figures);
     let checks = c.counters["polling.status_checks"];
     assert_eq!(checks, b.counters["polling.status_checks"]);

@@ -9,7 +9,7 @@ use std::path::Path;
 fn tx_sender_mbuf_matches_the_thread() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tx-sender-mbuf.json");
     let exp = load(&path, &DiskFiles).expect("scenario loads");
-    let r = runner::run(&exp, 0, &|| {});
+    let r = runner::run(&exp, 0, &|| {}).expect("the sweep runs");
     let point = |v: &str| {
         r.points
             .iter()

@@ -15,7 +15,7 @@ fn sweep() -> &'static Results {
             "/scenarios/xl-stats-overflow.json"
         );
         let exp = scenario::load(Path::new(path), &DiskFiles).expect("scenario loads");
-        irqsim::runner::run(&exp, 0, &|| {})
+        irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
     })
 }
 
