@@ -1481,3 +1481,71 @@ pub enum SimError {
     #[error("broken invariant (a bug in irqsim; please report it with the scenario): {0}")]
     Invariant(String),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Two NICs `a` -> `b` with small constant costs, one flow at 1,000 frames/s for
+    /// 10 ms.
+    fn host() -> (Host, RunSpec) {
+        let cfg: ModelConfig = serde_json::from_value(json!({
+            "cpu": { "clock_mhz": 1000 },
+            "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },
+            "nics": [
+                { "name": "a", "driver": { "isr_entry": 1000, "rx_per_packet": 1000, "isr_exit": 1000 } },
+                { "name": "b" },
+            ],
+        }))
+        .expect("model");
+        let spec = RunSpec {
+            flows: vec![serde_json::from_value(json!({ "from": "a", "to": "b" })).expect("flow")],
+            rates_pps: vec![1000.0],
+            duration: SimTime::from_secs_f64(0.01),
+            drain: SimTime::ZERO,
+            key: RunKey::single(1),
+            timeline: None,
+            latency_from: Default::default(),
+        };
+        (Host::new(&cfg, &spec), spec)
+    }
+
+    #[test]
+    fn the_model_runs_clean() {
+        let (h, spec) = host();
+        let st = h.run(&spec).expect("no broken invariant");
+        assert_eq!((st.total.sent, st.total.received), (10, 10));
+    }
+
+    #[test]
+    fn a_second_frame_on_a_busy_wire_is_an_error_not_a_number() {
+        let (mut h, spec) = host();
+        let mut s: Scheduler<Event> = Scheduler::new();
+        let first = s.stamp(SimTime(1_000));
+        h.set_tx_slot(1, Some(first));
+        h.set_tx_slot(1, Some(s.stamp(SimTime(2_000))));
+        match h.finish(&spec, SimTime::ZERO, 0) {
+            Err(SimError::Invariant(m)) => {
+                assert!(m.contains("second frame started on b's"), "{m}")
+            }
+            other => panic!("expected a broken invariant: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_frame_counted_twice_is_an_error_not_a_wrapped_count() {
+        // One frame sent, then counted both received and dropped: in_flight_at_end used
+        // to wrap to 2^64 - 1.
+        let (mut h, spec) = host();
+        h.flows[0].source.sent = 1;
+        h.flows[0].stats.received = 1;
+        h.flows[0].stats.drops.reset = 1;
+        match h.finish(&spec, SimTime::ZERO, 0) {
+            Err(SimError::Invariant(m)) => {
+                assert!(m.contains("1 sent but 1 received and 1 dropped"), "{m}")
+            }
+            other => panic!("expected a broken invariant: {other:?}"),
+        }
+    }
+}

@@ -106,6 +106,22 @@ fn reserved_user_share_is_kept_under_overload() {
         .expect("user");
     eprintln!("mogul-ramakrishnan user share at 100 %: {:.3}", u.cpu_share);
     assert!((u.cpu_share - 0.50).abs() < 0.02, "{}", u.cpu_share);
+    // NAPI: once __do_softirq has restarted max_restart times it leaves NET_RX to
+    // ksoftirqd, a normal-priority thread; ksoftirqd and the user process are both
+    // always runnable and take equal timeslices, so each gets half the CPU (+-2 points)
+    // and the output is what half the CPU forwards: half of NAPI's saturated rate
+    // without the user process (policies-64b.json), within 5 %.
+    let p = at(r, "napi", 100.0);
+    let u = p.figures.user.clone().expect("user");
+    eprintln!("napi user share at 100 %: {:.3}", u.cpu_share);
+    assert!((u.cpu_share - 0.50).abs() < 0.02, "{}", u.cpu_share);
+    assert!(p.figures.counters["napi.ksoftirqd_wakeups"] > 0.0);
+    let alone = at(policies(), "napi", 100.0).figures.total.forwarded_pps;
+    let fwd = p.figures.total.forwarded_pps;
+    assert!(
+        (fwd / (alone / 2.0) - 1.0).abs() < 0.05,
+        "napi with a user process forwards {fwd}, half of {alone} expected"
+    );
     // Plain interrupts: above the MLFRR the user process gets (about) nothing.
     let (mlfrr, _) = mlfrr_and_peak(r, "interrupt");
     for p in points(r, "interrupt")
