@@ -472,15 +472,13 @@ mod tests {
         // average and the percentiles stay means with their intervals.
         let rep = |min: f64, max: f64, p99: f64, hw: f64| {
             let mut f = PointFigures::default();
-            for l in [&mut f.total.latency_us] {
-                *l = LatencyResult {
-                    min,
-                    avg: (min + max) / 2.0,
-                    max,
-                    p99,
-                    ..Default::default()
-                };
-            }
+            f.total.latency_us = LatencyResult {
+                min,
+                avg: (min + max) / 2.0,
+                max,
+                p99,
+                ..Default::default()
+            };
             f.flows = vec![f.total.clone()];
             f.counters.insert("dc0.rx_ring.high_water".into(), hw);
             f

@@ -312,7 +312,7 @@ pub fn model_schema() -> String {
 /// Parse JSON text into `T`, reporting syntax errors and typed errors with their path.
 pub fn parse_json<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, InputError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
@@ -327,7 +327,14 @@ pub fn parse_json<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, Inpu
                 msg: inner.to_string(),
             }
         }
-    })
+    })?;
+    // Anything after the document (a second value, stray bytes) is an error, not
+    // silently ignored.
+    de.end().map_err(|e| InputError::Syntax {
+        file: file.into(),
+        msg: e.to_string(),
+    })?;
+    Ok(value)
 }
 
 /// Read `text` into `T`, reporting every wrong-type or unknown-field problem, not only
@@ -711,6 +718,14 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     // The scenario itself: what does not depend on the model.
     let mut p = Problems::new();
     p.positive("duration_s", sc.duration_s, "s");
+    if sc.duration_s > 0.0 && sc.duration_s < 1e-9 {
+        // Less than 1 ns is no sending time (it would round to a few picoseconds or to
+        // 0, and every rate per second of it would be 0/0).
+        p.push(
+            "duration_s",
+            format!("must be at least 1 ns (1e-9 s), got {}", sc.duration_s),
+        );
+    }
     p.non_negative("drain_s", sc.drain_s, "s");
     p.at_least("replications", sc.replications as u64, 1, "replication");
     let flows = &sc.workload.flows;

@@ -1024,3 +1024,29 @@ fn empty_poll_is_checked_at_the_cpu_clock() {
     let r = c.run();
     assert_eq!(r.code, Some(0), "{}", r.stderr);
 }
+
+// ---------------------------------------------------------------- found by the fuzzer
+
+/// Bytes after the scenario's JSON document were ignored (the file ran); they are a
+/// syntax error now. Found by the `run_experiment` fuzz target.
+#[test]
+fn trailing_bytes_after_the_document_are_an_error() {
+    let mut c = Case::new();
+    c.scenario_text =
+        Some(serde_json::to_string_pretty(&c.scenario).unwrap() + "\n this is not JSON {{{");
+    let r = c.run();
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("trailing characters"), "{}", r.stderr);
+    assert!(!c.out_dir().exists(), "nothing written");
+}
+
+/// A sending time under 1 ns (here 1e-13 s) passed `> 0` but rounded to 0 ps: every
+/// per-second figure came out 0/0 (`NaN` printed, `null` in results.json, which
+/// `irqsim plot` then refused). Found by the `run_experiment` fuzz target.
+#[test]
+fn a_sending_time_under_a_nanosecond_is_refused() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!(1e-13);
+    let r = c.run();
+    c.assert_one(&r, &c.scenario_path(), "duration_s", &["at least 1 ns"]);
+}
