@@ -588,8 +588,10 @@ impl crate::host::Host {
     /// Chip reset (dc_stop + dc_init): rings, FIFOs and DMA engines cleared, frames in
     /// them lost, link considered down until the driver's next link check.
     pub(crate) fn chip_reset(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        // A frame is on the wire, and whole (not a cut-through frame still being
+        // fetched, which the reset cuts short): without a bus every frame on the wire is.
         let on_wire =
-            self.dma.get(nic).is_some_and(|d| d.tx.is_none()) && self.tx_slot(nic).is_some();
+            self.dma.get(nic).is_none_or(|d| d.tx.is_none()) && self.tx_slot(nic).is_some();
         for p in self.nics[nic].reset(on_wire) {
             self.flows[p.flow as usize].stats.drops.reset += 1;
         }

@@ -186,9 +186,9 @@ impl ModelConfig {
     /// `isr_entry` and `isr_exit`. The handler runs on a receiving NIC with an
     /// interrupt-driven policy, and on a transmitting one (a flow's output, or the
     /// sender's NIC) with transmit-completion interrupts or, with a bus and the
-    /// `interrupt` policy, transmit underruns; on any NIC that moves frames with a
-    /// statistics-overflow interrupt. Every missing cost is reported, not only the
-    /// first.
+    /// `interrupt` policy, transmit underruns; and on an interrupt-driven NIC that
+    /// moves frames with a statistics-overflow interrupt. Every missing cost is
+    /// reported, not only the first.
     pub fn check_roles(&self, flows: &[FlowConfig], p: &mut Problems) {
         for (i, n) in self.nics.iter().enumerate() {
             let from = flows.iter().find(|f| f.from == n.name);
@@ -203,6 +203,7 @@ impl ModelConfig {
             } else if sends && self.bus.is_some() && n.policy == PolicyConfig::Interrupt {
                 Some("a transmit underrun on the bus interrupts".to_string())
             } else if moves
+                && n.policy.interrupt_driven()
                 && n.stats_counters
                     .as_ref()
                     .is_some_and(|c| c.overflow_interrupt)
@@ -428,7 +429,7 @@ pub struct Host {
     /// End of sending: frames leaving later are counted as delivered during the drain.
     load_stop: SimTime,
     /// The first broken invariant seen during the run (checked in release builds too;
-    /// the run then ends with [`SimError::Invariant`]).
+    /// the run then stops and ends with [`SimError::Invariant`]).
     violation: Option<String>,
 }
 
@@ -749,27 +750,26 @@ impl Host {
         let i = self.tx_base + nic;
         if i < self.slots.len() {
             if k.is_some() && self.slots.get(i).is_some() {
-                self.broken(format!(
-                    "a second frame started on {}'s output wire while one was on it",
-                    self.nics[nic].name
-                ));
+                self.wire_broken(nic, true);
             }
             self.slots.set(i, k);
         } else if k.is_some() {
             // (A reset clears the slot of a NIC that never transmits: that is fine.)
-            self.broken(format!(
-                "{} transmitted, but no flow leaves by it (it has no wire slot)",
-                self.nics[nic].name
-            ));
+            self.wire_broken(nic, false);
         }
     }
 
-    /// Record a broken invariant (the first one is reported).
+    /// Record a broken output-wire invariant (the first broken invariant is reported).
     #[cold]
-    pub(crate) fn broken(&mut self, what: String) {
-        if self.violation.is_none() {
-            self.violation = Some(what);
-        }
+    #[inline(never)]
+    fn wire_broken(&mut self, nic: usize, second_frame: bool) {
+        let name = &self.nics[nic].name;
+        let what = if second_frame {
+            format!("a second frame started on {name}'s output wire while one was on it")
+        } else {
+            format!("{name} transmitted, but no flow leaves by it (it has no wire slot)")
+        };
+        self.violation.get_or_insert(what);
     }
 
     /// Every handler step as its own CPU burst and event (no folded entry, no

@@ -467,3 +467,92 @@ impl Nic {
             + self.tx_ring.len().saturating_sub(self.tx_active as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 100 Mbit/s NIC with the default rings and no latencies.
+    fn nic() -> Nic {
+        let cfg: NicConfig =
+            serde_json::from_value(serde_json::json!({ "name": "dc1" })).expect("config");
+        Nic::new(&cfg, 50, 1000.0)
+    }
+
+    fn pkt(seq: u64) -> Packet {
+        Packet {
+            flow: 0,
+            bytes: 1500,
+            seq,
+            t_in: SimTime::ZERO,
+        }
+    }
+
+    /// 1,500 bytes plus 20 of preamble and gap at 100 Mbit/s: 121.6 us.
+    const WIRE: SimTime = SimTime(121_600_000);
+
+    #[test]
+    fn a_reset_keeps_the_frame_on_the_wire_and_nothing_starts_before_its_end() {
+        let mut n = nic();
+        let first = n.output(SimTime::ZERO, pkt(0)).unwrap().expect("starts");
+        assert_eq!(first.done, WIRE);
+        n.output(SimTime(1), pkt(1)).unwrap();
+        // dc_init with frame 0 on the wire: frame 1 is freed, frame 0 stays on the wire.
+        let freed = n.reset(true);
+        assert_eq!(freed.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1]);
+        // dc_tick brings the link up and dc_start runs with a new frame: it must wait
+        // for the end of frame 0.
+        n.link_up = true;
+        assert!(
+            n.output(SimTime(2), pkt(2)).unwrap().is_none(),
+            "second frame on a busy wire"
+        );
+        assert!(n.start(SimTime(3)).is_none(), "second frame on a busy wire");
+        // Frame 0's end frees the wire: frame 2 starts then.
+        let next = n.tx_done(WIRE).expect("frame 2 starts");
+        assert_eq!((next.pkt.seq, next.start), (2, WIRE));
+    }
+
+    #[test]
+    fn a_second_reset_before_the_frame_ends_still_keeps_the_wire_busy() {
+        let mut n = nic();
+        n.output(SimTime::ZERO, pkt(0)).unwrap().expect("starts");
+        assert!(n.reset(true).is_empty());
+        n.link_up = true;
+        n.output(SimTime(1), pkt(1)).unwrap();
+        // A second reset while frame 0 is still on the wire: frame 1 (waiting in the
+        // ring, never started) is freed, and the wire stays busy.
+        let freed = n.reset(true);
+        assert_eq!(freed.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1]);
+        n.link_up = true;
+        assert!(
+            n.output(SimTime(2), pkt(2)).unwrap().is_none(),
+            "second frame on a busy wire"
+        );
+        assert!(n.start(SimTime(3)).is_none(), "second frame on a busy wire");
+        let next = n.tx_done(WIRE).expect("frame 2 starts");
+        assert_eq!(next.pkt.seq, 2);
+        // Exactly one completion was skipped: frame 2's end is an ordinary one.
+        assert!(n.tx_done(next.done).is_none());
+        assert_eq!(n.held(), 0);
+    }
+
+    #[test]
+    fn a_reset_that_cuts_the_frame_frees_it_too() {
+        // keep_head false: the frame was still being fetched (cut-through) and the
+        // reset cuts it; it is freed with the others and the wire is free at once.
+        let mut n = nic();
+        n.output(SimTime::ZERO, pkt(0)).unwrap().expect("starts");
+        n.output(SimTime(1), pkt(1)).unwrap();
+        let freed = n.reset(false);
+        assert_eq!(freed.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0, 1]);
+        n.link_up = true;
+        let next = n.output(SimTime(2), pkt(2)).unwrap();
+        assert_eq!(
+            next.map(|t| t.start),
+            Some(SimTime(2)),
+            "the wire is free at once"
+        );
+        assert_eq!(n.held(), 0);
+    }
+}

@@ -6,8 +6,9 @@
 //! replications and `ci95` holds, in the same shape, the half-width of its 95 %
 //! confidence interval (Student t with n-1 degrees of freedom, from statrs), except the
 //! extremes: latency `min` and `max` (and round-trip `min`, `max`) are the smallest and
-//! largest value seen in any replication, and the `*.high_water` counters the highest
-//! any replication reached; their `ci95` entries are 0 (an extreme is not an estimate
+//! largest value seen in any replication (of those that delivered a frame), and the
+//! timeline's `max_latency_us` and the `*.high_water` counters the highest any
+//! replication reached; their `ci95` entries are 0 (an extreme is not an estimate
 //! of a mean). Percentiles (`p50`, `p99`, `p999`) are means of each replication's
 //! percentile, with their confidence intervals.
 
@@ -345,8 +346,12 @@ impl PointFigures {
         });
         let mut mean: PointFigures = serde_json::from_value(mean).expect("same shape");
         let mut half: PointFigures = serde_json::from_value(half).expect("same shape");
-        // The extremes: over all replications, not means.
+        // The extremes: over all replications that saw a latency at all (a replication
+        // that delivered nothing reports zeros), not means.
         let extremes = |m: &mut LatencyResult, h: &mut LatencyResult, each: &[&LatencyResult]| {
+            if each.is_empty() {
+                return;
+            }
             m.min = each.iter().map(|l| l.min).fold(f64::INFINITY, f64::min);
             m.max = each.iter().map(|l| l.max).fold(0.0, f64::max);
             h.min = 0.0;
@@ -362,15 +367,28 @@ impl PointFigures {
         let (ht, hf) = (&mut half.total, &mut half.flows);
         let targets = std::iter::once((mt, ht)).chain(mf.iter_mut().zip(hf.iter_mut()));
         for (i, (m, h)) in targets.enumerate() {
-            let lat: Vec<&LatencyResult> = reps_flows.iter().map(|f| &f[i].latency_us).collect();
+            let lat: Vec<&LatencyResult> = reps_flows
+                .iter()
+                .filter(|f| f[i].received > 0.0)
+                .map(|f| &f[i].latency_us)
+                .collect();
             extremes(&mut m.latency_us, &mut h.latency_us, &lat);
             if let (Some(mr), Some(hr)) = (&mut m.rtt_us, &mut h.rtt_us) {
                 let rtt: Vec<&LatencyResult> = reps_flows
                     .iter()
                     .filter_map(|f| f[i].rtt_us.as_ref())
+                    .filter(|r| r.max > 0.0)
                     .collect();
                 extremes(mr, hr, &rtt);
             }
+        }
+        if let (Some(mt), Some(ht)) = (&mut mean.timeline, &mut half.timeline) {
+            mt.max_latency_us = reps
+                .iter()
+                .filter_map(|r| r.timeline.as_ref())
+                .map(|t| t.max_latency_us)
+                .fold(0.0, f64::max);
+            ht.max_latency_us = 0.0;
         }
         for (k, v) in mean.counters.iter_mut() {
             if k.ends_with(".high_water") {
@@ -469,7 +487,7 @@ mod tests {
     fn replications_report_true_extremes() {
         // Three replications whose latency ranges are [10, 50], [12, 90], [8, 40] us:
         // min and max are the extremes seen (8 and 90), not means (10 and 60); the
-        // average and the percentiles stay means with their intervals.
+        // average and the percentiles stay means (over all four) with their intervals.
         let rep = |min: f64, max: f64, p99: f64, hw: f64| {
             let mut f = PointFigures::default();
             f.total.latency_us = LatencyResult {
@@ -483,11 +501,18 @@ mod tests {
             f.counters.insert("dc0.rx_ring.high_water".into(), hw);
             f
         };
-        let reps = [
+        let mut reps = vec![
             rep(10.0, 50.0, 45.0, 3.0),
             rep(12.0, 90.0, 80.0, 7.0),
             rep(8.0, 40.0, 35.0, 5.0),
         ];
+        for r in &mut reps {
+            r.total.received = 1.0;
+            r.flows[0].received = 1.0;
+        }
+        // A fourth replication that delivered nothing reports a zero latency summary:
+        // it does not make the minimum 0.
+        reps.push(rep(0.0, 0.0, 0.0, 1.0));
         let (m, h) = PointFigures::aggregate(&reps);
         let h = h.expect("ci");
         for (l, c) in [
@@ -496,7 +521,7 @@ mod tests {
         ] {
             assert_eq!((l.min, l.max), (8.0, 90.0));
             assert_eq!((c.min, c.max), (0.0, 0.0));
-            assert!((l.p99 - 160.0 / 3.0).abs() < 1e-9);
+            assert!((l.p99 - 160.0 / 4.0).abs() < 1e-9);
             assert!(c.p99 > 0.0);
         }
         assert_eq!(m.counters["dc0.rx_ring.high_water"], 7.0);

@@ -17,7 +17,7 @@ use crate::rng::RunKey;
 use crate::scenario::Experiment;
 use crate::time::SimTime;
 use crate::timeline::TimelineRow;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Why a sweep gave no results.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -31,8 +31,9 @@ pub enum RunError {
         /// Runs in the sweep.
         total: usize,
     },
-    /// A run failed (the first failure in sweep order among the runs done; the sweep
-    /// starts no run after one fails), named by variant, load point and replication.
+    /// A run failed: the first failing run in sweep order (every run before it in
+    /// sweep order is still done, the runs after it are not started), so the same
+    /// whatever the number of threads; named by variant, load point and replication.
     #[error("variant `{variant}`, load point {point} ({load}), replication {replication}: {error}")]
     Run {
         /// Variant name.
@@ -68,17 +69,19 @@ pub fn run_with(
 ) -> Result<Results, RunError> {
     let reps = exp.replications as usize;
     let npoints = exp.npoints();
-    // Set by a failed run: the sweep starts no new run.
-    let failed = AtomicBool::new(false);
+    // The sweep-order index of the first run known to have failed: runs after it are
+    // not started, runs before it still are (one of them may fail first).
+    let failed = AtomicUsize::new(usize::MAX);
     let jobs: Vec<(usize, usize, usize)> = (0..exp.variants.len())
         .flat_map(|v| (0..npoints).flat_map(move |p| (0..reps).map(move |r| (v, p, r))))
         .collect();
     let run_job = |&(v, p, r): &(usize, usize, usize)| {
+        let k = (v * npoints + p) * reps + r;
         if let Some(saved) = checkpoint.and_then(|c| c.load(v, p, r)) {
             on_done();
             return Some(Ok((saved.figures, saved.timeline)));
         }
-        if stop.is_some_and(|s| s.load(Ordering::SeqCst)) || failed.load(Ordering::SeqCst) {
+        if stop.is_some_and(|s| s.load(Ordering::SeqCst)) || k > failed.load(Ordering::SeqCst) {
             return None;
         }
         let (model, lp) = (&exp.variants[v].model, &exp.variants[v].points[p]);
@@ -101,7 +104,7 @@ pub fn run_with(
         let stats = match simulate(model, &spec) {
             Ok(s) => s,
             Err(e) => {
-                failed.store(true, Ordering::SeqCst);
+                failed.fetch_min(k, Ordering::SeqCst);
                 return Some(Err(e));
             }
         };
@@ -169,7 +172,7 @@ pub fn run_with(
             point: p,
             load: match lp.outstanding {
                 Some(n) => format!("{n} outstanding"),
-                None => format!("{} %", lp.load_pct),
+                None => format!("{:.2} %", lp.load_pct),
             },
             replication: r,
             error: e,

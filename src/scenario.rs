@@ -180,7 +180,8 @@ pub struct ScenarioFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<TimelineConfig>,
     /// Accept load points above 100 % of line rate (the tester cannot send them on a
-    /// real link; the model then sends back to back at line rate) (default false).
+    /// real link; the model then sends back to back at line rate, except
+    /// `poisson-unpaced` flows, which ignore the wire) (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_overload: bool,
     /// Where a frame's latency starts, as the tester measures it: `"last-bit"` (RFC
@@ -944,6 +945,7 @@ fn variant_points(
     let mut points = Vec::new();
     for (j, v) in values.iter().enumerate() {
         let mut rates = Vec::new();
+        let mut shares: Vec<(&FlowConfig, f64)> = Vec::new();
         let mut pct0 = None;
         for (f, fps) in flows.iter().zip(&line_fps) {
             let Some(fps) = *fps else { continue };
@@ -967,6 +969,31 @@ fn variant_points(
                 pct0 = Some(pct);
             }
             rates.push(rate);
+            shares.push((f, pct));
+        }
+        // Flows into the same NIC share its one input wire: together they may not offer
+        // more than its line rate either.
+        for (k, (f, _)) in shares.iter().enumerate() {
+            if shares[..k].iter().any(|(g, _)| g.from == f.from) {
+                continue;
+            }
+            let same: Vec<&(&FlowConfig, f64)> =
+                shares.iter().filter(|(g, _)| g.from == f.from).collect();
+            let sum: f64 = same.iter().map(|(_, pct)| pct).sum();
+            if same.len() > 1 && sum > 100.0 + 1e-9 && !sc.allow_overload {
+                let names: Vec<String> = same
+                    .iter()
+                    .map(|(g, _)| format!("`{}`", g.display_name()))
+                    .collect();
+                p.push(
+                    &load_field(&sc.load, j),
+                    format!(
+                        "flows {} into `{}` together offer {sum:.1} % of its line rate: above 100 %",
+                        names.join(", "),
+                        f.from
+                    ),
+                );
+            }
         }
         points.push(LoadPoint {
             load_pct: pct0.unwrap_or(0.0),

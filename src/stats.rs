@@ -142,7 +142,8 @@ impl LatencyStats {
     ///
     /// Percentiles come from the histogram: the highest value of the bucket that holds
     /// the quantile, within 0.1 % (3 significant digits) and 1 ns of the exact order
-    /// statistic, and clamped to the exact observed range [min, max], so that a
+    /// statistic for latencies up to 1,000 s (the histogram's top; longer latencies are
+    /// recorded as 1,000 s, so a percentile above that is 1,000 s), and clamped to the exact observed range [min, max], so that a
     /// percentile never lies outside what was seen (when every frame has the same
     /// latency, every percentile is that latency).
     pub fn summary(&self) -> LatencySummary {

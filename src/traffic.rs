@@ -18,10 +18,10 @@
 //!   delayed), which a livelocking host, whose losses come from bursts, sees as a
 //!   different workload. Use it for a physical single-port tester;
 //! - `poisson-unpaced`: the instants at which frames have fully arrived (their last bit)
-//!   form a Poisson process of the given rate, as if the frames came from many ports
-//!   merged upstream: frames may overlap on the input link. This is the textbook M/./.
-//!   arrival process (for queueing-theory comparisons, or a port aggregating many
-//!   sources);
+//!   form a Poisson process of the given rate, and frames may overlap on the input link:
+//!   an idealisation that ignores the serialisation of frames on the wire, the textbook
+//!   M/./. arrival process, for comparisons with queueing theory (physically, a single
+//!   link always serialises, which is `poisson`);
 //! - `closed-loop`: a request/response peer (netperf TCP_RR-like) keeps N transactions
 //!   outstanding and sends the next request `turnaround_ns` after each response.
 //!

@@ -181,6 +181,15 @@ fn check_flow(f: &FlowResult, reps: u32) -> Result<(), String> {
             f.lost, f.in_flight_at_end
         ));
     }
+    if !(f.drained >= 0.0 && f.drained <= f.received + 1e-6 * f.received.max(1.0)) {
+        return Err(format!(
+            "drained ({}) is not within received ({})",
+            f.drained, f.received
+        ));
+    }
+    if !(f.forwarded_pps.is_finite() && f.forwarded_pps >= 0.0) {
+        return Err(format!("forwarded_pps is {}", f.forwarded_pps));
+    }
     if !(f.in_flight_at_end.is_finite() && f.in_flight_at_end < 1e9) {
         return Err(format!(
             "in_flight_at_end is {} (not finite, or >= 1e9)",
@@ -234,9 +243,8 @@ fn check(exp: &Experiment, r: &Results) -> Result<(), String> {
 }
 
 /// The scenario as it is loaded: the input with its leading JSON value clamped if it is
-/// an object, or the input as it is. The loader reads the first JSON value of the file
-/// and ignores what follows it (`scenario::parse_json` does not check the end of the
-/// input), so the clamp applies to that first value and the rest is kept.
+/// an object, or the input as it is. The clamp applies to that first value and the rest
+/// is kept, so that the loader still sees (and refuses) bytes after the document.
 fn clamped(data: &[u8]) -> Vec<u8> {
     let mut stream = serde_json::Deserializer::from_slice(data).into_iter::<Value>();
     match stream.next() {
@@ -300,6 +308,13 @@ fuzz_target!(|data: &[u8]| {
              {replication}): {what}\nscenario (after clamping):\n{}",
             shown()
         ),
-        Err(e) => assert!(!e.to_string().is_empty()),
+        // The loader accepted the experiment, so the run must too: a run refused as
+        // invalid is validation that the loader missed (issue: variants validated only
+        // against the first).
+        Err(e @ RunError::Run { .. }) => panic!(
+            "a loaded experiment was refused by the run: {e}\nscenario (after clamping):\n{}",
+            shown()
+        ),
+        Err(e @ RunError::Interrupted { .. }) => panic!("interrupted without a stop flag: {e}"),
     }
 });

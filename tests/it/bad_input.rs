@@ -1050,3 +1050,23 @@ fn a_sending_time_under_a_nanosecond_is_refused() {
     let r = c.run();
     c.assert_one(&r, &c.scenario_path(), "duration_s", &["at least 1 ns"]);
 }
+
+/// Two flows into the same NIC share its one input wire: at 60 % each they offer 120 %
+/// of its line rate together, which is refused like one flow at 120 % (each alone
+/// passed the per-flow check).
+#[test]
+fn flows_sharing_an_input_nic_may_not_exceed_its_line_rate_together() {
+    let mut c = Case::new();
+    let f = c.scenario["workload"]["flows"][0].clone();
+    let mut g = f.clone();
+    g["name"] = json!("second");
+    c.scenario["workload"]["flows"] = json!([f, g]);
+    c.scenario["load"] = json!({ "unit": "percent", "points": [60] });
+    let r = c.run();
+    c.assert_one(
+        &r,
+        &c.scenario_path(),
+        "load.points[0]",
+        &["flows `100-101`, `second` into `dc0`", "120.0 %", "above 100 %"],
+    );
+}

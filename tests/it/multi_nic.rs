@@ -677,9 +677,11 @@ fn first_bit_latency_adds_the_input_frames_time_on_the_wire() {
 /// frame on the wire; the link check brought the link up and started a second frame on
 /// the same wire, which showed as transmit underruns (impossible with store-and-forward:
 /// the data is all in the FIFO before the first bit leaves) and as a frame counted both
-/// delivered and dropped (`in_flight_at_end` wrapped to 2^64 - 1). Now: no underrun,
-/// resets do happen, and every frame is accounted for once (conservation per flow, and
-/// `in_flight_at_end` at most what the host can hold).
+/// delivered and dropped (`in_flight_at_end` wrapped to 2^64 - 1). Now: no underrun
+/// and resets do happen. (Every run also checks conservation and one frame per wire
+/// itself and fails with `SimError::Invariant` otherwise, so `run` below would panic
+/// before the conservation assertions; they restate what results.json then holds. The
+/// reset sequences themselves are unit-tested in `nic.rs`.)
 #[test]
 fn a_chip_reset_never_puts_two_frames_on_one_wire() {
     let mut m = dc_model();
