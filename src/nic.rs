@@ -410,7 +410,7 @@ impl Nic {
     }
 
     /// Chip reset (dc_stop + dc_init): the rings are freed and rebuilt empty, the link
-    /// is considered down. Returns the frames freed; `keep_head` keeps the frame being
+    /// is considered down; a pending underrun stays pending for the handler. Returns the frames freed; `keep_head` keeps the frame being
     /// sent on the wire (already delivered) out of the count.
     pub fn reset(&mut self, keep_head: bool) -> Vec<Packet> {
         let mut freed: Vec<Packet> = Vec::new();
@@ -430,11 +430,14 @@ impl Nic {
             first = false;
         }
         self.tx_active = false;
-        self.tx_halted = false;
         self.tx_unreclaimed = 0;
         self.tx_cause = false;
-        self.underrun_cause = false;
         self.rx_error_cause = false;
+        // A transmit underrun the handler has not handled yet survives: dc_intr read
+        // TX_UNDERRUN from CSR5 before dc_rxeof's dc_init, and still raises the
+        // threshold (and re-initialises) for it. Until then the transmitter stays
+        // stopped.
+        self.tx_halted = self.underrun_cause;
         self.link_up = false;
         freed
     }

@@ -10,7 +10,8 @@
 //! timeline's `max_latency_us` and the `*.high_water` counters the highest any
 //! replication reached; their `ci95` entries are 0 (an extreme is not an estimate
 //! of a mean). Percentiles (`p50`, `p99`, `p999`) are means of each replication's
-//! percentile, with their confidence intervals.
+//! percentile, with their confidence intervals. Latency figures are taken over the
+//! replications that delivered a frame (one that delivered none has no latency).
 
 use crate::cpu::{LEVELS, Level};
 use crate::host::RunStats;
@@ -335,19 +336,12 @@ impl PointFigures {
             .iter()
             .map(|r| serde_json::to_value(r).expect("plain data"))
             .collect();
-        let n = reps.len() as f64;
-        let t = StudentsT::new(0.0, 1.0, n - 1.0)
-            .expect("n > 1")
-            .inverse_cdf(0.975);
-        let (mean, half) = combine(&vals, &|xs: &[f64]| {
-            let m = xs.iter().sum::<f64>() / n;
-            let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
-            (m, t * (var / n).sqrt())
-        });
+        let (mean, half) = combine(&vals, &mean_ci95);
         let mut mean: PointFigures = serde_json::from_value(mean).expect("same shape");
         let mut half: PointFigures = serde_json::from_value(half).expect("same shape");
-        // The extremes: over all replications that saw a latency at all (a replication
-        // that delivered nothing reports zeros), not means.
+        // Latencies come from the replications that saw one (a replication that
+        // delivered nothing reports zeros, which are not latencies): the extremes over
+        // them, and the other figures means over them with their intervals.
         let extremes = |m: &mut LatencyResult, h: &mut LatencyResult, each: &[&LatencyResult]| {
             if each.is_empty() {
                 return;
@@ -356,6 +350,17 @@ impl PointFigures {
             m.max = each.iter().map(|l| l.max).fold(0.0, f64::max);
             h.min = 0.0;
             h.max = 0.0;
+            if each.len() < reps.len() {
+                let get: [fn(&LatencyResult) -> f64; 5] =
+                    [|l| l.avg, |l| l.stddev, |l| l.p50, |l| l.p99, |l| l.p999];
+                let (mut ms, mut hs) = ([0.0; 5], [0.0; 5]);
+                for (k, g) in get.iter().enumerate() {
+                    let xs: Vec<f64> = each.iter().map(|l| g(l)).collect();
+                    (ms[k], hs[k]) = mean_ci95(&xs);
+                }
+                [m.avg, m.stddev, m.p50, m.p99, m.p999] = ms;
+                [h.avg, h.stddev, h.p50, h.p99, h.p999] = hs;
+            }
         };
         let flows = |r: &PointFigures| -> Vec<FlowResult> {
             std::iter::once(r.total.clone())
@@ -401,6 +406,21 @@ impl PointFigures {
         }
         (mean, Some(half))
     }
+}
+
+/// Mean of `xs` and the half-width of its 95 % confidence interval (Student t with n-1
+/// degrees of freedom; 0 for a single value, which has no interval).
+fn mean_ci95(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (m, 0.0);
+    }
+    let t = StudentsT::new(0.0, 1.0, n - 1.0)
+        .expect("n > 1")
+        .inverse_cdf(0.975);
+    let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (m, t * (var / n).sqrt())
 }
 
 /// Walk same-shaped JSON trees, combining numeric leaves with `f` (mean, half-width);
@@ -487,7 +507,8 @@ mod tests {
     fn replications_report_true_extremes() {
         // Three replications whose latency ranges are [10, 50], [12, 90], [8, 40] us:
         // min and max are the extremes seen (8 and 90), not means (10 and 60); the
-        // average and the percentiles stay means (over all four) with their intervals.
+        // average and the percentiles stay means (over the three that delivered) with
+        // their intervals.
         let rep = |min: f64, max: f64, p99: f64, hw: f64| {
             let mut f = PointFigures::default();
             f.total.latency_us = LatencyResult {
@@ -511,7 +532,7 @@ mod tests {
             r.flows[0].received = 1.0;
         }
         // A fourth replication that delivered nothing reports a zero latency summary:
-        // it does not make the minimum 0.
+        // it does not make the minimum 0, nor pull the means down.
         reps.push(rep(0.0, 0.0, 0.0, 1.0));
         let (m, h) = PointFigures::aggregate(&reps);
         let h = h.expect("ci");
@@ -521,7 +542,8 @@ mod tests {
         ] {
             assert_eq!((l.min, l.max), (8.0, 90.0));
             assert_eq!((c.min, c.max), (0.0, 0.0));
-            assert!((l.p99 - 160.0 / 4.0).abs() < 1e-9);
+            assert!((l.p99 - 160.0 / 3.0).abs() < 1e-9);
+            assert!((l.avg - (30.0 + 51.0 + 24.0) / 3.0).abs() < 1e-9);
             assert!(c.p99 > 0.0);
         }
         assert_eq!(m.counters["dc0.rx_ring.high_water"], 7.0);
