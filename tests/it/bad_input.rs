@@ -1067,6 +1067,10 @@ fn flows_sharing_an_input_nic_may_not_exceed_its_line_rate_together() {
         &r,
         &c.scenario_path(),
         "load.points[0]",
-        &["flows `100-101`, `second` into `dc0`", "120.0 %", "above 100 %"],
+        &[
+            "flows `100-101`, `second` into `dc0`",
+            "120.0 %",
+            "above 100 %",
+        ],
     );
 }
