@@ -772,6 +772,8 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             }));
         for prob in located {
             match found.iter_mut().find(|(q, _)| *q == prob) {
+                // (The same problem twice in one variant still counts that variant once.)
+                Some((_, vs)) if vs.last() == Some(&vi) => {}
                 Some((_, vs)) => vs.push(vi),
                 None => found.push((prob, vec![vi])),
             }
