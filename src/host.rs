@@ -309,6 +309,8 @@ pub enum Task {
     IdlePoll,
     /// Link check of NIC `0`, dc_tick (SoftClock).
     LinkTick(u16),
+    /// The body of NIC `0`'s dc_tick at splimp (HardIrq).
+    LinkTickImp(u16),
 }
 
 impl Task {
@@ -316,7 +318,7 @@ impl Task {
     pub fn level(self) -> Level {
         match self {
             Task::Hardclock => Level::Clock,
-            Task::Isr(_) | Task::HarvestImp(_) => Level::HardIrq,
+            Task::Isr(_) | Task::HarvestImp(_) | Task::LinkTickImp(_) => Level::HardIrq,
             Task::HarvestSoft(_) | Task::LinkTick(_) => Level::SoftClock,
             Task::Swi => Level::SoftIrq,
             Task::MogulThread | Task::Taskq(_) | Task::BusyPoll => Level::Kernel,
@@ -963,7 +965,8 @@ impl Host {
             Task::Ksoftirqd => self.ksoftirqd_step(now, first, s),
             Task::Sender => self.sender_step(now, first, s),
             Task::IdlePoll => self.idle_poll_step(now, first, s),
-            Task::LinkTick(n) => self.link_tick_step(n as usize, now, first, s),
+            Task::LinkTick(n) => self.link_tick_step(n as usize, now, first, false, s),
+            Task::LinkTickImp(n) => self.link_tick_step(n as usize, now, first, true, s),
         }
     }
 
@@ -1316,6 +1319,7 @@ impl Host {
             if let Some(w) = w {
                 let n = &self.nics[i].name;
                 c.insert(format!("{n}.resets"), w.resets as f64);
+                c.insert(format!("{n}.mii_ticks"), w.mii_ticks as f64);
                 c.insert(format!("{n}.link_down_ms"), w.down_until(end) as f64 / 1e9);
             }
         }

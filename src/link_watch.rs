@@ -26,10 +26,12 @@
 //! `reinit` 0 (CPU cost of dc_init at interrupt level) [cost], `tick_period_ns` 1e9
 //! (hz ticks), `tick` 0 (CPU cost of one dc_tick at softclock) [cost].
 //!
-//! Counters: `<nic>.resets`, `<nic>.link_down_ms` (time the driver considered the link
+//! Counters: `<nic>.resets`, `<nic>.mii_ticks` (ticks that ran mii_tick),
+//! `<nic>.link_down_ms` (time the driver considered the link
 //! down), `<nic>.tx_underruns` (see [`crate::bus`]).
 
 use crate::cost::{Cost, CostParam};
+use crate::counters::Spl;
 use crate::engine::Scheduler;
 use crate::host::{Event, Host, Step, Task};
 use crate::problems::Problems;
@@ -55,9 +57,42 @@ pub struct LinkWatchConfig {
     /// Period of the link check callout [ns] (default 1e9: dc_tick every hz ticks).
     #[serde(default = "d_period")]
     pub tick_period_ns: f64,
-    /// CPU cost of one link check at softclock (default 0) [cost].
+    /// Period of the link check while the driver considers the link down [ns]
+    /// (default: `tick_period_ns`; dc(4) with DC_21143_NWAY re-arms every hz/10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_period_link_down_ns: Option<f64>,
+    /// CPU cost of one link check without `mii_tick` (default 0) [cost].
     #[serde(default)]
     pub tick: CostParam,
+    /// Where the tick body runs: `softclock` (below the network software interrupt)
+    /// or `splimp` (dispatched by softclock, then blocking device interrupts, as
+    /// dc_tick's `splimp()`) (default `softclock`).
+    #[serde(default)]
+    pub tick_spl: Spl,
+    /// CPU cost of `mii_tick` when the tick calls it: the PHY driver's status reads
+    /// (default 0) [cost].
+    #[serde(default)]
+    pub mii_tick: CostParam,
+    /// When the tick calls `mii_tick` (default `always`).
+    #[serde(default)]
+    pub mii_tick_when: MiiTickWhen,
+}
+
+/// When dc_tick calls `mii_tick`.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum MiiTickWhen {
+    /// On every tick (drivers without DC_REDUCED_MII_POLL).
+    #[default]
+    Always,
+    /// DC_REDUCED_MII_POLL on an MII PHY: only when the receive process is waiting
+    /// for a frame (its ring has a free descriptor) and no transmit descriptor is in
+    /// use (nothing queued or unreclaimed on the TX ring).
+    Idle,
+    /// DC_21143_NWAY (internal NWAY): only while the driver considers the link down.
+    LinkDown,
 }
 
 fn d_true() -> bool {
@@ -71,7 +106,14 @@ impl LinkWatchConfig {
     /// Range checks.
     pub fn validate(&self, p: &mut Problems) {
         p.period_ns("tick_period_ns", self.tick_period_ns);
-        for (f, c) in [("reinit", &self.reinit), ("tick", &self.tick)] {
+        if let Some(d) = self.tick_period_link_down_ns {
+            p.period_ns("tick_period_link_down_ns", d);
+        }
+        for (f, c) in [
+            ("reinit", &self.reinit),
+            ("tick", &self.tick),
+            ("mii_tick", &self.mii_tick),
+        ] {
             if let Err(e) = c.check() {
                 p.push(f, e);
             }
@@ -86,7 +128,12 @@ pub(crate) struct LinkWatch {
     pub reinit_on_rx_error: bool,
     reinit: Cost,
     period: SimTime,
+    period_down: SimTime,
     tick: Cost,
+    /// Where the tick body runs.
+    pub spl: Spl,
+    mii_tick: Cost,
+    mii_when: MiiTickWhen,
     rng: StreamRng,
     /// Generation of the armed callout (re-arming cancels the previous one).
     generation: u32,
@@ -99,6 +146,8 @@ pub(crate) struct LinkWatch {
     down_since: Option<SimTime>,
     /// Chip re-initialisations -- counter.
     pub resets: u64,
+    /// Ticks that ran mii_tick -- counter.
+    pub mii_ticks: u64,
     /// Time the link was considered down [ps] -- counter.
     pub down_ps: u64,
 }
@@ -110,13 +159,20 @@ impl LinkWatch {
             reinit_on_rx_error: cfg.reinit_on_rx_error,
             reinit: cfg.reinit.build(clock_mhz),
             period: SimTime::from_ns_f64(cfg.tick_period_ns),
+            period_down: SimTime::from_ns_f64(
+                cfg.tick_period_link_down_ns.unwrap_or(cfg.tick_period_ns),
+            ),
             tick: cfg.tick.build(clock_mhz),
+            spl: cfg.tick_spl,
+            mii_tick: cfg.mii_tick.build(clock_mhz),
+            mii_when: cfg.mii_tick_when,
             rng,
             generation: 0,
             due: false,
             running: None,
             down_since: None,
             resets: 0,
+            mii_ticks: 0,
             down_ps: 0,
         }
     }
@@ -139,10 +195,12 @@ impl Host {
 
     /// (Re-)arm `nic`'s link check one period from now, cancelling the pending one.
     pub(crate) fn link_watch_rearm(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let down = !self.nics[nic].link_up;
         if let Some(w) = &mut self.link_watch[nic] {
             w.generation = w.generation.wrapping_add(1);
             w.due = false;
-            s.at(now + w.period, Event::LinkTick(nic as u16, w.generation));
+            let period = if down { w.period_down } else { w.period };
+            s.at(now + period, Event::LinkTick(nic as u16, w.generation));
         }
     }
 
@@ -156,12 +214,14 @@ impl Host {
         }
     }
 
-    /// One step of dc_tick.
+    /// One step of dc_tick. `at_spl` is true for the task that runs the body at
+    /// splimp (after softclock dispatched the callout).
     pub(crate) fn link_tick_step(
         &mut self,
         nic: usize,
         now: SimTime,
         first: bool,
+        at_spl: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
         let Some(w) = &mut self.link_watch[nic] else {
@@ -172,9 +232,26 @@ impl Host {
                 // Cancelled by a reset before softclock ran it.
                 return Step::Done;
             }
+            if w.spl == Spl::Splimp && !at_spl {
+                // Softclock dispatched the callout: dc_tick's splimp() body runs
+                // next, blocking device interrupts (a reset before it cancels it).
+                self.wake(Task::LinkTickImp(nic as u16));
+                return Step::Done;
+            }
             w.due = false;
             w.running = Some(w.generation);
-            return Step::Run(w.tick.sample(&mut w.rng));
+            let n = &self.nics[nic];
+            let mii = match w.mii_when {
+                MiiTickWhen::Always => true,
+                MiiTickWhen::Idle => n.rx_ring.len() < n.rx_ring.capacity() && n.tx_idle(),
+                MiiTickWhen::LinkDown => !n.link_up,
+            };
+            let mut cost = w.tick.sample(&mut w.rng);
+            if mii {
+                w.mii_ticks += 1;
+                cost += w.mii_tick.sample(&mut w.rng);
+            }
+            return Step::Run(cost);
         }
         if w.running.take() != Some(w.generation) {
             // A reset re-armed the callout while this dc_tick ran.

@@ -316,6 +316,13 @@ impl Nic {
         self.tx_ring.len() > self.tx_active as usize || !self.if_snd.is_empty()
     }
 
+    /// Whether no transmit descriptor is in use (dc(4)'s `dc_tx_cnt == 0`): nothing
+    /// queued on the TX ring and nothing sent but unreclaimed.
+    #[inline]
+    pub fn tx_idle(&self) -> bool {
+        self.tx_ring.is_empty() && self.tx_unreclaimed == 0
+    }
+
     /// Whether transmissions completing raise a cause (`tx_completion` configured).
     #[inline]
     pub fn tx_completion_interrupts(&self) -> bool {
