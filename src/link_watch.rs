@@ -76,6 +76,10 @@ pub struct LinkWatchConfig {
     /// When the tick calls `mii_tick` (default `always`).
     #[serde(default)]
     pub mii_tick_when: MiiTickWhen,
+    /// CPU cost of `mii_pollstat`, which the tick runs while the driver considers the
+    /// link down, to bring it up (default 0) [cost].
+    #[serde(default)]
+    pub pollstat: CostParam,
 }
 
 /// When dc_tick calls `mii_tick`.
@@ -113,6 +117,7 @@ impl LinkWatchConfig {
             ("reinit", &self.reinit),
             ("tick", &self.tick),
             ("mii_tick", &self.mii_tick),
+            ("pollstat", &self.pollstat),
         ] {
             if let Err(e) = c.check() {
                 p.push(f, e);
@@ -134,6 +139,7 @@ pub(crate) struct LinkWatch {
     pub spl: Spl,
     mii_tick: Cost,
     mii_when: MiiTickWhen,
+    pollstat: Cost,
     rng: StreamRng,
     /// Generation of the armed callout (re-arming cancels the previous one).
     generation: u32,
@@ -166,6 +172,7 @@ impl LinkWatch {
             spl: cfg.tick_spl,
             mii_tick: cfg.mii_tick.build(clock_mhz),
             mii_when: cfg.mii_tick_when,
+            pollstat: cfg.pollstat.build(clock_mhz),
             rng,
             generation: 0,
             due: false,
@@ -250,6 +257,9 @@ impl Host {
             if mii {
                 w.mii_ticks += 1;
                 cost += w.mii_tick.sample(&mut w.rng);
+            }
+            if !n.link_up {
+                cost += w.pollstat.sample(&mut w.rng);
             }
             return Step::Run(cost);
         }

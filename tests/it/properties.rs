@@ -1802,7 +1802,7 @@ fn poisson_scenario(dir: &Path, seed: u64) -> irqsim::scenario::Experiment {
         "overrides": { "kernel": { "netisr_per_packet": { "ns": null, "dist": "exponential", "mean_ns": 5610 } } },
         "variants": [
             { "name": "interrupt" },
-            { "name": "napi", "overrides": { "nics": { "dc0": { "policy": { "kind": "napi" } } } } },
+            { "name": "napi", "overrides": { "nics": { "dc0": { "policy": { "kind": "napi" }, "tx_completion": null } } } },
         ],
         "workload": { "flows": [ {
             "name": "p", "from": "dc0", "to": "dc1",
