@@ -68,9 +68,7 @@ fn sweep_covers_the_measured_loads_with_the_same_sent_counts() {
 #[test]
 fn loss_free_below_the_knee_and_again_at_34_and_36_percent() {
     // Measured: at most 16 frames lost of 149k-536k (< 0.01 %); the issue asks < 0.1 %.
-    for load in [
-        10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 22.0, 24.0, 26.0, 34.0, 36.0,
-    ] {
+    for load in LOSS_FREE {
         let (p, m) = point(load);
         eprintln!(
             "{load:>4} %: loss sim {:.4} %, measured {:.4} %",
@@ -113,32 +111,102 @@ fn livelock_latency_matches_within_15_percent() {
             (sim / meas - 1.0).abs() < 0.15,
             "{load} %: sim {sim} vs measured {meas}"
         );
-        // And it is a full ipintrq: 50 packets / forwarded rate (reference README), 3 %.
+        // And it is a full ipintrq: 50 packets / forwarded rate (reference README), plus
+        // the unloaded pipeline (28.5 us, the smallest simulated minimum) and the
+        // transmitter's mean wait for its automatic poll (half the profile's 81.9 us
+        // tx_poll_interval_ns), within 3 %.
         let q = 50.0 / p.figures.total.forwarded_pps * 1e6;
+        let expected = q + 28.5 + 81.9 / 2.0;
         assert!(
-            (sim / q - 1.0).abs() < 0.03,
-            "{load} %: {sim} us vs 50/rate = {q} us"
+            (sim / expected - 1.0).abs() < 0.03,
+            "{load} %: {sim} us vs 50/rate + 28.5 + 41 = {expected} us"
+        );
+    }
+}
+
+/// The loss-free points of the table.
+const LOSS_FREE: [f64; 11] = [
+    10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 22.0, 24.0, 26.0, 34.0, 36.0,
+];
+
+#[test]
+fn minimum_latency_matches_the_unloaded_router() {
+    // The smallest measured minimum over the loss-free points is 28.7 us (12-16 %); the
+    // simulated one below the knee (10-26 %) is the pipeline with no wait for the transmit poll: rx side 1.6 +
+    // c_i 20.23 + netisr 5.01 + tx side 1.66 = 28.5 us. Tolerance 0.5 us. (A check of
+    // the profile's split, whose rx and tx latencies were derived from the 10 %
+    // minimum of 29.1 us with the previous netisr cost: a calibration check.)
+    let smallest =
+        |f: &dyn Fn(f64) -> f64| LOSS_FREE.iter().map(|&l| f(l)).fold(f64::MAX, f64::min);
+    let sim = smallest(&|l| {
+        if l < 30.0 {
+            point(l).0.figures.total.latency_us.min
+        } else {
+            f64::MAX
+        }
+    });
+    let meas = smallest(&|l| point(l).1.total.min_us);
+    eprintln!("smallest minimum latency: sim {sim:.2} us, measured {meas:.2} us");
+    assert!((sim - meas).abs() < 0.5, "sim {sim} vs measured {meas}");
+}
+
+#[test]
+fn average_latency_below_the_knee_matches_within_15_percent() {
+    // Measured averages 63.2-69.6 us at every loss-free point, against a 28.7-32 us
+    // minimum: the frame waits for the 21143's automatic transmit poll (dc(4) issues no
+    // poll demand, TAP = 001 = 81.9 us at 100 Mbit/s), about half an interval on
+    // average, plus the TX_NOBUF passes it meets. Tolerance 15 % (the issue's). The
+    // poll interval was not fitted to these points: it is a secondary source's value,
+    // checked against bounds from the 10-14 % points (76.2 <= T <= 89.6 us, profile
+    // notes), so those three are partly a calibration check, the other eight are not.
+    for load in LOSS_FREE {
+        let (p, m) = point(load);
+        let (sim, meas) = (p.figures.total.latency_us.avg, m.total.avg_us);
+        eprintln!("{load:>4} %: avg latency sim {sim:.1} us, measured {meas:.1} us");
+        assert!(
+            (sim / meas - 1.0).abs() < 0.15,
+            "{load} %: sim {sim} vs measured {meas}"
         );
     }
 }
 
 #[test]
-fn minimum_latency_matches_the_unloaded_router() {
-    // Measured minimum at 10 %: 29.1 us; the pipeline latency is derived from it (0.2 us).
-    let (p, m) = point(10.0);
-    assert!((p.figures.total.latency_us.min - m.total.min_us).abs() < 0.2);
+fn maximum_latency_within_1_5x_where_the_transmit_poll_explains_it() {
+    // Measured maxima 118-127 us at 10-14 % and 139-140 us at 34-36 %: the pipeline
+    // plus a whole poll interval (28.5 + 81.9 = 110 us) plus a TX_NOBUF pass met on the
+    // way. Tolerance: within a factor 1.5 either way (the issue's). At 16-26 % the
+    // measured maxima are 198-274 us, which no modelled mechanism reaches (the closing
+    // note of the fidelity issue lists what was tried); those points are not asserted.
+    for load in [10.0, 12.0, 14.0, 34.0, 36.0] {
+        let (p, m) = point(load);
+        let (sim, meas) = (p.figures.total.latency_us.max, m.total.max_us);
+        eprintln!("{load:>4} %: max latency sim {sim:.1} us, measured {meas:.1} us");
+        let ratio = sim / meas;
+        assert!(
+            (1.0 / 1.5..=1.5).contains(&ratio),
+            "{load} %: sim {sim} vs measured {meas}"
+        );
+    }
 }
 
 #[test]
 fn recovery_at_34_percent_comes_from_the_handler_loop() {
-    // Frames 19.76 us apart arrive before the handler's last ring check (19.83 us after
-    // the interrupt), so two frames share each interrupt: interrupts/s = rate / 2.
-    let (p, _) = point(34.0);
-    assert!((p.figures.packets_per_interrupt - 2.0).abs() < 0.01);
-    assert!((p.figures.interrupts_per_s / p.offered_pps - 0.5).abs() < 0.01);
-    // Below the knee, one frame per interrupt.
-    let (p, _) = point(20.0);
-    assert!((p.figures.packets_per_interrupt - 1.0).abs() < 0.01);
+    // Frames 19.76 us apart arrive before dc0's handler's last ring check (19.83 us
+    // after the interrupt), so two frames share a receive pass: dc0's handler runs with
+    // work for about every second frame. (Passes started by dc1's TX_NOBUF sometimes
+    // take a single frame, hence up to 0.6 rather than exactly 0.5.)
+    let share = |load: f64| {
+        let (p, _) = point(load);
+        p.figures.counters["dc0.interrupts"] / p.figures.total.received
+    };
+    let at34 = share(34.0);
+    assert!(
+        (0.5..=0.6).contains(&at34),
+        "34 %: {at34} receive passes per frame"
+    );
+    // Below the knee, one frame per receive pass.
+    let at20 = share(20.0);
+    assert!((at20 - 1.0).abs() < 0.01, "20 %: {at20}");
 }
 
 #[test]

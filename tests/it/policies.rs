@@ -63,7 +63,11 @@ fn polling_policies_do_not_collapse_but_interrupts_do() {
             100.0 * full / peak
         );
     }
-    // No collapse: at 100 % load each keeps at least 90 % of its own peak output.
+    // No collapse: once a policy saturates (the first load losing more than 1 %), its
+    // output no longer falls as the load rises: at 100 % it keeps at least 90 % of the
+    // most it forwards at any saturated load. (Below saturation FreeBSD polling may
+    // forward more than its share allows: kern_poll trims its burst only after a tick in
+    // which polling overran (100 - user_frac) %, which an unsaturated load never does.)
     for v in [
         "freebsd-polling",
         "napi",
@@ -71,11 +75,16 @@ fn polling_policies_do_not_collapse_but_interrupts_do() {
         "deferred",
         "busy-poll",
     ] {
-        let (_, peak) = mlfrr_and_peak(r, v);
+        let saturated: Vec<f64> = points(r, v)
+            .into_iter()
+            .filter(|p| p.figures.total.loss_pct > 1.0)
+            .map(|p| p.figures.total.forwarded_pps)
+            .collect();
+        let plateau = saturated.iter().copied().fold(0.0, f64::max);
         let full = at(r, v, 100.0).figures.total.forwarded_pps;
         assert!(
-            full >= 0.9 * peak,
-            "{v}: {full} pps at 100 % vs peak {peak}"
+            full >= 0.9 * plateau,
+            "{v}: {full} pps at 100 % vs {plateau} at saturation"
         );
     }
     // Receive livelock: the classic path forwards less than half its peak at 100 %.
@@ -108,19 +117,23 @@ fn reserved_user_share_is_kept_under_overload() {
     assert!((u.cpu_share - 0.50).abs() < 0.02, "{}", u.cpu_share);
     // NAPI: once __do_softirq has restarted max_restart times it leaves NET_RX to
     // ksoftirqd, a normal-priority thread; ksoftirqd and the user process are both
-    // always runnable and take equal timeslices, so each gets half the CPU (+-2 points)
-    // and the output is what half the CPU forwards: half of NAPI's saturated rate
-    // without the user process (policies-64b.json), within 5 %.
+    // always runnable and take equal timeslices, so each gets about half the CPU, and
+    // the output is what NAPI's softirq share forwards at the profile's cost per frame
+    // (rx 1.86 + 64 x 0.010 = 2.5 us, netisr 5.01 us), within 5 %.
+    // ksoftirqd yields only between net_rx_action runs (budget 300 frames of about
+    // 7.5 us: rx 2.5 + netisr 5.01), so its 10 ms slice ends up to 2.25 ms late: the
+    // user share lies between 10 / 22.25 = 0.449 and 0.5 (+0.01).
     let p = at(r, "napi", 100.0);
     let u = p.figures.user.clone().expect("user");
     eprintln!("napi user share at 100 %: {:.3}", u.cpu_share);
-    assert!((u.cpu_share - 0.50).abs() < 0.02, "{}", u.cpu_share);
+    assert!((0.449..=0.51).contains(&u.cpu_share), "{}", u.cpu_share);
     assert!(p.figures.counters["napi.ksoftirqd_wakeups"] > 0.0);
-    let alone = at(policies(), "napi", 100.0).figures.total.forwarded_pps;
+    let per_frame = (1.86 + 64.0 * 0.010 + 5.01) * 1e-6;
+    let expected = p.figures.cpu.softirq / per_frame;
     let fwd = p.figures.total.forwarded_pps;
     assert!(
-        (fwd / (alone / 2.0) - 1.0).abs() < 0.05,
-        "napi with a user process forwards {fwd}, half of {alone} expected"
+        (fwd / expected - 1.0).abs() < 0.05,
+        "napi with a user process forwards {fwd}, {expected:.0} expected from its softirq share"
     );
     // Plain interrupts: above the MLFRR the user process gets (about) nothing.
     let (mlfrr, _) = mlfrr_and_peak(r, "interrupt");
@@ -140,18 +153,31 @@ fn reserved_user_share_is_kept_under_overload() {
 #[test]
 fn moderation_caps_the_interrupt_rate_and_adds_latency() {
     let r = policies();
-    // ITR interval 124,928 ns (488 x 256 ns): at most 1e9 / 124,928 = 8,004.6 interrupts/s.
+    // ITR interval 124,928 ns (488 x 256 ns): each moderated port raises at most
+    // 1e9 / 124,928 = 8,004.6 interrupts/s (dc0 its receive interrupts, dc1 its
+    // TX_NOBUF completions), so the shared line takes at most twice that. A handler
+    // with work is counted once per interrupt of its port.
     let cap = 1e9 / 124_928.0;
+    let per_s = |p: &irqsim::results::PointResult, c: &str| p.figures.counters[c] / r.duration_s;
     for p in points(r, "moderation") {
+        for c in ["dc0.interrupts", "dc1.interrupts"] {
+            assert!(
+                per_s(p, c) <= cap * 1.001,
+                "{c}: {} /s at {} %",
+                per_s(p, c),
+                p.load_pct
+            );
+        }
         assert!(
-            p.figures.interrupts_per_s <= cap * 1.001,
+            p.figures.interrupts_per_s <= 2.0 * cap * 1.001,
             "{} irq/s at {} %",
             p.figures.interrupts_per_s,
             p.load_pct
         );
     }
-    // At 60 % (89 kpps) the cap binds: about 8,000/s, i.e. ~11 frames per interrupt.
-    assert!(at(r, "moderation", 60.0).figures.interrupts_per_s > cap * 0.99);
+    // At 60 % (89 kpps) the cap binds for dc0: about 8,000/s, i.e. ~11 frames per
+    // interrupt.
+    assert!(per_s(at(r, "moderation", 60.0), "dc0.interrupts") > cap * 0.99);
     // Latency: a lone frame now waits for the absolute timer (65.5 us) or the interval,
     // so at 10 % the average rises by at least half the 65.5 us timer and the maximum
     // stays within the timer plus the handler.
