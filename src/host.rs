@@ -567,6 +567,7 @@ impl Host {
                 frame_bytes: crate::traffic::FrameSize::Fixed(c.frame_bytes),
                 arrivals: Default::default(),
                 turnaround_ns: 0.0,
+                peer_coalescing: None,
                 start_phase: Default::default(),
                 clock_ppm: Default::default(),
                 rate_pps: None,

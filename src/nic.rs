@@ -167,10 +167,13 @@ impl NicConfig {
                     "needs `interrupt_every` > 0 or `interrupt_on_idle`: otherwise descriptors are never reclaimed",
                 );
             }
-            if self.policy != PolicyConfig::Interrupt {
+            if !matches!(
+                self.policy,
+                PolicyConfig::Interrupt | PolicyConfig::Deferred { .. }
+            ) {
                 p.push(
                     "tx_completion",
-                    "driver-reclaimed transmit descriptors are modelled for the `interrupt` policy only",
+                    "driver-reclaimed transmit descriptors are modelled for the `interrupt` and `deferred` policies only",
                 );
             }
         }

@@ -864,6 +864,16 @@ fn check_flow(f: &FlowConfig, unit: LoadUnit, p: &mut Problems) {
         );
     }
     p.non_negative("turnaround_ns", f.turnaround_ns, "ns");
+    if let Some(c) = &f.peer_coalescing {
+        p.non_negative("peer_coalescing.rx_ticks_ns", c.rx_ticks_ns, "ns");
+        p.non_negative("peer_coalescing.tx_ticks_ns", c.tx_ticks_ns, "ns");
+        if !closed {
+            p.push(
+                "peer_coalescing",
+                "applies to `closed-loop` flows only (a tester port does not answer)",
+            );
+        }
+    }
     if let Some(r) = f.rate_pps {
         p.positive("rate_pps", r, "frames/s");
         if closed {

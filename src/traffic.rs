@@ -23,13 +23,27 @@
 //!   M/./. arrival process, for comparisons with queueing theory (physically, a single
 //!   link always serialises, which is `poisson`);
 //! - `closed-loop`: a request/response peer (netperf TCP_RR-like) keeps N transactions
-//!   outstanding and sends the next request `turnaround_ns` after each response.
+//!   outstanding and sends the next request `turnaround_ns` after each response; with
+//!   `peer_coalescing`, after the peer NIC's interrupt for that response (below).
+//!
+//! A closed-loop peer's NIC may coalesce its interrupts (`peer_coalescing`, bge(4)'s
+//! host coalescing engine: `rx_ticks_ns` = `bge_rx_coal_ticks`, `tx_ticks_ns` =
+//! `bge_tx_coal_ticks`, both 150 us in FreeBSD 4.x-6.x if_bge.c). A tick timer starts
+//! at the first event since the last status-block update and the update (the peer's
+//! interrupt) happens when it expires, carrying every event so far. The request's send
+//! completion (taken at its last bit) starts the transmit timer; if the response
+//! arrives before that timer expires, the update at `request end + tx_ticks_ns` carries
+//! it; otherwise the response starts the receive timer and is seen `rx_ticks_ns` after
+//! it arrived. The peer's `turnaround_ns` counts from that interrupt. Each response is
+//! paired with the oldest outstanding request (exact with one outstanding transaction;
+//! with several, timers that one update would share are treated apart).
 //!
 //! Frame sizes are fixed, uniform, or a weighted mix (IMIX-like), each frame drawn from
 //! the flow's own random stream.
 //!
 //! Parameters ([`FlowConfig`]): `name`, `from`, `to`, `frame_bytes` (default 64 bytes),
-//! `arrivals` (default `constant`), `turnaround_ns` (default 0), `start_phase` (default
+//! `arrivals` (default `constant`), `turnaround_ns` (default 0), `peer_coalescing`
+//! (default none: the peer sees each response at once), `start_phase` (default
 //! 0, or `"random"`), `clock_ppm` (default 0 ppm, or `"random"`), `rate_pps` (default:
 //! the swept load).
 //! Counters: frames sent (`FlowSource::sent`).
@@ -179,6 +193,10 @@ pub struct FlowConfig {
     /// stack [ns] (default 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub turnaround_ns: f64,
+    /// For `closed-loop` flows: interrupt coalescing of the peer's NIC, which decides
+    /// when the peer sees a response (default: none, at its last bit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_coalescing: Option<PeerCoalescing>,
     /// Phase of a `constant` flow: its first frame starts `start_phase` x its
     /// inter-frame period after the start of the run: a fraction in [0, 1), or
     /// `"random"` for a phase drawn uniformly from the run's random streams (a new one
@@ -306,6 +324,32 @@ pub struct Frame {
     pub seq: u64,
 }
 
+/// Interrupt coalescing of a closed-loop peer's NIC (bge(4) host coalescing ticks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PeerCoalescing {
+    /// Receive coalescing ticks: the peer's interrupt at the latest this long after a
+    /// response arrived (`bge_rx_coal_ticks`, 1 us units; 0 = at once) [ns].
+    #[serde(default)]
+    pub rx_ticks_ns: f64,
+    /// Send coalescing ticks: the peer's interrupt this long after its request was sent
+    /// (`bge_tx_coal_ticks`; 0 = off) [ns].
+    #[serde(default)]
+    pub tx_ticks_ns: f64,
+}
+
+impl PeerCoalescing {
+    /// When the peer takes the interrupt that shows it a response that arrived
+    /// completely at `response`, for the request whose last bit left at `request_end`.
+    pub fn seen_at(&self, request_end: SimTime, response: SimTime) -> SimTime {
+        let tx = SimTime::from_ns_f64(self.tx_ticks_ns);
+        if tx > SimTime::ZERO && request_end + tx >= response {
+            return request_end + tx;
+        }
+        response + SimTime::from_ns_f64(self.rx_ticks_ns)
+    }
+}
+
 /// A flow's frame generator for one load point; frames are produced lazily, one at a time.
 #[derive(Clone, Debug)]
 pub struct FlowSource {
@@ -323,6 +367,9 @@ pub struct FlowSource {
     rng_sizes: StreamRng,
     /// Closed loop: start times of the requests the peer will send.
     requests: std::collections::VecDeque<SimTime>,
+    /// Closed loop with `peer_coalescing`: last bits of the requests not yet answered.
+    request_ends: std::collections::VecDeque<SimTime>,
+    peer_coalescing: Option<PeerCoalescing>,
     turnaround: SimTime,
     /// Frames emitted so far -- counter.
     pub sent: u64,
@@ -372,6 +419,8 @@ impl FlowSource {
             rng_arrivals,
             rng_sizes,
             requests,
+            request_ends: Default::default(),
+            peer_coalescing: cfg.peer_coalescing,
             turnaround: SimTime::from_ns_f64(cfg.turnaround_ns),
             sent: 0,
         };
@@ -448,6 +497,9 @@ impl FlowSource {
         let bytes = self.sizes.sample(&mut self.rng_sizes);
         let end = start + self.link.wire_time(bytes);
         self.link_free = end;
+        if self.peer_coalescing.is_some() {
+            self.request_ends.push_back(end);
+        }
         let f = Frame {
             start,
             end,
@@ -469,7 +521,11 @@ impl FlowSource {
         if self.arrivals != Arrivals::ClosedLoop {
             return false;
         }
-        let start = at + self.turnaround;
+        let seen = match (self.peer_coalescing, self.request_ends.pop_front()) {
+            (Some(c), Some(req)) => c.seen_at(req, at),
+            _ => at,
+        };
+        let start = seen + self.turnaround;
         if start >= self.stop {
             return false;
         }
@@ -496,10 +552,33 @@ mod tests {
             frame_bytes: FrameSize::Fixed(64),
             arrivals,
             turnaround_ns: 0.0,
+            peer_coalescing: None,
             start_phase: OrRandom::default(),
             clock_ppm: OrRandom::default(),
             rate_pps: None,
         }
+    }
+
+    #[test]
+    fn peer_coalescing_shows_a_response_at_the_first_tick_after_it() {
+        // bge(4) defaults of FreeBSD 6.2 (if_bge.c, bge_attach): rx and tx coalescing
+        // ticks 150 us.
+        let c = PeerCoalescing {
+            rx_ticks_ns: 150_000.0,
+            tx_ticks_ns: 150_000.0,
+        };
+        let us = |x: u64| SimTime(x * 1_000_000);
+        // A response 40 us after the request left: the update the request's send
+        // completion started, at 150 us, carries it.
+        assert_eq!(c.seen_at(us(0), us(40)), us(150));
+        // A response after that update starts the receive timer: 160 + 150 us.
+        assert_eq!(c.seen_at(us(0), us(160)), us(310));
+        // Receive ticks only: always 150 us after the response.
+        let rx = PeerCoalescing {
+            rx_ticks_ns: 150_000.0,
+            tx_ticks_ns: 0.0,
+        };
+        assert_eq!(rx.seen_at(us(0), us(40)), us(190));
     }
 
     #[test]

@@ -6,7 +6,15 @@
 //! switch), which receives up to `process_limit` frames (each `rx_per_packet`, plus
 //! `netisr_per_packet` when `direct`, i.e. net.isr.direct = 1, else the frame goes to
 //! ipintrq). If frames remain it re-enqueues itself behind other ready kernel threads;
-//! when the ring is empty it unmasks the NIC (em_enable_intr).
+//! when the ring is empty it reclaims sent descriptors if a transmit cause is pending
+//! (em_txeof, `driver.tx_per_packet` each, with `tx_completion`), runs the start
+//! routine (em_start_locked) and unmasks the NIC (em_enable_intr).
+//!
+//! Differences from em_handle_rxtx of FreeBSD 6.2 (if_em.c 1.65.2.21, lines
+//! 1277-1299), which matter only under overload: the real task runs em_txeof and
+//! em_enable_intr even when it re-enqueued itself; here the NIC stays masked until the
+//! ring is empty. The real task runs in a taskqueue thread at PI_NET (above the netisr's
+//! SWI_NET); here at kernel-thread priority, below the netisr.
 //!
 //! Parameters (per NIC): `process_limit` 100 (em_rx_process_limit), `task_overhead` 0,
 //! `direct` false.
@@ -89,6 +97,13 @@ impl Host {
                 d += self.netisr.forward_cost();
             }
             return Step::Run(d);
+        }
+        if let Some(k) = self.nics[nic].take_tx_completions() {
+            return Step::Run(self.drivers[nic].txeof(k));
+        }
+        if self.nics[nic].tx_completion_interrupts() {
+            // Reclaimed descriptors take frames waiting in if_snd.
+            self.if_start(nic, now, s);
         }
         self.irq_unmask(nic, now, s);
         Step::Done

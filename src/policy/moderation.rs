@@ -10,6 +10,13 @@
 //! - `absolute_timer_ns` (RADV semantics): raise at most this long after the first frame
 //!   since the last interrupt, however frames keep coming;
 //! - `min_interval_ns` (ITR): never raise two interrupts closer than this;
+//! - `tx_packet_timer_ns` (TIDV) and `tx_absolute_timer_ns` (TADV): when either is set,
+//!   transmit completions have delay timers of their own, as on the 8254x: a completion
+//!   restarts the TIDV timer and starts the TADV timer if none runs, and the TXDW cause
+//!   raises the interrupt when the first of the two expires (then subject to ITR),
+//!   while received frames keep the receive rules above (with RDTR 0, at once). Without
+//!   them a transmit cause is timed like a received frame (bge's one set of coalescing
+//!   ticks);
 //! - `adaptive: "dynamic-conservative"`: e1000's InterruptThrottleRate = 3: at every
 //!   interrupt the traffic since the previous one is classed as lowest / low latency or
 //!   bulk (e1000_update_itr) and the interval set to 20,000 or 4,000 interrupts/s
@@ -51,10 +58,22 @@ pub struct ModerationConfig {
     /// Minimum time between two interrupts (ITR; 0 = off) [ns].
     #[serde(default)]
     pub min_interval_ns: f64,
+    /// Transmit interrupt delay, restarted by every completion (TIDV; 0 = off: transmit
+    /// causes follow the receive timers) [ns].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tx_packet_timer_ns: f64,
+    /// Transmit absolute delay from the first completion since the last interrupt
+    /// (TADV; 0 = off) [ns].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tx_absolute_timer_ns: f64,
     /// Adaptive interval (replaces `min_interval_ns`) (default: none, the fixed
     /// `min_interval_ns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<Adaptive>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl ModerationConfig {
@@ -63,6 +82,8 @@ impl ModerationConfig {
         p.time_ns("packet_timer_ns", self.packet_timer_ns);
         p.time_ns("absolute_timer_ns", self.absolute_timer_ns);
         p.time_ns("min_interval_ns", self.min_interval_ns);
+        p.time_ns("tx_packet_timer_ns", self.tx_packet_timer_ns);
+        p.time_ns("tx_absolute_timer_ns", self.tx_absolute_timer_ns);
         if self.packets > 0 && self.packet_timer_ns <= 0.0 && self.absolute_timer_ns <= 0.0 {
             p.push("packets", "a packet threshold needs `packet_timer_ns` or `absolute_timer_ns`, or a lone frame would never raise an interrupt");
         }
@@ -90,6 +111,10 @@ pub struct Moderation {
     rdtr: SimTime,
     radv: SimTime,
     interval: SimTime,
+    tidv: SimTime,
+    tadv: SimTime,
+    /// Transmit delay timers (TIDV, TADV) running: their expiry times.
+    tx_timers: Option<(SimTime, SimTime)>,
     adaptive: Option<Adaptive>,
     class: Class,
     itr_per_s: f64,
@@ -118,6 +143,9 @@ impl Moderation {
             rdtr: SimTime::from_ns_f64(cfg.packet_timer_ns),
             radv: SimTime::from_ns_f64(cfg.absolute_timer_ns),
             interval,
+            tidv: SimTime::from_ns_f64(cfg.tx_packet_timer_ns),
+            tadv: SimTime::from_ns_f64(cfg.tx_absolute_timer_ns),
+            tx_timers: None,
             adaptive: cfg.adaptive,
             class: Class::Low,
             itr_per_s: itr,
@@ -144,13 +172,42 @@ impl Moderation {
     /// A transmit completion asked for an interrupt: like a received frame it starts the
     /// absolute timer and restarts the packet timer (bge's send coalescing ticks), but it
     /// counts towards neither the frame threshold nor the adaptive traffic class.
+    /// With transmit delay timers of its own (TIDV/TADV) the completion restarts TIDV
+    /// and starts TADV if it is not running instead.
     pub fn tx_cause(&mut self, now: SimTime) {
+        if self.tx_delayed() {
+            let never = SimTime(u64::MAX);
+            let at = |d: SimTime| if d > SimTime::ZERO { now + d } else { never };
+            let tadv = self.tx_timers.map_or(at(self.tadv), |(_, a)| a);
+            self.tx_timers = Some((at(self.tidv), tadv));
+            return;
+        }
         self.first.get_or_insert(now);
         self.last_pkt = now;
     }
 
+    /// Whether transmit causes have delay timers of their own (TIDV or TADV set).
+    fn tx_delayed(&self) -> bool {
+        self.tidv > SimTime::ZERO || self.tadv > SimTime::ZERO
+    }
+
     /// Earliest time the pending cause may raise the interrupt.
     pub fn fire_time(&self, now: SimTime) -> SimTime {
+        if let Some((tidv, tadv)) = self.tx_timers
+            && self.count == 0
+        {
+            // No received frame is pending: the delayed transmit cause sets the time
+            // (a statistics cause raised meanwhile waits with it). An interrupt taken
+            // for another cause first reclaims the completions and stops the timers
+            // (`on_interrupt`): the model raises no TXDW afterwards for descriptors
+            // already reclaimed.
+            let t = tidv.min(tadv);
+            let t = match self.last_irq {
+                Some(l) => t.max(l + self.interval),
+                None => t,
+            };
+            return t.max(now);
+        }
         let mut t: Option<SimTime> = None;
         let mut earliest = |x: SimTime| t = Some(t.map_or(x, |y| y.min(x)));
         if self.threshold > 0 && self.count >= self.threshold {
@@ -205,6 +262,7 @@ impl Moderation {
         self.count = 0;
         self.bytes = 0;
         self.first = None;
+        self.tx_timers = None;
         self.armed = None;
     }
 
@@ -313,5 +371,41 @@ mod tests {
         m.on_interrupt();
         m.packet(us(30), 64);
         assert_eq!(m.fire_time(us(30)), us(125));
+    }
+
+    #[test]
+    fn transmit_delay_timers_leave_receive_interrupts_immediate() {
+        // em(4) of FreeBSD 6.2: RDTR 0, TIDV = TADV = 66 ticks of 1.024 us (67.584 us),
+        // ITR 488 x 256 ns (124.928 us).
+        let cfg = ModerationConfig {
+            min_interval_ns: 124_928.0,
+            tx_packet_timer_ns: 67_584.0,
+            tx_absolute_timer_ns: 67_584.0,
+            ..Default::default()
+        };
+        let mut m = Moderation::new(&cfg);
+        let ns = |x: u64| SimTime(x * 1_000);
+        // A completion at 10 us: TXDW at 10 + 67.584 us.
+        m.tx_cause(ns(10_000));
+        assert_eq!(m.fire_time(ns(10_000)), ns(77_584));
+        // A second at 20 us restarts TIDV, but TADV still expires at 77.584 us.
+        m.tx_cause(ns(20_000));
+        assert_eq!(m.fire_time(ns(20_000)), ns(77_584));
+        // A received frame meanwhile raises the interrupt at once (RDTR 0).
+        m.packet(ns(30_000), 64);
+        assert_eq!(m.fire_time(ns(30_000)), ns(30_000));
+        m.asserted(ns(30_000));
+        m.on_interrupt();
+        // After it, a completion's TXDW waits for ITR: 30 + 124.928 us.
+        m.tx_cause(ns(40_000));
+        assert_eq!(m.fire_time(ns(40_000)), ns(154_928));
+        // With only TIDV the timer restarts with every completion.
+        let mut m = Moderation::new(&ModerationConfig {
+            tx_packet_timer_ns: 67_584.0,
+            ..Default::default()
+        });
+        m.tx_cause(ns(0));
+        m.tx_cause(ns(50_000));
+        assert_eq!(m.fire_time(ns(50_000)), ns(117_584));
     }
 }
