@@ -1,6 +1,7 @@
 //! Integration tests, compiled into one binary; one file per behaviour.
 
 mod bad_input;
+mod dc_driver;
 mod em_rr;
 mod livelock_table;
 mod merged_bursts;
