@@ -1320,7 +1320,9 @@ impl Host {
             if let Some(w) = w {
                 let n = &self.nics[i].name;
                 c.insert(format!("{n}.resets"), w.resets as f64);
+                c.insert(format!("{n}.ticks"), w.ticks as f64);
                 c.insert(format!("{n}.mii_ticks"), w.mii_ticks as f64);
+                c.insert(format!("{n}.pollstats"), w.pollstats as f64);
                 c.insert(format!("{n}.link_down_ms"), w.down_until(end) as f64 / 1e9);
             }
         }

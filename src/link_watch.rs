@@ -10,11 +10,25 @@
 //!   re-arms `dc_tick` one period later (`timeout(dc_tick, sc, hz)`).
 //! - `dc_start` returns at once while `sc->dc_link` is 0: frames wait in if_snd
 //!   (DC_TX_LIST_CNT - 1 = 255 deep) and the rest are dropped there.
-//! - `dc_tick` runs from softclock, below the network software interrupt: it reads the
-//!   PHY, sets `dc_link` when the link is up, calls `dc_start`, and re-arms itself one
-//!   period later. A reset cancels a callout that softclock has not run yet
+//! - `dc_tick` is a callout run by softclock, below the network software interrupt: it
+//!   reads the PHY, sets `dc_link` when the link is up, calls `dc_start`, and re-arms
+//!   itself one period later. A reset cancels a callout that softclock has not run yet
 //!   (`untimeout`). When softclock gets no CPU, the link stays "down" and the frames in
 //!   if_snd wait: with the reset at the wrong moment, for the rest of the run.
+//! - Its body runs at `splimp()` (FreeBSD if_dc.c at 0631f4a7, L2561-2627; `tick_spl`
+//!   `splimp`): softclock dispatches it, then it blocks device interrupts while it runs.
+//!   (The model cancels a body a reset re-arms before it starts; in the kernel the
+//!   callout has left the wheel by then and runs anyway. Softclock's dispatch takes no
+//!   time and the body preempts at once, so the window is empty but for a handler
+//!   already waiting at the same instant.)
+//! - With DC_REDUCED_MII_POLL (the 21143, L1751-1754) the tick calls `mii_tick` only
+//!   when the source's condition holds (`mii_tick_when`): on the MII branch
+//!   (L2583-2588) when the receive process waits (modelled as: the receive ring has a
+//!   free descriptor; a frame being received at that instant is not seen) and no
+//!   transmit descriptor is in use (`dc_tx_cnt == 0`); on the DC_21143_NWAY branch
+//!   (internal NWAY, `dcphy`, L2568-2581) only while the link is down, the tick then
+//!   re-armed every hz/10 instead of hz (L2622-2625, dc_init L3148-3151). While the link
+//!   is down the tick also runs `mii_pollstat` (L2612-2620, cost `pollstat`).
 //!
 //! The underrun itself comes from the bus model ([`crate::bus`]), not from a script.
 //!
@@ -22,13 +36,17 @@
 //!   short by a receive FIFO overflow), also calls `dc_init`.
 //!
 //! Parameters ([`LinkWatchConfig`]) with defaults: `reinit_on_underrun` true,
-//! `reinit_on_rx_error` false,
-//! `reinit` 0 (CPU cost of dc_init at interrupt level) [cost], `tick_period_ns` 1e9
-//! (hz ticks), `tick` 0 (CPU cost of one dc_tick at softclock) [cost].
+//! `reinit_on_rx_error` false, `reinit` 0 (CPU cost of dc_init at interrupt level)
+//! [cost], `tick_period_ns` 1e9 (hz ticks), `tick_period_link_down_ns` none (the same
+//! period while the link is down), `tick` 0 (CPU cost of one dc_tick without mii_tick)
+//! [cost], `tick_spl` `softclock` (where the body runs: `softclock` or `splimp`),
+//! `mii_tick` 0 [cost], `mii_tick_when` `always` (`always`, `idle`, `link-down`),
+//! `pollstat` 0 (the mii_pollstat of a tick that finds the link down) [cost].
 //!
-//! Counters: `<nic>.resets`, `<nic>.mii_ticks` (ticks that ran mii_tick),
-//! `<nic>.link_down_ms` (time the driver considered the link
-//! down), `<nic>.tx_underruns` (see [`crate::bus`]).
+//! Counters: `<nic>.resets`, `<nic>.ticks` (dc_tick bodies run), `<nic>.mii_ticks`
+//! (ticks that ran mii_tick), `<nic>.pollstats` (ticks that ran mii_pollstat),
+//! `<nic>.link_down_ms` (time the driver considered the link down),
+//! `<nic>.tx_underruns` (see [`crate::bus`]).
 
 use crate::cost::{Cost, CostParam};
 use crate::counters::Spl;
@@ -152,8 +170,12 @@ pub(crate) struct LinkWatch {
     down_since: Option<SimTime>,
     /// Chip re-initialisations -- counter.
     pub resets: u64,
+    /// dc_tick bodies run -- counter.
+    pub ticks: u64,
     /// Ticks that ran mii_tick -- counter.
     pub mii_ticks: u64,
+    /// Ticks that ran mii_pollstat -- counter.
+    pub pollstats: u64,
     /// Time the link was considered down [ps] -- counter.
     pub down_ps: u64,
 }
@@ -179,7 +201,9 @@ impl LinkWatch {
             running: None,
             down_since: None,
             resets: 0,
+            ticks: 0,
             mii_ticks: 0,
+            pollstats: 0,
             down_ps: 0,
         }
     }
@@ -253,12 +277,14 @@ impl Host {
                 MiiTickWhen::Idle => n.rx_ring.len() < n.rx_ring.capacity() && n.tx_idle(),
                 MiiTickWhen::LinkDown => !n.link_up,
             };
+            w.ticks += 1;
             let mut cost = w.tick.sample(&mut w.rng);
             if mii {
                 w.mii_ticks += 1;
                 cost += w.mii_tick.sample(&mut w.rng);
             }
             if !n.link_up {
+                w.pollstats += 1;
                 cost += w.pollstat.sample(&mut w.rng);
             }
             return Step::Run(cost);

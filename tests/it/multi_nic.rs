@@ -235,6 +235,37 @@ fn underruns_step_the_threshold_and_each_reset_holds_frames_until_dc_tick() {
 }
 
 #[test]
+fn each_reset_costs_a_pollstat_and_the_nway_period_shortens_the_link_down() {
+    // The two resets of the previous test. The tick after each finds the link down and
+    // runs mii_pollstat (profile `pollstat`): dc1's ticks show 2 pollstats. With the
+    // DC_21143_NWAY re-arm period while the link is down (hz/10, if_dc.c L2622-2625 and
+    // dc_init L3148-3151) each reset holds the link down 100 ms instead of 1 s: 200 ms
+    // in all, and the oldest frame held waits about 100 ms.
+    let r = run(
+        dc_slow_reads(),
+        vec![flow("dc0", "dc1", 600)],
+        vec![200.0],
+        6.0,
+        0.5,
+    );
+    assert_eq!(counter(&r, "dc1.resets"), 2.0);
+    assert_eq!(counter(&r, "dc1.pollstats"), 2.0);
+    // Ticks at 1, 2, ... 6 s plus the two re-arms' shifts: one per second of the 6.5 s.
+    let ticks = counter(&r, "dc1.ticks");
+    assert!((5.0..=7.0).contains(&ticks), "{ticks} ticks");
+    let mut m = dc_slow_reads();
+    for n in 0..4 {
+        m["nics"][n]["driver"]["link_watch"]["tick_period_link_down_ns"] = json!(1e8);
+    }
+    let r = run(m, vec![flow("dc0", "dc1", 600)], vec![200.0], 6.0, 0.5);
+    assert_eq!(counter(&r, "dc1.resets"), 2.0);
+    let down = counter(&r, "dc1.link_down_ms");
+    assert!((down - 200.0).abs() < 5.0, "link down {down} ms");
+    let max_ms = r.total.latency.summary().max / 1e3;
+    assert!((95.0..110.0).contains(&max_ms), "max latency {max_ms} ms");
+}
+
+#[test]
 fn a_starved_softclock_keeps_the_link_down_and_strands_frames_for_the_whole_run() {
     // The same reset on dc3, while 64-byte frames at 30 % load into dc0 keep the CPU in
     // receive livelock (the table's 61 % loss point: interrupts and the network

@@ -65,9 +65,10 @@ fn polling_policies_do_not_collapse_but_interrupts_do() {
     }
     // No collapse: once a policy saturates (the first load losing more than 1 %), its
     // output no longer falls as the load rises: at 100 % it keeps at least 90 % of the
-    // most it forwards at any saturated load. (Below saturation FreeBSD polling may
-    // forward more than its share allows: kern_poll trims its burst only after a tick in
-    // which polling overran (100 - user_frac) %, which an unsaturated load never does.)
+    // most it forwards at any saturated load. (Below saturation FreeBSD polling forwards
+    // more than its plateau: at 50 % it takes 74,374 frames/s with 60.6 % of the CPU,
+    // above its 50 % share, then 64.6 k/s from 60 % on; why the burst adaptation allows
+    // that below saturation is not investigated here.)
     for v in [
         "freebsd-polling",
         "napi",
@@ -119,16 +120,16 @@ fn reserved_user_share_is_kept_under_overload() {
     // ksoftirqd, a normal-priority thread; ksoftirqd and the user process are both
     // always runnable and take equal timeslices, so each gets about half the CPU, and
     // the output is what NAPI's softirq share forwards at the profile's cost per frame
-    // (rx 1.86 + 64 x 0.010 = 2.5 us, netisr 5.01 us), within 5 %.
+    // (rx 1.86 + 64 x 0.010 = 2.5 us, netisr 5.18 us), within 5 %.
     // ksoftirqd yields only between net_rx_action runs (budget 300 frames of about
-    // 7.5 us: rx 2.5 + netisr 5.01), so its 10 ms slice ends up to 2.25 ms late: the
-    // user share lies between 10 / 22.25 = 0.449 and 0.5 (+0.01).
+    // 7.7 us: rx 2.5 + netisr 5.18), so its 10 ms slice ends up to 2.3 ms late: the
+    // user share lies between 10 / 22.3 = 0.448 and 0.5 (+0.01).
     let p = at(r, "napi", 100.0);
     let u = p.figures.user.clone().expect("user");
     eprintln!("napi user share at 100 %: {:.3}", u.cpu_share);
-    assert!((0.449..=0.51).contains(&u.cpu_share), "{}", u.cpu_share);
+    assert!((0.448..=0.51).contains(&u.cpu_share), "{}", u.cpu_share);
     assert!(p.figures.counters["napi.ksoftirqd_wakeups"] > 0.0);
-    let per_frame = (1.86 + 64.0 * 0.010 + 5.01) * 1e-6;
+    let per_frame = (1.86 + 64.0 * 0.010 + 5.18) * 1e-6;
     let expected = p.figures.cpu.softirq / per_frame;
     let fwd = p.figures.total.forwarded_pps;
     assert!(
