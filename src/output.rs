@@ -42,9 +42,14 @@ pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
     write_atomic(&dir.join("results.json"), r.to_json().as_bytes())?;
     let vs = variants(r);
     for v in &vs {
-        let pts: Vec<_> = r.points.iter().filter(|p| &p.variant == v).collect();
+        let rows: Vec<_> = r
+            .points
+            .iter()
+            .filter(|p| &p.variant == v)
+            .flat_map(|p| p.smartbits_rows())
+            .collect();
         let mut csv = Vec::new();
-        smartbits::write_table(&mut csv, &pts).map_err(io::Error::other)?;
+        smartbits::write_table(&mut csv, &rows).map_err(io::Error::other)?;
         let name = if vs.len() == 1 && v == "default" {
             "smartbits.csv".to_string()
         } else {

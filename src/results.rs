@@ -15,7 +15,7 @@
 
 use crate::cpu::{LEVELS, Level};
 use crate::host::RunStats;
-use crate::smartbits::MeasuredPoint;
+use crate::smartbits::{self, MeasuredPoint};
 use crate::stats::FlowStats;
 use crate::timeline::{TimelineRow, TimelineSummary};
 use serde::{Deserialize, Serialize};
@@ -186,6 +186,30 @@ pub struct PointResult {
     /// Half-widths of the 95 % confidence intervals, same shape (replications > 1 only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci95: Option<PointFigures>,
+}
+
+impl PointResult {
+    /// This point as SmartBits rows: the `Total` row, then one per flow.
+    pub fn smartbits_rows(&self) -> Vec<smartbits::Row> {
+        let row = |r: &FlowResult, name: &str| {
+            let l = &r.latency_us;
+            smartbits::Row {
+                name: name.to_string(),
+                load_pct: self.load_pct,
+                sent: r.sent,
+                received: r.received,
+                lost: r.lost,
+                out_of_sequence: r.out_of_sequence,
+                min_us: l.min,
+                avg_us: l.avg,
+                max_us: l.max,
+                stddev_us: l.stddev,
+            }
+        };
+        let mut rows = vec![row(&self.figures.total, "Total")];
+        rows.extend(self.figures.flows.iter().map(|f| row(f, &f.name)));
+        rows
+    }
 }
 
 /// A measured SmartBits table carried along with the results.

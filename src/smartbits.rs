@@ -13,7 +13,6 @@
 //! all zero when none was received.
 
 use crate::error::InputError;
-use crate::results::{FlowResult, PointResult};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 
@@ -161,38 +160,29 @@ pub fn read_table(file: &str, text: &str) -> Result<Vec<MeasuredPoint>, InputErr
     Ok(points)
 }
 
-fn write_row<W: Write>(
-    w: &mut csv::Writer<W>,
-    load: f64,
-    r: &FlowResult,
-    name: &str,
-) -> csv::Result<()> {
-    let l = &r.latency_us;
+fn write_row<W: Write>(w: &mut csv::Writer<W>, r: &Row) -> csv::Result<()> {
     w.write_record([
-        name.to_string(),
-        format!("{load:.4}"),
+        r.name.clone(),
+        format!("{:.4}", r.load_pct),
         format!("{:.0}", r.sent),
         format!("{:.0}", r.received),
         format!("{:.0}", r.lost),
         format!("{:.0}", r.out_of_sequence),
-        format!("{:.1}", l.min),
-        format!("{:.1}", l.avg),
-        format!("{:.1}", l.max),
-        format!("{:.1}", l.stddev),
+        format!("{:.1}", r.min_us),
+        format!("{:.1}", r.avg_us),
+        format!("{:.1}", r.max_us),
+        format!("{:.1}", r.stddev_us),
     ])
 }
 
-/// Write simulated points as a SmartBits table.
-pub fn write_table<W: Write>(out: W, points: &[&PointResult]) -> csv::Result<()> {
+/// Write rows (per load point the `Total` row, then one per flow) as a SmartBits table.
+pub fn write_table<W: Write>(out: W, rows: &[Row]) -> csv::Result<()> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(out);
     w.write_record(HEADER)?;
-    for p in points {
-        write_row(&mut w, p.load_pct, &p.figures.total, "Total")?;
-        for f in &p.figures.flows {
-            write_row(&mut w, p.load_pct, f, &f.name)?;
-        }
+    for r in rows {
+        write_row(&mut w, r)?;
     }
     w.flush()?;
     Ok(())
