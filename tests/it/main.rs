@@ -3,6 +3,7 @@
 mod bad_input;
 mod dc_driver;
 mod em_rr;
+mod golden;
 mod livelock_table;
 mod merged_bursts;
 mod multi_nic;
