@@ -1009,7 +1009,9 @@ impl Host {
                 }
             };
             f.stats.deliver(pkt.seq, lat);
-            f.stats.drained += (start > self.load_stop) as u64;
+            if start > self.load_stop {
+                f.stats.drained += 1;
+            }
             if let Some(tl) = &mut self.timeline {
                 tl.record(pkt.t_in, lat);
             }
