@@ -201,6 +201,11 @@ fn dc_slow_reads() -> Value {
     m
 }
 
+/// 600-byte frames, 200/s, dc0 -> dc1 for 6 s (plus 0.5 s of drain) on `model`.
+fn two_underruns(model: Value) -> RunStats {
+    run(model, vec![flow("dc0", "dc1", 600)], vec![200.0], 6.0, 0.5)
+}
+
 #[test]
 fn underruns_step_the_threshold_and_each_reset_holds_frames_until_dc_tick() {
     // 600-byte frames, 200/s, dc0 -> dc1. Read bursts of 128 bytes come 31 us apart.
@@ -211,13 +216,7 @@ fn underruns_step_the_threshold_and_each_reset_holds_frames_until_dc_tick() {
     // report's boot log, each re-initialising the chip (dc_init): link down until
     // dc_tick, which dc_init re-arms 1 s later. The 200 frames/s arriving meanwhile
     // wait in if_snd (255 deep): nothing lost there, the oldest waits about 1 s.
-    let r = run(
-        dc_slow_reads(),
-        vec![flow("dc0", "dc1", 600)],
-        vec![200.0],
-        6.0,
-        0.5,
-    );
+    let r = two_underruns(dc_slow_reads());
     assert_eq!(counter(&r, "dc1.tx_underruns"), 2.0);
     assert_eq!(counter(&r, "dc1.tx_threshold_step"), 2.0);
     assert_eq!(counter(&r, "dc1.resets"), 2.0);
@@ -241,13 +240,7 @@ fn each_reset_costs_a_pollstat_and_the_nway_period_shortens_the_link_down() {
     // DC_21143_NWAY re-arm period while the link is down (hz/10, if_dc.c L2622-2625 and
     // dc_init L3148-3151) each reset holds the link down 100 ms instead of 1 s: 200 ms
     // in all, and the oldest frame held waits about 100 ms.
-    let r = run(
-        dc_slow_reads(),
-        vec![flow("dc0", "dc1", 600)],
-        vec![200.0],
-        6.0,
-        0.5,
-    );
+    let r = two_underruns(dc_slow_reads());
     assert_eq!(counter(&r, "dc1.resets"), 2.0);
     assert_eq!(counter(&r, "dc1.pollstats"), 2.0);
     // Ticks at 1, 2, ... 6 s plus the two re-arms' shifts: one per second of the 6.5 s.
@@ -257,7 +250,7 @@ fn each_reset_costs_a_pollstat_and_the_nway_period_shortens_the_link_down() {
     for n in 0..4 {
         m["nics"][n]["driver"]["link_watch"]["tick_period_link_down_ns"] = json!(1e8);
     }
-    let r = run(m, vec![flow("dc0", "dc1", 600)], vec![200.0], 6.0, 0.5);
+    let r = two_underruns(m);
     assert_eq!(counter(&r, "dc1.resets"), 2.0);
     let down = counter(&r, "dc1.link_down_ms");
     assert!((down - 200.0).abs() < 5.0, "link down {down} ms");
