@@ -28,8 +28,6 @@
 //! Counters: ipintrq and if_snd drops (per flow, see `stats`), `ipintrq.high_water`.
 
 use crate::cost::{Cost, CostParam};
-use crate::engine::Scheduler;
-use crate::host::{Event, Host, Step, Task};
 use crate::packet::Packet;
 use crate::policy::freebsd_polling::PollingConfig;
 use crate::policy::mogul::MogulConfig;
@@ -153,11 +151,11 @@ pub(crate) enum SwiWork {
 #[derive(Clone, Debug)]
 pub(crate) struct Netisr {
     pub ipintrq: BoundedQueue<Packet>,
-    cost: Cost,
-    current: Option<Packet>,
-    rng: StreamRng,
-    pending: u32,
-    work: SwiWork,
+    pub(crate) cost: Cost,
+    pub(crate) current: Option<Packet>,
+    pub(crate) rng: StreamRng,
+    pub(crate) pending: u32,
+    pub(crate) work: SwiWork,
 }
 
 impl Netisr {
@@ -180,97 +178,5 @@ impl Netisr {
     /// Sample another kernel cost from the kernel's stream.
     pub fn sample(&mut self, c: &Cost) -> SimTime {
         c.sample(&mut self.rng)
-    }
-}
-
-impl Host {
-    /// schednetisr: mark `bits` pending and make the dispatcher ready.
-    pub(crate) fn swi_raise(&mut self, bits: u32) {
-        self.netisr.pending |= bits;
-        self.wake(Task::Swi);
-    }
-
-    /// IF_ENQUEUE on ipintrq and schednetisr(NETISR_IP).
-    pub(crate) fn ipintrq_enqueue(&mut self, p: Packet) {
-        if let Err(p) = self.netisr.ipintrq.push(p) {
-            self.flows[p.flow as usize].stats.drops.ipintrq += 1;
-            return;
-        }
-        self.swi_raise(NETISR_IP);
-    }
-
-    /// The end of the kernel's forwarding work for `p`: to the user process's queue if
-    /// there is a screend-like consumer, else if_output.
-    pub(crate) fn forward(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.user.as_ref().is_some_and(|u| u.consumes_packets()) {
-            self.user_enqueue(p);
-        } else {
-            self.if_output(p, now, s);
-        }
-    }
-
-    /// Frames held by the IP netisr and the polling handlers.
-    pub(crate) fn netisr_held(&self) -> usize {
-        self.netisr.current.is_some() as usize + self.polling_held()
-    }
-
-    /// The next step of the software-interrupt dispatcher.
-    pub(crate) fn swi_step(
-        &mut self,
-        now: SimTime,
-        _first: bool,
-        s: &mut Scheduler<Event>,
-    ) -> Step {
-        loop {
-            let step = match self.netisr.work {
-                SwiWork::None => Step::Done,
-                SwiWork::Ip => self.ipintr_step(now, s),
-                SwiWork::Poll => self.netisr_poll_step(now, s),
-                SwiWork::NetRx => self.net_rx_step(now, s),
-            };
-            if let Step::Run(_) = step {
-                return step;
-            }
-            // The handler finished: run the lowest pending bit.
-            let bits = self.netisr.pending;
-            if bits == 0 {
-                self.netisr.work = SwiWork::None;
-                return Step::Done;
-            }
-            let bit = 1u32 << bits.trailing_zeros();
-            self.netisr.pending &= !bit;
-            self.netisr.work = match bit {
-                NETISR_POLL => {
-                    self.netisr_poll_begin(now);
-                    SwiWork::Poll
-                }
-                NET_RX => {
-                    if !self.net_rx_begin(now) {
-                        continue;
-                    }
-                    SwiWork::NetRx
-                }
-                NETISR_IP => SwiWork::Ip,
-                NETISR_POLLMORE => {
-                    self.netisr_pollmore(now);
-                    SwiWork::None
-                }
-                _ => SwiWork::None,
-            };
-        }
-    }
-
-    /// ipintr: forward the packet just processed, take the next one off ipintrq.
-    fn ipintr_step(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> Step {
-        if let Some(p) = self.netisr.current.take() {
-            self.forward(p, now, s);
-        }
-        match self.netisr.ipintrq.pop() {
-            Some(p) => {
-                self.netisr.current = Some(p);
-                Step::Run(self.netisr.forward_cost())
-            }
-            None => Step::Done,
-        }
     }
 }

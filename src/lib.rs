@@ -59,6 +59,7 @@ pub mod scenario;
 pub mod sender;
 pub mod smartbits;
 pub mod stats;
+pub mod task;
 pub mod time;
 pub mod timeline;
 pub mod traffic;

@@ -50,8 +50,6 @@
 
 use crate::cost::{Cost, CostParam};
 use crate::counters::Spl;
-use crate::engine::Scheduler;
-use crate::host::{Event, Host, Step, Task};
 use crate::problems::Problems;
 use crate::rng::StreamRng;
 use crate::time::SimTime;
@@ -147,27 +145,27 @@ impl LinkWatchConfig {
 /// A NIC's link watch during a run.
 #[derive(Clone, Debug)]
 pub(crate) struct LinkWatch {
-    reinit_on_underrun: bool,
+    pub(crate) reinit_on_underrun: bool,
     pub reinit_on_rx_error: bool,
-    reinit: Cost,
-    period: SimTime,
-    period_down: SimTime,
-    tick: Cost,
+    pub(crate) reinit: Cost,
+    pub(crate) period: SimTime,
+    pub(crate) period_down: SimTime,
+    pub(crate) tick: Cost,
     /// Where the tick body runs.
     pub spl: Spl,
-    mii_tick: Cost,
-    mii_when: MiiTickWhen,
-    pollstat: Cost,
-    rng: StreamRng,
+    pub(crate) mii_tick: Cost,
+    pub(crate) mii_when: MiiTickWhen,
+    pub(crate) pollstat: Cost,
+    pub(crate) rng: StreamRng,
     /// Generation of the armed callout (re-arming cancels the previous one).
-    generation: u32,
+    pub(crate) generation: u32,
     /// The callout fired and dc_tick waits for softclock; a re-arm (untimeout) before
     /// it runs cancels it.
-    due: bool,
+    pub(crate) due: bool,
     /// Generation of the callout whose dc_tick is running.
-    running: Option<u32>,
+    pub(crate) running: Option<u32>,
     /// When the link went down, while it is down.
-    down_since: Option<SimTime>,
+    pub(crate) down_since: Option<SimTime>,
     /// Chip re-initialisations -- counter.
     pub resets: u64,
     /// dc_tick bodies run -- counter.
@@ -211,145 +209,5 @@ impl LinkWatch {
     /// Time the link was down up to `now`.
     pub fn down_until(&self, now: SimTime) -> u64 {
         self.down_ps + self.down_since.map_or(0, |t| (now - t).0)
-    }
-}
-
-impl Host {
-    /// Arm the first link check of every NIC that has one.
-    pub(crate) fn link_watch_start(&mut self, s: &mut Scheduler<Event>) {
-        for nic in 0..self.link_watch.len() {
-            if let Some(w) = &self.link_watch[nic] {
-                s.at(w.period, Event::LinkTick(nic as u16, w.generation));
-            }
-        }
-    }
-
-    /// (Re-)arm `nic`'s link check one period from now, cancelling the pending one.
-    pub(crate) fn link_watch_rearm(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let down = !self.nics[nic].link_up;
-        if let Some(w) = &mut self.link_watch[nic] {
-            w.generation = w.generation.wrapping_add(1);
-            w.due = false;
-            let period = if down { w.period_down } else { w.period };
-            s.at(now + period, Event::LinkTick(nic as u16, w.generation));
-        }
-    }
-
-    /// The link-check callout fired: run dc_tick at softclock (unless cancelled).
-    pub(crate) fn link_tick_due(&mut self, nic: usize, generation: u32) {
-        if let Some(w) = &mut self.link_watch[nic]
-            && w.generation == generation
-        {
-            w.due = true;
-            self.wake(Task::LinkTick(nic as u16));
-        }
-    }
-
-    /// One step of dc_tick. `at_spl` is true for the task that runs the body at
-    /// splimp (after softclock dispatched the callout).
-    pub(crate) fn link_tick_step(
-        &mut self,
-        nic: usize,
-        now: SimTime,
-        first: bool,
-        at_spl: bool,
-        s: &mut Scheduler<Event>,
-    ) -> Step {
-        let Some(w) = &mut self.link_watch[nic] else {
-            return Step::Done;
-        };
-        if first {
-            if !w.due {
-                // Cancelled by a reset before softclock ran it.
-                return Step::Done;
-            }
-            if w.spl == Spl::Splimp && !at_spl {
-                // Softclock dispatched the callout: dc_tick's splimp() body runs
-                // next, blocking device interrupts (a reset before it cancels it).
-                self.wake(Task::LinkTickImp(nic as u16));
-                return Step::Done;
-            }
-            w.due = false;
-            w.running = Some(w.generation);
-            let n = &self.nics[nic];
-            let mii = match w.mii_when {
-                MiiTickWhen::Always => true,
-                MiiTickWhen::Idle => n.rx_ring.len() < n.rx_ring.capacity() && n.tx_idle(),
-                MiiTickWhen::LinkDown => !n.link_up,
-            };
-            w.ticks += 1;
-            let mut cost = w.tick.sample(&mut w.rng);
-            if mii {
-                w.mii_ticks += 1;
-                cost += w.mii_tick.sample(&mut w.rng);
-            }
-            if !n.link_up {
-                w.pollstats += 1;
-                cost += w.pollstat.sample(&mut w.rng);
-            }
-            return Step::Run(cost);
-        }
-        if w.running.take() != Some(w.generation) {
-            // A reset re-armed the callout while this dc_tick ran.
-            return Step::Done;
-        }
-        if let Some(t) = w.down_since.take() {
-            w.down_ps += (now - t).0;
-            self.nics[nic].link_up = true;
-            self.if_start(nic, now, s);
-        }
-        self.link_watch_rearm(nic, now, s);
-        Step::Done
-    }
-
-    /// The handler's rxeof found a descriptor with a receive error (FIFO overflow):
-    /// dc_init. Returns the CPU cost.
-    pub(crate) fn handle_rx_error(
-        &mut self,
-        nic: usize,
-        now: SimTime,
-        s: &mut Scheduler<Event>,
-    ) -> SimTime {
-        self.nics[nic].rx_error_cause = false;
-        let Some(w) = self.link_watch[nic].as_ref() else {
-            return SimTime::ZERO;
-        };
-        if !w.reinit_on_rx_error {
-            return SimTime::ZERO;
-        }
-        self.reinit(nic, now, s)
-    }
-
-    fn reinit(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) -> SimTime {
-        self.chip_reset(nic, now, s);
-        let w = self.link_watch[nic].as_mut().expect("link watch");
-        w.resets += 1;
-        if w.down_since.is_none() {
-            w.down_since = Some(now);
-        }
-        w.reinit.sample(&mut w.rng)
-    }
-
-    /// The handler found TX_UNDERRUN: raise the threshold and, for a driver that does,
-    /// re-initialise the chip. Returns the CPU cost of what it did.
-    pub(crate) fn handle_underrun(
-        &mut self,
-        nic: usize,
-        now: SimTime,
-        s: &mut Scheduler<Event>,
-    ) -> SimTime {
-        self.nics[nic].underrun_cause = false;
-        if let Some(d) = self.dma.get_mut(nic) {
-            d.raise_threshold();
-        }
-        let reinit = self.link_watch[nic]
-            .as_ref()
-            .is_some_and(|w| w.reinit_on_underrun);
-        if !reinit {
-            self.nics[nic].tx_halted = false;
-            self.if_start(nic, now, s);
-            return SimTime::ZERO;
-        }
-        self.reinit(nic, now, s)
     }
 }

@@ -45,9 +45,6 @@
 //! full if_snd).
 
 use crate::cost::{Cost, CostParam};
-use crate::engine::Scheduler;
-use crate::host::{Event, Host, Step, Task};
-use crate::packet::Packet;
 use crate::problems::Problems;
 use crate::rng::StreamRng;
 use crate::time::SimTime;
@@ -169,27 +166,27 @@ pub struct Sender {
     pub(crate) flow: usize,
     /// Output NIC.
     pub(crate) nic: usize,
-    frame_bytes: u32,
+    pub(crate) frame_bytes: u32,
     /// TCP payload per packet [bytes].
     pub(crate) payload_bytes: u32,
-    clusters: u32,
-    walk: u32,
-    copyin_ps: u64,
-    sosend: Cost,
-    mbuf: Cost,
-    per_mbuf: Cost,
-    tcp_output: Cost,
-    encap: Cost,
-    quantum: SimTime,
+    pub(crate) clusters: u32,
+    pub(crate) walk: u32,
+    pub(crate) copyin_ps: u64,
+    pub(crate) sosend: Cost,
+    pub(crate) mbuf: Cost,
+    pub(crate) per_mbuf: Cost,
+    pub(crate) tcp_output: Cost,
+    pub(crate) encap: Cost,
+    pub(crate) quantum: SimTime,
     /// When sending stops.
-    stop: SimTime,
-    rng: StreamRng,
+    pub(crate) stop: SimTime,
+    pub(crate) rng: StreamRng,
     /// The packet being built (handed to if_output at the end of the burst).
-    building: bool,
+    pub(crate) building: bool,
     /// Sleeping on a full if_snd.
-    blocked: bool,
+    pub(crate) blocked: bool,
     /// CPU time since it last got the CPU [ps].
-    slice_used: SimTime,
+    pub(crate) slice_used: SimTime,
     /// Packets handed to if_output -- counter.
     pub packets: u64,
     /// Times it slept on a full if_snd -- counter.
@@ -232,7 +229,7 @@ impl Sender {
     }
 
     /// CPU time to build one packet.
-    fn packet_cost(&mut self) -> SimTime {
+    pub(crate) fn packet_cost(&mut self) -> SimTime {
         let r = &mut self.rng;
         let mut t = self.sosend.sample(r) + SimTime(self.copyin_ps);
         for _ in 0..self.clusters {
@@ -252,66 +249,6 @@ impl Sender {
     pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
         c.insert("sender.packets".into(), self.packets as f64);
         c.insert("sender.blocks".into(), self.blocks as f64);
-    }
-}
-
-impl Host {
-    /// One step of the sending process: hand over the packet just built, then build the
-    /// next one, or sleep on a full if_snd, or yield at the end of a time slice.
-    pub(crate) fn sender_step(
-        &mut self,
-        now: SimTime,
-        first: bool,
-        s: &mut Scheduler<Event>,
-    ) -> Step {
-        let Some(snd) = self.sender.as_mut() else {
-            return Step::Done;
-        };
-        if first {
-            snd.slice_used = SimTime::ZERO;
-        }
-        if std::mem::take(&mut snd.building) {
-            snd.packets += 1;
-            let (flow, seq, bytes) = (snd.flow, snd.packets - 1, snd.frame_bytes);
-            let f = &mut self.flows[flow];
-            f.source.sent += 1;
-            let p = Packet {
-                flow: flow as u32,
-                bytes,
-                seq,
-                t_in: now,
-            };
-            self.if_output(p, now, s);
-        }
-        let contended = self.user_level_contended();
-        let snd = self.sender.as_mut().expect("sender");
-        if now >= snd.stop {
-            return Step::Done;
-        }
-        if snd.slice_used >= snd.quantum && contended {
-            return Step::Yield;
-        }
-        if self.nics[snd.nic].if_snd.is_full() {
-            snd.blocked = true;
-            snd.blocks += 1;
-            return Step::Done;
-        }
-        let d = snd.packet_cost();
-        snd.building = true;
-        snd.slice_used += d;
-        Step::Run(d)
-    }
-
-    /// The driver freed room in `nic`'s if_snd: wake the sender if it sleeps on it.
-    #[inline]
-    pub(crate) fn sender_room(&mut self, nic: usize) {
-        let Some(snd) = self.sender.as_mut() else {
-            return;
-        };
-        if snd.blocked && snd.nic == nic && !self.nics[nic].if_snd.is_full() {
-            snd.blocked = false;
-            self.wake(Task::Sender);
-        }
     }
 }
 

@@ -21,8 +21,6 @@
 //! Reported per point: `user.cpu_share`, `user.work_per_s`; counters `user.packets`.
 
 use crate::cost::{Cost, CostParam};
-use crate::engine::Scheduler;
-use crate::host::{Event, Host, Step, Task};
 use crate::packet::Packet;
 use crate::problems::Problems;
 use crate::queue::BoundedQueue;
@@ -86,13 +84,13 @@ impl UserConfig {
 /// The user process during a run.
 #[derive(Clone, Debug)]
 pub struct UserProcess {
-    quantum: SimTime,
-    unit_ns: f64,
-    per_packet: Option<Cost>,
-    queue: Option<BoundedQueue<Packet>>,
-    current: Option<Packet>,
-    rng: StreamRng,
-    packets: u64,
+    pub(crate) quantum: SimTime,
+    pub(crate) unit_ns: f64,
+    pub(crate) per_packet: Option<Cost>,
+    pub(crate) queue: Option<BoundedQueue<Packet>>,
+    pub(crate) current: Option<Packet>,
+    pub(crate) rng: StreamRng,
+    pub(crate) packets: u64,
 }
 
 impl UserProcess {
@@ -156,64 +154,5 @@ impl UserProcess {
         if let Some(q) = &self.queue {
             c.insert("user.queue_drops".into(), q.drops as f64);
         }
-    }
-}
-
-impl Host {
-    /// A forwarded packet for the screend-like process.
-    pub(crate) fn user_enqueue(&mut self, p: Packet) {
-        let Some(q) = self.user.as_mut().and_then(|u| u.queue.as_mut()) else {
-            return;
-        };
-        if let Err(p) = q.push(p) {
-            self.flows[p.flow as usize].stats.drops.user_queue += 1;
-            return;
-        }
-        self.wake(Task::UserProc);
-    }
-
-    /// Packets the user process has handled so far (screend; 0 for a cpu-bound one,
-    /// whose work is its CPU time over its work unit, see `Host::user_work_done`).
-    pub(crate) fn user_packets(&self) -> f64 {
-        self.user.as_ref().map_or(0.0, |u| u.packets as f64)
-    }
-
-    /// One step of the user process.
-    pub(crate) fn user_step(
-        &mut self,
-        now: SimTime,
-        first: bool,
-        s: &mut Scheduler<Event>,
-    ) -> Step {
-        let Some(u) = self.user.as_mut() else {
-            return Step::Done;
-        };
-        if u.queue.is_none() {
-            // cpu-bound: slices, yielding to other normal-priority tasks between them.
-            if !first && self.user_level_contended() {
-                return Step::Yield;
-            }
-            let u = self.user.as_mut().expect("user");
-            return Step::Run(u.quantum);
-        }
-        if let Some(p) = u.current.take() {
-            u.packets += 1;
-            self.if_output(p, now, s);
-            self.output_drained(0, now);
-        }
-        let u = self.user.as_mut().expect("user");
-        match u.queue.as_mut().and_then(|q| q.pop()) {
-            Some(p) => {
-                u.current = Some(p);
-                let c = u.per_packet.clone().expect("screend cost");
-                Step::Run(c.sample(&mut u.rng))
-            }
-            None => Step::Done,
-        }
-    }
-
-    /// Unit cost of the cpu-bound job [ns] (0 for screend).
-    pub(crate) fn user_unit_ns(&self) -> f64 {
-        self.user.as_ref().map_or(0.0, |u| u.unit_ns)
     }
 }

@@ -13,66 +13,94 @@
 //! Counters: `busy_poll.empty_polls`.
 
 use crate::cost::Cost;
-use crate::engine::Scheduler;
-use crate::host::{Event, Host, Step};
 use crate::packet::Packet;
-use crate::policy::PolicyConfig;
-use crate::time::SimTime;
+use crate::policy::env::RxEnv;
+use crate::task::Step;
 
 /// Busy-poll loop state.
 #[derive(Clone, Debug)]
 pub struct BusyPoll {
     empty: Cost,
+    /// Which NICs (by index) the loop polls.
+    polled: Vec<bool>,
+    /// The NIC the next pass starts at.
     next: usize,
     /// The frame being processed.
-    pub current: Option<Packet>,
+    current: Option<Packet>,
     /// Passes that found nothing -- counter.
     pub empty_polls: u64,
 }
 
 impl BusyPoll {
-    /// State with the cost of an empty pass.
-    pub fn new(empty: Cost) -> BusyPoll {
+    /// The loop polling the NICs marked in `polled` (one entry per NIC of the host),
+    /// with the cost of an empty pass.
+    pub fn new(empty: Cost, polled: Vec<bool>) -> BusyPoll {
         BusyPoll {
             empty,
+            polled,
             next: 0,
             current: None,
             empty_polls: 0,
         }
     }
-}
 
-impl Host {
-    /// One step of the loop.
-    pub(crate) fn busy_step(
-        &mut self,
-        now: SimTime,
-        _first: bool,
-        s: &mut Scheduler<Event>,
-    ) -> Step {
-        if let Some(p) = self.busy.as_mut().and_then(|b| b.current.take()) {
-            self.forward(p, now, s);
+    /// Frames held by the loop (the one being processed).
+    pub fn held(&self) -> usize {
+        self.current.is_some() as usize
+    }
+
+    /// One step of the loop: forward the frame just processed, then take the next
+    /// frame from the next polled ring that has one (round robin, starting after the
+    /// NIC served last), or spend an empty pass.
+    pub fn step(&mut self, env: &mut impl RxEnv) -> Step {
+        if let Some(p) = self.current.take() {
+            env.forward(p);
         }
-        let n = self.nics.len();
-        let start = self.busy.as_ref().map_or(0, |b| b.next);
+        let n = self.polled.len();
         for k in 0..n {
-            let nic = (start + k) % n;
-            if !matches!(self.policies[nic], PolicyConfig::BusyPoll { .. }) {
+            let nic = (self.next + k) % n;
+            if !self.polled[nic] {
                 continue;
             }
-            if let Some(p) = self.nics[nic].rx_ring.pop() {
-                let d = self.drivers[nic].rx(p.bytes) + self.netisr.forward_cost();
-                let b = self.busy.as_mut().expect("busy");
-                b.next = (nic + 1) % n;
-                b.current = Some(p);
+            if let Some(p) = env.rx_pop(nic) {
+                let d = env.rx_cost(nic, p.bytes) + env.forward_cost();
+                self.next = (nic + 1) % n;
+                self.current = Some(p);
                 return Step::Run(d);
             }
         }
-        let Some(b) = self.busy.as_mut() else {
-            return Step::Done;
-        };
-        b.empty_polls += 1;
-        let d = self.netisr.sample(&b.empty.clone());
-        Step::Run(d)
+        self.empty_polls += 1;
+        Step::Run(env.kernel_cost(&self.empty))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::env::mock::{Script, Signal, ns};
+
+    fn empty_pass_ns(ns: f64) -> Cost {
+        crate::cost::CostParam::ns(ns).build(1000.0)
+    }
+
+    #[test]
+    fn polls_its_rings_round_robin_and_forwards_each_frame_in_the_loop() {
+        // NICs 0 and 2 are polled (2 and 1 frames), NIC 1 is not (its frame stays).
+        let mut env = Script::new(&[2, 1, 1]);
+        let mut b = BusyPoll::new(empty_pass_ns(100.0), vec![true, false, true]);
+        // Frame 0 of NIC 0: rx 1 us + forward 5 us in one step.
+        assert_eq!(b.step(&mut env), Step::Run(ns(6_000)));
+        // Next pass starts after NIC 0: NIC 2's frame, then NIC 0's second.
+        assert_eq!(b.step(&mut env), Step::Run(ns(6_000)));
+        assert_eq!(b.step(&mut env), Step::Run(ns(6_000)));
+        assert_eq!(b.held(), 1);
+        // All polled rings empty: an empty pass of 100 ns, NIC 1's frame untouched.
+        assert_eq!(b.step(&mut env), Step::Run(ns(100)));
+        assert_eq!(b.empty_polls, 1);
+        assert_eq!(env.rings[1].len(), 1);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Forward(0), Signal::Forward(200), Signal::Forward(1)]
+        );
     }
 }

@@ -22,20 +22,22 @@
 //! Counters: `<nic>.taskq.runs`, `<nic>.taskq.requeues`.
 
 use crate::cost::Cost;
-use crate::engine::Scheduler;
-use crate::host::{Event, Host, Step};
 use crate::packet::Packet;
-use crate::time::SimTime;
+use crate::policy::env::RxEnv;
+use crate::task::Step;
 
 /// Task state of one NIC.
 #[derive(Clone, Debug)]
 pub struct Taskq {
+    /// The NIC whose task this is.
+    nic: usize,
     limit: u32,
     overhead: Cost,
     direct: bool,
+    /// Frames received in this run of the task.
     done: u32,
     /// The frame being received.
-    pub current: Option<Packet>,
+    current: Option<Packet>,
     /// Task runs -- counter.
     pub runs: u64,
     /// Runs that ended by re-enqueueing the task -- counter.
@@ -43,9 +45,10 @@ pub struct Taskq {
 }
 
 impl Taskq {
-    /// State from the per-NIC parameters.
-    pub fn new(limit: u32, overhead: Cost, direct: bool) -> Taskq {
+    /// The task of `nic`, from its per-NIC parameters.
+    pub fn new(nic: usize, limit: u32, overhead: Cost, direct: bool) -> Taskq {
         Taskq {
+            nic,
             limit,
             overhead,
             direct,
@@ -55,57 +58,106 @@ impl Taskq {
             requeues: 0,
         }
     }
-}
 
-impl Host {
-    /// One step of `nic`'s task.
-    pub(crate) fn taskq_step(
-        &mut self,
-        nic: usize,
-        now: SimTime,
-        first: bool,
-        s: &mut Scheduler<Event>,
-    ) -> Step {
-        let Some(t) = self.taskqs[nic].as_mut() else {
-            return Step::Done;
-        };
+    /// Frames held by the task (the one being received).
+    pub fn held(&self) -> usize {
+        self.current.is_some() as usize
+    }
+
+    /// One step of the task (`first`: the taskqueue thread has just started it).
+    pub fn step(&mut self, first: bool, env: &mut impl RxEnv) -> Step {
+        let nic = self.nic;
         if first {
-            t.runs += 1;
-            t.done = 0;
-            let overhead = t.overhead.clone();
-            return Step::Run(self.netisr.sample(&overhead));
+            self.runs += 1;
+            self.done = 0;
+            return Step::Run(env.kernel_cost(&self.overhead));
         }
-        if let Some(p) = t.current.take() {
-            if t.direct {
-                self.forward(p, now, s);
+        if let Some(p) = self.current.take() {
+            if self.direct {
+                env.forward(p);
             } else {
-                self.ipintrq_enqueue(p);
+                env.ipintrq_enqueue(p);
             }
         }
-        let t = self.taskqs[nic].as_mut().expect("taskq");
-        if t.done >= t.limit {
-            if !self.nics[nic].rx_ring.is_empty() {
-                t.requeues += 1;
+        if self.done >= self.limit {
+            if !env.rx_empty(nic) {
+                self.requeues += 1;
                 return Step::Yield;
             }
-        } else if let Some(p) = self.nics[nic].rx_ring.pop() {
-            t.done += 1;
-            t.current = Some(p);
-            let direct = t.direct;
-            let mut d = self.drivers[nic].rx(p.bytes);
-            if direct {
-                d += self.netisr.forward_cost();
+        } else if let Some(p) = env.rx_pop(nic) {
+            self.done += 1;
+            self.current = Some(p);
+            let mut d = env.rx_cost(nic, p.bytes);
+            if self.direct {
+                d += env.forward_cost();
             }
             return Step::Run(d);
         }
-        if let Some(k) = self.nics[nic].take_tx_completions() {
-            return Step::Run(self.drivers[nic].txeof(k));
+        if let Some(k) = env.take_tx_completions(nic) {
+            return Step::Run(env.txeof_cost(nic, k));
         }
-        if self.nics[nic].tx_completion_interrupts() {
+        if env.tx_completion_interrupts(nic) {
             // Reclaimed descriptors take frames waiting in if_snd.
-            self.if_start(nic, now, s);
+            env.if_start(nic);
         }
-        self.irq_unmask(nic, now, s);
+        env.irq_unmask(nic);
         Step::Done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::env::mock::{Script, Signal, ns};
+    use crate::time::SimTime;
+
+    fn cost(ns: f64) -> Cost {
+        crate::cost::CostParam::ns(ns).build(1000.0)
+    }
+
+    /// Run the task from its start until it stops; the steps' lengths and how it ended.
+    fn run(t: &mut Taskq, env: &mut Script) -> (Vec<SimTime>, Step) {
+        let mut runs = Vec::new();
+        let mut step = t.step(true, env);
+        while let Step::Run(d) = step {
+            runs.push(d);
+            step = t.step(false, env);
+        }
+        (runs, step)
+    }
+
+    #[test]
+    fn takes_at_most_process_limit_frames_then_requeues_itself() {
+        // 5 frames, limit 2, frames to ipintrq (net.isr.direct = 0).
+        let mut env = Script::new(&[5]);
+        let mut t = Taskq::new(0, 2, cost(3_000.0), false);
+        let (runs, end) = run(&mut t, &mut env);
+        // Overhead 3 us, then 1 us per frame (no forwarding in the task).
+        assert_eq!(runs, vec![ns(3_000), ns(1_000), ns(1_000)]);
+        assert_eq!(end, Step::Yield);
+        assert_eq!(env.take_log(), vec![Signal::Ipintrq(0), Signal::Ipintrq(1)]);
+        // Second run: two more; third: the last frame, then the NIC is unmasked.
+        run(&mut t, &mut env);
+        let (runs, end) = run(&mut t, &mut env);
+        assert_eq!((runs.len(), end), (2, Step::Done));
+        assert_eq!(env.take_log()[2..], [Signal::Ipintrq(4), Signal::Unmask(0)]);
+        assert_eq!((t.runs, t.requeues), (3, 2));
+    }
+
+    #[test]
+    fn direct_dispatch_forwards_in_the_task_and_reclaims_sent_descriptors_at_the_end() {
+        let mut env = Script::new(&[1]);
+        env.tx_completions[0] = 3;
+        env.tx_interrupts = true;
+        let mut t = Taskq::new(0, 100, cost(0.0), true);
+        let (runs, end) = run(&mut t, &mut env);
+        // Overhead 0, the frame with the whole forwarding path (1 + 5 us), txeof of 3
+        // descriptors (3 x 0.2 us).
+        assert_eq!(runs, vec![ns(0), ns(6_000), ns(600)]);
+        assert_eq!(end, Step::Done);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Forward(0), Signal::IfStart(0), Signal::Unmask(0)]
+        );
     }
 }

@@ -17,6 +17,7 @@
 
 pub mod busy_poll;
 pub mod deferred;
+pub mod env;
 pub mod freebsd_polling;
 pub mod interrupt;
 pub mod moderation;

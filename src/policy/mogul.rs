@@ -22,11 +22,10 @@
 //!
 //! Counters: `mogul.turns`, `mogul.cycle_limit_sleeps`, `mogul.feedback_stops`.
 
-use crate::engine::Scheduler;
-use crate::host::{Event, Host, Step, Task};
 use crate::packet::Packet;
-use crate::policy::PolicyConfig;
+use crate::policy::env::RxEnv;
 use crate::problems::Problems;
+use crate::task::{Step, Task};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -84,12 +83,16 @@ impl MogulConfig {
 pub struct Mogul {
     /// Cycle-limit period.
     pub period: SimTime,
+    /// CPU time the thread may use per period.
     budget: SimTime,
     feedback: bool,
+    /// Each NIC's quota [frames per turn] (0: the NIC is not served by the thread).
+    quota: Vec<u32>,
+    /// The service list: interfaces with work, masked.
     service: VecDeque<usize>,
     quota_left: u32,
     /// The frame being processed and its cost (charged when it completes).
-    pub current: Option<(Packet, SimTime)>,
+    current: Option<(Packet, SimTime)>,
     used: SimTime,
     sleeping: bool,
     blocked: bool,
@@ -99,13 +102,15 @@ pub struct Mogul {
 }
 
 impl Mogul {
-    /// State from the parameters.
-    pub fn new(cfg: &MogulConfig) -> Mogul {
+    /// State from the parameters and each NIC's quota (0 for NICs the thread does not
+    /// serve).
+    pub fn new(cfg: &MogulConfig, quota: Vec<u32>) -> Mogul {
         let period = SimTime::from_ns_f64(cfg.period_ns);
         Mogul {
             period,
             budget: SimTime::from_ns_f64(cfg.period_ns * cfg.cycle_limit_pct / 100.0),
             feedback: cfg.feedback,
+            quota,
             service: VecDeque::new(),
             quota_left: 0,
             current: None,
@@ -118,6 +123,100 @@ impl Mogul {
         }
     }
 
+    /// Frames held by the thread (the one being processed).
+    pub fn held(&self) -> usize {
+        self.current.is_some() as usize
+    }
+
+    /// The receive interrupt: put the interface on the service list, wake the thread.
+    pub fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+        if !self.service.contains(&nic) {
+            self.service.push_back(nic);
+        }
+        if !self.sleeping && !self.blocked {
+            env.wake(Task::MogulThread);
+        }
+    }
+
+    /// Start of a cycle-limit period: the budget is whole again and a sleeping thread
+    /// with work wakes. The next period starts [`Mogul::period`] later.
+    pub fn period_start(&mut self, env: &mut impl RxEnv) {
+        self.used = SimTime::ZERO;
+        let wake = self.sleeping && !self.service.is_empty() && !self.blocked;
+        self.sleeping = false;
+        if wake {
+            env.wake(Task::MogulThread);
+        }
+    }
+
+    /// A downstream queue drained a little: resume input if feedback stopped it and
+    /// some interface's downstream queue is now at most half full.
+    pub fn output_drained(&mut self, env: &mut impl RxEnv) {
+        if !self.blocked {
+            return;
+        }
+        let still = self.service.iter().all(|n| env.downstream_full(*n, true));
+        if !still {
+            self.blocked = false;
+            if !self.sleeping && !self.service.is_empty() {
+                env.wake(Task::MogulThread);
+            }
+        }
+    }
+
+    /// One step of the polling thread (`first`: it has just been given the CPU).
+    pub fn step(&mut self, first: bool, env: &mut impl RxEnv) -> Step {
+        if let Some((p, cost)) = self.current.take() {
+            self.used += cost;
+            env.forward(p);
+        }
+        if first {
+            self.quota_left = 0;
+        }
+        if self.used >= self.budget {
+            self.sleeping = true;
+            self.sleeps += 1;
+            return Step::Done;
+        }
+        let mut tried = 0;
+        loop {
+            let Some(&nic) = self.service.front() else {
+                return Step::Done;
+            };
+            if self.quota_left == 0 {
+                self.turns += 1;
+                self.quota_left = self.quota[nic];
+            }
+            if env.rx_empty(nic) {
+                // Done with this interface: off the list, interrupt back on.
+                self.service.pop_front();
+                self.quota_left = 0;
+                env.irq_unmask(nic);
+                continue;
+            }
+            if self.feedback && env.downstream_full(nic, false) {
+                // Leave the frames in the ring; try the next interface.
+                self.feedback_stops += 1;
+                self.quota_left = 0;
+                self.service.rotate_left(1);
+                tried += 1;
+                if tried >= self.service.len() {
+                    self.blocked = true;
+                    return Step::Done;
+                }
+                continue;
+            }
+            let p = env.rx_pop(nic).expect("non-empty");
+            let cost = env.rx_cost(nic, p.bytes) + env.forward_cost();
+            self.quota_left -= 1;
+            if self.quota_left == 0 {
+                self.service.rotate_left(1);
+            }
+            self.current = Some((p, cost));
+            return Step::Run(cost);
+        }
+    }
+
     /// Publish the counters.
     pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
         c.insert("mogul.turns".into(), self.turns as f64);
@@ -126,135 +225,86 @@ impl Mogul {
     }
 }
 
-impl Host {
-    /// The receive interrupt: put the interface on the service list, wake the thread.
-    pub(crate) fn mogul_schedule(&mut self, nic: usize) {
-        let Some(m) = &mut self.mogul else { return };
-        if !m.service.contains(&nic) {
-            m.service.push_back(nic);
-        }
-        if !m.sleeping && !m.blocked {
-            self.wake(Task::MogulThread);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::env::mock::{Script, Signal, ns};
+
+    fn cfg(cycle_limit_pct: f64) -> MogulConfig {
+        MogulConfig {
+            cycle_limit_pct,
+            ..MogulConfig::default()
         }
     }
 
-    /// Start of a cycle-limit period.
-    pub(crate) fn mogul_period(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(m) = &mut self.mogul else { return };
-        m.used = SimTime::ZERO;
-        let wake = m.sleeping && !m.service.is_empty() && !m.blocked;
-        m.sleeping = false;
-        let period = m.period;
-        if wake {
-            self.wake(Task::MogulThread);
+    #[test]
+    fn serves_interfaces_round_robin_by_quota_and_unmasks_an_empty_one() {
+        // Two interfaces, quota 2: 3 frames on NIC 0, 1 on NIC 1.
+        let mut env = Script::new(&[3, 1]);
+        let mut m = Mogul::new(&cfg(100.0), vec![2, 2]);
+        m.schedule(0, &mut env);
+        m.schedule(1, &mut env);
+        assert_eq!(env.take_log(), vec![Signal::Wake(Task::MogulThread); 2]);
+        let mut order = Vec::new();
+        let mut first = true;
+        while let Step::Run(d) = m.step(first, &mut env) {
+            first = false;
+            // Each frame: rx 1 us + the whole forwarding path 5 us.
+            assert_eq!(d, ns(6_000));
         }
-        s.at(now + period, Event::MogulPeriod);
+        for s in env.take_log() {
+            order.push(s);
+        }
+        // NIC 0 twice (its quota), NIC 1 once; NIC 1 is then empty and unmasked; NIC 0's
+        // third frame; NIC 0 empty and unmasked.
+        assert_eq!(
+            order,
+            vec![
+                Signal::Forward(0),
+                Signal::Forward(1),
+                Signal::Forward(100),
+                Signal::Unmask(1),
+                Signal::Forward(2),
+                Signal::Unmask(0),
+            ]
+        );
+        assert_eq!(m.turns, 3);
     }
 
-    /// Whether the queue after the thread is full for the frame at the head of `nic`.
-    fn downstream_full(&self, nic: usize, half: bool) -> bool {
-        if let Some(u) = &self.user
-            && u.consumes_packets()
-        {
-            return if half {
-                u.queue_above_half()
-            } else {
-                u.queue_full()
-            };
-        }
-        let Some(p) = self.nics[nic].rx_ring.front() else {
-            return false;
-        };
-        let q = &self.nics[self.flows[p.flow as usize].out_nic].if_snd;
-        if half {
-            q.len() * 2 > q.capacity()
-        } else {
-            q.is_full()
-        }
+    #[test]
+    fn feedback_leaves_frames_in_the_ring_until_the_output_drains() {
+        let mut env = Script::new(&[2]);
+        env.full[0] = true;
+        let mut m = Mogul::new(&cfg(100.0), vec![5]);
+        m.schedule(0, &mut env);
+        env.take_log();
+        // The output queue is full: no frame taken, the thread blocks.
+        assert_eq!(m.step(true, &mut env), Step::Done);
+        assert_eq!((m.feedback_stops, env.rings[0].len()), (1, 2));
+        // Still full: nothing. Down to half: the thread is woken.
+        m.output_drained(&mut env);
+        assert!(env.take_log().is_empty());
+        env.full[0] = false;
+        m.output_drained(&mut env);
+        assert_eq!(env.take_log(), vec![Signal::Wake(Task::MogulThread)]);
+        assert_eq!(m.step(true, &mut env), Step::Run(ns(6_000)));
     }
 
-    /// A downstream queue drained a little: resume input if feedback stopped it.
-    #[inline]
-    pub(crate) fn output_drained(&mut self, _nic: usize, _now: SimTime) {
-        let Some(m) = &self.mogul else { return };
-        if !m.blocked {
-            return;
-        }
-        let still = m.service.iter().all(|n| self.downstream_full(*n, true));
-        if !still {
-            let m = self.mogul.as_mut().expect("mogul");
-            m.blocked = false;
-            if !m.sleeping && !m.service.is_empty() {
-                self.wake(Task::MogulThread);
-            }
-        }
-    }
-
-    /// One step of the polling thread.
-    pub(crate) fn mogul_step(
-        &mut self,
-        now: SimTime,
-        first: bool,
-        s: &mut Scheduler<Event>,
-    ) -> Step {
-        if let Some((p, cost)) = self.mogul.as_mut().and_then(|m| m.current.take()) {
-            self.mogul.as_mut().expect("mogul").used += cost;
-            self.forward(p, now, s);
-        }
-        let Some(m) = &mut self.mogul else {
-            return Step::Done;
-        };
-        if first {
-            m.quota_left = 0;
-        }
-        if m.used >= m.budget {
-            m.sleeping = true;
-            m.sleeps += 1;
-            return Step::Done;
-        }
-        let mut tried = 0;
-        loop {
-            let m = self.mogul.as_mut().expect("mogul");
-            let Some(&nic) = m.service.front() else {
-                return Step::Done;
-            };
-            if m.quota_left == 0 {
-                m.turns += 1;
-                m.quota_left = match self.policies[nic] {
-                    PolicyConfig::MogulRamakrishnan { quota } => quota,
-                    _ => unreachable!("only Mogul-Ramakrishnan NICs are served"),
-                };
-            }
-            if self.nics[nic].rx_ring.is_empty() {
-                // Done with this interface: off the list, interrupt back on.
-                let m = self.mogul.as_mut().expect("mogul");
-                m.service.pop_front();
-                m.quota_left = 0;
-                self.irq_unmask(nic, now, s);
-                continue;
-            }
-            if m.feedback && self.downstream_full(nic, false) {
-                // Leave the frames in the ring; try the next interface.
-                let m = self.mogul.as_mut().expect("mogul");
-                m.feedback_stops += 1;
-                m.quota_left = 0;
-                m.service.rotate_left(1);
-                tried += 1;
-                if tried >= m.service.len() {
-                    m.blocked = true;
-                    return Step::Done;
-                }
-                continue;
-            }
-            let p = self.nics[nic].rx_ring.pop().expect("non-empty");
-            let cost = self.drivers[nic].rx(p.bytes) + self.netisr.forward_cost();
-            let m = self.mogul.as_mut().expect("mogul");
-            m.quota_left -= 1;
-            if m.quota_left == 0 {
-                m.service.rotate_left(1);
-            }
-            m.current = Some((p, cost));
-            return Step::Run(cost);
-        }
+    #[test]
+    fn the_cycle_limit_puts_the_thread_to_sleep_until_the_next_period() {
+        // 0.01 % of 10 ms = 1 us: one 6 us frame uses the budget up.
+        let mut env = Script::new(&[3]);
+        let mut m = Mogul::new(&cfg(0.01), vec![5]);
+        m.schedule(0, &mut env);
+        assert_eq!(m.step(true, &mut env), Step::Run(ns(6_000)));
+        assert_eq!(m.step(false, &mut env), Step::Done);
+        assert_eq!(m.sleeps, 1);
+        env.take_log();
+        // A new interrupt does not wake a sleeping thread; the period start does.
+        m.schedule(0, &mut env);
+        assert!(env.take_log().is_empty());
+        m.period_start(&mut env);
+        assert_eq!(env.take_log(), vec![Signal::Wake(Task::MogulThread)]);
+        assert_eq!(m.step(true, &mut env), Step::Run(ns(6_000)));
     }
 }

@@ -19,6 +19,19 @@
 //! [`Step::Yield`] / [`Step::Done`]. After every event [`Host::reschedule`] asks the
 //! [`Cpu`] which level runs.
 
+mod bus;
+mod busy_poll;
+mod deferred;
+mod env;
+mod freebsd_polling;
+mod interrupt;
+mod kernel;
+mod link_watch;
+mod mogul;
+mod napi;
+mod sender;
+mod user;
+
 use crate::bus::{Bus, BusConfig, NicDma};
 use crate::cpu::{Cpu, CpuConfig, LEVELS, Level, Pick};
 use crate::engine::{Scheduler, Slot, SlotTable};
@@ -39,6 +52,7 @@ use crate::problems::Problems;
 use crate::rng::RunKey;
 use crate::sender::{Sender, SenderConfig};
 use crate::stats::FlowStats;
+pub use crate::task::{Step, Task};
 use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
 use crate::user::{UserConfig, UserProcess};
@@ -278,65 +292,6 @@ pub enum Event {
     BusDone,
     /// The link-check callout of NIC `0` fired (stale unless generation `1` matches).
     LinkTick(u16, u32),
-}
-
-/// Something that uses the CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Task {
-    /// hardclock (Clock).
-    Hardclock,
-    /// Interrupt line `0`: the handlers of its chain (HardIrq).
-    Isr(u16),
-    /// Periodic statistics harvest of NIC `0` run at splimp (HardIrq).
-    HarvestImp(u16),
-    /// Periodic statistics harvest of NIC `0` run from softclock (SoftClock).
-    HarvestSoft(u16),
-    /// Software-interrupt dispatcher: BSD netisrs, Linux NET_RX softirq (SoftIrq).
-    Swi,
-    /// Mogul-Ramakrishnan polling thread (Kernel).
-    MogulThread,
-    /// Taskqueue thread of NIC `0`, deferred handler (Kernel).
-    Taskq(u16),
-    /// Busy-polling loop (Kernel).
-    BusyPoll,
-    /// The user process (User).
-    UserProc,
-    /// Linux ksoftirqd (User: normal priority).
-    Ksoftirqd,
-    /// The sending application (User).
-    Sender,
-    /// FreeBSD poll_in_idle_loop (IdleLoop).
-    IdlePoll,
-    /// Link check of NIC `0`, dc_tick (SoftClock).
-    LinkTick(u16),
-    /// The body of NIC `0`'s dc_tick at splimp (HardIrq).
-    LinkTickImp(u16),
-}
-
-impl Task {
-    /// The level the task runs at.
-    pub fn level(self) -> Level {
-        match self {
-            Task::Hardclock => Level::Clock,
-            Task::Isr(_) | Task::HarvestImp(_) | Task::LinkTickImp(_) => Level::HardIrq,
-            Task::HarvestSoft(_) | Task::LinkTick(_) => Level::SoftClock,
-            Task::Swi => Level::SoftIrq,
-            Task::MogulThread | Task::Taskq(_) | Task::BusyPoll => Level::Kernel,
-            Task::UserProc | Task::Ksoftirqd | Task::Sender => Level::User,
-            Task::IdlePoll => Level::IdleLoop,
-        }
-    }
-}
-
-/// What a task does next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// Run for this long, then step again.
-    Run(SimTime),
-    /// Let the next ready task of the same level run; step again later.
-    Yield,
-    /// Nothing more to do until woken.
-    Done,
 }
 
 /// The tasks of one level: the one holding the CPU at that level and those waiting.
@@ -664,16 +619,26 @@ impl Host {
                     SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
                 )
             }),
-            mogul: any(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. }))
-                .then(|| Mogul::new(&cfg.kernel.mogul)),
+            mogul: any(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })).then(|| {
+                let quota = policies
+                    .iter()
+                    .map(|p| match p {
+                        PolicyConfig::MogulRamakrishnan { quota } => *quota,
+                        _ => 0,
+                    })
+                    .collect();
+                Mogul::new(&cfg.kernel.mogul, quota)
+            }),
             taskqs: policies
                 .iter()
-                .map(|p| match p {
+                .enumerate()
+                .map(|(nic, p)| match p {
                     PolicyConfig::Deferred {
                         process_limit,
                         task_overhead,
                         direct,
                     } => Some(Taskq::new(
+                        nic,
                         *process_limit,
                         task_overhead.build(mhz),
                         *direct,
@@ -687,7 +652,13 @@ impl Host {
                     PolicyConfig::BusyPoll { empty_poll } => Some(empty_poll.build(mhz)),
                     _ => None,
                 })
-                .map(BusyPoll::new),
+                .map(|empty| {
+                    let polled = policies
+                        .iter()
+                        .map(|p| matches!(p, PolicyConfig::BusyPoll { .. }))
+                        .collect();
+                    BusyPoll::new(empty, polled)
+                }),
             user: cfg.user.as_ref().map(|u| {
                 UserProcess::new(
                     u,
@@ -961,7 +932,7 @@ impl Host {
             Task::Swi => self.swi_step(now, first, s),
             Task::MogulThread => self.mogul_step(now, first, s),
             Task::Taskq(n) => self.taskq_step(n as usize, now, first, s),
-            Task::BusyPoll => self.busy_step(now, first, s),
+            Task::BusyPoll => self.busy_step(now, s),
             Task::UserProc => self.user_step(now, first, s),
             Task::Ksoftirqd => self.ksoftirqd_step(now, first, s),
             Task::Sender => self.sender_step(now, first, s),
@@ -1059,7 +1030,7 @@ impl Host {
             }
             self.irq_cause(nic, now, s);
         }
-        self.output_drained(nic, now);
+        self.output_drained(now, s);
         self.sender_room(nic);
     }
 
@@ -1430,21 +1401,15 @@ impl Host {
             .filter(|s| matches!(s, IsrStep::Packet(_) | IsrStep::PacketExit(_)))
             .count()
             + self.netisr_held()
-            + self
-                .mogul
-                .as_ref()
-                .map_or(0, |m| m.current.is_some() as usize)
+            + self.mogul.as_ref().map_or(0, |m| m.held())
             + self.napi_held()
             + self
                 .taskqs
                 .iter()
                 .flatten()
-                .filter(|t| t.current.is_some())
-                .count()
-            + self
-                .busy
-                .as_ref()
-                .map_or(0, |b| b.current.is_some() as usize)
+                .map(|t| t.held())
+                .sum::<usize>()
+            + self.busy.as_ref().map_or(0, |b| b.held())
             + self.user.as_ref().map_or(0, |u| u.held());
         let fifos: usize = self.dma.iter().map(|d| d.rx_fifo.len()).sum();
         nic + fifos + self.netisr.ipintrq.len() + tasks

@@ -1,0 +1,94 @@
+//! The host as a receive policy's environment ([`RxEnv`]): each query and signal routed
+//! to the component that answers it.
+
+use crate::cost::Cost;
+use crate::engine::Scheduler;
+use crate::host::{Event, Host};
+use crate::packet::Packet;
+use crate::policy::env::RxEnv;
+use crate::task::Task;
+use crate::time::SimTime;
+
+/// The host at one instant, lent to a policy for one step. The policy's own state is
+/// taken out of the host for the step (so that both can be borrowed); nothing the
+/// policy calls reaches back into that state.
+pub(crate) struct HostEnv<'a> {
+    pub h: &'a mut Host,
+    pub now: SimTime,
+    pub s: &'a mut Scheduler<Event>,
+}
+
+impl RxEnv for HostEnv<'_> {
+    #[inline(always)]
+    fn now(&self) -> SimTime {
+        self.now
+    }
+    #[inline(always)]
+    fn rx_pop(&mut self, nic: usize) -> Option<Packet> {
+        self.h.nics[nic].rx_ring.pop()
+    }
+    #[inline(always)]
+    fn rx_empty(&self, nic: usize) -> bool {
+        self.h.nics[nic].rx_ring.is_empty()
+    }
+    #[inline(always)]
+    fn take_tx_completions(&mut self, nic: usize) -> Option<u32> {
+        self.h.nics[nic].take_tx_completions()
+    }
+    #[inline(always)]
+    fn tx_completion_interrupts(&self, nic: usize) -> bool {
+        self.h.nics[nic].tx_completion_interrupts()
+    }
+    #[inline(always)]
+    fn if_start(&mut self, nic: usize) {
+        self.h.if_start(nic, self.now, self.s)
+    }
+    #[inline(always)]
+    fn downstream_full(&self, nic: usize, half: bool) -> bool {
+        self.h.downstream_full(nic, half)
+    }
+    #[inline(always)]
+    fn rx_cost(&mut self, nic: usize, bytes: u32) -> SimTime {
+        self.h.drivers[nic].rx(bytes)
+    }
+    #[inline(always)]
+    fn poll_call_cost(&mut self, nic: usize) -> SimTime {
+        self.h.drivers[nic].poll_call()
+    }
+    #[inline(always)]
+    fn txeof_cost(&mut self, nic: usize, n: u32) -> SimTime {
+        self.h.drivers[nic].txeof(n)
+    }
+    #[inline(always)]
+    fn forward_cost(&mut self) -> SimTime {
+        self.h.netisr.forward_cost()
+    }
+    #[inline(always)]
+    fn kernel_cost(&mut self, c: &Cost) -> SimTime {
+        self.h.netisr.sample(c)
+    }
+    #[inline(always)]
+    fn forward(&mut self, p: Packet) {
+        self.h.forward(p, self.now, self.s)
+    }
+    #[inline(always)]
+    fn ipintrq_enqueue(&mut self, p: Packet) {
+        self.h.ipintrq_enqueue(p)
+    }
+    #[inline(always)]
+    fn raise_softirq(&mut self, bits: u32) {
+        self.h.swi_raise(bits)
+    }
+    #[inline(always)]
+    fn irq_unmask(&mut self, nic: usize) {
+        self.h.irq_unmask(nic, self.now, self.s)
+    }
+    #[inline(always)]
+    fn wake(&mut self, task: Task) {
+        self.h.wake(task)
+    }
+    #[inline(always)]
+    fn user_level_contended(&self) -> bool {
+        self.h.user_level_contended()
+    }
+}

@@ -1,0 +1,76 @@
+//! The host's routing for [`crate::policy::mogul`].
+
+use crate::engine::Scheduler;
+use crate::host::env::HostEnv;
+use crate::host::{Event, Host, Step};
+use crate::time::SimTime;
+
+impl Host {
+    /// The receive interrupt of a NIC the polling thread serves.
+    pub(crate) fn mogul_schedule(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let Some(mut m) = self.mogul.take() else {
+            return;
+        };
+        m.schedule(nic, &mut HostEnv { h: self, now, s });
+        self.mogul = Some(m);
+    }
+
+    /// Start of a cycle-limit period.
+    pub(crate) fn mogul_period(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        let Some(mut m) = self.mogul.take() else {
+            return;
+        };
+        m.period_start(&mut HostEnv { h: self, now, s });
+        s.at(now + m.period, Event::MogulPeriod);
+        self.mogul = Some(m);
+    }
+
+    /// Whether the queue after the receive path is full (`half`: more than half full)
+    /// for the frame at the head of `nic`'s RX ring: the screend-like process's queue,
+    /// or the output interface's if_snd.
+    pub(crate) fn downstream_full(&self, nic: usize, half: bool) -> bool {
+        if let Some(u) = &self.user
+            && u.consumes_packets()
+        {
+            return if half {
+                u.queue_above_half()
+            } else {
+                u.queue_full()
+            };
+        }
+        let Some(p) = self.nics[nic].rx_ring.front() else {
+            return false;
+        };
+        let q = &self.nics[self.flows[p.flow as usize].out_nic].if_snd;
+        if half {
+            q.len() * 2 > q.capacity()
+        } else {
+            q.is_full()
+        }
+    }
+
+    /// A downstream queue drained a little (the polling thread's feedback).
+    #[inline]
+    pub(crate) fn output_drained(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        let Some(mut m) = self.mogul.take() else {
+            return;
+        };
+        m.output_drained(&mut HostEnv { h: self, now, s });
+        self.mogul = Some(m);
+    }
+
+    /// One step of the polling thread.
+    pub(crate) fn mogul_step(
+        &mut self,
+        now: SimTime,
+        first: bool,
+        s: &mut Scheduler<Event>,
+    ) -> Step {
+        let Some(mut m) = self.mogul.take() else {
+            return Step::Done;
+        };
+        let step = m.step(first, &mut HostEnv { h: self, now, s });
+        self.mogul = Some(m);
+        step
+    }
+}
