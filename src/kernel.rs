@@ -132,11 +132,7 @@ impl ClockConfig {
     }
 }
 
-/// Netisr bits, run lowest first.
-pub(crate) const NETISR_POLL: u32 = 1 << 0;
-pub(crate) const NET_RX: u32 = 1 << 1;
-pub(crate) const NETISR_IP: u32 = 1 << 2;
-pub(crate) const NETISR_POLLMORE: u32 = 1 << 31;
+pub(crate) use crate::softirq::{NET_RX, NETISR_IP, NETISR_POLL, NETISR_POLLMORE};
 
 /// Which handler the software-interrupt dispatcher is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

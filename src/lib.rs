@@ -58,6 +58,7 @@ pub mod runner;
 pub mod scenario;
 pub mod sender;
 pub mod smartbits;
+pub mod softirq;
 pub mod stats;
 pub mod task;
 pub mod time;

@@ -282,7 +282,7 @@ impl Host {
                             return Step::Run(self.handle_underrun(nic, now, s));
                         }
                     }
-                    PolicyConfig::Napi { .. } => self.napi_schedule(nic),
+                    PolicyConfig::Napi { .. } => self.napi_schedule(nic, now, s),
                     PolicyConfig::MogulRamakrishnan { .. } => self.mogul_schedule(nic, now, s),
                     PolicyConfig::Deferred { .. } => self.wake(Task::Taskq(nic as u16)),
                     PolicyConfig::FreebsdPolling | PolicyConfig::BusyPoll { .. } => {}

@@ -614,8 +614,16 @@ impl Host {
             polling: any(|p| matches!(p, PolicyConfig::FreebsdPolling))
                 .then(|| Polling::new(&cfg.kernel.polling)),
             napi: any(|p| matches!(p, PolicyConfig::Napi { .. })).then(|| {
+                let weight = policies
+                    .iter()
+                    .map(|p| match p {
+                        PolicyConfig::Napi { weight } => *weight,
+                        _ => 0,
+                    })
+                    .collect();
                 Napi::new(
                     &cfg.kernel.napi,
+                    weight,
                     SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
                 )
             }),
