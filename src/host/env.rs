@@ -56,6 +56,10 @@ impl RxEnv for HostEnv<'_> {
         self.h.drivers[nic].poll_call()
     }
     #[inline(always)]
+    fn status_check_cost(&mut self, nic: usize) -> SimTime {
+        self.h.drivers[nic].poll_status_check()
+    }
+    #[inline(always)]
     fn txeof_cost(&mut self, nic: usize, n: u32) -> SimTime {
         self.h.drivers[nic].txeof(n)
     }

@@ -18,7 +18,7 @@ impl Host {
         s: &mut Scheduler<Event>,
     ) {
         match self.policies[nic] {
-            PolicyConfig::FreebsdPolling => self.polling_rx(nic),
+            PolicyConfig::FreebsdPolling => self.polling_rx(now, s),
             PolicyConfig::BusyPoll { .. } => {}
             _ => {
                 if let Some(m) = &mut self.moderation[nic] {

@@ -75,7 +75,7 @@ impl Host {
                 }
                 NETISR_IP => SwiWork::Ip,
                 NETISR_POLLMORE => {
-                    self.netisr_pollmore(now);
+                    self.netisr_pollmore(now, s);
                     SwiWork::None
                 }
                 _ => SwiWork::None,

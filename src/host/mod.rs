@@ -611,8 +611,12 @@ impl Host {
                 .iter()
                 .map(|n| n.moderation.as_ref().map(Moderation::new))
                 .collect(),
-            polling: any(|p| matches!(p, PolicyConfig::FreebsdPolling))
-                .then(|| Polling::new(&cfg.kernel.polling)),
+            polling: any(|p| matches!(p, PolicyConfig::FreebsdPolling)).then(|| {
+                let nics = (0..policies.len())
+                    .filter(|&i| policies[i] == PolicyConfig::FreebsdPolling)
+                    .collect();
+                Polling::new(&cfg.kernel.polling, nics)
+            }),
             napi: any(|p| matches!(p, PolicyConfig::Napi { .. })).then(|| {
                 let weight = policies
                     .iter()
@@ -944,7 +948,7 @@ impl Host {
             Task::UserProc => self.user_step(now, first, s),
             Task::Ksoftirqd => self.ksoftirqd_step(now, first, s),
             Task::Sender => self.sender_step(now, first, s),
-            Task::IdlePoll => self.idle_poll_step(now, first, s),
+            Task::IdlePoll => self.idle_poll_step(now, s),
             Task::LinkTick(n) => self.link_tick_step(n as usize, now, first, false, s),
             Task::LinkTickImp(n) => self.link_tick_step(n as usize, now, first, true, s),
         }

@@ -45,6 +45,8 @@ pub trait RxEnv {
     fn rx_cost(&mut self, nic: usize, bytes: u32) -> SimTime;
     /// CPU time of calling `nic`'s poll routine (NAPI's dev->poll, kern_poll's handler).
     fn poll_call_cost(&mut self, nic: usize) -> SimTime;
+    /// CPU time of reading `nic`'s status register in a poll call (POLL_AND_CHECK_STATUS).
+    fn status_check_cost(&mut self, nic: usize) -> SimTime;
     /// CPU time of reclaiming `n` transmit descriptors on `nic`.
     fn txeof_cost(&mut self, nic: usize, n: u32) -> SimTime;
 
@@ -181,6 +183,9 @@ pub(crate) mod mock {
         }
         fn poll_call_cost(&mut self, _nic: usize) -> SimTime {
             ns(self.poll_ns)
+        }
+        fn status_check_cost(&mut self, _nic: usize) -> SimTime {
+            ns(300)
         }
         fn txeof_cost(&mut self, _nic: usize, n: u32) -> SimTime {
             ns(self.txeof_ns * n as u64)

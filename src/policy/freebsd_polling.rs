@@ -26,7 +26,10 @@
 //! `idle_polls`, and `status_checks` (poll calls with POLL_AND_CHECK_STATUS).
 
 use crate::packet::Packet;
+use crate::policy::env::RxEnv;
 use crate::problems::Problems;
+use crate::softirq::{NETISR_POLL, NETISR_POLLMORE};
+use crate::task::{Step, Task};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -140,7 +143,7 @@ impl PollingConfig {
 
 /// Where the poll handler is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PollStage {
+enum PollStage {
     /// About to call the poll routine of `nics[idx]`.
     Call,
     /// Taking frames: `left` more allowed.
@@ -150,45 +153,45 @@ pub(crate) enum PollStage {
 /// DEVICE_POLLING state (kern_poll.c's globals).
 #[derive(Clone, Debug)]
 pub struct Polling {
-    pub(crate) cfg: PollingConfig,
+    cfg: PollingConfig,
     /// Clock period.
     pub tick: SimTime,
     /// Polling NICs, in registration order.
-    pub(crate) nics: Vec<usize>,
+    nics: Vec<usize>,
     /// Frames per tick the kernel currently allows.
-    pub(crate) poll_burst: u32,
-    pub(crate) residual_burst: u32,
-    pub(crate) reg_frac_count: u32,
+    poll_burst: u32,
+    residual_burst: u32,
+    reg_frac_count: u32,
     /// This round's poll calls read the status register (POLL_AND_CHECK_STATUS).
-    pub(crate) check_status: bool,
-    pub(crate) pending_polls: u32,
-    pub(crate) phase: u32,
-    pub(crate) poll_start: SimTime,
+    check_status: bool,
+    pending_polls: u32,
+    phase: u32,
+    poll_start: SimTime,
     /// Whether the idle loop polls.
     pub idle_poll: bool,
     // Current call.
-    pub(crate) idx: usize,
-    pub(crate) cycles: u32,
-    pub(crate) left: u32,
-    pub(crate) stage: PollStage,
-    pub(crate) current: Option<Packet>,
-    pub(crate) idle_current: Option<(usize, u32, Option<Packet>)>,
-    pub(crate) ticks: u64,
-    pub(crate) polls: u64,
-    pub(crate) lost_polls: u64,
-    pub(crate) suspect: u64,
-    pub(crate) stalled: u64,
-    pub(crate) idle_polls: u64,
-    pub(crate) status_checks: u64,
+    idx: usize,
+    cycles: u32,
+    left: u32,
+    stage: PollStage,
+    current: Option<Packet>,
+    idle_current: Option<(usize, u32, Option<Packet>)>,
+    ticks: u64,
+    polls: u64,
+    lost_polls: u64,
+    suspect: u64,
+    stalled: u64,
+    idle_polls: u64,
+    status_checks: u64,
 }
 
 impl Polling {
-    /// State from kern.polling.* parameters.
-    pub fn new(cfg: &PollingConfig) -> Polling {
+    /// State from kern.polling.* parameters and the polling NICs (in registration order).
+    pub fn new(cfg: &PollingConfig, nics: Vec<usize>) -> Polling {
         Polling {
             cfg: cfg.clone(),
             tick: SimTime::from_ns_f64(1e9 / cfg.hz as f64),
-            nics: Vec::new(),
+            nics,
             poll_burst: cfg.burst_start.unwrap_or(cfg.burst_max),
             residual_burst: 0,
             reg_frac_count: 0,
@@ -213,6 +216,159 @@ impl Polling {
         }
     }
 
+    /// Frames held by a poll step (netisr_poll's or the idle loop's).
+    pub fn held(&self) -> usize {
+        self.current.is_some() as usize
+            + self.idle_current.is_some_and(|(_, _, c)| c.is_some()) as usize
+    }
+
+    /// A frame arrived on a polling NIC (its interrupt is off): only the idle loop may
+    /// notice it before the next tick.
+    pub fn rx_arrived(&mut self, env: &mut impl RxEnv) {
+        if self.idle_poll {
+            env.wake(Task::IdlePoll);
+        }
+    }
+
+    /// hardclock_device_poll, at every tick.
+    pub fn hardclock(&mut self, env: &mut impl RxEnv) {
+        self.ticks += 1;
+        if self.pending_polls > 100 {
+            // Too much: assume it has stalled.
+            self.stalled += 1;
+            self.pending_polls = 0;
+            self.phase = 0;
+        }
+        let mut raise = false;
+        if self.phase <= 2 {
+            if self.phase != 0 {
+                self.suspect += 1;
+            }
+            self.phase = 1;
+            raise = true;
+            self.phase = 2;
+        }
+        if self.pending_polls > 0 {
+            self.lost_polls += 1;
+        }
+        self.pending_polls += 1;
+        if raise {
+            env.raise_softirq(NETISR_POLL | NETISR_POLLMORE);
+        }
+    }
+
+    /// netisr_poll: set up one round of poll-routine calls.
+    pub fn netisr_poll_begin(&mut self, now: SimTime) {
+        self.phase = 3;
+        // kern_poll.c's `arg`: POLL_ONLY unless this first round of a tick is the one in
+        // reg_frac that checks the status registers.
+        self.check_status = false;
+        if self.residual_burst == 0 {
+            // First call in this tick.
+            self.poll_start = now;
+            if self.reg_frac_count == 0 {
+                self.reg_frac_count = self.cfg.reg_frac - 1; // POLL_AND_CHECK_STATUS this time
+                self.check_status = true;
+            } else {
+                self.reg_frac_count -= 1;
+            }
+            self.residual_burst = self.poll_burst;
+        }
+        self.cycles = self.residual_burst.min(self.cfg.each_burst);
+        self.residual_burst -= self.cycles;
+        self.idx = 0;
+        self.stage = PollStage::Call;
+    }
+
+    /// One step of netisr_poll: a poll-routine call, or one frame (into ipintrq).
+    pub fn netisr_poll_step(&mut self, env: &mut impl RxEnv) -> Step {
+        if let Some(pk) = self.current.take() {
+            env.ipintrq_enqueue(pk);
+        }
+        loop {
+            if self.idx >= self.nics.len() {
+                self.phase = 4;
+                return Step::Done;
+            }
+            let nic = self.nics[self.idx];
+            match self.stage {
+                PollStage::Call => {
+                    self.stage = PollStage::Frames;
+                    self.left = self.cycles;
+                    self.polls += 1;
+                    let mut d = env.poll_call_cost(nic);
+                    if self.check_status {
+                        self.status_checks += 1;
+                        d += env.status_check_cost(nic);
+                    }
+                    return Step::Run(d);
+                }
+                PollStage::Frames => {
+                    if self.left > 0
+                        && let Some(pk) = env.rx_pop(nic)
+                    {
+                        self.left -= 1;
+                        self.current = Some(pk);
+                        return Step::Run(env.rx_cost(nic, pk.bytes));
+                    }
+                    self.idx += 1;
+                    self.stage = PollStage::Call;
+                }
+            }
+        }
+    }
+
+    /// netisr_pollmore: another round, or adapt poll_burst at the end of the tick's work.
+    pub fn netisr_pollmore(&mut self, env: &mut impl RxEnv) {
+        self.phase = 5;
+        if self.residual_burst > 0 {
+            env.raise_softirq(NETISR_POLL | NETISR_POLLMORE);
+            return;
+        }
+        let kern_us = env.now().saturating_sub(self.poll_start).as_us_f64();
+        let kern_load = kern_us * self.cfg.hz as f64 / 10_000.0; // % of a tick
+        if kern_load > (100 - self.cfg.user_frac) as f64 {
+            if self.poll_burst > 1 {
+                self.poll_burst -= 1;
+            }
+        } else if self.poll_burst < self.cfg.burst_max {
+            self.poll_burst += 1;
+        }
+        self.pending_polls = self.pending_polls.saturating_sub(1);
+        if self.pending_polls == 0 {
+            self.phase = 0;
+        } else {
+            // The last cycle was long and missed ticks: restart, with a smaller burst.
+            self.poll_burst -= self.poll_burst / 8;
+            self.poll_burst = self.poll_burst.max(1);
+            self.phase = 6;
+            env.raise_softirq(NETISR_POLL | NETISR_POLLMORE);
+        }
+    }
+
+    /// poll_idle: the idle loop polls each NIC for `each_burst` frames.
+    pub fn idle_step(&mut self, env: &mut impl RxEnv) -> Step {
+        if let Some((nic, left, cur)) = self.idle_current.take() {
+            if let Some(pk) = cur {
+                env.ipintrq_enqueue(pk);
+            }
+            if left > 0
+                && let Some(pk) = env.rx_pop(nic)
+            {
+                self.idle_current = Some((nic, left - 1, Some(pk)));
+                return Step::Run(env.rx_cost(nic, pk.bytes));
+            }
+        }
+        match self.nics.iter().copied().find(|n| !env.rx_empty(*n)) {
+            Some(nic) => {
+                self.idle_polls += 1;
+                self.idle_current = Some((nic, self.cfg.each_burst, None));
+                Step::Run(env.poll_call_cost(nic))
+            }
+            None => Step::Done,
+        }
+    }
+
     /// Publish the counters.
     pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
         for (k, v) in [
@@ -228,5 +384,95 @@ impl Polling {
         ] {
             c.insert(format!("polling.{k}"), v as f64);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::env::mock::{Script, Signal, ns};
+
+    fn polling(each_burst: u32, burst_max: u32, nics: Vec<usize>) -> Polling {
+        let cfg = PollingConfig {
+            each_burst,
+            burst_max,
+            ..PollingConfig::default()
+        };
+        Polling::new(&cfg, nics)
+    }
+
+    /// One netisr_poll round: the steps' lengths.
+    fn round(p: &mut Polling, env: &mut Script) -> Vec<SimTime> {
+        p.netisr_poll_begin(env.now);
+        let mut runs = Vec::new();
+        while let Step::Run(d) = p.netisr_poll_step(env) {
+            runs.push(d);
+        }
+        runs
+    }
+
+    #[test]
+    fn a_tick_schedules_rounds_of_each_burst_frames_per_nic_until_poll_burst_is_used() {
+        // poll_burst 10 (burst_max), each_burst 5: two rounds per tick.
+        let mut env = Script::new(&[12, 3]);
+        let mut p = polling(5, 10, vec![0, 1]);
+        p.hardclock(&mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Raise(NETISR_POLL | NETISR_POLLMORE)]
+        );
+        // Round 1, first of the tick and of reg_frac: each call also checks status
+        // (the mock's status check is 0.3 us). NIC 0: call + 5 frames; NIC 1: call + 3.
+        let runs = round(&mut p, &mut env);
+        assert_eq!(runs.len(), 10);
+        assert_eq!((runs[0], runs[1]), (ns(800), ns(1_000)));
+        assert_eq!(p.status_checks, 2);
+        // Frames go to ipintrq (the IP netisr forwards them later).
+        let log = env.take_log();
+        assert_eq!(log.len(), 8);
+        assert!(log.iter().all(|s| matches!(s, Signal::Ipintrq(_))));
+        // pollmore: budget left (10 - 5), so another round is raised.
+        p.netisr_pollmore(&mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Raise(NETISR_POLL | NETISR_POLLMORE)]
+        );
+        let runs = round(&mut p, &mut env);
+        assert_eq!((runs.len(), runs[0]), (7, ns(500)));
+        assert_eq!((env.rings[0].len(), env.take_log().len()), (2, 5));
+        // Budget used: pollmore ends the tick's work and adapts poll_burst.
+        p.netisr_pollmore(&mut env);
+        assert!(env.take_log().is_empty());
+        assert_eq!(p.pending_polls, 0);
+    }
+
+    #[test]
+    fn poll_burst_shrinks_when_the_kernel_takes_more_than_its_share_of_a_tick() {
+        let mut env = Script::new(&[100]);
+        let mut p = polling(5, 10, vec![0]);
+        p.hardclock(&mut env);
+        p.netisr_poll_begin(env.now);
+        // The tick's work took 0.9 ms of a 1 ms tick: more than 100 - user_frac (50) %.
+        p.residual_burst = 0;
+        env.now = SimTime::from_ns_f64(900_000.0);
+        p.netisr_pollmore(&mut env);
+        assert_eq!(p.poll_burst, 9);
+        // A short one (0.1 ms): it grows back, up to burst_max.
+        p.hardclock(&mut env);
+        env.now = SimTime::from_ns_f64(1_000_000.0);
+        p.netisr_poll_begin(env.now);
+        p.residual_burst = 0;
+        env.now = SimTime::from_ns_f64(1_100_000.0);
+        p.netisr_pollmore(&mut env);
+        assert_eq!(p.poll_burst, 10);
+    }
+
+    #[test]
+    fn a_tick_while_the_last_is_still_pending_counts_a_lost_poll() {
+        let mut env = Script::new(&[0]);
+        let mut p = polling(5, 10, vec![0]);
+        p.hardclock(&mut env);
+        p.hardclock(&mut env);
+        assert_eq!((p.ticks, p.lost_polls, p.pending_polls), (2, 1, 2));
     }
 }
