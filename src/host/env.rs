@@ -6,6 +6,7 @@ use crate::engine::Scheduler;
 use crate::host::{Event, Host};
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
+use crate::policy::interrupt::{DriverCosts, IsrEnv};
 use crate::task::Task;
 use crate::time::SimTime;
 
@@ -94,5 +95,68 @@ impl RxEnv for HostEnv<'_> {
     #[inline(always)]
     fn user_level_contended(&self) -> bool {
         self.h.user_level_contended()
+    }
+}
+
+impl IsrEnv for HostEnv<'_> {
+    #[inline(always)]
+    fn costs(&mut self, nic: usize) -> &mut DriverCosts {
+        &mut self.h.drivers[nic]
+    }
+    #[inline(always)]
+    fn take_interrupt(&mut self, nic: usize) -> bool {
+        self.h.take_interrupt(nic)
+    }
+    #[inline(always)]
+    fn untake_interrupt(&mut self, nic: usize) {
+        self.h.untake_interrupt(nic)
+    }
+    #[inline(always)]
+    fn stats_overflow(&mut self, nic: usize) -> Option<SimTime> {
+        if !self.h.nics[nic].stats_cause() {
+            return None;
+        }
+        let st = self.h.nics[nic].stats.as_mut().expect("stats cause");
+        st.harvest(true);
+        let c = st.overflow_harvest.clone();
+        Some(self.h.netisr.sample(&c))
+    }
+    #[inline(always)]
+    fn rx_error(&mut self, nic: usize) -> Option<SimTime> {
+        if !self.h.nics[nic].rx_error_cause {
+            return None;
+        }
+        Some(self.h.handle_rx_error(nic, self.now, self.s))
+    }
+    #[inline(always)]
+    fn underrun(&mut self, nic: usize) -> Option<SimTime> {
+        if !self.h.nics[nic].underrun_cause {
+            return None;
+        }
+        Some(self.h.handle_underrun(nic, self.now, self.s))
+    }
+    #[inline(always)]
+    fn schedule_poll(&mut self, nic: usize) {
+        self.h.schedule_poll(nic, self.now, self.s)
+    }
+    #[inline(always)]
+    fn quiet_until(&self, nic: usize, t: SimTime) -> bool {
+        self.h.quiet_until(nic, t)
+    }
+    #[inline(always)]
+    fn nothing_arrives(&self, nic: usize, t: SimTime) -> bool {
+        self.h.nothing_arrives(nic, t)
+    }
+    #[inline(always)]
+    fn lone_frame(&self, nic: usize) -> Option<u32> {
+        let n = &self.h.nics[nic];
+        if !self.h.lookahead[nic] || n.rx_ring.len() != 1 {
+            return None;
+        }
+        n.rx_ring.front().map(|p| p.bytes)
+    }
+    #[inline(always)]
+    fn stop(&self) -> SimTime {
+        self.h.stop
     }
 }

@@ -1,10 +1,10 @@
 //! The host's routing for [`crate::policy::interrupt`].
 
 use crate::engine::Scheduler;
+use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
 use crate::irq::LinePos;
 use crate::policy::PolicyConfig;
-use crate::policy::interrupt::*;
 use crate::rng::StreamRng;
 use crate::time::SimTime;
 
@@ -165,7 +165,7 @@ impl Host {
                                     self.lines[l].fold_len = fold;
                                     return Step::Run(fold);
                                 }
-                                len += self.whole_handler(nic, now + len);
+                                len += self.whole_handler(nic, now + len, now, s);
                                 let line = &mut self.lines[l];
                                 line.pos = LinePos::Handler(i, true);
                                 line.entry_folded = Some((nic, saved));
@@ -184,7 +184,7 @@ impl Host {
                         // it as when folded.
                         Step::Run(d) if !started && self.merge_bursts => {
                             let more = if self.moderation[nic].is_none() {
-                                self.whole_handler(nic, now + d)
+                                self.whole_handler(nic, now + d, now, s)
                             } else {
                                 SimTime::ZERO
                             };
@@ -209,6 +209,18 @@ impl Host {
         }
     }
 
+    /// The handler of `nic` hands the device to its policy's poller.
+    pub(crate) fn schedule_poll(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        match self.policies[nic] {
+            PolicyConfig::Napi { .. } => self.napi_schedule(nic, now, s),
+            PolicyConfig::MogulRamakrishnan { .. } => self.mogul_schedule(nic, now, s),
+            PolicyConfig::Deferred { .. } => self.wake(Task::Taskq(nic as u16)),
+            PolicyConfig::Interrupt
+            | PolicyConfig::FreebsdPolling
+            | PolicyConfig::BusyPoll { .. } => {}
+        }
+    }
+
     /// The next step of `nic`'s handler; `first` when the chain calls it.
     pub(crate) fn isr_step(
         &mut self,
@@ -217,140 +229,56 @@ impl Host {
         first: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
-        if first {
-            let n = &mut self.nics[nic];
-            if !n.irq_asserted {
-                // (The line folds the handlers of devices with nothing pending.)
-                return Step::Done;
-            }
-            n.irq_asserted = false;
-            n.irq_enabled = false;
-            n.interrupts += 1;
-            if let Some(m) = &mut self.moderation[nic] {
-                m.on_interrupt();
-            }
-            self.isr_steps[nic] = IsrStep::Entry;
-            self.drivers[nic].taken = 0;
-            return Step::Run(self.drivers[nic].entry());
-        }
-        match self.isr_steps[nic] {
-            IsrStep::Entry if self.nics[nic].stats_cause() => {
-                let st = self.nics[nic].stats.as_mut().expect("stats cause");
-                st.harvest(true);
-                let c = st.overflow_harvest.clone();
-                self.isr_steps[nic] = IsrStep::Stats;
-                Step::Run(self.netisr.sample(&c))
-            }
-            IsrStep::Entry | IsrStep::Stats | IsrStep::Packet(_) | IsrStep::Txeof => {
-                if let IsrStep::Packet(p) = self.isr_steps[nic] {
-                    self.isr_packets += 1;
-                    self.ipintrq_enqueue(p);
-                }
-                match self.policies[nic] {
-                    PolicyConfig::Interrupt => {
-                        let d = &self.drivers[nic];
-                        let limited = d.max_frames > 0 && d.taken >= d.max_frames;
-                        if !limited && let Some(p) = self.nics[nic].rx_ring.pop() {
-                            self.drivers[nic].taken += 1;
-                            let rx = self.drivers[nic].rx(p.bytes);
-                            if self.quiet_until(nic, now + rx) {
-                                // The check after this frame will find nothing: the
-                                // exit follows in the same burst (unless the run ends
-                                // first).
-                                let saved = self.drivers[nic].rng.clone();
-                                let exit = self.drivers[nic].exit();
-                                if now + rx + exit <= self.stop {
-                                    self.isr_steps[nic] = IsrStep::PacketExit(p);
-                                    return Step::Run(rx + exit);
-                                }
-                                self.drivers[nic].rng = saved;
-                            }
-                            self.isr_steps[nic] = IsrStep::Packet(p);
-                            return Step::Run(rx);
-                        }
-                        if let Some(k) = self.nics[nic].take_tx_completions() {
-                            self.isr_steps[nic] = IsrStep::Txeof;
-                            return Step::Run(self.drivers[nic].txeof(k));
-                        }
-                        if self.nics[nic].rx_error_cause {
-                            self.isr_steps[nic] = IsrStep::Txeof;
-                            return Step::Run(self.handle_rx_error(nic, now, s));
-                        }
-                        if self.nics[nic].underrun_cause {
-                            // "TX underrun -- increasing TX threshold" (dc_init first).
-                            self.isr_steps[nic] = IsrStep::Txeof;
-                            return Step::Run(self.handle_underrun(nic, now, s));
-                        }
-                    }
-                    PolicyConfig::Napi { .. } => self.napi_schedule(nic, now, s),
-                    PolicyConfig::MogulRamakrishnan { .. } => self.mogul_schedule(nic, now, s),
-                    PolicyConfig::Deferred { .. } => self.wake(Task::Taskq(nic as u16)),
-                    PolicyConfig::FreebsdPolling | PolicyConfig::BusyPoll { .. } => {}
-                }
-                self.isr_steps[nic] = IsrStep::Exit;
-                Step::Run(self.drivers[nic].exit())
-            }
-            IsrStep::PacketExit(p) => {
-                self.isr_packets += 1;
-                self.ipintrq_enqueue(p);
-                self.isr_end(nic, now, s)
-            }
-            IsrStep::Whole => {
-                let p = self.nics[nic]
-                    .rx_ring
-                    .pop()
-                    .expect("the frame seen at entry");
-                self.isr_packets += 1;
-                self.ipintrq_enqueue(p);
-                self.isr_end(nic, now, s)
-            }
-            IsrStep::Exit => self.isr_end(nic, now, s),
-            IsrStep::Idle => Step::Done,
-        }
+        let mut h = std::mem::take(&mut self.handlers[nic]);
+        let step = h.step(first, &mut HostEnv { h: self, now, s });
+        self.handlers[nic] = h;
+        step
     }
 
     /// Take back the start of `nic`'s handler folded into a burst (`isr_step` with
     /// `first`), restoring its driver's random stream to `rng`.
     fn undo_start(&mut self, nic: usize, rng: StreamRng) {
         self.drivers[nic].rng = rng;
+        self.untake_interrupt(nic);
+        self.handlers[nic].cancel();
+    }
+
+    /// Undo `take_interrupt`: the chip asserts again, unmasked, the interrupt uncounted.
+    pub(crate) fn untake_interrupt(&mut self, nic: usize) {
         let n = &mut self.nics[nic];
         n.irq_asserted = true;
         n.irq_enabled = true;
         n.interrupts -= 1;
-        self.isr_steps[nic] = IsrStep::Idle;
     }
 
-    /// The handler of `nic`, its entry ending at `t`: when the ring holds one frame and
-    /// nothing can arrive or be raised before the handler returns (`Host::nothing_arrives`),
-    /// its frame and exit are certain and join the entry's burst. Returns the added CPU
-    /// time (zero when not certain, the costs' random stream untouched).
-    fn whole_handler(&mut self, nic: usize, t: SimTime) -> SimTime {
-        let n = &self.nics[nic];
-        if !self.lookahead[nic] || n.rx_ring.len() != 1 {
-            return SimTime::ZERO;
+    /// Read and acknowledge `nic`'s interrupt status: if the chip asserts, mask it and
+    /// count the interrupt (and tell its moderation).
+    pub(crate) fn take_interrupt(&mut self, nic: usize) -> bool {
+        let n = &mut self.nics[nic];
+        if !n.irq_asserted {
+            return false;
         }
-        let bytes = n.rx_ring.front().expect("one frame").bytes;
-        let saved = self.drivers[nic].rng.clone();
-        let rx = self.drivers[nic].rx(bytes);
-        let exit = self.drivers[nic].exit();
-        // Until the end of the exit, not just the check: the frame stays in the ring
-        // until then, where the unmerged handler has already taken it.
-        if !self.nothing_arrives(nic, t + rx + exit) {
-            self.drivers[nic].rng = saved;
-            return SimTime::ZERO;
+        n.irq_asserted = false;
+        n.irq_enabled = false;
+        n.interrupts += 1;
+        if let Some(m) = &mut self.moderation[nic] {
+            m.on_interrupt();
         }
-        self.isr_steps[nic] = IsrStep::Whole;
-        rx + exit
+        true
     }
 
-    /// The handler returns: for `interrupt`, unmask the chip and run the start routine.
-    fn isr_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) -> Step {
-        self.isr_steps[nic] = IsrStep::Idle;
-        if matches!(self.policies[nic], PolicyConfig::Interrupt) {
-            self.irq_unmask(nic, now, s);
-            // dc_intr ends with dc_start when if_snd is not empty.
-            self.if_start(nic, now, s);
-        }
-        Step::Done
+    /// The rest of `nic`'s handler joined to its entry's burst when certain
+    /// ([`crate::policy::interrupt::Handler::whole`]).
+    fn whole_handler(
+        &mut self,
+        nic: usize,
+        t: SimTime,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) -> SimTime {
+        let mut h = std::mem::take(&mut self.handlers[nic]);
+        let d = h.whole(t, &mut HostEnv { h: self, now, s });
+        self.handlers[nic] = h;
+        d
     }
 }

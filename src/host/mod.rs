@@ -44,7 +44,7 @@ use crate::policy::PolicyConfig;
 use crate::policy::busy_poll::BusyPoll;
 use crate::policy::deferred::Taskq;
 use crate::policy::freebsd_polling::Polling;
-use crate::policy::interrupt::{DriverCosts, IsrStep};
+use crate::policy::interrupt::{DriverCosts, Handler, HandlerMode};
 use crate::policy::moderation::Moderation;
 use crate::policy::mogul::Mogul;
 use crate::policy::napi::Napi;
@@ -347,7 +347,8 @@ pub struct Host {
     pub(crate) policies: Vec<PolicyConfig>,
     pub(crate) netisr: Netisr,
     pub(crate) drivers: Vec<DriverCosts>,
-    pub(crate) isr_steps: Vec<IsrStep>,
+    /// Each NIC's interrupt handler.
+    pub(crate) handlers: Vec<Handler>,
     /// Interrupt lines, shared or private.
     pub(crate) lines: Vec<Line>,
     /// The line of each NIC.
@@ -369,8 +370,6 @@ pub struct Host {
     pub(crate) timeline: Option<crate::timeline::Timeline>,
     hardclock: Option<(SimTime, crate::cost::Cost)>,
     clock_rng: crate::rng::StreamRng,
-    /// Frames taken by interrupt handlers -- counter.
-    pub(crate) isr_packets: u64,
     /// Per NIC: the flows it receives, and whether a handler may decide its next step
     /// ahead of time (see `Host::quiet_until`).
     rx_flows: Vec<Vec<usize>>,
@@ -583,7 +582,18 @@ impl Host {
                     DriverCosts::new(&n.driver, mhz, key.stream(&format!("nic{i}.driver")))
                 })
                 .collect(),
-            isr_steps: vec![IsrStep::Idle; nics.len()],
+            handlers: cfg
+                .nics
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    Handler::new(
+                        i,
+                        HandlerMode::of(&n.policy),
+                        n.driver.max_frames_per_interrupt,
+                    )
+                })
+                .collect(),
             lines,
             nic_line,
             bus: cfg.bus.as_ref().map(Bus::new),
@@ -694,7 +704,6 @@ impl Host {
                 )
             }),
             clock_rng: key.stream("clock"),
-            isr_packets: 0,
             rx_flows,
             lookahead,
             merge_bursts: true,
@@ -1368,7 +1377,7 @@ impl Host {
             cpu_ps: snap.cpu_ps,
             task_ps: snap.task_ps,
             interrupts: snap.interrupts,
-            isr_packets: self.isr_packets,
+            isr_packets: self.handlers.iter().map(|h| h.packets).sum(),
             interrupts_all: self.lines.iter().map(|l| l.passes).sum(),
             user_work: snap.user_work,
             counters: self.counters(end),
@@ -1407,11 +1416,7 @@ impl Host {
     /// Frames inside the host: rings, queues, and those held by a running step.
     fn packets_held(&self) -> usize {
         let nic: usize = self.nics.iter().map(|n| n.held()).sum();
-        let tasks = self
-            .isr_steps
-            .iter()
-            .filter(|s| matches!(s, IsrStep::Packet(_) | IsrStep::PacketExit(_)))
-            .count()
+        let tasks = self.handlers.iter().map(|h| h.held()).sum::<usize>()
             + self.netisr_held()
             + self.mogul.as_ref().map_or(0, |m| m.held())
             + self.napi_held()
