@@ -55,6 +55,7 @@ pub mod report;
 pub mod results;
 pub mod rng;
 pub mod runner;
+pub mod runq;
 pub mod scenario;
 pub mod sender;
 pub mod smartbits;

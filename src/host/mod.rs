@@ -50,6 +50,7 @@ use crate::policy::mogul::Mogul;
 use crate::policy::napi::Napi;
 use crate::problems::Problems;
 use crate::rng::RunKey;
+use crate::runq::RunQueues;
 use crate::sender::{Sender, SenderConfig};
 use crate::stats::FlowStats;
 pub use crate::task::{Step, Task};
@@ -57,7 +58,7 @@ use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
 use crate::user::{UserConfig, UserProcess};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 /// A hardware/OS profile: what a model file holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -294,16 +295,6 @@ pub enum Event {
     LinkTick(u16, u32),
 }
 
-/// The tasks of one level: the one holding the CPU at that level and those waiting.
-#[derive(Clone, Debug, Default)]
-struct LevelQueue {
-    current: Option<Task>,
-    ready: VecDeque<Task>,
-    /// The current task was woken again while running: it goes back to `ready` when
-    /// its step ends instead of sleeping.
-    again: bool,
-}
-
 /// Slot of the running CPU burst's completion ([`Host`]'s slot table).
 const SLOT_CPU: usize = 0;
 /// Slot of the end of the burst on the bus.
@@ -342,7 +333,8 @@ pub struct Host {
     tx_base: usize,
     /// Level and generation of the CPU burst whose completion is in [`SLOT_CPU`].
     cpu_due: (Level, u32),
-    levels: [LevelQueue; LEVELS],
+    /// Which task of each level runs and which wait.
+    runq: RunQueues,
     pub(crate) nics: Vec<Nic>,
     pub(crate) policies: Vec<PolicyConfig>,
     pub(crate) netisr: Netisr,
@@ -573,7 +565,7 @@ impl Host {
             slots: SlotTable::new(tx_base + tx_nics),
             tx_base,
             cpu_due: (Level::HardIrq, 0),
-            levels: Default::default(),
+            runq: RunQueues::default(),
             drivers: cfg
                 .nics
                 .iter()
@@ -819,25 +811,16 @@ impl Host {
     // ------------------------------------------------------------------ scheduling
 
     /// Make `task` ready at its level (no effect if it is running or already waiting).
+    #[inline]
     pub(crate) fn wake(&mut self, task: Task) {
-        let l = task.level();
-        let q = &mut self.levels[l as usize];
-        if q.current == Some(task) {
-            q.again = true;
-            return;
-        }
-        if q.ready.contains(&task) {
-            return;
-        }
-        q.ready.push_back(task);
-        if q.current.is_none() {
-            self.cpu.set_want(l);
+        if self.runq.wake(task) {
+            self.cpu.set_want(task.level());
         }
     }
 
     /// Whether another normal-priority task (ksoftirqd) waits for the User level.
     pub(crate) fn user_level_contended(&self) -> bool {
-        !self.levels[Level::User as usize].ready.is_empty()
+        self.runq.contended(Level::User)
     }
 
     fn set_burst(&mut self, now: SimTime, task: Task, dur: SimTime) {
@@ -883,26 +866,15 @@ impl Host {
     /// work, or clear the level's want.
     fn begin_level(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) {
         // Each waiting task is asked at most once, so tasks that yield cannot spin.
-        let waiting = self.levels[l as usize].ready.len();
-        for _ in 0..waiting {
-            let Some(task) = self.levels[l as usize].ready.pop_front() else {
+        for _ in 0..self.runq.waiting(l) {
+            let Some(task) = self.runq.begin_next(l) else {
                 break;
             };
-            self.levels[l as usize].current = Some(task);
-            self.levels[l as usize].again = false;
             let step = self.step(task, now, true, s);
-            self.levels[l as usize].current = None;
-            if std::mem::take(&mut self.levels[l as usize].again) && step == Step::Done {
-                self.levels[l as usize].ready.push_back(task);
-            }
-            match step {
-                Step::Run(d) => {
-                    self.levels[l as usize].current = Some(task);
-                    self.set_burst(now, task, d);
-                    return;
-                }
-                Step::Yield => self.levels[l as usize].ready.push_back(task),
-                Step::Done => {}
+            self.runq.begun(l, task, step);
+            if let Step::Run(d) = step {
+                self.set_burst(now, task, d);
+                return;
             }
         }
         self.cpu.clear(now, l);
@@ -910,22 +882,15 @@ impl Host {
 
     /// The burst at `l` completed.
     fn burst_done(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(task) = self.levels[l as usize].current else {
+        let Some(task) = self.runq.current(l) else {
             self.cpu.clear(now, l);
             return;
         };
-        let step = self.step(task, now, false, s);
-        match step {
+        match self.step(task, now, false, s) {
             // A wake-up while the task runs is kept for when this step sequence ends.
             Step::Run(d) => self.set_burst(now, task, d),
             step => {
-                let again = std::mem::take(&mut self.levels[l as usize].again);
-                let q = &mut self.levels[l as usize];
-                q.current = None;
-                if step == Step::Yield || again {
-                    q.ready.push_back(task);
-                }
-                let more = !q.ready.is_empty();
+                let more = self.runq.ended(l, task, step);
                 self.cpu.clear(now, l);
                 if more {
                     self.cpu.set_want(l);
