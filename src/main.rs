@@ -251,8 +251,8 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
 /// Simulated packets per wall-clock second on one worker thread, for the expected wall
 /// time printed before a run: `cargo bench --bench sweeps -- all-points-1thread` (the
 /// 64-byte dc21143 sweep, interrupt policy, full statistics, one thread) gave a median
-/// of 5.45 M packets/s (rounded to 5.4 M) on the 2-core machine of the README's
-/// "Performance" section (four-port router with the PCI bus, merged handler bursts).
+/// of 5.45 M packets/s (rounded to 5.4 M) on the 2-core machine of docs/performance.md,
+/// "What was measured" (four-port router with the PCI bus, merged handler bursts).
 /// Remeasure and update it when the hot path changes. Other scenarios run at other
 /// rates: overloads that drop most frames at a full RX ring go faster (21 M packets/s
 /// for the 1 Gbit/s NAPI sweep), light loads with a timeline slower (4.5 M for the

@@ -49,7 +49,7 @@ fn fast_interrupt_rate_is_set_by_the_peers_coalescing_ticks() {
     // Not reproduced: the stock driver measured ~3,000/s (2,999.88, 2,999.61). In the
     // model its handler's costs are absorbed (ITR holds the em interrupts at 8,000/s
     // and the responses stay inside bge's 150 us window), so it runs within 5 % of
-    // the fast handler. This pins the model's finding; see README "em(4) in FreeBSD
+    // the fast handler. This pins the model's finding; see docs/validation.md "em(4) in FreeBSD
     // 6.2" for what the stock figure still lacks (the seed's 3,000/s is not asserted:
     // no modelled mechanism gives it).
     assert!(
