@@ -1,6 +1,7 @@
 //! Integration tests, compiled into one binary; one file per behaviour.
 
 mod bad_input;
+mod baseline;
 mod dc_driver;
 mod em_rr;
 mod golden;
