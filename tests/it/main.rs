@@ -2,6 +2,7 @@
 
 mod architecture;
 mod bad_input;
+mod baseline;
 mod dc_driver;
 mod em_rr;
 mod golden;
