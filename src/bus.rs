@@ -182,16 +182,16 @@ pub struct Burst {
 #[derive(Clone, Debug)]
 pub(crate) struct Bus {
     /// Bursts waiting: ready time, request order, burst.
-    pub(crate) pending: Vec<(SimTime, u64, Burst)>,
+    pending: Vec<(SimTime, u64, Burst)>,
     /// The burst on the bus or reserved: burst, start, end, ready time, request order.
     pub current: Option<(Burst, SimTime, SimTime, SimTime, u64)>,
-    pub(crate) seq: u64,
-    pub(crate) ps_per_byte: f64,
-    pub(crate) write_ps: u64,
-    pub(crate) read_ps: u64,
+    seq: u64,
+    ps_per_byte: f64,
+    write_ps: u64,
+    read_ps: u64,
     /// Data time of a burst of `b` bytes for every `b` up to the largest burst or
     /// descriptor (at most 4,096 entries), computed once as `duration` would [ps].
-    pub(crate) data_ps: Vec<u64>,
+    data_ps: Vec<u64>,
     /// Largest burst [bytes] (`burst_bytes`).
     pub burst_bytes: u32,
     /// Size of a DMA descriptor [bytes] (`descriptor_bytes`).

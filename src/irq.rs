@@ -25,7 +25,7 @@
 //! - Events, not behaviour: the dispatch, the idle handlers and the first working
 //!   handler's entry run as one CPU burst (`Line::folded`, `Line::entry_folded`), and
 //!   that handler's one frame and exit join it when nothing can change them (see
-//!   `Host::whole_handler` in [`crate::policy::interrupt`]). A device asserting before
+//!   `Handler::whole` in [`crate::policy::interrupt`]). A device asserting before
 //!   its folded handler's turn cuts the burst there and undoes the folded start, so a
 //!   pass does exactly what it would with every step a burst of its own (a CPU burst
 //!   ends after the other events of its instant, see `Host::run`).

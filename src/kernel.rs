@@ -15,7 +15,7 @@
 //! ```
 //!
 //! Pollers that run the protocol code inline (NAPI, Mogul-Ramakrishnan, busy polling,
-//! direct dispatch) pay `netisr_per_packet` themselves and call [`Host::forward`]. When
+//! direct dispatch) pay `netisr_per_packet` themselves and call `RxEnv::forward`. When
 //! the model has a screend-like user process, forwarded packets pass through its queue
 //! first.
 //!

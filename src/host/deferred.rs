@@ -3,6 +3,7 @@
 use crate::engine::Scheduler;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step};
+use crate::policy::PolicyConfig;
 use crate::time::SimTime;
 
 impl Host {
@@ -15,6 +16,10 @@ impl Host {
         s: &mut Scheduler<Event>,
     ) -> Step {
         let Some(mut t) = self.taskqs[nic].take() else {
+            debug_assert!(
+                !matches!(self.policies[nic], PolicyConfig::Deferred { .. }),
+                "a task re-entered while lent to its step"
+            );
             return Step::Done;
         };
         let step = t.step(first, &mut HostEnv { h: self, now, s });

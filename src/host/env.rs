@@ -108,10 +108,6 @@ impl IsrEnv for HostEnv<'_> {
         self.h.take_interrupt(nic)
     }
     #[inline(always)]
-    fn untake_interrupt(&mut self, nic: usize) {
-        self.h.untake_interrupt(nic)
-    }
-    #[inline(always)]
     fn stats_overflow(&mut self, nic: usize) -> Option<SimTime> {
         if !self.h.nics[nic].stats_cause() {
             return None;

@@ -229,9 +229,10 @@ impl Host {
         first: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
-        let mut h = std::mem::take(&mut self.handlers[nic]);
-        let step = h.step(first, &mut HostEnv { h: self, now, s });
-        self.handlers[nic] = h;
+        // The handlers are taken out as a whole (three words moved, not a handler).
+        let mut hs = std::mem::take(&mut self.handlers);
+        let step = hs[nic].step(first, &mut HostEnv { h: self, now, s });
+        self.handlers = hs;
         step
     }
 
@@ -276,9 +277,9 @@ impl Host {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) -> SimTime {
-        let mut h = std::mem::take(&mut self.handlers[nic]);
-        let d = h.whole(t, &mut HostEnv { h: self, now, s });
-        self.handlers[nic] = h;
+        let mut hs = std::mem::take(&mut self.handlers);
+        let d = hs[nic].whole(t, &mut HostEnv { h: self, now, s });
+        self.handlers = hs;
         d
     }
 }

@@ -351,11 +351,13 @@ pub struct Host {
     /// Each NIC's underrun response and link check, if any.
     pub(crate) link_watch: Vec<Option<LinkWatch>>,
     pub(crate) moderation: Vec<Option<Moderation>>,
-    pub(crate) polling: Option<Polling>,
-    pub(crate) napi: Option<Napi>,
-    pub(crate) mogul: Option<Mogul>,
-    pub(crate) taskqs: Vec<Option<Taskq>>,
-    pub(crate) busy: Option<BusyPoll>,
+    pub(crate) polling: Option<Box<Polling>>,
+    pub(crate) napi: Option<Box<Napi>>,
+    pub(crate) mogul: Option<Box<Mogul>>,
+    pub(crate) taskqs: Vec<Option<Box<Taskq>>>,
+    /// (The policies' states are boxed: routing moves them out of the host for each
+    /// step, and a box moves as one pointer.)
+    pub(crate) busy: Option<Box<BusyPoll>>,
     pub(crate) user: Option<UserProcess>,
     pub(crate) sender: Option<Sender>,
     pub(crate) flows: Vec<FlowState>,
@@ -617,7 +619,7 @@ impl Host {
                 let nics = (0..policies.len())
                     .filter(|&i| policies[i] == PolicyConfig::FreebsdPolling)
                     .collect();
-                Polling::new(&cfg.kernel.polling, nics)
+                Box::new(Polling::new(&cfg.kernel.polling, nics))
             }),
             napi: any(|p| matches!(p, PolicyConfig::Napi { .. })).then(|| {
                 let weight = policies
@@ -627,11 +629,11 @@ impl Host {
                         _ => 0,
                     })
                     .collect();
-                Napi::new(
+                Box::new(Napi::new(
                     &cfg.kernel.napi,
                     weight,
                     SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
-                )
+                ))
             }),
             mogul: any(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })).then(|| {
                 let quota = policies
@@ -641,7 +643,7 @@ impl Host {
                         _ => 0,
                     })
                     .collect();
-                Mogul::new(&cfg.kernel.mogul, quota)
+                Box::new(Mogul::new(&cfg.kernel.mogul, quota))
             }),
             taskqs: policies
                 .iter()
@@ -651,12 +653,12 @@ impl Host {
                         process_limit,
                         task_overhead,
                         direct,
-                    } => Some(Taskq::new(
+                    } => Some(Box::new(Taskq::new(
                         nic,
                         *process_limit,
                         task_overhead.build(mhz),
                         *direct,
-                    )),
+                    ))),
                     _ => None,
                 })
                 .collect(),
@@ -671,7 +673,7 @@ impl Host {
                         .iter()
                         .map(|p| matches!(p, PolicyConfig::BusyPoll { .. }))
                         .collect();
-                    BusyPoll::new(empty, polled)
+                    Box::new(BusyPoll::new(empty, polled))
                 }),
             user: cfg.user.as_ref().map(|u| {
                 UserProcess::new(
@@ -711,6 +713,12 @@ impl Host {
             host.lookahead.iter_mut().for_each(|x| *x = false);
         }
         host
+    }
+
+    /// Whether some NIC uses a policy of this kind (a policy's state is absent from the
+    /// host only if no NIC uses it, or while it is lent to one of its own steps).
+    pub(crate) fn uses(&self, kind: fn(&PolicyConfig) -> bool) -> bool {
+        self.policies.iter().any(kind)
     }
 
     /// When flow `f`'s pending frame reaches its NIC.

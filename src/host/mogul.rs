@@ -3,12 +3,17 @@
 use crate::engine::Scheduler;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step};
+use crate::policy::PolicyConfig;
 use crate::time::SimTime;
 
 impl Host {
     /// The receive interrupt of a NIC the polling thread serves.
     pub(crate) fn mogul_schedule(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         let Some(mut m) = self.mogul.take() else {
+            debug_assert!(
+                !self.uses(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })),
+                "mogul re-entered while lent to a step"
+            );
             return;
         };
         m.schedule(nic, &mut HostEnv { h: self, now, s });
@@ -18,6 +23,10 @@ impl Host {
     /// Start of a cycle-limit period.
     pub(crate) fn mogul_period(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         let Some(mut m) = self.mogul.take() else {
+            debug_assert!(
+                !self.uses(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })),
+                "mogul re-entered while lent to a step"
+            );
             return;
         };
         m.period_start(&mut HostEnv { h: self, now, s });
@@ -53,6 +62,10 @@ impl Host {
     #[inline]
     pub(crate) fn output_drained(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         let Some(mut m) = self.mogul.take() else {
+            debug_assert!(
+                !self.uses(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })),
+                "mogul re-entered while lent to a step"
+            );
             return;
         };
         m.output_drained(&mut HostEnv { h: self, now, s });
@@ -67,6 +80,10 @@ impl Host {
         s: &mut Scheduler<Event>,
     ) -> Step {
         let Some(mut m) = self.mogul.take() else {
+            debug_assert!(
+                !self.uses(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })),
+                "mogul re-entered while lent to a step"
+            );
             return Step::Done;
         };
         let step = m.step(first, &mut HostEnv { h: self, now, s });

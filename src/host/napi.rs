@@ -3,12 +3,17 @@
 use crate::engine::Scheduler;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step};
+use crate::policy::PolicyConfig;
 use crate::time::SimTime;
 
 impl Host {
     /// napi_schedule from `nic`'s receive interrupt.
     pub(crate) fn napi_schedule(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         let Some(mut n) = self.napi.take() else {
+            debug_assert!(
+                !self.uses(|p| matches!(p, PolicyConfig::Napi { .. })),
+                "napi re-entered while lent to a step"
+            );
             return;
         };
         n.schedule(nic, &mut HostEnv { h: self, now, s });
@@ -24,6 +29,10 @@ impl Host {
     /// One step of net_rx_action in softirq context.
     pub(crate) fn net_rx_step(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> Step {
         let Some(mut n) = self.napi.take() else {
+            debug_assert!(
+                !self.uses(|p| matches!(p, PolicyConfig::Napi { .. })),
+                "napi re-entered while lent to a step"
+            );
             return Step::Done;
         };
         let step = n.softirq_step(&mut HostEnv { h: self, now, s });
@@ -39,6 +48,10 @@ impl Host {
         s: &mut Scheduler<Event>,
     ) -> Step {
         let Some(mut n) = self.napi.take() else {
+            debug_assert!(
+                !self.uses(|p| matches!(p, PolicyConfig::Napi { .. })),
+                "napi re-entered while lent to a step"
+            );
             return Step::Done;
         };
         let step = n.ksoftirqd_step(first, &mut HostEnv { h: self, now, s });

@@ -104,7 +104,9 @@ pub(crate) mod mock {
         pub rings: Vec<VecDeque<Packet>>,
         pub tx_completions: Vec<u32>,
         pub tx_interrupts: bool,
+        /// Per NIC: the queue after the receive path is full / more than half full.
         pub full: Vec<bool>,
+        pub above_half: Vec<bool>,
         pub contended: bool,
         /// Constant costs [ns]: rx per frame, poll call, txeof per descriptor, forward.
         pub rx_ns: u64,
@@ -126,6 +128,7 @@ pub(crate) mod mock {
                     .collect(),
                 tx_completions: vec![0; frames.len()],
                 full: vec![false; frames.len()],
+                above_half: vec![false; frames.len()],
                 rx_ns: 1_000,
                 poll_ns: 500,
                 txeof_ns: 200,
@@ -175,8 +178,12 @@ pub(crate) mod mock {
         fn if_start(&mut self, nic: usize) {
             self.log.push(Signal::IfStart(nic));
         }
-        fn downstream_full(&self, nic: usize, _half: bool) -> bool {
-            self.full[nic]
+        fn downstream_full(&self, nic: usize, half: bool) -> bool {
+            if half {
+                self.above_half[nic]
+            } else {
+                self.full[nic]
+            }
         }
         fn rx_cost(&mut self, _nic: usize, _bytes: u32) -> SimTime {
             ns(self.rx_ns)

@@ -186,6 +186,7 @@ impl Mogul {
             if self.quota_left == 0 {
                 self.turns += 1;
                 self.quota_left = self.quota[nic];
+                debug_assert!(self.quota_left > 0, "only the thread's NICs are served");
             }
             if env.rx_empty(nic) {
                 // Done with this interface: off the list, interrupt back on.
@@ -275,16 +276,18 @@ mod tests {
     fn feedback_leaves_frames_in_the_ring_until_the_output_drains() {
         let mut env = Script::new(&[2]);
         env.full[0] = true;
+        env.above_half[0] = true;
         let mut m = Mogul::new(&cfg(100.0), vec![5]);
         m.schedule(0, &mut env);
         env.take_log();
         // The output queue is full: no frame taken, the thread blocks.
         assert_eq!(m.step(true, &mut env), Step::Done);
         assert_eq!((m.feedback_stops, env.rings[0].len()), (1, 2));
-        // Still full: nothing. Down to half: the thread is woken.
+        // Still above half (no longer full): nothing. Down to half: the thread is woken.
+        env.full[0] = false;
         m.output_drained(&mut env);
         assert!(env.take_log().is_empty());
-        env.full[0] = false;
+        env.above_half[0] = false;
         m.output_drained(&mut env);
         assert_eq!(env.take_log(), vec![Signal::Wake(Task::MogulThread)]);
         assert_eq!(m.step(true, &mut env), Step::Run(ns(6_000)));

@@ -266,6 +266,7 @@ impl Napi {
                 }
             };
             let weight = self.weight[dev];
+            debug_assert!(weight > 0, "only NAPI devices are on the poll list");
             if self.work < weight
                 && self.budget_left > 0
                 && let Some(p) = env.rx_pop(dev)
