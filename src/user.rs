@@ -25,6 +25,7 @@ use crate::packet::Packet;
 use crate::problems::Problems;
 use crate::queue::BoundedQueue;
 use crate::rng::StreamRng;
+use crate::task::Step;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -84,13 +85,14 @@ impl UserConfig {
 /// The user process during a run.
 #[derive(Clone, Debug)]
 pub struct UserProcess {
-    pub(crate) quantum: SimTime,
-    pub(crate) unit_ns: f64,
-    pub(crate) per_packet: Option<Cost>,
-    pub(crate) queue: Option<BoundedQueue<Packet>>,
-    pub(crate) current: Option<Packet>,
-    pub(crate) rng: StreamRng,
-    pub(crate) packets: u64,
+    quantum: SimTime,
+    unit_ns: f64,
+    per_packet: Option<Cost>,
+    queue: Option<BoundedQueue<Packet>>,
+    current: Option<Packet>,
+    rng: StreamRng,
+    /// Packets handled (screend) -- counter.
+    pub packets: u64,
 }
 
 impl UserProcess {
@@ -148,11 +150,113 @@ impl UserProcess {
         self.queue.as_ref().map_or(0, |q| q.len()) + self.current.is_some() as usize
     }
 
+    /// Unit cost of the cpu-bound job [ns] (0 for screend).
+    pub fn unit_ns(&self) -> f64 {
+        self.unit_ns
+    }
+
+    /// A forwarded packet for screend's queue: `Err` (with the packet) when the queue
+    /// is full or the process does not consume packets.
+    pub fn enqueue(&mut self, p: Packet) -> Result<(), Packet> {
+        match self.queue.as_mut() {
+            Some(q) => q.push(p),
+            None => Err(p),
+        }
+    }
+
+    /// The first half of a step: the packet screend finished with, for if_output
+    /// (before it looks at its queue again).
+    pub fn finished(&mut self) -> Option<Packet> {
+        let p = self.current.take()?;
+        self.packets += 1;
+        Some(p)
+    }
+
+    /// The second half of a step (`first`: the process has just been given the CPU;
+    /// `contended`: another normal-priority task waits). cpu-bound: a slice, or yield
+    /// between slices when contended; screend: the next packet of its queue, or sleep.
+    pub fn next(&mut self, first: bool, contended: bool) -> Step {
+        let Some(q) = self.queue.as_mut() else {
+            if !first && contended {
+                return Step::Yield;
+            }
+            return Step::Run(self.quantum);
+        };
+        match q.pop() {
+            Some(p) => {
+                self.current = Some(p);
+                let c = self.per_packet.as_ref().expect("screend cost");
+                Step::Run(c.sample(&mut self.rng))
+            }
+            None => Step::Done,
+        }
+    }
+
     /// Publish the counters.
     pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
         c.insert("user.packets".into(), self.packets as f64);
         if let Some(q) = &self.queue {
             c.insert("user.queue_drops".into(), q.drops as f64);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::RunKey;
+
+    fn pkt(seq: u64) -> Packet {
+        Packet {
+            flow: 0,
+            bytes: 64,
+            seq,
+            t_in: SimTime::ZERO,
+        }
+    }
+
+    fn process(json: &str) -> UserProcess {
+        let cfg: UserConfig = serde_json::from_str(json).expect("config");
+        UserProcess::new(
+            &cfg,
+            SimTime::from_ns_f64(10_000.0),
+            1000.0,
+            RunKey::single(1).stream("user"),
+        )
+    }
+
+    #[test]
+    fn a_cpu_bound_job_runs_slices_and_yields_between_them_only_when_contended() {
+        let mut u = process(r#"{ "kind": "cpu-bound" }"#);
+        let slice = Step::Run(SimTime::from_ns_f64(10_000.0));
+        assert_eq!(u.next(true, true), slice);
+        assert_eq!(u.next(false, false), slice);
+        assert_eq!(u.next(false, true), Step::Yield);
+        assert!(!u.consumes_packets());
+        assert_eq!(u.enqueue(pkt(1)), Err(pkt(1)));
+    }
+
+    #[test]
+    fn screend_takes_each_packet_spends_its_cost_and_hands_it_on() {
+        let mut u = process(r#"{ "kind": "screend", "per_packet": 30000, "queue_len": 2 }"#);
+        assert_eq!(u.next(true, false), Step::Done);
+        assert!(u.enqueue(pkt(1)).is_ok() && u.enqueue(pkt(2)).is_ok());
+        // Two in a queue of 2: full, and more than half full.
+        assert!(u.queue_full() && u.queue_above_half());
+        assert_eq!(u.enqueue(pkt(3)), Err(pkt(3)));
+        assert_eq!(u.finished(), None);
+        assert_eq!(
+            u.next(true, false),
+            Step::Run(SimTime::from_ns_f64(30_000.0))
+        );
+        assert_eq!(u.held(), 2);
+        assert_eq!(u.finished(), Some(pkt(1)));
+        assert_eq!(
+            u.next(false, false),
+            Step::Run(SimTime::from_ns_f64(30_000.0))
+        );
+        assert_eq!(u.finished(), Some(pkt(2)));
+        assert_eq!(u.next(false, false), Step::Done);
+        assert_eq!((u.packets, u.held()), (2, 0));
     }
 }

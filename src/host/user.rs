@@ -8,10 +8,10 @@ use crate::time::SimTime;
 impl Host {
     /// A forwarded packet for the screend-like process.
     pub(crate) fn user_enqueue(&mut self, p: Packet) {
-        let Some(q) = self.user.as_mut().and_then(|u| u.queue.as_mut()) else {
+        let Some(u) = self.user.as_mut().filter(|u| u.consumes_packets()) else {
             return;
         };
-        if let Err(p) = q.push(p) {
+        if let Err(p) = u.enqueue(p) {
             self.flows[p.flow as usize].stats.drops.user_queue += 1;
             return;
         }
@@ -24,7 +24,8 @@ impl Host {
         self.user.as_ref().map_or(0.0, |u| u.packets as f64)
     }
 
-    /// One step of the user process.
+    /// One step of the user process: the packet it finished goes to if_output (and
+    /// may let the polling thread's feedback resume input) before it takes the next.
     pub(crate) fn user_step(
         &mut self,
         now: SimTime,
@@ -34,32 +35,19 @@ impl Host {
         let Some(u) = self.user.as_mut() else {
             return Step::Done;
         };
-        if u.queue.is_none() {
-            // cpu-bound: slices, yielding to other normal-priority tasks between them.
-            if !first && self.user_level_contended() {
-                return Step::Yield;
-            }
-            let u = self.user.as_mut().expect("user");
-            return Step::Run(u.quantum);
-        }
-        if let Some(p) = u.current.take() {
-            u.packets += 1;
+        if let Some(p) = u.finished() {
             self.if_output(p, now, s);
             self.output_drained(now, s);
         }
-        let u = self.user.as_mut().expect("user");
-        match u.queue.as_mut().and_then(|q| q.pop()) {
-            Some(p) => {
-                u.current = Some(p);
-                let c = u.per_packet.clone().expect("screend cost");
-                Step::Run(c.sample(&mut u.rng))
-            }
+        let contended = self.user_level_contended();
+        match self.user.as_mut() {
+            Some(u) => u.next(first, contended),
             None => Step::Done,
         }
     }
 
     /// Unit cost of the cpu-bound job [ns] (0 for screend).
     pub(crate) fn user_unit_ns(&self) -> f64 {
-        self.user.as_ref().map_or(0.0, |u| u.unit_ns)
+        self.user.as_ref().map_or(0.0, |u| u.unit_ns())
     }
 }
