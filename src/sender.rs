@@ -45,8 +45,10 @@
 //! full if_snd).
 
 use crate::cost::{Cost, CostParam};
+use crate::packet::Packet;
 use crate::problems::Problems;
 use crate::rng::StreamRng;
+use crate::task::Step;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -163,12 +165,12 @@ impl SenderConfig {
 #[derive(Clone, Debug)]
 pub struct Sender {
     /// Index of its flow in the host's flows.
-    pub(crate) flow: usize,
+    pub flow: usize,
     /// Output NIC.
-    pub(crate) nic: usize,
-    pub(crate) frame_bytes: u32,
+    pub nic: usize,
+    frame_bytes: u32,
     /// TCP payload per packet [bytes].
-    pub(crate) payload_bytes: u32,
+    pub payload_bytes: u32,
     clusters: u32,
     walk: u32,
     copyin_ps: u64,
@@ -177,16 +179,16 @@ pub struct Sender {
     per_mbuf: Cost,
     tcp_output: Cost,
     encap: Cost,
-    pub(crate) quantum: SimTime,
+    quantum: SimTime,
     /// When sending stops.
-    pub(crate) stop: SimTime,
-    pub(crate) rng: StreamRng,
+    stop: SimTime,
+    rng: StreamRng,
     /// The packet being built (handed to if_output at the end of the burst).
-    pub(crate) building: bool,
+    building: bool,
     /// Sleeping on a full if_snd.
-    pub(crate) blocked: bool,
+    blocked: bool,
     /// CPU time since it last got the CPU [ps].
-    pub(crate) slice_used: SimTime,
+    slice_used: SimTime,
     /// Packets handed to if_output -- counter.
     pub packets: u64,
     /// Times it slept on a full if_snd -- counter.
@@ -228,8 +230,57 @@ impl Sender {
         }
     }
 
+    /// The first half of a step (`first`: it has just been given the CPU): the packet
+    /// built in the burst that just ended, for if_output, stamped `now`.
+    pub fn built(&mut self, first: bool, now: SimTime) -> Option<Packet> {
+        if first {
+            self.slice_used = SimTime::ZERO;
+        }
+        if !std::mem::take(&mut self.building) {
+            return None;
+        }
+        self.packets += 1;
+        Some(Packet {
+            flow: self.flow as u32,
+            bytes: self.frame_bytes,
+            seq: self.packets - 1,
+            t_in: now,
+        })
+    }
+
+    /// The second half: stop at the end of sending; yield at the end of a time slice
+    /// when another normal-priority task waits (`contended`); sleep on a full if_snd
+    /// (`if_snd_full`); else build the next packet.
+    pub fn next(&mut self, now: SimTime, contended: bool, if_snd_full: bool) -> Step {
+        if now >= self.stop {
+            return Step::Done;
+        }
+        if self.slice_used >= self.quantum && contended {
+            return Step::Yield;
+        }
+        if if_snd_full {
+            self.blocked = true;
+            self.blocks += 1;
+            return Step::Done;
+        }
+        let d = self.packet_cost();
+        self.building = true;
+        self.slice_used += d;
+        Step::Run(d)
+    }
+
+    /// The driver freed room in its NIC's if_snd (`if_snd_full` after it): returns
+    /// whether the sender, asleep on it, wakes.
+    pub fn room(&mut self, if_snd_full: bool) -> bool {
+        if self.blocked && !if_snd_full {
+            self.blocked = false;
+            return true;
+        }
+        false
+    }
+
     /// CPU time to build one packet.
-    pub(crate) fn packet_cost(&mut self) -> SimTime {
+    fn packet_cost(&mut self) -> SimTime {
         let r = &mut self.rng;
         let mut t = self.sosend.sample(r) + SimTime(self.copyin_ps);
         for _ in 0..self.clusters {
@@ -337,5 +388,45 @@ mod tests {
             serde_json::from_value(json!({ "nic": "bge0", "frame_bytes": 4488 })).unwrap();
         assert_eq!(c.payload_bytes(), 4430);
         assert_eq!(c.clusters(), 3);
+    }
+
+    /// The component alone: a sender with a 20 us packet cost and a 50 us time slice.
+    fn alone() -> super::Sender {
+        let cfg: super::SenderConfig =
+            serde_json::from_value(json!({ "nic": "out", "sosend": 20000 })).expect("config");
+        super::Sender::new(
+            &cfg,
+            0,
+            1,
+            1000.0,
+            SimTime::from_ns_f64(50_000.0),
+            SimTime::from_ns_f64(1e6),
+            RunKey::single(1).stream("sender"),
+        )
+    }
+
+    #[test]
+    fn builds_packets_back_to_back_and_hands_each_over_at_the_end_of_its_burst() {
+        use crate::task::Step;
+        let mut snd = alone();
+        let t = SimTime::from_ns_f64;
+        assert_eq!(snd.built(true, t(0.0)), None);
+        assert_eq!(snd.next(t(0.0), false, false), Step::Run(t(20_000.0)));
+        let p = snd.built(false, t(20_000.0)).expect("the packet built");
+        assert_eq!((p.seq, p.t_in, p.flow), (0, t(20_000.0), 0));
+        // Slices are only given up when another task waits: after 60 us of 50, yield.
+        snd.next(t(20_000.0), false, false);
+        snd.built(false, t(40_000.0));
+        snd.next(t(40_000.0), false, false);
+        snd.built(false, t(60_000.0));
+        assert_eq!(snd.next(t(60_000.0), true, false), Step::Yield);
+        // A full if_snd: sleep until the driver frees room.
+        assert_eq!(snd.next(t(60_000.0), false, true), Step::Done);
+        assert!(!snd.room(true));
+        assert!(snd.room(false));
+        assert!(!snd.room(false));
+        // At the end of sending: done.
+        assert_eq!(snd.next(t(1e6), false, false), Step::Done);
+        assert_eq!((snd.packets, snd.blocks), (3, 1));
     }
 }
