@@ -144,28 +144,28 @@ impl LinkWatchConfig {
 
 /// A NIC's link watch during a run.
 #[derive(Clone, Debug)]
-pub(crate) struct LinkWatch {
-    pub(crate) reinit_on_underrun: bool,
-    pub reinit_on_rx_error: bool,
-    pub(crate) reinit: Cost,
-    pub(crate) period: SimTime,
-    pub(crate) period_down: SimTime,
-    pub(crate) tick: Cost,
+pub struct LinkWatch {
+    reinit_on_underrun: bool,
+    reinit_on_rx_error: bool,
+    reinit: Cost,
+    period: SimTime,
+    period_down: SimTime,
+    tick: Cost,
     /// Where the tick body runs.
-    pub spl: Spl,
-    pub(crate) mii_tick: Cost,
-    pub(crate) mii_when: MiiTickWhen,
-    pub(crate) pollstat: Cost,
-    pub(crate) rng: StreamRng,
+    spl: Spl,
+    mii_tick: Cost,
+    mii_when: MiiTickWhen,
+    pollstat: Cost,
+    rng: StreamRng,
     /// Generation of the armed callout (re-arming cancels the previous one).
-    pub(crate) generation: u32,
+    generation: u32,
     /// The callout fired and dc_tick waits for softclock; a re-arm (untimeout) before
     /// it runs cancels it.
-    pub(crate) due: bool,
+    due: bool,
     /// Generation of the callout whose dc_tick is running.
-    pub(crate) running: Option<u32>,
+    running: Option<u32>,
     /// When the link went down, while it is down.
-    pub(crate) down_since: Option<SimTime>,
+    down_since: Option<SimTime>,
     /// Chip re-initialisations -- counter.
     pub resets: u64,
     /// dc_tick bodies run -- counter.
@@ -176,6 +176,27 @@ pub(crate) struct LinkWatch {
     pub pollstats: u64,
     /// Time the link was considered down [ps] -- counter.
     pub down_ps: u64,
+}
+
+/// How the start of a dc_tick goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TickStart {
+    /// Cancelled by a re-arm before it ran: nothing.
+    Cancelled,
+    /// Softclock dispatched the callout; the body runs next at splimp.
+    ToSplimp,
+    /// The body runs for this long.
+    Run(SimTime),
+}
+
+/// What the NIC looks like to dc_tick's MII branch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NicView {
+    /// The link is up.
+    pub link_up: bool,
+    /// The RX ring has a free descriptor and the transmitter is idle (the MII branch's
+    /// "not busy" test).
+    pub idle: bool,
 }
 
 impl LinkWatch {
@@ -206,8 +227,207 @@ impl LinkWatch {
         }
     }
 
+    /// The first callout's generation and delay.
+    pub fn first_callout(&self) -> (u32, SimTime) {
+        (self.generation, self.period)
+    }
+
+    /// Re-arm the callout (untimeout + timeout), cancelling the pending one; returns
+    /// the new generation and the delay (shorter while the link is down).
+    pub fn rearm(&mut self, link_up: bool) -> (u32, SimTime) {
+        self.generation = self.generation.wrapping_add(1);
+        self.due = false;
+        (
+            self.generation,
+            if link_up {
+                self.period
+            } else {
+                self.period_down
+            },
+        )
+    }
+
+    /// The callout of `generation` fired: returns whether dc_tick is due (not
+    /// cancelled by a later re-arm).
+    pub fn fired(&mut self, generation: u32) -> bool {
+        if self.generation != generation {
+            return false;
+        }
+        self.due = true;
+        true
+    }
+
+    /// dc_tick gets the CPU (`at_spl`: the task that runs its body at splimp).
+    pub fn tick_start(&mut self, at_spl: bool, nic: NicView) -> TickStart {
+        if !self.due {
+            // Cancelled by a reset before softclock ran it.
+            return TickStart::Cancelled;
+        }
+        if self.spl == Spl::Splimp && !at_spl {
+            return TickStart::ToSplimp;
+        }
+        self.due = false;
+        self.running = Some(self.generation);
+        let mii = match self.mii_when {
+            MiiTickWhen::Always => true,
+            MiiTickWhen::Idle => nic.idle,
+            MiiTickWhen::LinkDown => !nic.link_up,
+        };
+        self.ticks += 1;
+        let mut cost = self.tick.sample(&mut self.rng);
+        if mii {
+            self.mii_ticks += 1;
+            cost += self.mii_tick.sample(&mut self.rng);
+        }
+        if !nic.link_up {
+            self.pollstats += 1;
+            cost += self.pollstat.sample(&mut self.rng);
+        }
+        TickStart::Run(cost)
+    }
+
+    /// dc_tick's body ended at `now`: `None` if a reset re-armed the callout meanwhile
+    /// (it ends there), else whether the link came back up (the callout is to be
+    /// re-armed either way).
+    pub fn tick_end(&mut self, now: SimTime) -> Option<bool> {
+        if self.running.take() != Some(self.generation) {
+            return None;
+        }
+        match self.down_since.take() {
+            Some(t) => {
+                self.down_ps += (now - t).0;
+                Some(true)
+            }
+            None => Some(false),
+        }
+    }
+
+    /// Whether a receive error re-initialises the chip.
+    pub fn reinit_on_rx_error(&self) -> bool {
+        self.reinit_on_rx_error
+    }
+
+    /// Whether a transmit underrun re-initialises the chip.
+    pub fn reinit_on_underrun(&self) -> bool {
+        self.reinit_on_underrun
+    }
+
+    /// The chip was re-initialised at `now` (dc_init): the link is down from then on;
+    /// returns the CPU cost.
+    pub fn reinit(&mut self, now: SimTime) -> SimTime {
+        self.resets += 1;
+        if self.down_since.is_none() {
+            self.down_since = Some(now);
+        }
+        self.reinit.sample(&mut self.rng)
+    }
+
     /// Time the link was down up to `now`.
     pub fn down_until(&self, now: SimTime) -> u64 {
         self.down_ps + self.down_since.map_or(0, |t| (now - t).0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::RunKey;
+
+    /// A dc(4)-like watch: 1 s tick of 1 us at splimp, 0.1 s while the link is down,
+    /// MII tick 50 us when idle, pollstat 500 us, reinit 11.9 ms.
+    fn watch() -> LinkWatch {
+        let cfg: LinkWatchConfig = serde_json::from_value(serde_json::json!({
+            "reinit_on_underrun": true,
+            "reinit": 11_900_000,
+            "tick_period_ns": 1e9,
+            "tick_period_link_down_ns": 1e8,
+            "tick": 1000,
+            "tick_spl": "splimp",
+            "mii_tick": 50_000,
+            "mii_tick_when": "idle",
+            "pollstat": 500_000,
+        }))
+        .expect("config");
+        LinkWatch::new(&cfg, 1000.0, RunKey::single(1).stream("lw"))
+    }
+
+    const US: fn(f64) -> SimTime = |us| SimTime::from_ns_f64(us * 1e3);
+
+    #[test]
+    fn a_tick_runs_at_splimp_with_the_mii_branch_only_when_the_chip_is_idle() {
+        let mut w = watch();
+        let (g, after) = w.first_callout();
+        assert_eq!(after, US(1e6));
+        assert!(w.fired(g));
+        let up_busy = NicView {
+            link_up: true,
+            idle: false,
+        };
+        // Softclock hands the body to splimp; there: the tick alone (busy chip).
+        assert_eq!(w.tick_start(false, up_busy), TickStart::ToSplimp);
+        assert_eq!(w.tick_start(true, up_busy), TickStart::Run(US(1.0)));
+        assert_eq!(w.tick_end(US(1.0)), Some(false));
+        let (g, after) = w.rearm(true);
+        assert_eq!(after, US(1e6));
+        w.fired(g);
+        let up_idle = NicView {
+            link_up: true,
+            idle: true,
+        };
+        assert_eq!(w.tick_start(true, up_idle), TickStart::Run(US(51.0)));
+        assert_eq!((w.ticks, w.mii_ticks, w.pollstats), (2, 1, 0));
+    }
+
+    #[test]
+    fn a_reset_takes_the_link_down_until_the_next_tick_and_cancels_a_pending_one() {
+        let mut w = watch();
+        let (g, _) = w.first_callout();
+        assert!(w.fired(g));
+        // dc_init before softclock runs the tick: it costs 11.9 ms, and the re-arm
+        // cancels the pending tick (shorter period while the link is down).
+        assert_eq!(w.reinit(US(100.0)), US(11_900.0));
+        let (g2, after) = w.rearm(false);
+        assert_eq!(after, US(1e5));
+        assert_eq!(
+            w.tick_start(
+                true,
+                NicView {
+                    link_up: false,
+                    idle: true
+                }
+            ),
+            TickStart::Cancelled
+        );
+        assert!(!w.fired(g));
+        assert!(w.fired(g2));
+        // The next tick, link down: tick + MII (idle) + pollstat; it brings the link up.
+        let down = NicView {
+            link_up: false,
+            idle: true,
+        };
+        assert_eq!(w.tick_start(true, down), TickStart::Run(US(551.0)));
+        assert_eq!(w.tick_end(US(100_100.0)), Some(true));
+        assert_eq!((w.resets, w.down_ps), (1, US(100_000.0).0));
+        assert_eq!(w.down_until(US(200_000.0)), US(100_000.0).0);
+    }
+
+    #[test]
+    fn a_reset_during_a_tick_ends_it_without_a_second_rearm() {
+        let mut w = watch();
+        let (g, _) = w.first_callout();
+        w.fired(g);
+        assert!(matches!(
+            w.tick_start(
+                true,
+                NicView {
+                    link_up: true,
+                    idle: false
+                }
+            ),
+            TickStart::Run(_)
+        ));
+        w.reinit(US(0.5));
+        w.rearm(false);
+        assert_eq!(w.tick_end(US(1.0)), None);
     }
 }

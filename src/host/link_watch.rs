@@ -1,9 +1,8 @@
 //! The host's routing for [`crate::link_watch`].
 
-use crate::counters::Spl;
 use crate::engine::Scheduler;
 use crate::host::{Event, Host, Step, Task};
-use crate::link_watch::*;
+use crate::link_watch::{NicView, TickStart};
 use crate::time::SimTime;
 
 impl Host {
@@ -11,28 +10,27 @@ impl Host {
     pub(crate) fn link_watch_start(&mut self, s: &mut Scheduler<Event>) {
         for nic in 0..self.link_watch.len() {
             if let Some(w) = &self.link_watch[nic] {
-                s.at(w.period, Event::LinkTick(nic as u16, w.generation));
+                let (generation, after) = w.first_callout();
+                s.at(after, Event::LinkTick(nic as u16, generation));
             }
         }
     }
 
     /// (Re-)arm `nic`'s link check one period from now, cancelling the pending one.
     pub(crate) fn link_watch_rearm(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let down = !self.nics[nic].link_up;
+        let up = self.nics[nic].link_up;
         if let Some(w) = &mut self.link_watch[nic] {
-            w.generation = w.generation.wrapping_add(1);
-            w.due = false;
-            let period = if down { w.period_down } else { w.period };
-            s.at(now + period, Event::LinkTick(nic as u16, w.generation));
+            let (generation, after) = w.rearm(up);
+            s.at(now + after, Event::LinkTick(nic as u16, generation));
         }
     }
 
     /// The link-check callout fired: run dc_tick at softclock (unless cancelled).
     pub(crate) fn link_tick_due(&mut self, nic: usize, generation: u32) {
-        if let Some(w) = &mut self.link_watch[nic]
-            && w.generation == generation
+        if self.link_watch[nic]
+            .as_mut()
+            .is_some_and(|w| w.fired(generation))
         {
-            w.due = true;
             self.wake(Task::LinkTick(nic as u16));
         }
     }
@@ -47,48 +45,34 @@ impl Host {
         at_spl: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
+        let n = &self.nics[nic];
+        let view = NicView {
+            link_up: n.link_up,
+            idle: n.rx_ring.len() < n.rx_ring.capacity() && n.tx_idle(),
+        };
         let Some(w) = &mut self.link_watch[nic] else {
             return Step::Done;
         };
         if first {
-            if !w.due {
-                // Cancelled by a reset before softclock ran it.
-                return Step::Done;
-            }
-            if w.spl == Spl::Splimp && !at_spl {
-                // Softclock dispatched the callout: dc_tick's splimp() body runs
-                // next, blocking device interrupts (a reset before it cancels it).
-                self.wake(Task::LinkTickImp(nic as u16));
-                return Step::Done;
-            }
-            w.due = false;
-            w.running = Some(w.generation);
-            let n = &self.nics[nic];
-            let mii = match w.mii_when {
-                MiiTickWhen::Always => true,
-                MiiTickWhen::Idle => n.rx_ring.len() < n.rx_ring.capacity() && n.tx_idle(),
-                MiiTickWhen::LinkDown => !n.link_up,
+            return match w.tick_start(at_spl, view) {
+                TickStart::Cancelled => Step::Done,
+                TickStart::ToSplimp => {
+                    // Softclock dispatched the callout: dc_tick's splimp() body runs
+                    // next, blocking device interrupts (a reset before it cancels it).
+                    self.wake(Task::LinkTickImp(nic as u16));
+                    Step::Done
+                }
+                TickStart::Run(d) => Step::Run(d),
             };
-            w.ticks += 1;
-            let mut cost = w.tick.sample(&mut w.rng);
-            if mii {
-                w.mii_ticks += 1;
-                cost += w.mii_tick.sample(&mut w.rng);
-            }
-            if !n.link_up {
-                w.pollstats += 1;
-                cost += w.pollstat.sample(&mut w.rng);
-            }
-            return Step::Run(cost);
         }
-        if w.running.take() != Some(w.generation) {
+        match w.tick_end(now) {
             // A reset re-armed the callout while this dc_tick ran.
-            return Step::Done;
-        }
-        if let Some(t) = w.down_since.take() {
-            w.down_ps += (now - t).0;
-            self.nics[nic].link_up = true;
-            self.if_start(nic, now, s);
+            None => return Step::Done,
+            Some(true) => {
+                self.nics[nic].link_up = true;
+                self.if_start(nic, now, s);
+            }
+            Some(false) => {}
         }
         self.link_watch_rearm(nic, now, s);
         Step::Done
@@ -106,7 +90,7 @@ impl Host {
         let Some(w) = self.link_watch[nic].as_ref() else {
             return SimTime::ZERO;
         };
-        if !w.reinit_on_rx_error {
+        if !w.reinit_on_rx_error() {
             return SimTime::ZERO;
         }
         self.reinit(nic, now, s)
@@ -115,11 +99,7 @@ impl Host {
     fn reinit(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) -> SimTime {
         self.chip_reset(nic, now, s);
         let w = self.link_watch[nic].as_mut().expect("link watch");
-        w.resets += 1;
-        if w.down_since.is_none() {
-            w.down_since = Some(now);
-        }
-        w.reinit.sample(&mut w.rng)
+        w.reinit(now)
     }
 
     /// The handler found TX_UNDERRUN: raise the threshold and, for a driver that does,
@@ -136,7 +116,7 @@ impl Host {
         }
         let reinit = self.link_watch[nic]
             .as_ref()
-            .is_some_and(|w| w.reinit_on_underrun);
+            .is_some_and(|w| w.reinit_on_underrun());
         if !reinit {
             self.nics[nic].tx_halted = false;
             self.if_start(nic, now, s);
