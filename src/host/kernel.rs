@@ -9,7 +9,7 @@ use crate::time::SimTime;
 impl Host {
     /// schednetisr: mark `bits` pending and make the dispatcher ready.
     pub(crate) fn swi_raise(&mut self, bits: u32) {
-        self.netisr.pending |= bits;
+        self.netisr.raise(bits);
         self.wake(Task::Swi);
     }
 
@@ -34,10 +34,11 @@ impl Host {
 
     /// Frames held by the IP netisr and the polling handlers.
     pub(crate) fn netisr_held(&self) -> usize {
-        self.netisr.current.is_some() as usize + self.polling_held()
+        self.netisr.held() + self.polling_held()
     }
 
-    /// The next step of the software-interrupt dispatcher.
+    /// The next step of the software-interrupt dispatcher: the step of the handler it
+    /// is in; when that handler is done, the lowest pending bit's handler.
     pub(crate) fn swi_step(
         &mut self,
         now: SimTime,
@@ -45,7 +46,7 @@ impl Host {
         s: &mut Scheduler<Event>,
     ) -> Step {
         loop {
-            let step = match self.netisr.work {
+            let step = match self.netisr.work() {
                 SwiWork::None => Step::Done,
                 SwiWork::Ip => self.ipintr_step(now, s),
                 SwiWork::Poll => self.netisr_poll_step(now, s),
@@ -54,15 +55,10 @@ impl Host {
             if let Step::Run(_) = step {
                 return step;
             }
-            // The handler finished: run the lowest pending bit.
-            let bits = self.netisr.pending;
-            if bits == 0 {
-                self.netisr.work = SwiWork::None;
+            let Some(bit) = self.netisr.next_bit() else {
                 return Step::Done;
-            }
-            let bit = 1u32 << bits.trailing_zeros();
-            self.netisr.pending &= !bit;
-            self.netisr.work = match bit {
+            };
+            let work = match bit {
                 NETISR_POLL => {
                     self.netisr_poll_begin(now);
                     SwiWork::Poll
@@ -80,20 +76,15 @@ impl Host {
                 }
                 _ => SwiWork::None,
             };
+            self.netisr.set_work(work);
         }
     }
 
     /// ipintr: forward the packet just processed, take the next one off ipintrq.
     fn ipintr_step(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> Step {
-        if let Some(p) = self.netisr.current.take() {
+        if let Some(p) = self.netisr.ip_finished() {
             self.forward(p, now, s);
         }
-        match self.netisr.ipintrq.pop() {
-            Some(p) => {
-                self.netisr.current = Some(p);
-                Step::Run(self.netisr.forward_cost())
-            }
-            None => Step::Done,
-        }
+        self.netisr.ip_next()
     }
 }
