@@ -1,7 +1,7 @@
 //! The host's routing for [`crate::policy::deferred`].
 
 use crate::engine::Scheduler;
-use crate::host::env::HostEnv;
+use crate::host::env::lend;
 use crate::host::{Event, Host, Step};
 use crate::policy::PolicyConfig;
 use crate::time::SimTime;
@@ -15,15 +15,14 @@ impl Host {
         first: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
-        let Some(mut t) = self.taskqs[nic].take() else {
-            debug_assert!(
-                !matches!(self.policies[nic], PolicyConfig::Deferred { .. }),
-                "a task re-entered while lent to its step"
-            );
-            return Step::Done;
-        };
-        let step = t.step(first, &mut HostEnv { h: self, now, s });
-        self.taskqs[nic] = Some(t);
-        step
+        lend(
+            self,
+            now,
+            s,
+            |h| &mut h.taskqs[nic],
+            |h| matches!(h.policies[nic], PolicyConfig::Deferred { .. }),
+            |t, env| t.step(first, env),
+        )
+        .unwrap_or(Step::Done)
     }
 }

@@ -156,3 +156,26 @@ impl IsrEnv for HostEnv<'_> {
         self.h.stop
     }
 }
+
+/// Lend a policy's state to one of its steps: take it out of the host (the state is
+/// boxed, so this moves a pointer), call `f` with it and a [`HostEnv`], put it back.
+/// `None` when the host has no such state. `should_exist` says whether it ought to
+/// (some NIC uses the policy): then the state was re-entered while lent, a bug that
+/// debug builds stop on.
+#[inline(always)]
+pub(crate) fn lend<T, R>(
+    h: &mut Host,
+    now: SimTime,
+    s: &mut Scheduler<Event>,
+    mut slot: impl FnMut(&mut Host) -> &mut Option<Box<T>>,
+    should_exist: impl FnOnce(&Host) -> bool,
+    f: impl FnOnce(&mut T, &mut HostEnv<'_>) -> R,
+) -> Option<R> {
+    let Some(mut state) = slot(h).take() else {
+        debug_assert!(!should_exist(h), "a policy re-entered while lent to a step");
+        return None;
+    };
+    let r = f(&mut state, &mut HostEnv { h, now, s });
+    *slot(h) = Some(state);
+    Some(r)
+}

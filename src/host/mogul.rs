@@ -1,37 +1,42 @@
 //! The host's routing for [`crate::policy::mogul`].
 
 use crate::engine::Scheduler;
-use crate::host::env::HostEnv;
+use crate::host::env::lend;
 use crate::host::{Event, Host, Step};
 use crate::policy::PolicyConfig;
 use crate::time::SimTime;
 
+/// Whether a NIC is served by the polling thread.
+fn mogul(p: &PolicyConfig) -> bool {
+    matches!(p, PolicyConfig::MogulRamakrishnan { .. })
+}
+
 impl Host {
     /// The receive interrupt of a NIC the polling thread serves.
     pub(crate) fn mogul_schedule(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(mut m) = self.mogul.take() else {
-            debug_assert!(
-                !self.uses(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })),
-                "mogul re-entered while lent to a step"
-            );
-            return;
-        };
-        m.schedule(nic, &mut HostEnv { h: self, now, s });
-        self.mogul = Some(m);
+        lend(
+            self,
+            now,
+            s,
+            |h| &mut h.mogul,
+            |h| h.uses(mogul),
+            |m, env| m.schedule(nic, env),
+        );
     }
 
-    /// Start of a cycle-limit period.
+    /// Start of a cycle-limit period; the next one starts a period later.
     pub(crate) fn mogul_period(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(mut m) = self.mogul.take() else {
-            debug_assert!(
-                !self.uses(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })),
-                "mogul re-entered while lent to a step"
-            );
-            return;
-        };
-        m.period_start(&mut HostEnv { h: self, now, s });
-        s.at(now + m.period, Event::MogulPeriod);
-        self.mogul = Some(m);
+        lend(
+            self,
+            now,
+            s,
+            |h| &mut h.mogul,
+            |h| h.uses(mogul),
+            |m, env| {
+                m.period_start(env);
+                env.s.at(now + m.period, Event::MogulPeriod);
+            },
+        );
     }
 
     /// Whether the queue after the receive path is full (`half`: more than half full)
@@ -61,15 +66,14 @@ impl Host {
     /// A downstream queue drained a little (the polling thread's feedback).
     #[inline]
     pub(crate) fn output_drained(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(mut m) = self.mogul.take() else {
-            debug_assert!(
-                !self.uses(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })),
-                "mogul re-entered while lent to a step"
-            );
-            return;
-        };
-        m.output_drained(&mut HostEnv { h: self, now, s });
-        self.mogul = Some(m);
+        lend(
+            self,
+            now,
+            s,
+            |h| &mut h.mogul,
+            |h| h.uses(mogul),
+            |m, env| m.output_drained(env),
+        );
     }
 
     /// One step of the polling thread.
@@ -79,15 +83,14 @@ impl Host {
         first: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
-        let Some(mut m) = self.mogul.take() else {
-            debug_assert!(
-                !self.uses(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })),
-                "mogul re-entered while lent to a step"
-            );
-            return Step::Done;
-        };
-        let step = m.step(first, &mut HostEnv { h: self, now, s });
-        self.mogul = Some(m);
-        step
+        lend(
+            self,
+            now,
+            s,
+            |h| &mut h.mogul,
+            |h| h.uses(mogul),
+            |m, env| m.step(first, env),
+        )
+        .unwrap_or(Step::Done)
     }
 }

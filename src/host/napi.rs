@@ -1,23 +1,27 @@
 //! The host's routing for [`crate::policy::napi`].
 
 use crate::engine::Scheduler;
-use crate::host::env::HostEnv;
+use crate::host::env::lend;
 use crate::host::{Event, Host, Step};
 use crate::policy::PolicyConfig;
 use crate::time::SimTime;
 
+/// Whether a NIC uses NAPI.
+fn napi(p: &PolicyConfig) -> bool {
+    matches!(p, PolicyConfig::Napi { .. })
+}
+
 impl Host {
     /// napi_schedule from `nic`'s receive interrupt.
     pub(crate) fn napi_schedule(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(mut n) = self.napi.take() else {
-            debug_assert!(
-                !self.uses(|p| matches!(p, PolicyConfig::Napi { .. })),
-                "napi re-entered while lent to a step"
-            );
-            return;
-        };
-        n.schedule(nic, &mut HostEnv { h: self, now, s });
-        self.napi = Some(n);
+        lend(
+            self,
+            now,
+            s,
+            |h| &mut h.napi,
+            |h| h.uses(napi),
+            |n, env| n.schedule(nic, env),
+        );
     }
 
     /// The softirq dispatcher reached the NET_RX bit. Returns whether a net_rx_action
@@ -28,16 +32,15 @@ impl Host {
 
     /// One step of net_rx_action in softirq context.
     pub(crate) fn net_rx_step(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> Step {
-        let Some(mut n) = self.napi.take() else {
-            debug_assert!(
-                !self.uses(|p| matches!(p, PolicyConfig::Napi { .. })),
-                "napi re-entered while lent to a step"
-            );
-            return Step::Done;
-        };
-        let step = n.softirq_step(&mut HostEnv { h: self, now, s });
-        self.napi = Some(n);
-        step
+        lend(
+            self,
+            now,
+            s,
+            |h| &mut h.napi,
+            |h| h.uses(napi),
+            |n, env| n.softirq_step(env),
+        )
+        .unwrap_or(Step::Done)
     }
 
     /// One step of ksoftirqd.
@@ -47,16 +50,15 @@ impl Host {
         first: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
-        let Some(mut n) = self.napi.take() else {
-            debug_assert!(
-                !self.uses(|p| matches!(p, PolicyConfig::Napi { .. })),
-                "napi re-entered while lent to a step"
-            );
-            return Step::Done;
-        };
-        let step = n.ksoftirqd_step(first, &mut HostEnv { h: self, now, s });
-        self.napi = Some(n);
-        step
+        lend(
+            self,
+            now,
+            s,
+            |h| &mut h.napi,
+            |h| h.uses(napi),
+            |n, env| n.ksoftirqd_step(first, env),
+        )
+        .unwrap_or(Step::Done)
     }
 
     /// Frames held by a NAPI poll step.
