@@ -40,6 +40,7 @@ pub mod counters;
 pub mod cpu;
 pub mod engine;
 pub mod error;
+pub mod fit;
 pub mod host;
 pub mod irq;
 pub mod kernel;

@@ -1,6 +1,7 @@
 //! The `irqsim` command: run scenarios, print tables, write result files and plots;
 //! redraw and compare plots of saved results.
 
+mod fit_cmd;
 mod plot;
 
 use anyhow::Context;
@@ -63,6 +64,17 @@ enum Cmd {
         #[arg(required = true, num_args = 2..)]
         results: Vec<PathBuf>,
     },
+    /// Fit numeric model parameters to the measured table the scenario names, by
+    /// simulating it (weighted least squares of loss and average latency per load point;
+    /// Nelder-Mead after a Halton sample, with restarts).
+    ///
+    /// Writes DIR/fit.json (fitted values, linearised 95 % intervals, correlations,
+    /// residuals point by point, warnings), DIR/fitted-model.json (the model file with
+    /// the fitted values and a note on each), DIR/residuals.csv, the start and fitted
+    /// sweeps under DIR/start/ and DIR/fitted/, and plots under DIR/plots/ (residuals,
+    /// the objective along each parameter, start and fitted sweeps against the table).
+    /// Exit codes: 0 success, 2 bad input, 1 other failure.
+    Fit(fit_cmd::FitArgs),
     /// Print the JSON Schema of scenario or model files (generated from the Rust types;
     /// the same as schemas/*.schema.json), for editors that check files as they are typed.
     Schema {
@@ -111,6 +123,16 @@ fn main() -> ExitCode {
         None => (PathBuf::from(BUILTIN_SCENARIO), &BuiltinFiles),
         Some(Cmd::Plot { results }) => return plot_cmd(&[results], false, &opts),
         Some(Cmd::Compare { results }) => return plot_cmd(&results, true, &opts),
+        Some(Cmd::Fit(args)) => {
+            return fit_cmd::fit(
+                &args,
+                &opts.out,
+                opts.seed,
+                opts.threads,
+                opts.quiet,
+                opts.no_plots,
+            );
+        }
         Some(Cmd::Schema { kind }) => {
             print!(
                 "{}",
@@ -135,7 +157,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn input_error(e: &InputError) -> ExitCode {
+pub(crate) fn input_error(e: &InputError) -> ExitCode {
     eprintln!("error: invalid input");
     for line in e.to_string().lines() {
         eprintln!("  {line}");

@@ -124,7 +124,7 @@ fn header<DB: DrawingBackend>(root: &Area<DB>, data: &Data, what: &str) -> Heade
 }
 
 /// A chart builder with the common margins and label areas.
-fn builder<'a, 'b, DB: DrawingBackend>(
+pub(super) fn builder<'a, 'b, DB: DrawingBackend>(
     area: &'a Area<DB>,
     panel: bool,
 ) -> ChartBuilder<'a, 'b, DB> {
@@ -166,13 +166,15 @@ macro_rules! mesh {
     };
 }
 
+pub(super) use mesh;
+
 /// Tick labels: numbers with thousands separators.
-fn num(v: &f64) -> String {
+pub(super) fn num(v: &f64) -> String {
     fmt_num(*v)
 }
 
 /// A line through data points, with optional markers.
-fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
     root: &Area<DB>,
     ct: &CT,
     pts: &[(f64, f64)],

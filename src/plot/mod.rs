@@ -21,6 +21,7 @@
 
 mod charts;
 mod data;
+pub mod fit;
 mod font;
 mod frame;
 mod raster;
@@ -108,7 +109,7 @@ fn render(kind: Kind, data: &data::Data) -> anyhow::Result<(String, Vec<u8>)> {
 }
 
 /// RGB pixels to PNG bytes.
-fn encode_png(rgb: &[u8]) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn encode_png(rgb: &[u8]) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, WIDTH, HEIGHT);

@@ -5,6 +5,7 @@ mod bad_input;
 mod baseline;
 mod dc_driver;
 mod em_rr;
+mod fit;
 mod golden;
 mod livelock_table;
 mod merged_bursts;

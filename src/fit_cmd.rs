@@ -1,0 +1,268 @@
+//! `irqsim fit`: the command around [`irqsim::fit`]: options, the printed tables, the
+//! files and the plots.
+
+use crate::plot;
+use anyhow::Context;
+use irqsim::fit::{FitError, FitOptions, FitReport, Fitter, ParamSpec, Weights};
+use irqsim::output::{self, write_atomic};
+use irqsim::scenario::DiskFiles;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Options of `irqsim fit`.
+#[derive(clap::Args)]
+pub struct FitArgs {
+    /// Scenario file (JSON) naming a measured table (`measured`) and one variant.
+    scenario: PathBuf,
+    /// A parameter to fit: PATH=LO..HI or PATH=LO..HI@START, PATH a numeric field of the
+    /// model as in overrides (`kernel.netisr_per_packet.ns`, `irq_lines.irq11.dispatch.ns`,
+    /// `nics.dc0.driver.isr_entry.ns`), bounds and start in the field's units. START
+    /// defaults to the model's value. Repeat for several.
+    #[arg(long = "param", value_name = "PATH=LO..HI[@START]", required = true)]
+    params: Vec<ParamSpec>,
+    /// Weight of the squared loss residual (percentage points) per load point.
+    #[arg(long, default_value_t = 1.0, value_name = "W")]
+    weight_loss: f64,
+    /// Weight of the squared latency residual (100 ln of the ratio, about %) per load
+    /// point.
+    #[arg(long, default_value_t = 1.0, value_name = "W")]
+    weight_latency: f64,
+    /// Sending time per point [s], replacing the scenario's: shorter is faster.
+    #[arg(long, value_name = "S")]
+    duration: Option<f64>,
+    /// Points of the global Halton sample before the descents [default: 12 per
+    /// parameter].
+    #[arg(long, value_name = "N")]
+    samples: Option<usize>,
+    /// Nelder-Mead descents from the best points of the start and the sample.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    descents: usize,
+    /// Restarts from the best point with a fresh, smaller simplex.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    restarts: usize,
+    /// Points of each parameter's objective slice (0: none).
+    #[arg(long, default_value_t = 9, value_name = "N")]
+    slice_points: usize,
+}
+
+/// Run the fit and report it.
+pub fn fit(
+    args: &FitArgs,
+    out: &Option<PathBuf>,
+    seed: Option<u64>,
+    threads: Option<usize>,
+    quiet: bool,
+    no_plots: bool,
+) -> ExitCode {
+    for (name, w) in [
+        ("--weight-loss", args.weight_loss),
+        ("--weight-latency", args.weight_latency),
+    ] {
+        if !(w.is_finite() && w >= 0.0) {
+            eprintln!("error: {name} {w}: a weight is a finite number >= 0");
+            return ExitCode::from(2);
+        }
+    }
+    if args.weight_loss == 0.0 && args.weight_latency == 0.0 {
+        eprintln!("error: --weight-loss and --weight-latency are both 0: nothing to fit");
+        return ExitCode::from(2);
+    }
+    if let Some(d) = args.duration
+        && !(d.is_finite() && d > 0.0)
+    {
+        eprintln!("error: --duration {d}: a sending time is a number of seconds > 0");
+        return ExitCode::from(2);
+    }
+    let mut opts = FitOptions::new(args.params.clone());
+    opts.weights = Weights {
+        loss: args.weight_loss,
+        latency: args.weight_latency,
+    };
+    opts.duration_s = args.duration;
+    opts.seed = seed;
+    opts.threads = threads.unwrap_or(0);
+    if let Some(n) = args.samples {
+        opts.samples = n;
+    }
+    opts.descents = args.descents;
+    opts.restarts = args.restarts;
+    opts.slice_points = args.slice_points;
+    let fitter = match Fitter::new(&args.scenario, &DiskFiles, opts) {
+        Ok(f) => f,
+        Err(FitError::Input(e)) => return crate::input_error(&e),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let stem = args
+        .scenario
+        .file_stem()
+        .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    let out = out
+        .clone()
+        .unwrap_or_else(|| Path::new("irqsim-out").join(format!("{stem}-fit")));
+    if !quiet {
+        eprintln!(
+            "irqsim fit: {} -- {} parameter(s); each evaluation simulates the whole sweep",
+            args.scenario.display(),
+            fitter.dim()
+        );
+    }
+    let t0 = Instant::now();
+    let rep = match fitter.fit() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let wall = t0.elapsed().as_secs_f64();
+    match write(&fitter, &rep, &out, no_plots) {
+        Ok(files) => {
+            if !quiet {
+                println!("{}", table(&rep));
+                for w in fitter.overridden_paths() {
+                    println!(
+                        "note: the scenario's overrides also set `{w}`; with fitted-model.json, \
+                         remove it from the overrides"
+                    );
+                }
+                println!(
+                    "wrote {} in {}; {} simulations in {wall:.1} s wall",
+                    files.join(", "),
+                    out.display(),
+                    rep.simulations
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn write(f: &Fitter, rep: &FitReport, out: &Path, no_plots: bool) -> anyhow::Result<Vec<String>> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut written = Vec::new();
+    let mut put = |name: &str, bytes: Vec<u8>| -> anyhow::Result<()> {
+        let p = out.join(name);
+        write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
+        written.push(name.to_string());
+        Ok(())
+    };
+    put(
+        "fit.json",
+        (serde_json::to_string_pretty(rep)? + "\n").into_bytes(),
+    )?;
+    let model = f.fitted_model(rep)?;
+    put(
+        "fitted-model.json",
+        (serde_json::to_string_pretty(&model)? + "\n").into_bytes(),
+    )?;
+    put("residuals.csv", residuals_csv(rep)?)?;
+    let start: Vec<f64> = rep.params.iter().map(|p| p.start).collect();
+    let fitted: Vec<f64> = rep.params.iter().map(|p| p.value).collect();
+    let (s, e) = (f.evaluate(&start)?, f.evaluate(&fitted)?);
+    output::write_all(&out.join("start"), &s.results)?;
+    output::write_all(&out.join("fitted"), &e.results)?;
+    written.push("start/".into());
+    written.push("fitted/".into());
+    if !no_plots {
+        let dir = out.join(plot::DIR);
+        let mut n = plot::fit::write(&dir, rep)?.len();
+        let sources = [
+            plot::Source {
+                label: "start".into(),
+                results: &s.results,
+            },
+            plot::Source {
+                label: "fitted".into(),
+                results: &e.results,
+            },
+        ];
+        n += plot::write(&dir, &sources, None)?.len();
+        written.push(format!("{}/ ({n} files)", plot::DIR));
+    }
+    Ok(written)
+}
+
+fn residuals_csv(rep: &FitReport) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    w.write_record([
+        "load_pct",
+        "measured_loss_pct",
+        "start_loss_pct",
+        "fitted_loss_pct",
+        "measured_latency_us",
+        "start_latency_us",
+        "fitted_latency_us",
+        "fitted_loss_residual",
+        "fitted_latency_residual",
+    ])?;
+    for (s, p) in rep.start_points.iter().zip(&rep.points) {
+        w.write_record([
+            p.load_pct.to_string(),
+            p.measured_loss_pct.to_string(),
+            s.loss_pct.to_string(),
+            p.loss_pct.to_string(),
+            p.measured_latency_us.to_string(),
+            s.latency_us.to_string(),
+            p.latency_us.to_string(),
+            p.loss_residual.to_string(),
+            p.latency_residual.map_or(String::new(), |r| r.to_string()),
+        ])?;
+    }
+    Ok(w.into_inner()?)
+}
+
+fn table(rep: &FitReport) -> String {
+    let mut s = format!(
+        "fit of {} to {} ({} s per point, seed {}): objective {:.1} -> {:.1}\n\n",
+        rep.scenario, rep.measured, rep.duration_s, rep.seed, rep.start_objective, rep.objective
+    );
+    s += &format!(
+        "{:<34} {:>12} {:>12} {:>27}\n",
+        "parameter", "start", "fitted", "95 % interval (linearised)"
+    );
+    for p in &rep.params {
+        let ci = match p.ci95 {
+            Some([a, b]) => format!("{a:.1} .. {b:.1}"),
+            None if !p.identifiable => "not identifiable".into(),
+            None => "-".into(),
+        };
+        s += &format!(
+            "{:<34} {:>12.1} {:>12.1} {:>27}\n",
+            p.path, p.start, p.value, ci
+        );
+    }
+    s += &format!(
+        "\n{:>6} | {:>8} {:>8} {:>8} | {:>9} {:>9} {:>9}\n",
+        "load %", "loss %", "start", "fitted", "avg us", "start", "fitted"
+    );
+    s += &format!(
+        "{:>6} | {:>8} {:>8} {:>8} | {:>9} {:>9} {:>9}\n",
+        "", "measured", "", "", "measured", "", ""
+    );
+    for (a, p) in rep.start_points.iter().zip(&rep.points) {
+        s += &format!(
+            "{:>6.1} | {:>8.2} {:>8.2} {:>8.2} | {:>9.1} {:>9.1} {:>9.1}\n",
+            p.load_pct,
+            p.measured_loss_pct,
+            a.loss_pct,
+            p.loss_pct,
+            p.measured_latency_us,
+            a.latency_us,
+            p.latency_us
+        );
+    }
+    for w in &rep.warnings {
+        s += &format!("\nwarning: {w}");
+    }
+    s
+}
