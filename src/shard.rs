@@ -368,7 +368,9 @@ pub enum MergeError {
         shard: Shard,
     },
     /// A run file listed but absent.
-    #[error("{file}: missing (run {run} of the sweep): the shard is incomplete; run it again")]
+    #[error(
+        "{file}: missing: the shard is incomplete; run it again (with --resume while its checkpoint is there)"
+    )]
     MissingRun {
         /// The file.
         file: String,
