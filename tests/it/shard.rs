@@ -305,7 +305,7 @@ fn merging_refuses_partials_that_do_not_belong_together() {
     refused(&[s1.clone(), of3.clone()], &[&shown(&of3), "shard count N"]);
 
     // A shard missing, a shard twice.
-    refused(&[s1.clone()], &["shard 2 of 2 missing"]);
+    refused(std::slice::from_ref(&s1), &["shard 2 of 2 missing"]);
     let twice = tmp.path().join("twice");
     copy_dir(&s1, &twice);
     refused(
@@ -328,7 +328,10 @@ fn merging_refuses_partials_that_do_not_belong_together() {
     // A directory that is not a partial, and a whole run's output.
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    refused(&[empty.clone()], &[&shown(&empty), "not a partial result"]);
+    refused(
+        std::slice::from_ref(&empty),
+        &[&shown(&empty), "not a partial result"],
+    );
     refused(
         &[s1.clone(), fine.clone()],
         &[&shown(&fine), "not a partial result"],
