@@ -296,25 +296,29 @@ impl ResultsFrame {
     }
 
     /// The results of a sweep from all its runs in sweep order (each point's
-    /// replications together): figures aggregated per point, timeline rows in order.
+    /// replications together), each as its figures and timeline rows: figures
+    /// aggregated per point, timeline rows in order.
     ///
     /// # Panics
     /// If `runs` does not hold [`ResultsFrame::runs`] runs (a caller's bug).
-    pub fn assemble(&self, runs: Vec<crate::checkpoint::SavedRun>) -> Results {
-        assert_eq!(
-            runs.len(),
-            self.runs(),
-            "one saved run per run of the sweep"
-        );
+    pub fn assemble(
+        &self,
+        runs: impl IntoIterator<Item = (PointFigures, Vec<TimelineRow>)>,
+    ) -> Results {
         let reps = self.replications as usize;
         let mut timeline = Vec::new();
         let figs: Vec<PointFigures> = runs
             .into_iter()
-            .map(|run| {
-                timeline.extend(run.timeline);
-                run.figures
+            .map(|(figures, rows)| {
+                timeline.extend(rows);
+                figures
             })
             .collect();
+        assert_eq!(
+            figs.len(),
+            self.runs(),
+            "one run's figures per run of the sweep"
+        );
         let points = figs
             .chunks(reps)
             .zip(&self.points)

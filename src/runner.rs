@@ -74,7 +74,7 @@ pub fn run_with(
 ) -> Result<Results, RunError> {
     let all: Vec<usize> = (0..runs(exp).len()).collect();
     let done = run_selected(exp, threads, on_done, checkpoint, stop, &all)?;
-    Ok(frame(exp).assemble(done))
+    Ok(frame(exp).assemble(done.into_iter().map(|r| (r.figures, r.timeline))))
 }
 
 /// Every run of `exp` in sweep order: (variant, load point, replication), variant

@@ -513,10 +513,10 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         }
     }
     // The slices are disjoint and cover the sweep (checked above), so every run is here.
-    let runs: Vec<SavedRun> = runs
-        .into_iter()
-        .map(|r| r.expect("the shards' slices cover the sweep"))
-        .collect();
+    let runs = runs.into_iter().map(|r| {
+        let r = r.expect("the shards' slices cover the sweep");
+        (r.figures, r.timeline)
+    });
     Ok(Merged {
         results: first.frame.assemble(runs),
         shards: n,
