@@ -310,7 +310,8 @@ fn run_shard(exp: &Experiment, opts: &RunOpts, shard: Shard, out: &Path) -> anyh
             .runs
             .iter()
             .map(|&k| manifest.frame.points[k / reps].offered_pps * exp.duration_s)
-            .sum();
+            .sum::<f64>()
+            + 0.0; // (an empty sum is -0.0)
         let threads = match opts.threads.unwrap_or(0) {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -327,6 +328,11 @@ fn run_shard(exp: &Experiment, opts: &RunOpts, shard: Shard, out: &Path) -> anyh
             exp.replications,
             exp.duration_s
         );
+        if runs == 0 {
+            eprintln!(
+                "irqsim: shard {shard} holds no run (more shards than runs); it is still needed by `irqsim merge`"
+            );
+        }
         eprintln!(
             "estimated work: {} packets; expected {} wall on {threads} thread(s)",
             si(packets).trim_end(),
