@@ -28,7 +28,9 @@
 //!   [`cost`], [`policy`], wired in [`host`], measured by [`stats`]. No files, no JSON.
 //! - [`scenario`]: turns scenario and model files into a configuration, with errors that
 //!   name file, JSON path and reason.
-//! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises.
+//! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises;
+//!   [`checkpoint`] saves finished runs; [`shard`] splits a sweep over machines and
+//!   merges the parts.
 //! - Reporting reads results only: [`smartbits`] (CSV in and out), [`report`] (tables),
 //!   [`output`] (result files, written atomically).
 //! - The `irqsim` binary wires these together.
@@ -59,6 +61,7 @@ pub mod runner;
 pub mod runq;
 pub mod scenario;
 pub mod sender;
+pub mod shard;
 pub mod smartbits;
 pub mod softirq;
 pub mod stats;

@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use irqsim::error::InputError;
 use irqsim::results::Results;
 use irqsim::scenario::{self, BUILTIN_SCENARIO, BuiltinFiles, DiskFiles, Experiment, FileSource};
+use irqsim::shard::{self, Shard};
 use irqsim::{output, report, runner};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -45,6 +46,13 @@ enum Cmd {
     Run {
         /// Scenario file (JSON). Paths inside it are relative to it.
         scenario: PathBuf,
+        /// Run only the K-th of N disjoint slices of the runs (K from 1 to N) and write
+        /// a partial result into DIR [default: irqsim-out/<scenario name>/shard-K-of-N]:
+        /// DIR/shard.json and DIR/runs/. `irqsim merge` combines the N partials into
+        /// the output of a whole run. Runs are dealt by estimated cost, so every shard
+        /// gets as many runs (to within one) and a mix of light and heavy load points.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<Shard>,
     },
     /// Redraw the plots of a saved results.json into DIR/plots/.
     ///
@@ -75,6 +83,19 @@ enum Cmd {
     /// the objective along each parameter, start and fitted sweeps against the table).
     /// Exit codes: 0 success, 2 bad input, 1 other failure.
     Fit(fit_cmd::FitArgs),
+    /// Combine the partial results of `irqsim run --shard K/N`, one directory per shard
+    /// in any order, into exactly the output `irqsim run` writes on one machine.
+    ///
+    /// Writes DIR/results.json, the SmartBits CSVs, timeline.csv and the plots (unless
+    /// --no-plots) [default DIR: irqsim-out/<scenario name>] and prints the table.
+    /// Refuses, naming the directory and the field, partials of different scenarios,
+    /// seeds, irqsim builds or shard counts, a shard given twice or missing, and
+    /// missing runs. Exit codes: 0 success, 2 partials refused, 1 other failure.
+    Merge {
+        /// The N directories written by `irqsim run SCENARIO --shard K/N --out DIR`.
+        #[arg(required = true, num_args = 1.., value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+    },
     /// Print the JSON Schema of scenario or model files (generated from the Rust types;
     /// the same as schemas/*.schema.json), for editors that check files as they are typed.
     Schema {
@@ -118,9 +139,10 @@ struct RunOpts {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let opts = cli.opts;
-    let (path, files): (PathBuf, &dyn FileSource) = match cli.cmd {
-        Some(Cmd::Run { scenario }) => (scenario, &DiskFiles),
-        None => (PathBuf::from(BUILTIN_SCENARIO), &BuiltinFiles),
+    let (path, files, shard): (PathBuf, &dyn FileSource, _) = match cli.cmd {
+        Some(Cmd::Run { scenario, shard }) => (scenario, &DiskFiles, shard),
+        None => (PathBuf::from(BUILTIN_SCENARIO), &BuiltinFiles, None),
+        Some(Cmd::Merge { dirs }) => return merge_cmd(&dirs, &opts),
         Some(Cmd::Plot { results }) => return plot_cmd(&[results], false, &opts),
         Some(Cmd::Compare { results }) => return plot_cmd(&results, true, &opts),
         Some(Cmd::Fit(args)) => {
@@ -148,7 +170,7 @@ fn main() -> ExitCode {
         Ok(e) => e,
         Err(e) => return input_error(&e),
     };
-    match run(exp, opts) {
+    match run(exp, opts, shard) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -165,13 +187,20 @@ pub(crate) fn input_error(e: &InputError) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
+fn run(mut exp: Experiment, opts: RunOpts, shard: Option<Shard>) -> anyhow::Result<()> {
     if let Some(s) = opts.seed {
         exp.seed = s;
     }
-    let out = opts
-        .out
-        .unwrap_or_else(|| Path::new("irqsim-out").join(&exp.name));
+    let out = opts.out.clone().unwrap_or_else(|| {
+        let dir = Path::new("irqsim-out").join(&exp.name);
+        match shard {
+            Some(s) => dir.join(format!("shard-{}-of-{}", s.k, s.n)),
+            None => dir,
+        }
+    });
+    if let Some(s) = shard {
+        return run_shard(&exp, &opts, s, &out);
+    }
     let variants = exp.variants.len().max(1);
     let runs = variants * exp.npoints() * exp.replications as usize;
     if !opts.quiet {
@@ -198,10 +227,7 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     let bar = progress_bar(runs, runs > exp.npoints(), opts.quiet);
     let checkpoint = irqsim::checkpoint::Checkpoint::open(&out, &exp, opts.resume)
         .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
-    // Ctrl-C: start no new run; the finished ones are already saved.
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = stop.clone();
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    let stop = stop_on_ctrl_c();
     let outcome = runner::run_with(
         &exp,
         opts.threads.unwrap_or(0),
@@ -230,28 +256,11 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
     };
     debug_assert_eq!(done.load(Ordering::Relaxed), runs);
     let wall = t0.elapsed().as_secs_f64();
-    let mut written = output::write_all(&out, &results)
-        .with_context(|| format!("writing results under {}", out.display()))?;
-    checkpoint
-        .finish()
-        .with_context(|| format!("removing the checkpoint under {}", out.display()))?;
-    if !opts.no_plots {
-        // The timeline is drawn when this run wrote one (not from an older run).
-        let tl_path = out.join(plot::timeline::FILE);
-        let timeline = if written.iter().any(|w| w == plot::timeline::FILE) {
-            Some(plot::timeline::read(&tl_path).map_err(|e| anyhow::anyhow!("{e}"))?)
-        } else {
-            None
-        };
-        let sources = [plot::Source {
-            label: results.scenario.clone(),
-            results: &results,
-        }];
-        let plots = out.join(plot::DIR);
-        let files = plot::write(&plots, &sources, timeline.as_deref())
-            .with_context(|| format!("writing plots under {}", plots.display()))?;
-        written.push(format!("{}/ ({} files)", plot::DIR, files.len()));
-    }
+    let written = write_outputs(&out, &results, opts.no_plots, || {
+        checkpoint
+            .finish()
+            .with_context(|| format!("removing the checkpoint under {}", out.display()))
+    })?;
     if !opts.quiet {
         println!("{}", report::table(&results));
         let pkts: f64 = results
@@ -268,6 +277,183 @@ fn run(mut exp: Experiment, opts: RunOpts) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Ctrl-C: start no new run (the finished ones are already saved).
+fn stop_on_ctrl_c() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    stop
+}
+
+/// Write the output of a sweep into `out`: results.json, the SmartBits tables and the
+/// timeline (output::write_all), then `after_data` (removing the checkpoint), then the
+/// plots unless `no_plots`. `irqsim run` and `irqsim merge` both write through here, so
+/// they write the same files. Returns what was written, for the closing line.
+fn write_outputs(
+    out: &Path,
+    results: &Results,
+    no_plots: bool,
+    after_data: impl FnOnce() -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<String>> {
+    let mut written = output::write_all(out, results)
+        .with_context(|| format!("writing results under {}", out.display()))?;
+    after_data()?;
+    if !no_plots {
+        // The timeline is drawn when this run wrote one (not from an older run).
+        let tl_path = out.join(plot::timeline::FILE);
+        let timeline = if written.iter().any(|w| w == plot::timeline::FILE) {
+            Some(plot::timeline::read(&tl_path).map_err(|e| anyhow::anyhow!("{e}"))?)
+        } else {
+            None
+        };
+        let sources = [plot::Source {
+            label: results.scenario.clone(),
+            results,
+        }];
+        let plots = out.join(plot::DIR);
+        let files = plot::write(&plots, &sources, timeline.as_deref())
+            .with_context(|| format!("writing plots under {}", plots.display()))?;
+        written.push(format!("{}/ ({} files)", plot::DIR, files.len()));
+    }
+    Ok(written)
+}
+
+/// `irqsim run SCENARIO --shard K/N`: simulate the shard's runs (saving each to the
+/// checkpoint, so `--resume` works as for a whole run) and write them as a partial
+/// result into `out`.
+fn run_shard(exp: &Experiment, opts: &RunOpts, shard: Shard, out: &Path) -> anyhow::Result<()> {
+    let manifest = shard::Manifest::new(exp, shard);
+    let runs = manifest.runs.len();
+    if !opts.quiet {
+        let reps = exp.replications as usize;
+        let packets: f64 = manifest
+            .runs
+            .iter()
+            .map(|&k| manifest.frame.points[k / reps].offered_pps * exp.duration_s)
+            .sum::<f64>()
+            + 0.0; // (an empty sum is -0.0)
+        let threads = match opts.threads.unwrap_or(0) {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+        .min(runs)
+        .max(1);
+        eprintln!(
+            "irqsim: {} -- shard {shard}: {runs} of {} runs ({} variant(s) x {} points x {} \
+             replication(s)), {} s each",
+            exp.path,
+            manifest.total_runs,
+            exp.variants.len(),
+            exp.npoints(),
+            exp.replications,
+            exp.duration_s
+        );
+        if runs == 0 {
+            eprintln!(
+                "irqsim: shard {shard} holds no run (more shards than runs); it is still needed by `irqsim merge`"
+            );
+        }
+        eprintln!(
+            "estimated work: {} packets; expected {} wall on {threads} thread(s)",
+            si(packets).trim_end(),
+            duration(packets / (PACKETS_PER_S_PER_THREAD * threads as f64))
+        );
+    }
+    let t0 = Instant::now();
+    let bar = progress_bar(runs, true, opts.quiet);
+    let checkpoint = irqsim::checkpoint::Checkpoint::open(out, exp, opts.resume)
+        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+    let stop = stop_on_ctrl_c();
+    let outcome = runner::run_selected(
+        exp,
+        opts.threads.unwrap_or(0),
+        &|| bar.inc(1),
+        Some(&checkpoint),
+        Some(&stop),
+        &manifest.runs,
+    );
+    bar.finish_and_clear();
+    let saved = match outcome {
+        Ok(r) => r,
+        Err(i @ runner::RunError::Interrupted { .. }) => {
+            eprintln!(
+                "irqsim: shard {shard} {i}; they are saved under {}. Run the same command with --resume to finish.",
+                out.join(irqsim::checkpoint::DIR).display()
+            );
+            std::process::exit(130);
+        }
+        Err(e) => anyhow::bail!("{}: {e}", exp.path),
+    };
+    shard::write_partial(out, &manifest, &saved)
+        .with_context(|| format!("writing the partial result under {}", out.display()))?;
+    checkpoint
+        .finish()
+        .with_context(|| format!("removing the checkpoint under {}", out.display()))?;
+    if !opts.quiet {
+        println!(
+            "wrote shard {shard} ({runs} of {} runs: {}, {}/) in {} in {:.2} s wall; \
+             `irqsim merge` the {} shard directories to get the results",
+            manifest.total_runs,
+            shard::MANIFEST,
+            shard::RUNS_DIR,
+            out.display(),
+            t0.elapsed().as_secs_f64(),
+            shard.n,
+        );
+    }
+    Ok(())
+}
+
+/// `irqsim merge DIR...`: check the partial results, assemble them and write what a
+/// whole run writes.
+fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts) -> ExitCode {
+    // Options of a run that a merge cannot honour are refused, not ignored.
+    for (given, name) in [
+        (opts.seed.is_some(), "--seed"),
+        (opts.threads.is_some(), "--threads"),
+        (opts.resume, "--resume"),
+    ] {
+        if given {
+            eprintln!(
+                "error: {name} does not apply to `irqsim merge` (the shards were run with their own)"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let merged = match shard::merge(dirs) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: cannot merge");
+            eprintln!("  {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let results = &merged.results;
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("irqsim-out").join(&results.scenario));
+    match write_outputs(&out, results, opts.no_plots, || Ok(())) {
+        Ok(written) => {
+            if !opts.quiet {
+                println!("{}", report::table(results));
+                println!(
+                    "wrote {} in {}; merged {} shards, {} runs",
+                    written.join(", "),
+                    out.display(),
+                    merged.shards,
+                    merged.runs
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Simulated packets per wall-clock second on one worker thread, for the expected wall

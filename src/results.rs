@@ -250,6 +250,106 @@ pub struct Results {
     pub timeline: Vec<TimelineRow>,
 }
 
+/// What [`Results`] hold besides the figures of the runs: the header and, per point,
+/// what it is. [`ResultsFrame::assemble`] fills it with the runs of a sweep; it is saved
+/// with a shard's runs (`irqsim run --shard`) so that `irqsim merge` can assemble the
+/// results without the scenario files.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultsFrame {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario description.
+    pub description: String,
+    /// Model file used.
+    pub model: String,
+    /// Seed.
+    pub seed: u64,
+    /// Sending time per point [s].
+    pub duration_s: f64,
+    /// Replications per point.
+    pub replications: u32,
+    /// Where the latencies start.
+    pub latency_from: crate::stats::LatencyFrom,
+    /// Measured table compared with, if any.
+    pub measured: Option<Measured>,
+    /// The points of every variant, in sweep order (variant, then load point).
+    pub points: Vec<PointFrame>,
+}
+
+/// One point of a [`ResultsFrame`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointFrame {
+    /// Variant name.
+    pub variant: String,
+    /// Offered load [% of line rate].
+    pub load_pct: f64,
+    /// Offered rate, all flows [frames/s] (0 for request/response sweeps).
+    pub offered_pps: f64,
+    /// Transactions outstanding per flow (request/response sweeps only).
+    pub outstanding: Option<f64>,
+}
+
+impl ResultsFrame {
+    /// Runs in the sweep: points x replications.
+    pub fn runs(&self) -> usize {
+        self.points.len() * self.replications as usize
+    }
+
+    /// The results of a sweep from all its runs in sweep order (each point's
+    /// replications together), each as its figures and timeline rows: figures
+    /// aggregated per point, timeline rows in order.
+    ///
+    /// # Panics
+    /// If `runs` does not hold [`ResultsFrame::runs`] runs (a caller's bug).
+    pub fn assemble(
+        &self,
+        runs: impl IntoIterator<Item = (PointFigures, Vec<TimelineRow>)>,
+    ) -> Results {
+        let reps = self.replications as usize;
+        let mut timeline = Vec::new();
+        let figs: Vec<PointFigures> = runs
+            .into_iter()
+            .map(|(figures, rows)| {
+                timeline.extend(rows);
+                figures
+            })
+            .collect();
+        assert_eq!(
+            figs.len(),
+            self.runs(),
+            "one run's figures per run of the sweep"
+        );
+        let points = figs
+            .chunks(reps)
+            .zip(&self.points)
+            .map(|(reps_figs, pf)| {
+                let (figures, ci95) = PointFigures::aggregate(reps_figs);
+                PointResult {
+                    variant: pf.variant.clone(),
+                    load_pct: pf.load_pct,
+                    offered_pps: pf.offered_pps,
+                    outstanding: pf.outstanding,
+                    replications: self.replications,
+                    figures,
+                    ci95,
+                }
+            })
+            .collect();
+        Results {
+            scenario: self.scenario.clone(),
+            description: self.description.clone(),
+            model: self.model.clone(),
+            seed: self.seed,
+            duration_s: self.duration_s,
+            replications: self.replications,
+            latency_from: self.latency_from,
+            measured: self.measured.clone(),
+            points,
+            timeline,
+        }
+    }
+}
+
 fn latency_result(l: crate::stats::LatencySummary) -> LatencyResult {
     LatencyResult {
         min: l.min,

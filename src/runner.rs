@@ -9,10 +9,15 @@
 //! With a [`Checkpoint`], finished runs are saved as they complete and runs saved by an
 //! earlier, interrupted attempt are reloaded instead of simulated; a `stop` flag (set by
 //! Ctrl-C) makes the sweep start no new run.
+//!
+//! A sweep can also be run in parts ([`run_selected`]: some of the runs, by their index
+//! in sweep order, as `irqsim run --shard` does); [`frame`] and
+//! [`ResultsFrame::assemble`] turn the runs of the whole sweep into [`Results`], the
+//! same way whether they were simulated here or in shards merged later.
 
 use crate::checkpoint::{Checkpoint, SavedRun};
 use crate::host::{RunSpec, SimError, simulate};
-use crate::results::{Measured, PointFigures, PointResult, Results};
+use crate::results::{Measured, PointFigures, PointFrame, Results, ResultsFrame};
 use crate::rng::RunKey;
 use crate::scenario::Experiment;
 use crate::time::SimTime;
@@ -67,14 +72,69 @@ pub fn run_with(
     checkpoint: Option<&Checkpoint>,
     stop: Option<&AtomicBool>,
 ) -> Result<Results, RunError> {
+    let all: Vec<usize> = (0..runs(exp).len()).collect();
+    let done = run_selected(exp, threads, on_done, checkpoint, stop, &all)?;
+    Ok(frame(exp).assemble(done.into_iter().map(|r| (r.figures, r.timeline))))
+}
+
+/// Every run of `exp` in sweep order: (variant, load point, replication), variant
+/// slowest, replication fastest. A run's place in this list is its index in sweep order.
+pub fn runs(exp: &Experiment) -> Vec<(usize, usize, usize)> {
+    let (npoints, reps) = (exp.npoints(), exp.replications as usize);
+    (0..exp.variants.len())
+        .flat_map(|v| (0..npoints).flat_map(move |p| (0..reps).map(move |r| (v, p, r))))
+        .collect()
+}
+
+/// What the results of `exp` hold besides the runs' figures.
+pub fn frame(exp: &Experiment) -> ResultsFrame {
+    ResultsFrame {
+        scenario: exp.name.clone(),
+        description: exp.description.clone(),
+        model: exp.model_path.clone(),
+        seed: exp.seed,
+        duration_s: exp.duration_s,
+        replications: exp.replications,
+        latency_from: exp.latency_from,
+        measured: exp.measured.as_ref().map(|(file, points)| Measured {
+            file: file.clone(),
+            points: points.clone(),
+        }),
+        points: exp
+            .variants
+            .iter()
+            .flat_map(|v| {
+                v.points.iter().map(|lp| PointFrame {
+                    variant: v.name.clone(),
+                    load_pct: lp.load_pct,
+                    offered_pps: lp.offered_pps(),
+                    outstanding: lp.outstanding,
+                })
+            })
+            .collect(),
+    }
+}
+
+/// Run the runs of `exp` whose indices in sweep order ([`runs`]) are in `selected`
+/// (increasing), on `threads` threads (0: one per core), saving each to `checkpoint` and
+/// reloading those it holds; returns them in the order of `selected`. A failure is the
+/// first failing selected run in sweep order; `stop` makes it start no new run
+/// ([`RunError::Interrupted`] counts the selected runs).
+pub fn run_selected(
+    exp: &Experiment,
+    threads: usize,
+    on_done: &(dyn Fn() + Sync),
+    checkpoint: Option<&Checkpoint>,
+    stop: Option<&AtomicBool>,
+    selected: &[usize],
+) -> Result<Vec<SavedRun>, RunError> {
     let reps = exp.replications as usize;
     let npoints = exp.npoints();
     // The sweep-order index of the first run known to have failed: runs after it are
     // not started, runs before it still are (one of them may fail first).
     let failed = AtomicUsize::new(usize::MAX);
-    let jobs: Vec<(usize, usize, usize)> = (0..exp.variants.len())
-        .flat_map(|v| (0..npoints).flat_map(move |p| (0..reps).map(move |r| (v, p, r))))
-        .collect();
+    let all = runs(exp);
+    let jobs: Vec<(usize, usize, usize)> = selected.iter().map(|&k| all[k]).collect();
     let run_job = |&(v, p, r): &(usize, usize, usize)| {
         let k = (v * npoints + p) * reps + r;
         if let Some(saved) = checkpoint.and_then(|c| c.load(v, p, r)) {
@@ -185,47 +245,10 @@ pub fn run_with(
             total: out.len(),
         });
     }
-    let mut timeline = Vec::new();
-    let figs: Vec<PointFigures> = out
+    Ok(out
         .into_iter()
         .flatten()
         .flatten()
-        .map(|(f, rows)| {
-            timeline.extend(rows);
-            f
-        })
-        .collect();
-    let points = figs
-        .chunks(reps)
-        .enumerate()
-        .map(|(k, reps_figs)| {
-            let variant = &exp.variants[k / npoints];
-            let lp = &variant.points[k % npoints];
-            let (figures, ci95) = PointFigures::aggregate(reps_figs);
-            PointResult {
-                variant: variant.name.clone(),
-                load_pct: lp.load_pct,
-                offered_pps: lp.offered_pps(),
-                outstanding: lp.outstanding,
-                replications: exp.replications,
-                figures,
-                ci95,
-            }
-        })
-        .collect();
-    Ok(Results {
-        scenario: exp.name.clone(),
-        description: exp.description.clone(),
-        model: exp.model_path.clone(),
-        seed: exp.seed,
-        duration_s: exp.duration_s,
-        replications: exp.replications,
-        latency_from: exp.latency_from,
-        measured: exp.measured.as_ref().map(|(file, points)| Measured {
-            file: file.clone(),
-            points: points.clone(),
-        }),
-        points,
-        timeline,
-    })
+        .map(|(figures, timeline)| SavedRun { figures, timeline })
+        .collect())
 }

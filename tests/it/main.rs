@@ -17,6 +17,7 @@ mod properties;
 mod request_response;
 mod resume;
 mod schema;
+mod shard;
 mod theory;
 mod tx_sender;
 mod xl_spikes;

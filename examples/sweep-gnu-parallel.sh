@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Run an irqsim sweep as N shards with GNU parallel, then merge them into exactly the
+# files `irqsim run SCENARIO --out OUT` writes on one machine.
+#
+#   examples/sweep-gnu-parallel.sh SCENARIO OUT [N [IRQSIM-RUN-OPTIONS...]]
+#
+#   SCENARIO  a scenario file (paths inside it are relative to it)
+#   OUT       output directory: the merged results go here, the shards under OUT/shards/K
+#   N         number of shards [default: the number of cores]; shard K holds about
+#             1/N of the runs (points x variants x replications), see README.md,
+#             "Sweeps on several machines"
+#   IRQSIM-RUN-OPTIONS  passed to every `irqsim run`, e.g. --seed 7
+#
+# Environment:
+#   IRQSIM         the irqsim binary [default: irqsim on PATH]
+#   THREADS        worker threads per shard [default: 1; parallel runs one shard per core]
+#   PARALLEL_ARGS  extra GNU parallel options, split on spaces, e.g. `--jobs 4`, or
+#                  `--sshloginfile nodes.txt --workdir .` to spread the shards over
+#                  machines that see this directory at the same path (a shared file
+#                  system) and run the same irqsim build: `irqsim merge` refuses shards
+#                  of another build, scenario or seed
+#   MERGE_ARGS     extra `irqsim merge` options, split on spaces, e.g. `--no-plots`
+#
+# A shard that fails stops the others (--halt now,fail=1) and nothing is merged. Every
+# shard runs with --resume, so running the script again after an interruption finishes
+# the shards from their checkpoints instead of starting over.
+set -euo pipefail
+
+if [ $# -lt 2 ]; then
+  # The usage: the comment block above.
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
+  exit 2
+fi
+scenario=$1
+out=$2
+n=${3:-$(nproc)}
+shift $(($# < 3 ? $# : 3))
+irqsim=${IRQSIM:-irqsim}
+threads=${THREADS:-1}
+read -r -a parallel_args <<< "${PARALLEL_ARGS:-}"
+read -r -a merge_args <<< "${MERGE_ARGS:-}"
+
+mkdir -p "$out/shards"
+# One job per shard, K = 1..N. -q passes each argument as it is (paths with spaces);
+# {} is replaced by K.
+parallel -q --halt now,fail=1 "${parallel_args[@]}" \
+  "$irqsim" run "$scenario" --shard "{}/$n" --out "$out/shards/{}" \
+  --threads "$threads" --quiet --resume "$@" \
+  ::: $(seq 1 "$n")
+
+# Every shard's directory; merge checks that they are the N shards of one sweep.
+shards=()
+for k in $(seq 1 "$n"); do
+  shards+=("$out/shards/$k")
+done
+"$irqsim" merge "${shards[@]}" --out "$out" "${merge_args[@]}"

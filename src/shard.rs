@@ -1,0 +1,580 @@
+//! Sweeps in parts: `irqsim run SCENARIO --shard K/N` runs the K-th of N disjoint
+//! slices of a sweep's runs and writes a *partial result*; `irqsim merge DIR...` checks
+//! that the partials belong together and assembles exactly the results a single
+//! machine would have written.
+//!
+//! **Slices.** A run is one replication of one load point of one variant. `K` is
+//! 1-based (`1/N` to `N/N`, as Slurm's `--array=1-N` and GNU parallel's `{#}` count).
+//! The runs are ordered by estimated cost (the point's offered frames per second, all
+//! runs lasting the same time), most costly first, ties in sweep order, and dealt to the
+//! shards like cards in a snake (`1, 2, .., N, N, .., 2, 1, 1, 2, ..`): every shard gets
+//! the same number of runs to within one, and a mix of light and heavy points, so that
+//! no shard is left with the whole top of a load sweep. The slicing depends only on the
+//! scenario as resolved, so every machine computes the same one.
+//!
+//! **A partial result** is a directory holding `shard.json` (the [`Manifest`]: shard
+//! `K/N`, scenario name, a hash of the scenario as resolved, seed, irqsim version and
+//! build identity, the runs it holds, and the [`ResultsFrame`] the results are assembled
+//! in) and `runs/v<variant>-p<point>-r<replication>.json`, one per run, in the format of
+//! the checkpoint's saved runs ([`SavedRun`]; figures survive JSON to the last bit).
+//! `shard.json` is written last: a directory without it is not a finished shard.
+//!
+//! **The build identity** (`IRQSIM_BUILD_ID`, made by `build.rs`) hashes the sources,
+//! `Cargo.lock`, the compiler version, target and profile. Unlike a hash of the
+//! executable, it is the same for one checkout built on several machines; unlike a git
+//! commit, it changes with uncommitted edits and needs no git. It cannot see the C
+//! library's `exp`/`ln`, which differ between some systems: give every node the same
+//! binary and system image when the last bit matters.
+//!
+//! **Merging** refuses, naming the directory and the field, partials of another
+//! scenario (as resolved: models after overrides, flows, points, durations,
+//! replications...), seed, irqsim version or build, or shard count; a shard given twice
+//! or missing; a shard whose runs are not the ones its slice holds, or whose run files
+//! are missing or unreadable.
+
+use crate::checkpoint::SavedRun;
+use crate::output::write_atomic;
+use crate::results::{Results, ResultsFrame};
+use crate::rng::fnv1a;
+use crate::scenario::Experiment;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Name of a partial result's manifest in its directory.
+pub const MANIFEST: &str = "shard.json";
+
+/// Directory of a partial result's saved runs, under its directory.
+pub const RUNS_DIR: &str = "runs";
+
+/// Format tag of the manifest; another tag is refused.
+pub const FORMAT: &str = "irqsim-shard/1";
+
+/// The build identity of this irqsim: a hash of the sources, `Cargo.lock`, compiler,
+/// target and profile (see the module documentation).
+pub const BUILD_ID: &str = env!("IRQSIM_BUILD_ID");
+
+/// The K-th of N slices of a sweep, K from 1 to N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// Which slice, 1-based.
+    pub k: usize,
+    /// How many slices.
+    pub n: usize,
+}
+
+/// Why a `K/N` shard specification is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardSpecError {
+    /// Not two integers separated by `/`.
+    #[error("expected K/N, two whole numbers with K from 1 to N (e.g. 2/7), got `{0}`")]
+    Syntax(String),
+    /// N is 0.
+    #[error("N (the number of shards) must be at least 1, got 0")]
+    NoShards,
+    /// K outside 1..=N.
+    #[error("K must be from 1 to N = {n} (K is 1-based), got {k}")]
+    OutOfRange {
+        /// The K given.
+        k: usize,
+        /// The N given.
+        n: usize,
+    },
+}
+
+impl Shard {
+    /// The K-th of N, checked: `1 <= k <= n`.
+    pub fn new(k: usize, n: usize) -> Result<Shard, ShardSpecError> {
+        if n == 0 {
+            Err(ShardSpecError::NoShards)
+        } else if k == 0 || k > n {
+            Err(ShardSpecError::OutOfRange { k, n })
+        } else {
+            Ok(Shard { k, n })
+        }
+    }
+}
+
+impl FromStr for Shard {
+    type Err = ShardSpecError;
+
+    /// `K/N`, e.g. `2/7`.
+    fn from_str(s: &str) -> Result<Shard, ShardSpecError> {
+        let syntax = || ShardSpecError::Syntax(s.to_string());
+        let (k, n) = s.split_once('/').ok_or_else(syntax)?;
+        let num = |t: &str| t.trim().parse::<usize>().map_err(|_| syntax());
+        Shard::new(num(k)?, num(n)?)
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
+}
+
+/// The shard (0-based) of each run, given each run's estimated cost: most costly first
+/// (ties in the given order), dealt in a snake over `n` shards. Every shard gets
+/// `len / n` or `len / n + 1` runs.
+pub fn assign(costs: &[f64], n: usize) -> Vec<usize> {
+    assert!(n > 0, "at least one shard");
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    // A stable sort: equal costs keep their order.
+    order.sort_by(|&a, &b| costs[b].total_cmp(&costs[a]));
+    let mut shard = vec![0; costs.len()];
+    for (i, &run) in order.iter().enumerate() {
+        let (round, pos) = (i / n, i % n);
+        shard[run] = if round % 2 == 0 { pos } else { n - 1 - pos };
+    }
+    shard
+}
+
+/// The runs of a sweep with this frame, in sweep order, as (variant, point,
+/// replication) indices: the frame's points are in sweep order, variant by variant.
+pub fn frame_runs(frame: &ResultsFrame) -> Vec<(usize, usize, usize)> {
+    let reps = frame.replications as usize;
+    let mut out = Vec::with_capacity(frame.runs());
+    let (mut v, mut p) = (0, 0);
+    for (i, pf) in frame.points.iter().enumerate() {
+        if i > 0 {
+            if pf.variant == frame.points[i - 1].variant {
+                p += 1;
+            } else {
+                (v, p) = (v + 1, 0);
+            }
+        }
+        out.extend((0..reps).map(|r| (v, p, r)));
+    }
+    out
+}
+
+/// The indices in sweep order of the runs of `shard`, increasing.
+pub fn select(frame: &ResultsFrame, shard: Shard) -> Vec<usize> {
+    let reps = frame.replications as usize;
+    let costs: Vec<f64> = (0..frame.runs())
+        .map(|k| frame.points[k / reps].offered_pps)
+        .collect();
+    assign(&costs, shard.n)
+        .into_iter()
+        .enumerate()
+        .filter(|&(_, s)| s + 1 == shard.k)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// A hash of the scenario as resolved, seed left out: the models of every variant
+/// after overrides, the flows, the load points, durations, replications, timeline and
+/// latency convention, and what the results carry from it (name, description, model
+/// path, measured table).
+pub fn scenario_hash(exp: &Experiment) -> String {
+    let models: Vec<_> = exp.variants.iter().map(|v| (&v.name, &v.model)).collect();
+    let points: Vec<Vec<_>> = exp
+        .variants
+        .iter()
+        .map(|v| {
+            v.points
+                .iter()
+                .map(|p| (&p.rates_pps, p.load_pct, p.outstanding))
+                .collect()
+        })
+        .collect();
+    let mut frame = serde_json::to_value(crate::runner::frame(exp)).expect("plain data");
+    if let Some(f) = frame.as_object_mut() {
+        f.remove("seed");
+    }
+    let doc = serde_json::json!({
+        "models": models,
+        "flows": exp.flows,
+        "points": points,
+        "duration_s": exp.duration_s,
+        "drain_s": exp.drain_s,
+        "replications": exp.replications,
+        "timeline": exp.timeline_bucket_ms,
+        "latency_from": exp.latency_from,
+        "frame": frame,
+    });
+    format!("{:016x}", fnv1a(doc.to_string().as_bytes()))
+}
+
+/// What a partial result holds besides its runs (`shard.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`FORMAT`].
+    pub format: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// [`scenario_hash`] of the scenario as resolved.
+    pub scenario_hash: String,
+    /// Seed of the sweep.
+    pub seed: u64,
+    /// irqsim's package version.
+    pub irqsim_version: String,
+    /// irqsim's [`BUILD_ID`].
+    pub irqsim_build: String,
+    /// Which slice this is.
+    pub shard: Shard,
+    /// Runs in the whole sweep.
+    pub total_runs: usize,
+    /// The indices in sweep order of the runs held ([`select`]), increasing.
+    pub runs: Vec<usize>,
+    /// What the results are assembled in.
+    pub frame: ResultsFrame,
+}
+
+impl Manifest {
+    /// The manifest of `shard` of `exp`, built by this irqsim.
+    pub fn new(exp: &Experiment, shard: Shard) -> Manifest {
+        let frame = crate::runner::frame(exp);
+        Manifest {
+            format: FORMAT.to_string(),
+            scenario: exp.name.clone(),
+            scenario_hash: scenario_hash(exp),
+            seed: exp.seed,
+            irqsim_version: env!("CARGO_PKG_VERSION").to_string(),
+            irqsim_build: BUILD_ID.to_string(),
+            shard,
+            total_runs: frame.runs(),
+            runs: select(&frame, shard),
+            frame,
+        }
+    }
+
+    /// The fields that must be equal in every partial of one sweep: (name, value).
+    fn identity(&self) -> [(&'static str, String); 7] {
+        [
+            ("format", self.format.clone()),
+            ("scenario", self.scenario.clone()),
+            (
+                "scenario_hash (the scenario as resolved: models after overrides, flows, points, durations, replications...)",
+                self.scenario_hash.clone(),
+            ),
+            ("seed", self.seed.to_string()),
+            ("irqsim_version", self.irqsim_version.clone()),
+            (
+                "irqsim_build (the irqsim sources, Cargo.lock or compiler)",
+                self.irqsim_build.clone(),
+            ),
+            ("shard count N", self.shard.n.to_string()),
+        ]
+    }
+}
+
+/// The file of run (v, p, r) under a partial result's directory.
+fn run_file(dir: &Path, (v, p, r): (usize, usize, usize)) -> PathBuf {
+    dir.join(RUNS_DIR).join(format!("v{v}-p{p}-r{r}.json"))
+}
+
+/// Write a partial result into `dir` (created if needed): the runs of `manifest`, in
+/// its order, then the manifest. An earlier partial there is replaced.
+pub fn write_partial(dir: &Path, manifest: &Manifest, runs: &[SavedRun]) -> io::Result<()> {
+    assert_eq!(
+        manifest.runs.len(),
+        runs.len(),
+        "one saved run per run held"
+    );
+    let mpath = dir.join(MANIFEST);
+    if mpath.exists() {
+        std::fs::remove_file(&mpath)?;
+    }
+    let rdir = dir.join(RUNS_DIR);
+    if rdir.exists() {
+        std::fs::remove_dir_all(&rdir)?;
+    }
+    std::fs::create_dir_all(&rdir)?;
+    let ids = frame_runs(&manifest.frame);
+    for (&k, run) in manifest.runs.iter().zip(runs) {
+        let text = serde_json::to_string(run).map_err(io::Error::other)?;
+        write_atomic(&run_file(dir, ids[k]), text.as_bytes())?;
+    }
+    let text = serde_json::to_string_pretty(manifest).map_err(io::Error::other)?;
+    write_atomic(&mpath, format!("{text}\n").as_bytes())
+}
+
+/// Why partial results cannot be merged. Every variant names the directory or file at
+/// fault; all are problems of the input (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No directory given.
+    #[error("no partial result given")]
+    Nothing,
+    /// The directory has no manifest.
+    #[error(
+        "{dir}: not a partial result (no {MANIFEST}); make one with `irqsim run SCENARIO --shard K/N --out {dir}`"
+    )]
+    NotPartial {
+        /// The directory.
+        dir: String,
+    },
+    /// A file that cannot be read.
+    #[error("{file}: cannot read: {source}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// A file that is not what irqsim writes.
+    #[error("{file}: not a partial result this irqsim can read: {msg}")]
+    Format {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        msg: String,
+    },
+    /// Two partials of different sweeps.
+    #[error(
+        "{dir}: {field} is `{here}`, but `{there}` in {first}: partials of different sweeps cannot be merged"
+    )]
+    Mismatch {
+        /// The directory that differs from the first.
+        dir: String,
+        /// The field that differs.
+        field: &'static str,
+        /// Its value there.
+        here: String,
+        /// The first directory given.
+        first: String,
+        /// The field's value in the first.
+        there: String,
+    },
+    /// One shard given twice.
+    #[error("{dir}: shard {shard} is given twice (also {first}); give each shard once")]
+    Duplicate {
+        /// The shard.
+        shard: Shard,
+        /// The directory given first.
+        first: String,
+        /// The directory given again.
+        dir: String,
+    },
+    /// Shards not given.
+    #[error("shard{} {} of {n} missing: give every shard's directory", if .missing.len() > 1 { "s" } else { "" }, .missing.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", "))]
+    MissingShards {
+        /// The missing K (1-based).
+        missing: Vec<usize>,
+        /// N.
+        n: usize,
+    },
+    /// The runs listed are not the shard's slice.
+    #[error(
+        "{dir}: `runs` are not the runs of shard {shard} of this sweep ({MANIFEST} edited, or written with another slicing)"
+    )]
+    WrongRuns {
+        /// The directory.
+        dir: String,
+        /// Its shard.
+        shard: Shard,
+    },
+    /// A run file listed but absent.
+    #[error(
+        "{file}: missing: the shard is incomplete; run it again (with --resume while its checkpoint is there)"
+    )]
+    MissingRun {
+        /// The file.
+        file: String,
+        /// Index of the run in sweep order.
+        run: usize,
+    },
+}
+
+/// Read the manifest of the partial result in `dir`.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, MergeError> {
+    let path = dir.join(MANIFEST);
+    let file = path.display().to_string();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(MergeError::NotPartial {
+                dir: dir.display().to_string(),
+            });
+        }
+        Err(source) => return Err(MergeError::Read { file, source }),
+    };
+    let m: Manifest = serde_json::from_str(&text).map_err(|e| MergeError::Format {
+        file: file.clone(),
+        msg: e.to_string(),
+    })?;
+    let bad = |msg: String| MergeError::Format {
+        file: file.clone(),
+        msg,
+    };
+    if m.format != FORMAT {
+        return Err(bad(format!(
+            "format is `{}`, this irqsim reads `{FORMAT}`",
+            m.format
+        )));
+    }
+    if Shard::new(m.shard.k, m.shard.n).is_err() {
+        return Err(bad(format!(
+            "`shard` {} is not K/N with 1 <= K <= N",
+            m.shard
+        )));
+    }
+    if m.frame.replications == 0 || m.total_runs != m.frame.runs() {
+        return Err(bad(format!(
+            "`total_runs` is {}, the frame has {} points x {} replications",
+            m.total_runs,
+            m.frame.points.len(),
+            m.frame.replications
+        )));
+    }
+    Ok(m)
+}
+
+/// What [`merge`] gives.
+#[derive(Clone, Debug)]
+pub struct Merged {
+    /// The results, as a single run of the whole sweep gives them.
+    pub results: Results,
+    /// Shards merged (N).
+    pub shards: usize,
+    /// Runs in the sweep.
+    pub runs: usize,
+}
+
+/// Merge the partial results in `dirs` (in any order) into the results of the whole
+/// sweep, after checking that they are the N shards of one sweep by one irqsim build,
+/// each once, each complete.
+pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
+    let shown = |d: &Path| d.display().to_string();
+    let manifests = dirs
+        .iter()
+        .map(|d| read_manifest(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let first = manifests.first().ok_or(MergeError::Nothing)?;
+    let want = first.identity();
+    for (dir, m) in dirs.iter().zip(&manifests).skip(1) {
+        for ((field, there), (_, here)) in want.iter().zip(m.identity()) {
+            if *there != here {
+                return Err(MergeError::Mismatch {
+                    dir: shown(dir),
+                    field,
+                    here,
+                    first: shown(&dirs[0]),
+                    there: there.clone(),
+                });
+            }
+        }
+    }
+    // The scenario hash covers the frame; a frame that differs all the same was edited.
+    for (dir, m) in dirs.iter().zip(&manifests) {
+        if m.frame != first.frame {
+            return Err(MergeError::Format {
+                file: shown(&dir.join(MANIFEST)),
+                msg: format!(
+                    "its `frame` differs from {}'s though the scenario hash is the same",
+                    shown(&dirs[0])
+                ),
+            });
+        }
+    }
+    let n = first.shard.n;
+    let mut by_k: Vec<Option<usize>> = vec![None; n];
+    for (i, m) in manifests.iter().enumerate() {
+        if let Some(j) = by_k[m.shard.k - 1] {
+            return Err(MergeError::Duplicate {
+                shard: m.shard,
+                first: shown(&dirs[j]),
+                dir: shown(&dirs[i]),
+            });
+        }
+        by_k[m.shard.k - 1] = Some(i);
+    }
+    let missing: Vec<usize> = (1..=n).filter(|k| by_k[k - 1].is_none()).collect();
+    if !missing.is_empty() {
+        return Err(MergeError::MissingShards { missing, n });
+    }
+    let ids = frame_runs(&first.frame);
+    let mut runs: Vec<Option<SavedRun>> = (0..first.total_runs).map(|_| None).collect();
+    for (dir, m) in dirs.iter().zip(&manifests) {
+        if m.runs != select(&first.frame, m.shard) {
+            return Err(MergeError::WrongRuns {
+                dir: shown(dir),
+                shard: m.shard,
+            });
+        }
+        for &k in &m.runs {
+            let path = run_file(dir, ids[k]);
+            let file = shown(&path);
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Err(MergeError::MissingRun { file, run: k });
+                }
+                Err(source) => return Err(MergeError::Read { file, source }),
+            };
+            let run: SavedRun = serde_json::from_str(&text).map_err(|e| MergeError::Format {
+                file,
+                msg: e.to_string(),
+            })?;
+            runs[k] = Some(run);
+        }
+    }
+    // The slices are disjoint and cover the sweep (checked above), so every run is here.
+    let runs = runs.into_iter().map(|r| {
+        let r = r.expect("the shards' slices cover the sweep");
+        (r.figures, r.timeline)
+    });
+    Ok(Merged {
+        results: first.frame.assemble(runs),
+        shards: n,
+        runs: first.total_runs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_specs_are_checked() {
+        assert_eq!("2/7".parse(), Ok(Shard { k: 2, n: 7 }));
+        assert_eq!(" 1 / 1 ".parse(), Ok(Shard { k: 1, n: 1 }));
+        assert_eq!(
+            "0/3".parse::<Shard>(),
+            Err(ShardSpecError::OutOfRange { k: 0, n: 3 })
+        );
+        assert_eq!(
+            "4/3".parse::<Shard>(),
+            Err(ShardSpecError::OutOfRange { k: 4, n: 3 })
+        );
+        assert_eq!("1/0".parse::<Shard>(), Err(ShardSpecError::NoShards));
+        for bad in ["3", "a/b", "1/2/3", "-1/2", ""] {
+            assert_eq!(
+                bad.parse::<Shard>(),
+                Err(ShardSpecError::Syntax(bad.into())),
+                "{bad}"
+            );
+        }
+        assert_eq!(Shard { k: 2, n: 7 }.to_string(), "2/7");
+    }
+
+    #[test]
+    fn slices_are_disjoint_balanced_and_mix_costs() {
+        let costs: Vec<f64> = (0..30).map(|i| (i / 3) as f64).collect();
+        for n in 1..=12 {
+            let s = assign(&costs, n);
+            let mut count = vec![0usize; n];
+            let mut cost = vec![0.0; n];
+            for (k, &sh) in s.iter().enumerate() {
+                assert!(sh < n);
+                count[sh] += 1;
+                cost[sh] += costs[k];
+            }
+            let (lo, hi) = (count.iter().min().unwrap(), count.iter().max().unwrap());
+            assert!(hi - lo <= 1, "n = {n}: counts {count:?}");
+            // The snake: cost differs between shards by at most one costliest run.
+            let (clo, chi) = (
+                cost.iter().cloned().fold(f64::INFINITY, f64::min),
+                cost.iter().cloned().fold(0.0, f64::max),
+            );
+            assert!(chi - clo <= 9.0, "n = {n}: costs {cost:?}");
+        }
+        // Most costly first (runs 27-29, then 24-26), dealt to shards 1, 2, 3, 3, 2, 1.
+        assert_eq!(&assign(&costs, 3)[24..], &[2, 1, 0, 0, 1, 2]);
+        // Equal costs: a snake in sweep order.
+        assert_eq!(assign(&[0.0; 7], 3), vec![0, 1, 2, 2, 1, 0, 0]);
+    }
+}
