@@ -244,10 +244,83 @@ pub struct Results {
     pub measured: Option<Measured>,
     /// The points, in sweep order.
     pub points: Vec<PointResult>,
+    /// The grid's parameters and each cell's summary, when the scenario has a grid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<GridResult>,
     /// Latency timeline rows (replication 0 of each point), written to timeline.csv,
     /// not to results.json.
     #[serde(skip)]
     pub timeline: Vec<TimelineRow>,
+}
+
+/// What a variant's sweep comes to, in a few numbers (see [`crate::summary`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VariantSummary {
+    /// Maximum loss-free forwarding rate [frames/s]: the largest offered rate such that
+    /// every point offered at most that much lost less than 0.1 % of its frames; `null`
+    /// when the lowest point already loses.
+    pub mlfrr_pps: Option<f64>,
+    /// Offered load of the MLFRR point [% of line rate].
+    pub mlfrr_load_pct: Option<f64>,
+    /// Highest forwarded rate of the sweep [frames/s].
+    pub peak_pps: f64,
+    /// Offered load where it occurs (the lowest, on a tie) [% of line rate].
+    pub peak_load_pct: f64,
+    /// Offered rate where it occurs [frames/s].
+    pub peak_offered_pps: f64,
+    /// Offered load of the highest load point [% of line rate].
+    pub top_load_pct: f64,
+    /// Offered rate of the highest load point [frames/s].
+    pub top_offered_pps: f64,
+    /// Forwarded rate at the highest load point [frames/s]: below `peak_pps` under
+    /// livelock.
+    pub top_forwarded_pps: f64,
+    /// 99th-percentile latency at the grid's `latency_at` point [us]; `null` when no
+    /// frame was delivered there (or the point was not run).
+    pub p99_us: Option<f64>,
+}
+
+/// A swept parameter of a grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridParameterResult {
+    /// Name in variant names, tables and plots.
+    pub name: String,
+    /// Path in the model, as written.
+    pub path: String,
+    /// Its values, in order.
+    pub values: Vec<f64>,
+}
+
+/// One cell of a grid: a variant and its summary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridCellResult {
+    /// Variant name (its points carry it).
+    pub variant: String,
+    /// The scenario's variant it builds on, when the scenario has variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The value of each parameter, in the order of `parameters`.
+    pub values: Vec<f64>,
+    /// The summary of its sweep.
+    pub summary: VariantSummary,
+}
+
+/// A grid's parameters and its cells' summaries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridResult {
+    /// The swept parameters.
+    pub parameters: Vec<GridParameterResult>,
+    /// Load point of `p99_us`, in the unit of the scenario's `load.unit`.
+    pub latency_at: f64,
+    /// Offered load of the `latency_at` point [% of line rate] (null when not run).
+    pub latency_at_load_pct: Option<f64>,
+    /// Offered rate of the `latency_at` point [frames/s] (null when not run).
+    pub latency_at_offered_pps: Option<f64>,
+    /// Loss below which a point counts as loss-free for the MLFRR [% of frames sent].
+    pub loss_free_pct: f64,
+    /// The cells, in variant order (scenario variant, then the first parameter, ...,
+    /// the last parameter fastest).
+    pub cells: Vec<GridCellResult>,
 }
 
 fn latency_result(l: crate::stats::LatencySummary) -> LatencyResult {

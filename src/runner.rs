@@ -15,6 +15,7 @@ use crate::host::{RunSpec, SimError, simulate};
 use crate::results::{Measured, PointFigures, PointResult, Results};
 use crate::rng::RunKey;
 use crate::scenario::Experiment;
+use crate::summary;
 use crate::time::SimTime;
 use crate::timeline::TimelineRow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -212,7 +213,8 @@ pub fn run_with(
                 ci95,
             }
         })
-        .collect();
+        .collect::<Vec<PointResult>>();
+    let grid = exp.grid.as_ref().map(|g| summary::grid_result(g, &points));
     Ok(Results {
         scenario: exp.name.clone(),
         description: exp.description.clone(),
@@ -226,6 +228,7 @@ pub fn run_with(
             points: points.clone(),
         }),
         points,
+        grid,
         timeline,
     })
 }

@@ -14,6 +14,7 @@
 //! | `cpu` | CPU time by level (interrupt, softirq, kernel, user, idle) stacked vs load, one panel per series |
 //! | `interrupts` | interrupts/s vs offered load, with one interrupt per offered frame for reference |
 //! | `timeline` | latency over time, one line per load point, one panel per variant (only with `timeline.csv`) |
+//! | `grid-<metric>` | heat maps of a two-parameter grid's summaries ([`heatmap`]; `irqsim plot` and `run` only) |
 //!
 //! One line per series (a variant of a result set) on shared axes; measured tables are
 //! drawn over them as black hollow markers. Rendering is deterministic: the same results
@@ -23,6 +24,7 @@ mod charts;
 mod data;
 mod font;
 mod frame;
+pub mod heatmap;
 mod raster;
 mod style;
 pub mod timeline;
@@ -67,11 +69,21 @@ pub fn write(
             }
         }
     }
-    let rendered: Vec<anyhow::Result<(String, Vec<u8>)>> = kinds
+    // Heat maps of a grid, for a single result set.
+    let maps = match sources {
+        [one] => heatmap::maps(one.results),
+        _ => Vec::new(),
+    };
+    let figures: Vec<Figure> = kinds
+        .into_iter()
+        .map(Figure::Chart)
+        .chain(maps.iter().map(Figure::Map))
+        .collect();
+    let rendered: Vec<anyhow::Result<(String, Vec<u8>)>> = figures
         .par_iter()
-        .flat_map_iter(|k| {
-            let name = k.name();
-            match render(*k, &data) {
+        .flat_map_iter(|f| {
+            let name = f.name();
+            match render(f, &data) {
                 Ok((svg, png)) => vec![
                     Ok((format!("{name}.svg"), svg.into_bytes())),
                     Ok((format!("{name}.png"), png)),
@@ -90,18 +102,43 @@ pub fn write(
     Ok(written)
 }
 
+/// A figure to write: a chart of the series, or a heat map of a grid.
+enum Figure<'a> {
+    Chart(Kind),
+    Map(&'a heatmap::Map<'a>),
+}
+
+impl Figure<'_> {
+    fn name(&self) -> String {
+        match self {
+            Figure::Chart(k) => k.name().to_string(),
+            Figure::Map(m) => m.file_stem(),
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(&self, data: &data::Data, root: &frame::Area<DB>) -> frame::R
+    where
+        DB::ErrorType: 'static,
+    {
+        match self {
+            Figure::Chart(k) => charts::draw(*k, data, root),
+            Figure::Map(m) => heatmap::draw(m, root),
+        }
+    }
+}
+
 /// One figure as SVG text and PNG bytes.
-fn render(kind: Kind, data: &data::Data) -> anyhow::Result<(String, Vec<u8>)> {
+fn render(fig: &Figure, data: &data::Data) -> anyhow::Result<(String, Vec<u8>)> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        charts::draw(kind, data, &root)?;
+        fig.draw(data, &root)?;
         root.present()?;
     }
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     {
         let root = raster::Canvas::new(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
-        charts::draw(kind, data, &root)?;
+        fig.draw(data, &root)?;
         root.present()?;
     }
     Ok((svg, encode_png(&rgb)?))

@@ -6,6 +6,7 @@ mod baseline;
 mod dc_driver;
 mod em_rr;
 mod golden;
+mod grid;
 mod livelock_table;
 mod merged_bursts;
 mod multi_nic;
