@@ -242,11 +242,12 @@ pub struct Results {
     /// Measured table compared with, if any, copied in so the results are self-contained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<Measured>,
-    /// The points, in sweep order.
-    pub points: Vec<PointResult>,
-    /// The grid's parameters and each cell's summary, when the scenario has a grid.
+    /// The grid's parameters and each cell's summary, when the scenario has a grid
+    /// (before the points, so a reader finds it first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid: Option<GridResult>,
+    /// The points, in sweep order.
+    pub points: Vec<PointResult>,
     /// Latency timeline rows (replication 0 of each point), written to timeline.csv,
     /// not to results.json.
     #[serde(skip)]

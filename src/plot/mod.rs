@@ -44,9 +44,10 @@ use std::path::{Path, PathBuf};
 pub const DIR: &str = "plots";
 
 /// Render every figure of `sources` (and the timeline, when given and not empty) into
-/// `dir` as `<name>.svg` and `<name>.png`, each written atomically. A timeline figure
-/// left over from an earlier run is removed when there is no timeline now. Returns the
-/// file names written, in order.
+/// `dir` as `<name>.svg` and `<name>.png`, each written atomically, and the heat maps of
+/// a single result set with a two-parameter grid ([`heatmap`]). A timeline figure or
+/// heat maps left over from an earlier run are removed when this one has none. Returns
+/// the file names written, in order.
 pub fn write(
     dir: &Path,
     sources: &[Source],
@@ -98,6 +99,17 @@ pub fn write(
         let path = dir.join(&name);
         write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
         written.push(name);
+    }
+    // Heat maps of an earlier run in this directory that this one did not draw.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let figure = name.ends_with(".svg") || name.ends_with(".png");
+            if figure && name.starts_with("grid-") && !written.contains(&name) {
+                std::fs::remove_file(e.path())
+                    .with_context(|| format!("removing {}", e.path().display()))?;
+            }
+        }
     }
     Ok(written)
 }
