@@ -27,8 +27,10 @@
 //! - Model components: [`cpu`], [`nic`], [`queue`], [`link`], [`kernel`], [`traffic`],
 //!   [`cost`], [`policy`], wired in [`host`], measured by [`stats`]. No files, no JSON.
 //! - [`scenario`]: turns scenario and model files into a configuration, with errors that
-//!   name file, JSON path and reason.
-//! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises.
+//!   name file, JSON path and reason; [`grid`] expands a scenario's grid of parameter
+//!   values into variants.
+//! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises,
+//!   [`summary`] reduces a variant's sweep to MLFRR, peak, output at the top, p99.
 //! - Reporting reads results only: [`smartbits`] (CSV in and out), [`report`] (tables),
 //!   [`output`] (result files, written atomically).
 //! - The `irqsim` binary wires these together.
