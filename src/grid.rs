@@ -465,7 +465,7 @@ pub fn expand(cfg: &GridConfig, bases: &[(String, Value)], p: &mut Problems) -> 
     }
     let auto = short_names(&axes.iter().map(|a| a.segments.clone()).collect::<Vec<_>>());
     for (i, (a, auto)) in axes.iter_mut().zip(auto).enumerate() {
-        let given = !a.name.is_empty() || cfg.parameters[i].name.is_some();
+        let given = cfg.parameters[i].name.is_some();
         if !given {
             a.name = auto;
         }
