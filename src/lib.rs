@@ -27,10 +27,12 @@
 //! - Model components: [`cpu`], [`nic`], [`queue`], [`link`], [`kernel`], [`traffic`],
 //!   [`cost`], [`policy`], wired in [`host`], measured by [`stats`]. No files, no JSON.
 //! - [`scenario`]: turns scenario and model files into a configuration, with errors that
-//!   name file, JSON path and reason.
-//! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises;
+//!   name file, JSON path and reason; [`grid`] expands a scenario's grid of parameter
+//!   values into variants.
+//! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises,
+//!   [`summary`] reduces a variant's sweep to MLFRR, peak, output at the top, p99;
 //!   [`checkpoint`] saves finished runs; [`shard`] splits a sweep over machines and
-//!   merges the parts.
+//!   merges the parts; [`fit`] fits model fields to a measured table by simulation.
 //! - Reporting reads results only: [`smartbits`] (CSV in and out), [`report`] (tables),
 //!   [`output`] (result files, written atomically).
 //! - The `irqsim` binary wires these together.
@@ -43,6 +45,7 @@ pub mod cpu;
 pub mod engine;
 pub mod error;
 pub mod fit;
+pub mod grid;
 pub mod host;
 pub mod irq;
 pub mod kernel;
@@ -65,6 +68,7 @@ pub mod shard;
 pub mod smartbits;
 pub mod softirq;
 pub mod stats;
+pub mod summary;
 pub mod task;
 pub mod time;
 pub mod timeline;

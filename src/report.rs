@@ -2,7 +2,7 @@
 //! table's loss and latency beside them when the scenario names one. Reads results only.
 
 use crate::output::variants;
-use crate::results::Results;
+use crate::results::{GridResult, Results};
 use crate::smartbits::MeasuredPoint;
 use std::fmt::Write;
 
@@ -118,6 +118,68 @@ pub fn table(r: &Results) -> String {
         let _ = writeln!(
             s,
             "\nsnd pps: the sender's frames on the wire per second; Mbit/s: its TCP payload; snd%: its CPU share (system time)"
+        );
+    }
+    if let Some(g) = &r.grid {
+        s.push_str(&grid_table(g));
+    }
+    s
+}
+
+/// The grid's summary: one row per cell, its parameter values, MLFRR, peak output,
+/// output at the highest load and p99 latency at the chosen load.
+pub fn grid_table(g: &GridResult) -> String {
+    let mut s = String::new();
+    let at = match g.latency_at_load_pct {
+        Some(pct) => format!("{pct:.2} %"),
+        None => "a point not run".into(),
+    };
+    let _ = writeln!(
+        s,
+        "\ngrid summary: {} cells; MLFRR: every point up to it loses < {} %; p99 at {at}",
+        g.cells.len(),
+        g.loss_free_pct
+    );
+    let with_base = g.cells.iter().any(|c| c.base.is_some());
+    let base_w = g
+        .cells
+        .iter()
+        .filter_map(|c| c.base.as_ref().map(|b| b.len()))
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let widths: Vec<usize> = g.parameters.iter().map(|p| p.name.len().max(8)).collect();
+    if with_base {
+        let _ = write!(s, "{:<base_w$} ", "variant");
+    }
+    for (p, w) in g.parameters.iter().zip(&widths) {
+        let _ = write!(s, "{:>w$} ", p.name);
+    }
+    let _ = writeln!(
+        s,
+        "{:>9} {:>7} {:>9} {:>7} {:>9} {:>7} {:>9}",
+        "MLFRR pps", "load%", "peak pps", "load%", "top fwd", "load%", "p99 us"
+    );
+    for c in &g.cells {
+        if with_base {
+            let _ = write!(s, "{:<base_w$} ", c.base.as_deref().unwrap_or(""));
+        }
+        for (v, w) in c.values.iter().zip(&widths) {
+            let _ = write!(s, "{:>w$} ", crate::grid::fmt_value(*v));
+        }
+        let m = &c.summary;
+        let opt =
+            |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
+        let _ = writeln!(
+            s,
+            "{:>9} {:>7} {:>9.0} {:>7.2} {:>9.0} {:>7.2} {:>9}",
+            opt(m.mlfrr_pps, 0),
+            opt(m.mlfrr_load_pct, 2),
+            m.peak_pps,
+            m.peak_load_pct,
+            m.top_forwarded_pps,
+            m.top_load_pct,
+            opt(m.p99_us, 1)
         );
     }
     s

@@ -242,6 +242,10 @@ pub struct Results {
     /// Measured table compared with, if any, copied in so the results are self-contained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<Measured>,
+    /// The grid's parameters and each cell's summary, when the scenario has a grid
+    /// (before the points, so a reader finds it first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<GridResult>,
     /// The points, in sweep order.
     pub points: Vec<PointResult>,
     /// Latency timeline rows (replication 0 of each point), written to timeline.csv,
@@ -274,6 +278,34 @@ pub struct ResultsFrame {
     pub measured: Option<Measured>,
     /// The points of every variant, in sweep order (variant, then load point).
     pub points: Vec<PointFrame>,
+    /// The grid, when the scenario has one: what its summary needs besides the points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<GridFrame>,
+}
+
+/// A grid as a [`ResultsFrame`] keeps it: its parameters and cells, without summaries
+/// (`crate::summary` computes them from the assembled points).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridFrame {
+    /// The swept parameters.
+    pub parameters: Vec<GridParameterResult>,
+    /// Load point of the p99 latency, in the unit of the scenario's `load.unit`.
+    pub latency_at: f64,
+    /// Its index in each variant's sweep (`None` when that point was not run).
+    pub latency_point: Option<usize>,
+    /// The cells, in variant order.
+    pub cells: Vec<GridCellFrame>,
+}
+
+/// A cell of a [`GridFrame`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridCellFrame {
+    /// Variant name.
+    pub variant: String,
+    /// The scenario's variant it builds on, when the scenario has variants.
+    pub base: Option<String>,
+    /// The value of each parameter.
+    pub values: Vec<f64>,
 }
 
 /// One point of a [`ResultsFrame`].
@@ -291,6 +323,8 @@ pub struct PointFrame {
 
 impl ResultsFrame {
     /// Runs in the sweep: points x replications.
+    ///
+    /// (The grid summary of the results is left to `crate::summary::assemble`.)
     pub fn runs(&self) -> usize {
         self.points.len() * self.replications as usize
     }
@@ -345,9 +379,80 @@ impl ResultsFrame {
             latency_from: self.latency_from,
             measured: self.measured.clone(),
             points,
+            grid: None,
             timeline,
         }
     }
+}
+
+/// What a variant's sweep comes to, in a few numbers (see [`crate::summary`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VariantSummary {
+    /// Maximum loss-free forwarding rate [frames/s]: the largest offered rate such that
+    /// every point offered at most that much lost less than 0.1 % of its frames; `null`
+    /// when the lowest point already loses.
+    pub mlfrr_pps: Option<f64>,
+    /// Offered load of the MLFRR point [% of line rate].
+    pub mlfrr_load_pct: Option<f64>,
+    /// Highest forwarded rate of the sweep [frames/s].
+    pub peak_pps: f64,
+    /// Offered load where it occurs (the lowest, on a tie) [% of line rate].
+    pub peak_load_pct: f64,
+    /// Offered rate where it occurs [frames/s].
+    pub peak_offered_pps: f64,
+    /// Offered load of the highest load point [% of line rate].
+    pub top_load_pct: f64,
+    /// Offered rate of the highest load point [frames/s].
+    pub top_offered_pps: f64,
+    /// Forwarded rate at the highest load point [frames/s]: below `peak_pps` under
+    /// livelock.
+    pub top_forwarded_pps: f64,
+    /// 99th-percentile latency at the grid's `latency_at` point [us]; `null` when no
+    /// frame was delivered there (or the point was not run).
+    pub p99_us: Option<f64>,
+}
+
+/// A swept parameter of a grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridParameterResult {
+    /// Name in variant names, tables and plots.
+    pub name: String,
+    /// Path in the model, as written.
+    pub path: String,
+    /// Its values, in order.
+    pub values: Vec<f64>,
+}
+
+/// One cell of a grid: a variant and its summary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridCellResult {
+    /// Variant name (its points carry it).
+    pub variant: String,
+    /// The scenario's variant it builds on, when the scenario has variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The value of each parameter, in the order of `parameters`.
+    pub values: Vec<f64>,
+    /// The summary of its sweep.
+    pub summary: VariantSummary,
+}
+
+/// A grid's parameters and its cells' summaries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridResult {
+    /// The swept parameters.
+    pub parameters: Vec<GridParameterResult>,
+    /// Load point of `p99_us`, in the unit of the scenario's `load.unit`.
+    pub latency_at: f64,
+    /// Offered load of the `latency_at` point [% of line rate] (null when not run).
+    pub latency_at_load_pct: Option<f64>,
+    /// Offered rate of the `latency_at` point [frames/s] (null when not run).
+    pub latency_at_offered_pps: Option<f64>,
+    /// Loss below which a point counts as loss-free for the MLFRR [% of frames sent].
+    pub loss_free_pct: f64,
+    /// The cells, in variant order (scenario variant, then the first parameter, ...,
+    /// the last parameter fastest).
+    pub cells: Vec<GridCellResult>,
 }
 
 fn latency_result(l: crate::stats::LatencySummary) -> LatencyResult {

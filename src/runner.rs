@@ -20,6 +20,7 @@ use crate::host::{RunSpec, SimError, simulate};
 use crate::results::{Measured, PointFigures, PointFrame, Results, ResultsFrame};
 use crate::rng::RunKey;
 use crate::scenario::Experiment;
+use crate::summary;
 use crate::time::SimTime;
 use crate::timeline::TimelineRow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -74,7 +75,10 @@ pub fn run_with(
 ) -> Result<Results, RunError> {
     let all: Vec<usize> = (0..runs(exp).len()).collect();
     let done = run_selected(exp, threads, on_done, checkpoint, stop, &all)?;
-    Ok(frame(exp).assemble(done.into_iter().map(|r| (r.figures, r.timeline))))
+    Ok(summary::assemble(
+        &frame(exp),
+        done.into_iter().map(|r| (r.figures, r.timeline)),
+    ))
 }
 
 /// Every run of `exp` in sweep order: (variant, load point, replication), variant
@@ -112,6 +116,7 @@ pub fn frame(exp: &Experiment) -> ResultsFrame {
                 })
             })
             .collect(),
+        grid: exp.grid.as_ref().map(summary::grid_frame),
     }
 }
 

@@ -25,6 +25,7 @@
 //! patches the elements by `name` (or by index given as a string).
 
 use crate::error::{FileProblem, InputError};
+use crate::grid::{self, Grid, GridConfig};
 use crate::host::ModelConfig;
 use crate::link::Link;
 use crate::problems::{Problem, Problems};
@@ -158,6 +159,10 @@ pub struct ScenarioFile {
     /// for every variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variants: Option<Vec<VariantFile>>,
+    /// A cartesian product of model parameter values, each combination a variant (see
+    /// [`crate::grid`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<GridConfig>,
     /// Offered traffic.
     pub workload: WorkloadConfig,
     /// Load points.
@@ -298,6 +303,9 @@ pub struct Experiment {
     pub timeline_bucket_ms: Option<f64>,
     /// Where latency starts.
     pub latency_from: LatencyFrom,
+    /// The grid, when the scenario has one: its variants are [`Experiment::variants`],
+    /// in the order of [`Grid::cells`].
+    pub grid: Option<Grid>,
 }
 
 /// The JSON Schema of scenario files, generated from the Rust types (schemars).
@@ -543,7 +551,9 @@ fn overridden(overrides: &Value, model: &Value, path: &str) -> Option<String> {
 }
 
 /// Apply `patches` (each with the path prefix it is written under) to the model and
-/// read it; problems are located in the file, and at the path, that set the value.
+/// read it; problems are located in the file, and at the path, that set the value. A
+/// grid's patch (prefix `grid.parameters[i].values[j]`) sets one value, so a problem
+/// with it is located at that value itself.
 fn build_model(
     sfile: &str,
     mfile: &str,
@@ -579,10 +589,15 @@ fn build_model(
             if ov.is_object()
                 && let Some(op) = overridden(ov, base, &p.path)
             {
+                let path = if prefix.starts_with("grid.") {
+                    prefix.clone()
+                } else {
+                    join(prefix, &op)
+                };
                 return FileProblem {
                     file: sfile.into(),
                     problem: Problem {
-                        path: join(prefix, &op),
+                        path,
                         reason: p.reason,
                     },
                 };
@@ -665,12 +680,9 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             v.clone()
         }
     };
-    let mut variants = Vec::new();
-    // Problems of each variant's model and of the scenario against it: a problem every
-    // variant has is reported once, one only some have names them.
-    let mut variant_problems: Vec<Vec<FileProblem>> = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        if sc.variants.is_some() {
+    // Variant names are checked as written.
+    if sc.variants.is_some() {
+        for (i, spec) in specs.iter().enumerate() {
             let ok = !spec.name.is_empty()
                 && spec
                     .name
@@ -692,6 +704,51 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                 }));
             }
         }
+    }
+    // A grid multiplies the variants: its paths are resolved in each variant's model
+    // (after the scenario's and the variant's overrides, with defaults filled in).
+    let mut grid: Option<Grid> = None;
+    if let Some(cfg) = &sc.grid {
+        let bases: Vec<(String, Value)> = specs
+            .iter()
+            .map(|spec| {
+                let mut v = mval.clone();
+                for ov in [&sc.overrides, &spec.overrides].into_iter().flatten() {
+                    if ov.is_object() {
+                        merge_patch(&mut v, ov);
+                    }
+                }
+                let filled = serde_json::from_value::<ModelConfig>(v.clone())
+                    .ok()
+                    .and_then(|m| serde_json::to_value(m).ok());
+                let name = if sc.variants.is_some() {
+                    spec.name.clone()
+                } else {
+                    String::new()
+                };
+                (name, filled.unwrap_or(v))
+            })
+            .collect();
+        let mut gp = Problems::new();
+        grid = grid::expand(cfg, &bases, &mut gp);
+        problems.extend(gp.list.into_iter().map(&scen_problem));
+    }
+    // What to build: (scenario variant, grid cell).
+    let builds: Vec<(usize, Option<usize>)> = match &grid {
+        None => (0..specs.len()).map(|i| (i, None)).collect(),
+        Some(g) => g
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| (cell.base, Some(c)))
+            .collect(),
+    };
+    let mut variants = Vec::new();
+    // Problems of each variant's model and of the scenario against it: a problem every
+    // variant has is reported once, one only some have names them.
+    let mut variant_problems: Vec<Vec<FileProblem>> = Vec::new();
+    for (i, cell) in builds {
+        let spec = &specs[i];
         let mut patches: Vec<(String, &Value)> = Vec::new();
         if let Some(ov) = &sc.overrides {
             patches.push(("overrides".into(), ov));
@@ -699,12 +756,41 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         if let Some(ov) = &spec.overrides {
             patches.push((format!("variants[{i}].overrides"), ov));
         }
+        let (name, description, grid_patches) = match (cell, &grid) {
+            (Some(c), Some(g)) => {
+                let cell = &g.cells[c];
+                let mut desc: Vec<String> = g
+                    .axes
+                    .iter()
+                    .zip(cell.values(&g.axes))
+                    .map(|(a, v)| format!("{} = {}", a.path, grid::fmt_value(v)))
+                    .collect();
+                if !spec.description.is_empty() {
+                    desc.push(spec.description.clone());
+                }
+                let gp: Vec<(String, Value)> = g
+                    .axes
+                    .iter()
+                    .enumerate()
+                    .zip(&cell.index)
+                    .map(|((k, a), &j)| {
+                        (
+                            format!("grid.parameters[{k}].values[{j}]"),
+                            grid::patch(&a.segments, a.values[j]),
+                        )
+                    })
+                    .collect();
+                (cell.variant.clone(), desc.join("; "), gp)
+            }
+            _ => (spec.name.clone(), spec.description.clone(), Vec::new()),
+        };
+        patches.extend(grid_patches.iter().map(|(at, v)| (at.clone(), v)));
         match build_model(&sfile, &mfile, &mtext, &mval, &patches) {
             Ok((m, probs)) => {
                 variant_problems.push(probs);
                 variants.push(Variant {
-                    name: spec.name.clone(),
-                    description: spec.description.clone(),
+                    name,
+                    description,
                     model: m,
                     points: Vec::new(),
                 });
@@ -752,6 +838,23 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         }
     }
     let values = load_values(&sc.load, &mut p);
+    if let (Some(g), Some(cfg)) = (&mut grid, &sc.grid) {
+        let lowest = values.iter().copied().fold(f64::INFINITY, f64::min);
+        g.latency_at = cfg.latency_at.unwrap_or(lowest);
+        g.latency_point = grid::find_point(&values, g.latency_at);
+        if g.latency_point.is_none() && !values.is_empty() {
+            let pts: Vec<String> = values.iter().map(|v| grid::fmt_value(*v)).collect();
+            p.push(
+                "grid.latency_at",
+                format!(
+                    "must be one of the load points ({} {}), got {}",
+                    pts.join(", "),
+                    unit_name(sc.load.unit),
+                    grid::fmt_value(g.latency_at)
+                ),
+            );
+        }
+    }
     problems.extend(p.list.into_iter().map(&scen_problem));
 
     // What depends on each variant's model (its NICs, their line rates), checked for
@@ -850,6 +953,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         measured,
         timeline_bucket_ms: sc.timeline.as_ref().map(|t| t.bucket_ms),
         latency_from: sc.latency_from,
+        grid,
     })
 }
 
@@ -1029,6 +1133,12 @@ impl Experiment {
             return;
         };
         let mask: Vec<bool> = first.points.iter().map(&keep).collect();
+        if let Some(g) = &mut self.grid {
+            g.latency_point = g
+                .latency_point
+                .filter(|&j| mask[j])
+                .map(|j| mask[..j].iter().filter(|k| **k).count());
+        }
         for v in &mut self.variants {
             let mut k = 0;
             v.points.retain(|_| {

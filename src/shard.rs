@@ -518,7 +518,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         (r.figures, r.timeline)
     });
     Ok(Merged {
-        results: first.frame.assemble(runs),
+        results: crate::summary::assemble(&first.frame, runs),
         shards: n,
         runs: first.total_runs,
     })

@@ -313,13 +313,16 @@ where
     let head = header(root, data, "Forwarded vs offered rate");
     let several = data.series.len() > 1;
     // Several series: each one's MLFRR goes in the legend rather than beside its ring,
-    // where the labels would crowd each other.
+    // where the labels would crowd each other; from ten series (a grid's cells) the
+    // legend has room for their names only (the grid's table and heat maps give them).
+    let crowded = data.series.len() >= 10;
     let mut legend: Vec<Entry> = data
         .series
         .iter()
         .map(|s| {
             let label = match (several, s.mlfrr) {
                 (false, _) => s.label.clone(),
+                (true, _) if crowded => s.label.clone(),
                 (true, Some(r)) => format!("{}\n  MLFRR {} frames/s", s.label, fmt_num(r)),
                 (true, None) => format!("{}\n  MLFRR: none (first point loses)", s.label),
             };

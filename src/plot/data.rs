@@ -5,10 +5,8 @@ use super::style::{self, MEASURED_MARKERS, Marker};
 use super::timeline::TimelineRow;
 use irqsim::output::variants;
 use irqsim::results::{PointResult, Results};
+use irqsim::summary::mlfrr;
 use plotters::style::RGBColor;
-
-/// Loss below which a point counts as loss-free for the MLFRR [% of frames sent].
-pub const LOSS_FREE_PCT: f64 = 0.1;
 
 /// A result set to plot, with the label its lines get when several sets are overlaid.
 pub struct Source<'a> {
@@ -26,7 +24,7 @@ pub struct Series<'a> {
     pub colour: RGBColor,
     /// The points, by increasing offered rate.
     pub points: Vec<&'a PointResult>,
-    /// Maximum loss-free receive rate [frames/s], see [`mlfrr`].
+    /// Maximum loss-free receive rate [frames/s], see [`irqsim::summary::mlfrr`].
     pub mlfrr: Option<f64>,
 }
 
@@ -118,32 +116,6 @@ pub struct Data<'a> {
     pub offered: Vec<Vec<(f64, f64)>>,
     /// Latency timeline rows, when one was recorded.
     pub timeline: Option<&'a [TimelineRow]>,
-}
-
-/// Maximum loss-free receive rate of a series whose points are sorted by offered rate:
-/// the largest offered rate `r` of the sweep such that every point offered at most `r`
-/// lost less than [`LOSS_FREE_PCT`] % of its frames. A loss-free point above a lossy one
-/// (the 21143 router's recovery at 34-36 %) does not count: the MLFRR is where the first
-/// loss starts. `None` when the first point already loses.
-pub fn mlfrr(points: &[&PointResult]) -> Option<f64> {
-    loss_free_end(
-        points
-            .iter()
-            .map(|p| (p.offered_pps, p.figures.total.loss_pct)),
-    )
-}
-
-/// The MLFRR of (offered rate, loss %) pairs sorted by offered rate.
-fn loss_free_end(points: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
-    let mut best = None;
-    for (offered, loss) in points {
-        if loss < LOSS_FREE_PCT {
-            best = Some(offered);
-        } else {
-            break;
-        }
-    }
-    best
 }
 
 impl<'a> Data<'a> {
@@ -352,19 +324,6 @@ pub fn fmt_num(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mlfrr_is_the_end_of_the_loss_free_run() {
-        let pts = [
-            (10_000.0, 0.0),
-            (20_000.0, 0.09),
-            (30_000.0, 12.0),
-            (40_000.0, 0.0),
-        ];
-        assert_eq!(loss_free_end(pts.into_iter()), Some(20_000.0));
-        assert_eq!(loss_free_end(pts[2..].iter().copied()), None);
-        assert_eq!(loss_free_end(pts[3..].iter().copied()), Some(40_000.0));
-    }
 
     #[test]
     fn numbers_are_grouped_and_trimmed() {

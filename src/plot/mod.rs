@@ -14,6 +14,7 @@
 //! | `cpu` | CPU time by level (interrupt, softirq, kernel, user, idle) stacked vs load, one panel per series |
 //! | `interrupts` | interrupts/s vs offered load, with one interrupt per offered frame for reference |
 //! | `timeline` | latency over time, one line per load point, one panel per variant (only with `timeline.csv`) |
+//! | `grid-<metric>` | heat maps of a two-parameter grid's summaries ([`heatmap`]; `irqsim plot` and `run` only) |
 //!
 //! One line per series (a variant of a result set) on shared axes; measured tables are
 //! drawn over them as black hollow markers. Rendering is deterministic: the same results
@@ -24,6 +25,7 @@ mod data;
 pub mod fit;
 mod font;
 mod frame;
+pub mod heatmap;
 mod raster;
 mod style;
 pub mod timeline;
@@ -43,9 +45,10 @@ use std::path::{Path, PathBuf};
 pub const DIR: &str = "plots";
 
 /// Render every figure of `sources` (and the timeline, when given and not empty) into
-/// `dir` as `<name>.svg` and `<name>.png`, each written atomically. A timeline figure
-/// left over from an earlier run is removed when there is no timeline now. Returns the
-/// file names written, in order.
+/// `dir` as `<name>.svg` and `<name>.png`, each written atomically, and the heat maps of
+/// a single result set with a two-parameter grid ([`heatmap`]). A timeline figure or
+/// heat maps left over from an earlier run are removed when this one has none. Returns
+/// the file names written, in order.
 pub fn write(
     dir: &Path,
     sources: &[Source],
@@ -68,11 +71,21 @@ pub fn write(
             }
         }
     }
-    let rendered: Vec<anyhow::Result<(String, Vec<u8>)>> = kinds
+    // Heat maps of a grid, for a single result set.
+    let maps = match sources {
+        [one] => heatmap::maps(one.results),
+        _ => Vec::new(),
+    };
+    let figures: Vec<Figure> = kinds
+        .into_iter()
+        .map(Figure::Chart)
+        .chain(maps.iter().map(Figure::Map))
+        .collect();
+    let rendered: Vec<anyhow::Result<(String, Vec<u8>)>> = figures
         .par_iter()
-        .flat_map_iter(|k| {
-            let name = k.name();
-            match render(*k, &data) {
+        .flat_map_iter(|f| {
+            let name = f.name();
+            match render(f, &data) {
                 Ok((svg, png)) => vec![
                     Ok((format!("{name}.svg"), svg.into_bytes())),
                     Ok((format!("{name}.png"), png)),
@@ -88,21 +101,57 @@ pub fn write(
         write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
         written.push(name);
     }
+    // Heat maps of an earlier run in this directory that this one did not draw.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let figure = name.ends_with(".svg") || name.ends_with(".png");
+            if figure && name.starts_with("grid-") && !written.contains(&name) {
+                std::fs::remove_file(e.path())
+                    .with_context(|| format!("removing {}", e.path().display()))?;
+            }
+        }
+    }
     Ok(written)
 }
 
+/// A figure to write: a chart of the series, or a heat map of a grid.
+enum Figure<'a> {
+    Chart(Kind),
+    Map(&'a heatmap::Map<'a>),
+}
+
+impl Figure<'_> {
+    fn name(&self) -> String {
+        match self {
+            Figure::Chart(k) => k.name().to_string(),
+            Figure::Map(m) => m.file_stem(),
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(&self, data: &data::Data, root: &frame::Area<DB>) -> frame::R
+    where
+        DB::ErrorType: 'static,
+    {
+        match self {
+            Figure::Chart(k) => charts::draw(*k, data, root),
+            Figure::Map(m) => heatmap::draw(m, root),
+        }
+    }
+}
+
 /// One figure as SVG text and PNG bytes.
-fn render(kind: Kind, data: &data::Data) -> anyhow::Result<(String, Vec<u8>)> {
+fn render(fig: &Figure, data: &data::Data) -> anyhow::Result<(String, Vec<u8>)> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        charts::draw(kind, data, &root)?;
+        fig.draw(data, &root)?;
         root.present()?;
     }
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     {
         let root = raster::Canvas::new(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
-        charts::draw(kind, data, &root)?;
+        fig.draw(data, &root)?;
         root.present()?;
     }
     Ok((svg, encode_png(&rgb)?))

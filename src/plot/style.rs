@@ -153,3 +153,43 @@ pub const MEASURED_MARKERS: [(Marker, Marker); 3] = [
     (Marker::Square, Marker::Diamond),
     (Marker::Diamond, Marker::Cross),
 ];
+
+/// A colour for position `t` in [0, 1] on the whole viridis scale (dark purple to
+/// yellow; perceptually uniform, readable in grey and with the common colour-vision
+/// deficiencies): heat-map cells.
+pub fn heat(t: f64) -> RGBColor {
+    const STOPS: [(u8, u8, u8); 9] = [
+        (0x44, 0x01, 0x54),
+        (0x47, 0x2d, 0x7b),
+        (0x3b, 0x52, 0x8b),
+        (0x2c, 0x72, 0x8e),
+        (0x21, 0x91, 0x8c),
+        (0x28, 0xae, 0x80),
+        (0x5e, 0xc9, 0x62),
+        (0xad, 0xdc, 0x30),
+        (0xfd, 0xe7, 0x25),
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    } * (STOPS.len() - 1) as f64;
+    let i = (t.floor() as usize).min(STOPS.len() - 2);
+    let f = t - i as f64;
+    let mix = |a: u8, b: u8| (a as f64 + (b as f64 - a as f64) * f).round() as u8;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Text colour that reads on a background `c`: white on dark, [`TEXT`] on light.
+pub fn text_on(c: RGBColor) -> RGBColor {
+    let lum = 0.2126 * c.0 as f64 + 0.7152 * c.1 as f64 + 0.0722 * c.2 as f64;
+    if lum < 150.0 {
+        RGBColor(0xff, 0xff, 0xff)
+    } else {
+        TEXT
+    }
+}
+
+/// Heat-map cells without a value (no MLFRR, no frame delivered).
+pub const NO_VALUE: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);

@@ -212,7 +212,10 @@ fn bad_parameters_are_refused_with_the_reason() {
     let e = refuse(param("kernel.no_such_field", 1.0, 2.0, 1.5));
     assert!(e.contains("is not a field of the model"), "{e}");
     let e = refuse(param("kernel.netisr_per_packet", 1.0, 9.0, 5.0));
-    assert!(e.contains("not a number") && e.contains("netisr_per_packet.ns"), "{e}");
+    assert!(
+        e.contains("not a number") && e.contains("netisr_per_packet.ns"),
+        "{e}"
+    );
     let e = refuse(param("nics.dc7.rx_ring_slots", 16.0, 256.0, 64.0));
     assert!(e.contains("is not a field"), "{e}");
     // A scenario with variants is one model too many.

@@ -7,6 +7,7 @@ mod dc_driver;
 mod em_rr;
 mod fit;
 mod golden;
+mod grid;
 mod livelock_table;
 mod merged_bursts;
 mod multi_nic;
