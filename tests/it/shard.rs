@@ -371,3 +371,52 @@ fn copy_dir(from: &Path, to: &Path) {
         std::fs::write(p, bytes).unwrap();
     }
 }
+
+/// A grid (scenarios/grid-ring-x-ipintrq.json, 12 cells, cut to 3 points and 0.05 s) is
+/// sharded over its cells like any variants, and the merge rebuilds its summary and its
+/// heat maps from the partials alone: the same bytes as a whole run.
+#[test]
+fn a_grid_shards_and_merges_with_its_summary_and_heat_maps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{ROOT}/scenarios/grid-ring-x-ipintrq.json")).unwrap(),
+    )
+    .unwrap();
+    sc["model"] = json!(format!("{ROOT}/models/p3-448-dc21143-freebsd4.json"));
+    sc["load"] = json!({"unit": "percent", "points": [20, 30, 40]});
+    sc["duration_s"] = json!(0.05);
+    sc["drain_s"] = json!(0.02);
+    let sc_path = tmp.path().join("grid.json");
+    std::fs::write(&sc_path, serde_json::to_string_pretty(&sc).unwrap()).unwrap();
+    let whole = tmp.path().join("whole");
+    ok(&run(&sc_path, &whole, &[]));
+    let want = files(&whole);
+    assert!(
+        want.contains_key("plots/grid-mlfrr.png"),
+        "{:?}",
+        want.keys()
+    );
+    let results = String::from_utf8(want["results.json"].clone()).unwrap();
+    assert!(
+        results.contains("\"grid\""),
+        "results.json has the grid summary"
+    );
+    for n in [2usize, 5] {
+        let base = tmp.path().join(format!("n{n}"));
+        let dirs = shards(&sc_path, &base, n, &|_| Vec::new());
+        let out = base.join("merged");
+        ok(&merge(&dirs, &out, &[]));
+        let got = files(&out);
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "n = {n}: the same files"
+        );
+        for (f, bytes) in &want {
+            assert!(
+                got[f] == *bytes,
+                "n = {n}: {f} differs from the whole run's"
+            );
+        }
+    }
+}
