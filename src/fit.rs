@@ -29,16 +29,27 @@
 //! so the fit is deterministic for a seed, whatever the thread count. Integer fields
 //! (ring sizes, queue limits) are rounded before each evaluation.
 //!
-//! **Uncertainty.** At the fitted point the residual vector's Jacobian `J` is taken by
-//! central differences (steps of 2 % of the value, at least 1 % of the range), and the
-//! linearised covariance is `s^2 (J^T J)^-1` with `s^2 = SSR / (n - k)`; 95 % intervals
-//! use Student's t with `n - k` degrees of freedom. Because the objective is rugged, the
-//! slice of the objective along each parameter (the others at their fitted values) is
-//! also computed over the whole range, for the plots. A parameter is reported as **not
-//! identifiable** when moving it changes no residual (a flat direction: `J`'s column is
-//! zero), two parameters as **confounded** when their correlation exceeds 0.95 in
-//! magnitude, and a parameter as **poorly determined** when its interval is wider than
-//! half its value; the fit then warns instead of returning a confident number.
+//! **Uncertainty.** Two intervals per parameter, both at 95 %:
+//!
+//! - **profile interval**: the range of the parameter over which the objective's
+//!   profile stays under the likelihood-ratio threshold `SSR_min (1 + F(1, n-k) / (n-k))`
+//!   (nonlinear least squares, Bates and Watts 1988, section 6.1). The profile is the
+//!   objective with the other parameters at their best given this one; the fit follows
+//!   them along the conditional path linearised at the fit (`d_-j = -(J_-j^T J_-j)^-1
+//!   J_-j^T J_j`) and evaluates the true objective there, by simulation. The ends are
+//!   searched outwards from the fitted value (steps doubling, then bisection); an end
+//!   that reaches a bound is reported. This is the interval to read on a rugged surface.
+//! - **linearised interval**: `s^2 (J^T J)^-1` with `s^2 = SSR / (n - k)` and Student's t,
+//!   from the residuals' Jacobian `J` by central differences (steps of 2 % of the value,
+//!   at least 1 % of the range). It describes the valley floor at the fit only.
+//!
+//! The profile is also drawn over the whole range, for the plots. A parameter is
+//! reported as **not identifiable** when moving it changes no residual (a flat
+//! direction: `J`'s column is zero), two parameters as **confounded** when their
+//! correlation exceeds 0.95 in magnitude (or `J^T J` is singular), and a parameter as
+//! **poorly determined** when its interval (the profile one where there is one) is
+//! wider than half its value or reaches a bound; the fit then warns instead of
+//! returning a confident number.
 
 use crate::error::InputError;
 use crate::results::Results;
@@ -83,6 +94,15 @@ pub enum FitError {
         /// What went wrong.
         error: RunError,
     },
+    /// The model refuses candidate values (checked at the bounds first, so only a
+    /// combination of values can get here).
+    #[error("the model refuses {values}: {error}")]
+    Rejected {
+        /// The parameter values.
+        values: String,
+        /// Why.
+        error: InputError,
+    },
     /// The optimiser failed.
     #[error("optimiser: {0}")]
     Optimiser(String),
@@ -100,6 +120,16 @@ pub struct ParamSpec {
     pub hi: f64,
     /// Starting value [default: the model's value, after the scenario's overrides].
     pub start: Option<f64>,
+}
+
+impl std::fmt::Display for ParamSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}..{}", self.path, self.lo, self.hi)?;
+        match self.start {
+            Some(s) => write!(f, "@{s}"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl std::str::FromStr for ParamSpec {
@@ -191,9 +221,10 @@ pub struct FitOptions {
     pub seed: Option<u64>,
     /// Worker threads per sweep (0: one per core).
     pub threads: usize,
-    /// Points per parameter of the objective's slices over the bounds, besides the
-    /// fitted value and four points around it (0: no slice) [default 9].
-    pub slice_points: usize,
+    /// Points per parameter of the objective's profile over the bounds, besides the
+    /// fitted value and four points around it (0: no profile drawn; the profile
+    /// interval is still searched) [default 9].
+    pub profile_points: usize,
 }
 
 impl FitOptions {
@@ -210,7 +241,7 @@ impl FitOptions {
             duration_s: None,
             seed: None,
             threads: 0,
-            slice_points: 9,
+            profile_points: 9,
         }
     }
 }
@@ -259,6 +290,8 @@ pub struct FittedParam {
     pub hi: f64,
     /// Whether the field holds integers (fitted on integers).
     pub integer: bool,
+    /// The model's own value (after the scenario's overrides).
+    pub model_value: f64,
     /// Where the fit started.
     pub start: f64,
     /// The fitted value.
@@ -270,9 +303,13 @@ pub struct FittedParam {
     pub ci95: Option<[f64; 2]>,
     /// Whether the table moves when the parameter does (see the module docs).
     pub identifiable: bool,
-    /// The objective along this parameter, the others at their fitted values: (value,
-    /// objective) pairs over the bounds.
-    pub slice: Vec<[f64; 2]>,
+    /// 95 % interval from the objective's profile (see the module docs): the values
+    /// along the conditional path whose objective stays below the likelihood-ratio
+    /// threshold (none when not identifiable or no degrees of freedom are left).
+    pub profile_ci95: Option<[f64; 2]>,
+    /// The objective's profile along this parameter: (value, objective) pairs over the
+    /// bounds, the other parameters following on the conditional path.
+    pub profile: Vec<[f64; 2]>,
 }
 
 /// What a fit found.
@@ -295,6 +332,8 @@ pub struct FitReport {
     /// Correlation matrix of the estimates (rows and columns in parameter order; none
     /// when the covariance cannot be formed).
     pub correlation: Option<Vec<Vec<f64>>>,
+    /// Objective at the model's own values (the profile as it is).
+    pub model_objective: f64,
     /// Objective at the start.
     pub start_objective: f64,
     /// Objective at the fitted values.
@@ -303,6 +342,8 @@ pub struct FitReport {
     pub dof: i64,
     /// Sweeps simulated (cached repeats not counted).
     pub simulations: usize,
+    /// Each point at the model's own values.
+    pub model_points: Vec<PointFit>,
     /// Each point at the start.
     pub start_points: Vec<PointFit>,
     /// Each point at the fitted values.
@@ -320,6 +361,8 @@ struct Param {
     segs: Vec<String>,
     integer: bool,
     start: f64,
+    /// The model's own value (after the scenario's overrides).
+    model: f64,
 }
 
 /// A file source that serves one file's text from memory and the rest from `base`.
@@ -423,6 +466,14 @@ impl<'a> Fitter<'a> {
                 msg: e.to_string(),
             })?
         };
+        if !scenario.is_object() {
+            return Err(InputError::Field {
+                file,
+                path: ".".into(),
+                msg: "a scenario is a JSON object".into(),
+            }
+            .into());
+        }
         if let Some(d) = opts.duration_s {
             scenario["duration_s"] = Value::from(d);
         }
@@ -475,7 +526,7 @@ impl<'a> Fitter<'a> {
         let mut params = Vec::new();
         for spec in &opts.params {
             let bad = |reason: String| FitError::Param {
-                spec: format!("{}={}..{}", spec.path, spec.lo, spec.hi),
+                spec: spec.to_string(),
                 reason,
             };
             let segs: Vec<String> = spec.path.split('.').map(String::from).collect();
@@ -510,6 +561,7 @@ impl<'a> Fitter<'a> {
                 segs,
                 integer,
                 start,
+                model: current,
             });
         }
         let common = exp.variants[0]
@@ -522,7 +574,7 @@ impl<'a> Fitter<'a> {
                 "no load point of the sweep is in the measured table: nothing to compare".into(),
             ));
         }
-        Ok(Fitter {
+        let fitter = Fitter {
             files,
             path: path.to_path_buf(),
             file,
@@ -535,7 +587,46 @@ impl<'a> Fitter<'a> {
             params,
             opts,
             cache: Mutex::new(HashMap::new()),
-        })
+        };
+        // Every value within the bounds must be one the model accepts: check the ends
+        // (loading only) rather than fail in the middle of a search.
+        for (j, p) in fitter.params.iter().enumerate() {
+            for end in [p.spec.lo, p.spec.hi] {
+                let mut v = fitter.start();
+                v[j] = end;
+                if let Err(e) = fitter.load_at(&fitter.round(&v)) {
+                    return Err(FitError::Param {
+                        spec: p.spec.to_string(),
+                        reason: format!("the model refuses the bound {end}: {e}"),
+                    });
+                }
+            }
+        }
+        Ok(fitter)
+    }
+
+    /// The experiment with `values` patched into the scenario's overrides.
+    fn load_at(&self, values: &[f64]) -> Result<crate::scenario::Experiment, InputError> {
+        let mut sc = self.scenario.clone();
+        let mut ov = sc.get("overrides").cloned().unwrap_or(Value::Null);
+        if !ov.is_object() {
+            ov = Value::Object(serde_json::Map::new());
+        }
+        for (p, v) in self.params.iter().zip(values) {
+            scenario::merge_patch(&mut ov, &patch_for(&p.segs, number(*v, p.integer)));
+        }
+        sc["overrides"] = ov;
+        let overlay = Overlay {
+            base: self.files,
+            path: self.path.clone(),
+            text: sc.to_string(),
+        };
+        scenario::load(&self.path, &overlay)
+    }
+
+    /// The model's own values of the parameters (after the scenario's overrides).
+    pub fn model_values(&self) -> Vec<f64> {
+        self.params.iter().map(|p| p.model).collect()
     }
 
     /// Number of parameters.
@@ -557,10 +648,7 @@ impl<'a> Fitter<'a> {
         values
             .iter()
             .zip(&self.params)
-            .map(|(v, p)| {
-                let v = v.clamp(p.spec.lo, p.spec.hi);
-                if p.integer { v.round() } else { v }
-            })
+            .map(|(v, p)| if p.integer { v.round() } else { *v })
             .collect()
     }
 
@@ -573,29 +661,18 @@ impl<'a> Fitter<'a> {
             .join(", ")
     }
 
-    /// Simulate the sweep at `values` (clamped to the bounds, integers rounded) and
-    /// compare it with the table; cached.
+    /// Simulate the sweep at `values` (integers rounded) and compare it with the table;
+    /// cached. The search keeps to the bounds; the model's own values may lie outside.
     pub fn evaluate(&self, values: &[f64]) -> Result<Arc<Evaluation>, FitError> {
         let values = self.round(values);
         let key: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
         if let Some(e) = self.cache.lock().expect("cache lock").get(&key) {
             return Ok(e.clone());
         }
-        let mut sc = self.scenario.clone();
-        let mut ov = sc.get("overrides").cloned().unwrap_or(Value::Null);
-        if !ov.is_object() {
-            ov = Value::Object(serde_json::Map::new());
-        }
-        for (p, v) in self.params.iter().zip(&values) {
-            scenario::merge_patch(&mut ov, &patch_for(&p.segs, number(*v, p.integer)));
-        }
-        sc["overrides"] = ov;
-        let overlay = Overlay {
-            base: self.files,
-            path: self.path.clone(),
-            text: sc.to_string(),
-        };
-        let exp = scenario::load(&self.path, &overlay)?;
+        let exp = self.load_at(&values).map_err(|error| FitError::Rejected {
+            values: self.describe(&values),
+            error,
+        })?;
         let results =
             runner::run(&exp, self.opts.threads, &|| {}).map_err(|error| FitError::Run {
                 values: self.describe(&values),
@@ -670,10 +747,11 @@ impl<'a> Fitter<'a> {
     }
 
     /// Fit: a global sample, descents from its best points, restarts, then the
-    /// uncertainty and the slices.
+    /// uncertainty and the profiles.
     pub fn fit(&self) -> Result<FitReport, FitError> {
         let start = self.start();
         let start_eval = self.evaluate(&start)?;
+        let model_eval = self.evaluate(&self.model_values())?;
         // The start and a Halton sample of the box, best first.
         let mut candidates = vec![(start_eval.objective, self.to_unit(&start))];
         for i in 1..=self.opts.samples {
@@ -709,6 +787,19 @@ impl<'a> Fitter<'a> {
         let values = best.values.clone();
         let (jac, steps) = self.jacobian(&values)?;
         let unc = uncertainty(&jac, &best, self.opts.weights, values.len());
+        let dirs = conditional_directions(&jac, values.len());
+        let n_res = residuals(&best, self.opts.weights).len() as i64;
+        let dof = n_res - values.len() as i64;
+        // Likelihood-ratio threshold for one parameter's profile (nonlinear least
+        // squares, e.g. Bates & Watts 1988, section 6.1): SSR <= SSR_min (1 + F / dof),
+        // F the 95 % point of F(1, dof).
+        let threshold = (dof > 0).then(|| {
+            use statrs::distribution::{ContinuousCDF, FisherSnedecor};
+            let f = FisherSnedecor::new(1.0, dof as f64)
+                .map(|d| d.inverse_cdf(0.95))
+                .unwrap_or(3.84);
+            best.objective * (1.0 + f / dof as f64)
+        });
         let mut warnings = Vec::new();
         let mut params = Vec::new();
         for (j, p) in self.params.iter().enumerate() {
@@ -731,7 +822,25 @@ impl<'a> Fitter<'a> {
                 let h = u.t95 * se;
                 [values[j] - h, values[j] + h]
             });
-            if let Some([lo, hi]) = ci95
+            let profile_ci95 = match threshold {
+                Some(t) if !flat => {
+                    let (ends, at_bound) =
+                        self.profile_interval(j, &values, &dirs[j], steps[j], t)?;
+                    for (end, hit) in ends.iter().zip(at_bound) {
+                        if hit {
+                            warnings.push(format!(
+                                "`{}`: the 95 % profile interval reaches the bound {}: the \
+                                 table does not bound it on that side",
+                                p.spec.path,
+                                fmt(*end)
+                            ));
+                        }
+                    }
+                    Some(ends)
+                }
+                _ => None,
+            };
+            if let Some([lo, hi]) = profile_ci95.or(ci95)
                 && (hi - lo) / 2.0 > 0.5 * values[j].abs()
             {
                 warnings.push(format!(
@@ -752,19 +861,29 @@ impl<'a> Fitter<'a> {
                     fmt(p.spec.hi)
                 ));
             }
-            let slice = self.slice(j, &values)?;
+            let profile = self.profile(j, &values, &dirs[j])?;
             params.push(FittedParam {
                 path: p.spec.path.clone(),
                 lo: p.spec.lo,
                 hi: p.spec.hi,
                 integer: p.integer,
+                model_value: p.model,
                 start: start[j],
                 value: values[j],
                 std_error: se,
                 ci95,
+                profile_ci95,
                 identifiable: !flat,
-                slice,
+                profile,
             });
+        }
+        if best.objective > model_eval.objective {
+            warnings.push(format!(
+                "the fit ends worse than the model's own values (objective {} against {}): \
+                 the search missed their basin; widen it (--samples, --descents) or start there",
+                fmt(best.objective),
+                fmt(model_eval.objective)
+            ));
         }
         let correlation = unc.as_ref().map(|u| u.corr.clone());
         let identifiable = params.iter().filter(|p| p.identifiable).count();
@@ -794,7 +913,6 @@ impl<'a> Fitter<'a> {
                 }
             }
         }
-        let n = residuals(&best, self.opts.weights).len() as i64;
         Ok(FitReport {
             scenario: self.file.clone(),
             model: self.model_path.clone(),
@@ -804,10 +922,12 @@ impl<'a> Fitter<'a> {
             weights: self.opts.weights,
             params,
             correlation,
+            model_objective: model_eval.objective,
             start_objective: start_eval.objective,
             objective: best.objective,
-            dof: n - values.len() as i64,
+            dof,
             simulations: self.simulations(),
+            model_points: model_eval.points.clone(),
             start_points: start_eval.points.clone(),
             points: best.points.clone(),
             warnings,
@@ -848,9 +968,20 @@ impl<'a> Fitter<'a> {
         Ok((jac, steps))
     }
 
-    /// The objective along parameter `j` over its bounds, the others at `values`.
-    fn slice(&self, j: usize, values: &[f64]) -> Result<Vec<[f64; 2]>, FitError> {
-        let n = self.opts.slice_points;
+    /// The values at `x` for parameter `j` on its conditional path `d` from `values`.
+    fn on_path(&self, j: usize, values: &[f64], d: &[f64], x: f64) -> Vec<f64> {
+        values
+            .iter()
+            .zip(d)
+            .zip(&self.params)
+            .map(|((v, di), p)| (v + di * (x - values[j])).clamp(p.spec.lo, p.spec.hi))
+            .collect()
+    }
+
+    /// The objective's profile along parameter `j` over its bounds, the others on the
+    /// conditional path `d`.
+    fn profile(&self, j: usize, values: &[f64], d: &[f64]) -> Result<Vec<[f64; 2]>, FitError> {
+        let n = self.opts.profile_points;
         let p = &self.params[j];
         let mut xs: Vec<f64> = (0..n)
             .map(|i| p.spec.lo + (p.spec.hi - p.spec.lo) * i as f64 / (n.max(2) - 1) as f64)
@@ -865,14 +996,69 @@ impl<'a> Fitter<'a> {
         }
         let mut out = Vec::new();
         for x in xs {
-            let mut v = values.to_vec();
-            v[j] = x;
-            let e = self.evaluate(&v)?;
+            let e = self.evaluate(&self.on_path(j, values, d, x))?;
             out.push([e.values[j], e.objective]);
         }
         out.sort_by(|a, b| a[0].total_cmp(&b[0]));
         out.dedup_by(|a, b| a[0] == b[0]);
         Ok(out)
+    }
+
+    /// The profile interval of parameter `j`: from the fitted value outwards along the
+    /// conditional path `d` (steps doubling from `h`, then six bisections), the last
+    /// values whose objective stays at most `threshold`; and whether each end reached
+    /// a bound.
+    fn profile_interval(
+        &self,
+        j: usize,
+        values: &[f64],
+        d: &[f64],
+        h: f64,
+        threshold: f64,
+    ) -> Result<([f64; 2], [bool; 2]), FitError> {
+        let p = &self.params[j];
+        let mut ends = [values[j]; 2];
+        let mut at_bound = [false; 2];
+        for (side, sign) in [-1.0f64, 1.0].into_iter().enumerate() {
+            let bound = if sign < 0.0 { p.spec.lo } else { p.spec.hi };
+            let (mut inside, mut step) = (values[j], h);
+            let mut outside = None;
+            loop {
+                let x = values[j] + sign * step;
+                let x = if sign < 0.0 {
+                    x.max(bound)
+                } else {
+                    x.min(bound)
+                };
+                let e = self.evaluate(&self.on_path(j, values, d, x))?;
+                if e.objective > threshold {
+                    outside = Some(x);
+                    break;
+                }
+                inside = x;
+                if x == bound {
+                    at_bound[side] = true;
+                    break;
+                }
+                step *= 2.0;
+            }
+            if let Some(mut out) = outside {
+                for _ in 0..6 {
+                    if p.integer && (out - inside).abs() <= 1.0 {
+                        break;
+                    }
+                    let mid = (inside + out) / 2.0;
+                    let e = self.evaluate(&self.on_path(j, values, d, mid))?;
+                    if e.objective > threshold {
+                        out = mid;
+                    } else {
+                        inside = mid;
+                    }
+                }
+            }
+            ends[side] = if p.integer { inside.round() } else { inside };
+        }
+        Ok((ends, at_bound))
     }
 
     /// The model file with the fitted values set and a `notes` entry on each saying how
@@ -905,18 +1091,49 @@ impl<'a> Fitter<'a> {
             report.simulations
         );
         for (p, f) in self.params.iter().zip(&report.params) {
+            if !f.identifiable {
+                // No estimate: the file keeps the model's value, the note says why.
+                let note = format!(
+                    "kept at {}: `irqsim fit` could not identify it from {} (moving it \
+                     changed no residual)",
+                    fmt(f.model_value),
+                    report.measured
+                );
+                if !model.get("notes").is_some_and(Value::is_object) {
+                    model["notes"] = Value::Object(serde_json::Map::new());
+                }
+                model["notes"][p.spec.path.clone()] = Value::String(note);
+                continue;
+            }
             if let Some(slot) = lookup_mut(&mut model, &p.segs) {
                 *slot = number(f.value, p.integer);
             } else {
                 // Only the scenario's overrides have this field: write it as one.
                 scenario::merge_patch(&mut model, &patch_for(&p.segs, number(f.value, p.integer)));
             }
-            let unc = match f.ci95 {
-                Some([lo, hi]) => format!("95 % interval {}..{} (linearised)", fmt(lo), fmt(hi)),
-                None if !f.identifiable => "not identifiable from the table".into(),
-                None => "no interval (no residual degrees of freedom)".into(),
+            let unc = match (f.profile_ci95, f.ci95) {
+                (Some([lo, hi]), lin) => format!(
+                    "95 % profile interval {}..{}{}",
+                    fmt(lo),
+                    fmt(hi),
+                    lin.map_or(String::new(), |[a, b]| format!(
+                        " (linearised {}..{})",
+                        fmt(a),
+                        fmt(b)
+                    ))
+                ),
+                (None, _) if !f.identifiable => "not identifiable from the table".into(),
+                (None, Some([lo, hi])) => {
+                    format!("95 % interval {}..{} (linearised)", fmt(lo), fmt(hi))
+                }
+                (None, None) => "no interval (no residual degrees of freedom)".into(),
             };
-            let note = format!("{} (was {}): {how}; {unc}", fmt(f.value), fmt(f.start));
+            let note = format!(
+                "{} (was {}; the fit started at {}): {how}; {unc}",
+                fmt(f.value),
+                fmt(f.model_value),
+                fmt(f.start)
+            );
             if !model.get("notes").is_some_and(Value::is_object) {
                 model["notes"] = Value::Object(serde_json::Map::new());
             }
@@ -1034,6 +1251,39 @@ fn residuals(e: &Evaluation, w: Weights) -> Vec<f64> {
         }
     }
     r
+}
+
+/// For each parameter j, the direction in which the others follow it to their
+/// least-squares optimum given j, linearised at the fit: `d_j = 1`,
+/// `d_-j = -(J_-j^T J_-j)^-1 J_-j^T J_j` (zero where that cannot be solved).
+fn conditional_directions(jac: &[Vec<f64>], k: usize) -> Vec<Vec<f64>> {
+    (0..k)
+        .map(|j| {
+            let mut d = vec![0.0; k];
+            d[j] = 1.0;
+            let others: Vec<usize> = (0..k).filter(|&i| i != j).collect();
+            let m = others.len();
+            if m == 0 {
+                return d;
+            }
+            let mut a = vec![vec![0.0; m]; m];
+            let mut b = vec![0.0; m];
+            for row in jac {
+                for (x, &i) in others.iter().enumerate() {
+                    b[x] += row[i] * row[j];
+                    for (y, &l) in others.iter().enumerate() {
+                        a[x][y] += row[i] * row[l];
+                    }
+                }
+            }
+            if let Some(inv) = invert(&a) {
+                for (x, &i) in others.iter().enumerate() {
+                    d[i] = -(0..m).map(|y| inv[x][y] * b[y]).sum::<f64>();
+                }
+            }
+            d
+        })
+        .collect()
 }
 
 struct Uncertainty {

@@ -41,9 +41,10 @@ pub struct FitArgs {
     /// Restarts from the best point with a fresh, smaller simplex.
     #[arg(long, default_value_t = 2, value_name = "N")]
     restarts: usize,
-    /// Points of each parameter's objective slice (0: none).
+    /// Points of each parameter's drawn objective profile over its bounds (0: none; the
+    /// profile interval is searched anyway).
     #[arg(long, default_value_t = 9, value_name = "N")]
-    slice_points: usize,
+    profile_points: usize,
 }
 
 /// Run the fit and report it.
@@ -87,7 +88,7 @@ pub fn fit(
     }
     opts.descents = args.descents;
     opts.restarts = args.restarts;
-    opts.slice_points = args.slice_points;
+    opts.profile_points = args.profile_points;
     let fitter = match Fitter::new(&args.scenario, &DiskFiles, opts) {
         Ok(f) => f,
         Err(FitError::Input(e)) => return crate::input_error(&e),
@@ -197,21 +198,30 @@ fn residuals_csv(rep: &FitReport) -> anyhow::Result<Vec<u8>> {
     w.write_record([
         "load_pct",
         "measured_loss_pct",
+        "model_loss_pct",
         "start_loss_pct",
         "fitted_loss_pct",
         "measured_latency_us",
+        "model_latency_us",
         "start_latency_us",
         "fitted_latency_us",
         "fitted_loss_residual",
         "fitted_latency_residual",
     ])?;
-    for (s, p) in rep.start_points.iter().zip(&rep.points) {
+    for ((m, s), p) in rep
+        .model_points
+        .iter()
+        .zip(&rep.start_points)
+        .zip(&rep.points)
+    {
         w.write_record([
             p.load_pct.to_string(),
             p.measured_loss_pct.to_string(),
+            m.loss_pct.to_string(),
             s.loss_pct.to_string(),
             p.loss_pct.to_string(),
             p.measured_latency_us.to_string(),
+            m.latency_us.to_string(),
             s.latency_us.to_string(),
             p.latency_us.to_string(),
             p.loss_residual.to_string(),
@@ -223,43 +233,65 @@ fn residuals_csv(rep: &FitReport) -> anyhow::Result<Vec<u8>> {
 
 fn table(rep: &FitReport) -> String {
     let mut s = format!(
-        "fit of {} to {} ({} s per point, seed {}): objective {:.1} -> {:.1}\n\n",
-        rep.scenario, rep.measured, rep.duration_s, rep.seed, rep.start_objective, rep.objective
+        "fit of {} to {} ({} s per point, seed {}): objective {:.1} at the start -> {:.1} \
+         fitted ({:.1} with the model's own values)\n\n",
+        rep.scenario,
+        rep.measured,
+        rep.duration_s,
+        rep.seed,
+        rep.start_objective,
+        rep.objective,
+        rep.model_objective
     );
     s += &format!(
-        "{:<34} {:>12} {:>12} {:>27}\n",
-        "parameter", "start", "fitted", "95 % interval (linearised)"
+        "{:<34} {:>10} {:>10} {:>10} {:>23} {:>23}\n",
+        "parameter", "model", "start", "fitted", "95 % profile interval", "95 % linearised"
     );
     for p in &rep.params {
-        let ci = match p.ci95 {
+        let ci = |c: Option<[f64; 2]>| match c {
             Some([a, b]) => format!("{a:.1} .. {b:.1}"),
             None if !p.identifiable => "not identifiable".into(),
             None => "-".into(),
         };
         s += &format!(
-            "{:<34} {:>12.1} {:>12.1} {:>27}\n",
-            p.path, p.start, p.value, ci
+            "{:<34} {:>10.1} {:>10.1} {:>10.1} {:>23} {:>23}\n",
+            p.path,
+            p.model_value,
+            p.start,
+            p.value,
+            ci(p.profile_ci95),
+            ci(p.ci95)
         );
     }
-    s += &format!(
-        "\n{:>6} | {:>8} {:>8} {:>8} | {:>9} {:>9} {:>9}\n",
-        "load %", "loss %", "start", "fitted", "avg us", "start", "fitted"
-    );
-    s += &format!(
-        "{:>6} | {:>8} {:>8} {:>8} | {:>9} {:>9} {:>9}\n",
-        "", "measured", "", "", "measured", "", ""
-    );
-    for (a, p) in rep.start_points.iter().zip(&rep.points) {
-        s += &format!(
-            "{:>6.1} | {:>8.2} {:>8.2} {:>8.2} | {:>9.1} {:>9.1} {:>9.1}\n",
-            p.load_pct,
-            p.measured_loss_pct,
-            a.loss_pct,
-            p.loss_pct,
-            p.measured_latency_us,
-            a.latency_us,
-            p.latency_us
-        );
+    let row = |c: [&str; 9]| {
+        format!(
+            "{:>6} | {:>8} {:>8} {:>8} {:>8} | {:>9} {:>9} {:>9} {:>9}\n",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
+        )
+    };
+    s += "\n";
+    s += &row(["load %", "loss %", "", "", "", "avg us", "", "", ""]);
+    s += &row([
+        "", "measured", "model", "start", "fitted", "measured", "model", "start", "fitted",
+    ]);
+    for ((m, a), p) in rep
+        .model_points
+        .iter()
+        .zip(&rep.start_points)
+        .zip(&rep.points)
+    {
+        let (l, t) = (|v: f64| format!("{v:.2}"), |v: f64| format!("{v:.1}"));
+        s += &row([
+            &format!("{:.1}", p.load_pct),
+            &l(p.measured_loss_pct),
+            &l(m.loss_pct),
+            &l(a.loss_pct),
+            &l(p.loss_pct),
+            &t(p.measured_latency_us),
+            &t(m.latency_us),
+            &t(a.latency_us),
+            &t(p.latency_us),
+        ]);
     }
     for w in &rep.warnings {
         s += &format!("\nwarning: {w}");

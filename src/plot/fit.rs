@@ -3,7 +3,7 @@
 //! | file | what |
 //! |---|---|
 //! | `fit-residuals` | loss residual (percentage points) and latency residual (100 ln ratio, %) per load point, at the start and at the fitted values |
-//! | `fit-slice-<i>` | the objective along parameter i over its bounds (the others at their fitted values), log axis, with the start, the fitted value and its 95 % interval |
+//! | `fit-profile-<i>` | the objective's profile along parameter i over its bounds (the others following on the conditional path), log axis, with the start, the fitted value and its 95 % profile and linearised intervals |
 
 use super::charts::{builder, line, mesh, num};
 use super::data::{fmt_num, padded, span};
@@ -26,11 +26,11 @@ pub fn write(dir: &Path, rep: &FitReport) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut written = Vec::new();
     let mut figs: Vec<(String, Option<usize>)> = vec![("fit-residuals".into(), None)];
-    figs.extend((0..rep.params.len()).map(|i| (format!("fit-slice-{}", i + 1), Some(i))));
+    figs.extend((0..rep.params.len()).map(|i| (format!("fit-profile-{}", i + 1), Some(i))));
     for (name, which) in figs {
         let draw = |root: &Area<SVGBackend>| match which {
             None => residuals(rep, root),
-            Some(i) => slice(rep, i, root),
+            Some(i) => profile(rep, i, root),
         };
         let mut svg = String::new();
         {
@@ -43,7 +43,7 @@ pub fn write(dir: &Path, rep: &FitReport) -> anyhow::Result<Vec<String>> {
             let root = raster::Canvas::new(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
             match which {
                 None => residuals(rep, &root),
-                Some(i) => slice(rep, i, &root),
+                Some(i) => profile(rep, i, &root),
             }
             .with_context(|| format!("drawing {name}"))?;
             root.present()?;
@@ -132,23 +132,29 @@ where
     Ok(())
 }
 
-fn slice<DB: DrawingBackend>(rep: &FitReport, i: usize, root: &Area<DB>) -> R
+fn profile<DB: DrawingBackend>(rep: &FitReport, i: usize, root: &Area<DB>) -> R
 where
     DB::ErrorType: 'static,
 {
     let p = &rep.params[i];
     let mut legend = vec![
         Entry::new(
-            "objective, others\nat their fitted values",
+            "objective's profile (others\non the conditional path)",
             Swatch::Line(FITTED, Dash::Solid, Some(Marker::Dot)),
         ),
         Entry::new("start", Swatch::Points(START, Marker::Square)),
         Entry::new("fitted", Swatch::Points(style::PALETTE[3], Marker::Circle)),
     ];
+    if p.profile_ci95.is_some() {
+        legend.push(Entry::new(
+            "95 % profile interval",
+            Swatch::Line(style::PALETTE[2], Dash::Dashed, None),
+        ));
+    }
     if p.ci95.is_some() {
         legend.push(Entry::new(
             "95 % interval\n(linearised)",
-            Swatch::Line(style::PALETTE[3], Dash::Dashed, None),
+            Swatch::Line(style::PALETTE[3], Dash::Dotted, None),
         ));
     }
     if !p.identifiable {
@@ -156,13 +162,13 @@ where
     }
     let area = frame::layout(
         root,
-        &head(rep, &format!("Objective along {}", p.path)),
+        &head(rep, &format!("Objective profile along {}", p.path)),
         &legend,
     )?;
     // Log axis: the objective spans orders of magnitude; a perfect fit's 0 sits on the
     // floor.
     let floor = rep.objective.max(1e-3) / 10.0;
-    let ys = p.slice.iter().map(|s| s[1].max(floor));
+    let ys = p.profile.iter().map(|s| s[1].max(floor));
     let (lo, hi) = span(ys.chain([floor]));
     let mut chart = builder(&area, false)
         .build_cartesian_2d(padded((p.lo, p.hi)), (lo * 0.8..hi * 1.25).log_scale())?;
@@ -174,18 +180,21 @@ where
         &num
     );
     let ct = chart.as_coord_spec();
-    let xy: Vec<(f64, f64)> = p.slice.iter().map(|s| (s[0], s[1].max(floor))).collect();
+    let xy: Vec<(f64, f64)> = p.profile.iter().map(|s| (s[0], s[1].max(floor))).collect();
     line(root, ct, &xy, FITTED, Dash::Solid, Some(Marker::Dot))?;
-    if let Some([a, b]) = p.ci95 {
-        for v in [a, b] {
+    for (ci, colour, dash) in [
+        (p.profile_ci95, style::PALETTE[2], Dash::Dashed),
+        (p.ci95, style::PALETTE[3], Dash::Dotted),
+    ] {
+        for v in ci.into_iter().flatten() {
             if (p.lo..=p.hi).contains(&v) {
                 let l = [(v, lo * 0.8), (v, hi * 1.25)];
-                line(root, ct, &l, style::PALETTE[3], Dash::Dashed, None)?;
+                line(root, ct, &l, colour, dash, None)?;
             }
         }
     }
     let at = |v: f64| {
-        p.slice
+        p.profile
             .iter()
             .min_by(|a, b| (a[0] - v).abs().total_cmp(&(b[0] - v).abs()))
             .map_or(floor, |s| s[1].max(floor))

@@ -23,6 +23,7 @@ fn scenario_file(
     secs: f64,
     overrides: serde_json::Value,
     measured: Option<&Path>,
+    seed: u64,
 ) -> PathBuf {
     let mut s = serde_json::json!({
         "description": "fit test",
@@ -34,7 +35,7 @@ fn scenario_file(
         "load": { "unit": "percent", "points": points },
         "duration_s": secs,
         "drain_s": 0.2,
-        "seed": 1,
+        "seed": seed,
         "replications": 1
     });
     if let Some(m) = measured {
@@ -67,7 +68,9 @@ fn known_costs_are_recovered_from_a_simulated_table() {
         "irq_lines": { "irq11": { "dispatch": { "ns": 10100 } } },
         "kernel": { "netisr_per_packet": { "ns": 7000 } }
     });
-    let truth_sc = scenario_file(dir.path(), "truth", &POINTS, 1.0, truth, None);
+    // The table comes from other random streams than the fit's (seed 2 against 1), as a
+    // measurement would.
+    let truth_sc = scenario_file(dir.path(), "truth", &POINTS, 1.0, truth, None, 2);
     let exp = scenario::load(&truth_sc, &DiskFiles).unwrap();
     let res = runner::run(&exp, 0, &|| {}).unwrap();
     let out = dir.path().join("truth-out");
@@ -80,6 +83,7 @@ fn known_costs_are_recovered_from_a_simulated_table() {
         1.0,
         serde_json::json!({}),
         Some(&table),
+        1,
     );
     let opts = FitOptions::new(vec![
         param(DISPATCH, 2_000.0, 30_000.0, 10_100.0 * 1.5),
@@ -137,6 +141,17 @@ fn the_seed_tables_hand_derived_costs_are_recovered() {
         got(0)
     );
     assert!((got(1) / 5_180.0 - 1.0).abs() < 0.05, "netisr {}", got(1));
+    // And it is at least as close to the table as the profile's own values.
+    assert!(
+        rep.objective <= rep.model_objective,
+        "{} > {}",
+        rep.objective,
+        rep.model_objective
+    );
+    for p in &rep.params {
+        let [lo, hi] = p.profile_ci95.expect("a profile interval");
+        assert!(lo <= p.value && p.value <= hi, "{p:?}");
+    }
 }
 
 /// Loss-free points only (10-26 %, where the 64-byte router keeps up) cannot tell the
@@ -153,13 +168,14 @@ fn a_cost_the_table_cannot_see_is_reported_not_identifiable() {
         0.5,
         serde_json::json!({}),
         Some(&table),
+        1,
     );
     let mut opts = FitOptions::new(vec![param(NETISR, 2_000.0, 8_000.0, 4_000.0)]);
     opts.weights = Weights {
         loss: 1.0,
         latency: 0.0,
     };
-    opts.slice_points = 5;
+    opts.profile_points = 5;
     let rep = Fitter::new(&sc, &DiskFiles, opts).unwrap().fit().unwrap();
     eprintln!("loss-free fit {:?}", rep);
     let p = &rep.params[0];
@@ -184,7 +200,7 @@ fn costs_seen_only_as_a_sum_are_reported_confounded() {
         param("nics.dc0.driver.rx_copy_ns_per_byte", 0.0, 40.0, 6.0),
     ]);
     opts.duration_s = Some(0.5);
-    opts.slice_points = 0;
+    opts.profile_points = 0;
     let rep = Fitter::new(&sc, &DiskFiles, opts).unwrap().fit().unwrap();
     eprintln!(
         "sum fit {:?} corr {:?} warnings {:?} in {} simulations",
@@ -228,4 +244,110 @@ fn bad_parameters_are_refused_with_the_reason() {
         Ok(_) => panic!("accepted"),
     };
     assert!(e.contains("variants"), "{e}");
+}
+
+/// The fit is the same whatever the number of threads: every evaluation is a sweep
+/// whose results do not depend on them, and the search is deterministic.
+#[test]
+fn the_fit_does_not_depend_on_the_thread_count() {
+    let sc = root().join("scenarios/dc21143-64b-1flow.json");
+    let fit = |threads: usize| {
+        let mut opts = FitOptions::new(vec![param(NETISR, 3_000.0, 8_000.0, 4_000.0)]);
+        opts.duration_s = Some(0.2);
+        opts.samples = 4;
+        opts.descents = 1;
+        opts.restarts = 0;
+        opts.profile_points = 3;
+        opts.threads = threads;
+        Fitter::new(&sc, &DiskFiles, opts).unwrap().fit().unwrap()
+    };
+    assert_eq!(fit(1), fit(2));
+}
+
+fn irqsim(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_irqsim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+/// `irqsim fit` writes its files (the fitted model with a note on each fitted field,
+/// the residual table with the model's, the start's and the fit's columns), and
+/// refuses bad options with exit code 2 before simulating.
+#[test]
+fn the_fit_command_writes_its_files_and_refuses_bad_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fit");
+    let o = irqsim(&[
+        "fit",
+        "scenarios/dc21143-64b-1flow.json",
+        "--param",
+        "kernel.netisr_per_packet.ns=3000..8000@4000",
+        "--duration",
+        "0.2",
+        "--samples",
+        "3",
+        "--descents",
+        "1",
+        "--restarts",
+        "0",
+        "--profile-points",
+        "3",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in [
+        "fit.json",
+        "fitted-model.json",
+        "residuals.csv",
+        "start/results.json",
+        "fitted/results.json",
+        "plots/fit-residuals.png",
+        "plots/fit-profile-1.svg",
+        "plots/loss.png",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fitted-model.json")).unwrap())
+            .unwrap();
+    let note = model["notes"]["kernel.netisr_per_packet.ns"]
+        .as_str()
+        .unwrap();
+    assert!(
+        note.contains("irqsim fit") && note.contains("was 5180"),
+        "{note}"
+    );
+    let csv = std::fs::read_to_string(out.join("residuals.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.contains("model_loss_pct") && header.contains("fitted_latency_us"));
+    assert_eq!(csv.lines().count(), 1 + 14, "one row per load point");
+
+    for bad in [
+        vec!["--param", "kernel.nope.ns=1..2"],
+        vec!["--param", "kernel.netisr_per_packet.ns=9..2"],
+        vec!["--param", "nics.dc0.rx_ring_slots=0..64"],
+        vec![
+            "--param",
+            "kernel.netisr_per_packet.ns=1..9000",
+            "--weight-loss",
+            "-1",
+        ],
+    ] {
+        let mut args = vec!["fit", "scenarios/dc21143-64b-1flow.json", "--out"];
+        let o_dir = dir.path().join("refused");
+        args.push(o_dir.to_str().unwrap());
+        args.extend(bad.iter().copied());
+        let o = irqsim(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{bad:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!o_dir.exists(), "{bad:?}: nothing written");
+    }
 }
