@@ -21,11 +21,13 @@
 //!
 //! **Optimiser.** Constant-rate traffic makes the objective rugged (a cost that moves a
 //! handler's end past the next arrival changes frames per interrupt in steps), so no
-//! derivatives are used: argmin's Nelder-Mead simplex on the parameters scaled to
-//! [0, 1] by their bounds (a step outside is evaluated at the bound and penalised),
-//! restarted from the best point with a fresh, smaller simplex ([`FitOptions::restarts`])
+//! derivatives are used: a Halton sample of the bounds ([`FitOptions::samples`]), then
+//! argmin's Nelder-Mead simplex from the best points of the start and the sample
+//! ([`FitOptions::descents`]) on the parameters scaled to [0, 1] by their bounds (a
+//! step outside is evaluated at the bound and penalised), restarted from the best point with a fresh, smaller simplex ([`FitOptions::restarts`])
 //! because a simplex can collapse on a plateau of a rugged surface. Each evaluation runs
-//! the sweep's points in parallel (rayon) and results are cached by parameter values,
+//! the sweep's points in parallel (rayon), independent evaluations (the sample, the
+//! profile points) run side by side, and results are cached by parameter values,
 //! so the fit is deterministic for a seed, whatever the thread count. Integer fields
 //! (ring sizes, queue limits) are rounded before each evaluation.
 //!
@@ -58,6 +60,7 @@ use crate::scenario::{self, FileSource};
 use crate::smartbits::MeasuredPoint;
 use argmin::core::{CostFunction, Executor};
 use argmin::solver::neldermead::NelderMead;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -437,7 +440,7 @@ fn number(v: f64, integer: bool) -> Value {
 
 /// Sets up and runs fits of one scenario.
 pub struct Fitter<'a> {
-    files: &'a dyn FileSource,
+    files: &'a (dyn FileSource + Sync),
     path: PathBuf,
     file: String,
     scenario: Value,
@@ -454,7 +457,11 @@ pub struct Fitter<'a> {
 impl<'a> Fitter<'a> {
     /// Read the scenario at `path` through `files` and check the parameters against its
     /// model.
-    pub fn new(path: &Path, files: &'a dyn FileSource, opts: FitOptions) -> Result<Self, FitError> {
+    pub fn new(
+        path: &Path,
+        files: &'a (dyn FileSource + Sync),
+        opts: FitOptions,
+    ) -> Result<Self, FitError> {
         let file = path.display().to_string();
         let mut scenario: Value = {
             let text = files.read(path).map_err(|source| InputError::Read {
@@ -754,11 +761,18 @@ impl<'a> Fitter<'a> {
         let model_eval = self.evaluate(&self.model_values())?;
         // The start and a Halton sample of the box, best first.
         let mut candidates = vec![(start_eval.objective, self.to_unit(&start))];
-        for i in 1..=self.opts.samples {
-            let u: Vec<f64> = (0..self.dim()).map(|d| halton(i, PRIMES[d % 8])).collect();
-            let e = self.evaluate(&self.unit_to_values(&u))?;
-            candidates.push((e.objective, u));
-        }
+        // The sample's sweeps are independent: run them side by side (each also runs
+        // its points in parallel); collected in sample order, so nothing depends on
+        // which finishes first.
+        let sample: Vec<(f64, Vec<f64>)> = (1..=self.opts.samples)
+            .into_par_iter()
+            .map(|i| {
+                let u: Vec<f64> = (0..self.dim()).map(|d| halton(i, PRIMES[d % 8])).collect();
+                self.evaluate(&self.unit_to_values(&u))
+                    .map(|e| (e.objective, u))
+            })
+            .collect::<Result<_, _>>()?;
+        candidates.extend(sample);
         candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut best_u = candidates[0].1.clone();
         let mut best = self.evaluate(&self.unit_to_values(&best_u))?;
@@ -994,11 +1008,13 @@ impl<'a> Fitter<'a> {
                 xs.push((values[j] * (1.0 + f)).clamp(p.spec.lo, p.spec.hi));
             }
         }
-        let mut out = Vec::new();
-        for x in xs {
-            let e = self.evaluate(&self.on_path(j, values, d, x))?;
-            out.push([e.values[j], e.objective]);
-        }
+        let mut out: Vec<[f64; 2]> = xs
+            .into_par_iter()
+            .map(|x| {
+                self.evaluate(&self.on_path(j, values, d, x))
+                    .map(|e| [e.values[j], e.objective])
+            })
+            .collect::<Result<_, _>>()?;
         out.sort_by(|a, b| a[0].total_cmp(&b[0]));
         out.dedup_by(|a, b| a[0] == b[0]);
         Ok(out)
