@@ -193,17 +193,9 @@ where
             }
         }
     }
-    let at = |v: f64| {
-        p.profile
-            .iter()
-            .min_by(|a, b| (a[0] - v).abs().total_cmp(&(b[0] - v).abs()))
-            .map_or(floor, |s| s[1].max(floor))
-    };
-    let y_start = if p.start == p.value {
-        rep.objective.max(floor)
-    } else {
-        at(p.start)
-    };
+    // The start is where every parameter started, not a point of this profile: its
+    // marker sits at the start's own objective.
+    let y_start = rep.start_objective.max(floor);
     draw_marker(
         root,
         ct.translate(&(p.start, y_start)),
