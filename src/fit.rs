@@ -514,6 +514,16 @@ impl<'a> Fitter<'a> {
                 reason: "give at least one parameter to fit".into(),
             });
         }
+        if opts.params.len() > PRIMES.len() {
+            return Err(FitError::Param {
+                spec: opts.params[PRIMES.len()].to_string(),
+                reason: format!(
+                    "at most {} parameters at once (one Halton base each; a fit of more \
+                     needs far more simulations than a sweep is worth)",
+                    PRIMES.len()
+                ),
+            });
+        }
         // The model as simulated (with the scenario's overrides), to check the paths.
         let model_text =
             files
@@ -555,7 +565,7 @@ impl<'a> Fitter<'a> {
                 return Err(bad(format!(
                     "`{}` is {}, not a number{hint}",
                     spec.path,
-                    kind_of(v)
+                    crate::grid::kind(v)
                 )));
             };
             let integer = v.is_u64() || v.is_i64();
@@ -767,7 +777,7 @@ impl<'a> Fitter<'a> {
         let sample: Vec<(f64, Vec<f64>)> = (1..=self.opts.samples)
             .into_par_iter()
             .map(|i| {
-                let u: Vec<f64> = (0..self.dim()).map(|d| halton(i, PRIMES[d % 8])).collect();
+                let u: Vec<f64> = (0..self.dim()).map(|d| halton(i, PRIMES[d])).collect();
                 self.evaluate(&self.unit_to_values(&u))
                     .map(|e| (e.objective, u))
             })
@@ -1172,7 +1182,7 @@ impl<'a> Fitter<'a> {
     }
 }
 
-/// Bases of the Halton sequence, one per dimension (cycled beyond eight parameters).
+/// Bases of the Halton sequence, one per parameter (so at most eight parameters).
 const PRIMES: [usize; 8] = [2, 3, 5, 7, 11, 13, 17, 19];
 
 /// Element `i` of the van der Corput sequence in `base`: the Halton sequence's
@@ -1185,17 +1195,6 @@ fn halton(mut i: usize, base: usize) -> f64 {
         i /= base;
     }
     r
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn fmt(v: f64) -> String {

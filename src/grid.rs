@@ -146,7 +146,8 @@ pub struct Target {
     pub integer: bool,
 }
 
-fn kind(v: &Value) -> &'static str {
+/// What a JSON value is, for error messages (`a string`, `an object`...).
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
