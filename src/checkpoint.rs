@@ -54,8 +54,11 @@ fn build_id() -> String {
         .unwrap_or_default()
 }
 
-/// The fingerprint of an experiment: what the results depend on.
-pub fn fingerprint(exp: &Experiment) -> String {
+/// What the results of an experiment depend on, seed and build left out: the models of
+/// every variant after overrides, the flows, the load points, durations, replications,
+/// timeline and latency convention. [`fingerprint`] and the shard's scenario hash add
+/// what each of them also needs.
+pub fn experiment_doc(exp: &Experiment) -> serde_json::Map<String, serde_json::Value> {
     let models: Vec<_> = exp.variants.iter().map(|v| (&v.name, &v.model)).collect();
     let points: Vec<Vec<_>> = exp
         .variants
@@ -68,18 +71,28 @@ pub fn fingerprint(exp: &Experiment) -> String {
         })
         .collect();
     let doc = serde_json::json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "build": build_id(),
         "models": models,
         "flows": exp.flows,
         "points": points,
         "duration_s": exp.duration_s,
         "drain_s": exp.drain_s,
-        "seed": exp.seed,
         "replications": exp.replications,
         "timeline": exp.timeline_bucket_ms,
         "latency_from": exp.latency_from,
     });
+    match doc {
+        serde_json::Value::Object(m) => m,
+        _ => unreachable!("a JSON object literal"),
+    }
+}
+
+/// The fingerprint of an experiment: what the results depend on.
+pub fn fingerprint(exp: &Experiment) -> String {
+    let mut doc = experiment_doc(exp);
+    doc.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+    doc.insert("build".into(), build_id().into());
+    doc.insert("seed".into(), exp.seed.into());
+    let doc = serde_json::Value::Object(doc);
     format!("{:016x}", fnv1a(doc.to_string().as_bytes()))
 }
 

@@ -169,32 +169,13 @@ pub fn select(frame: &ResultsFrame, shard: Shard) -> Vec<usize> {
 /// latency convention, and what the results carry from it (name, description, model
 /// path, measured table).
 pub fn scenario_hash(exp: &Experiment) -> String {
-    let models: Vec<_> = exp.variants.iter().map(|v| (&v.name, &v.model)).collect();
-    let points: Vec<Vec<_>> = exp
-        .variants
-        .iter()
-        .map(|v| {
-            v.points
-                .iter()
-                .map(|p| (&p.rates_pps, p.load_pct, p.outstanding))
-                .collect()
-        })
-        .collect();
     let mut frame = serde_json::to_value(crate::runner::frame(exp)).expect("plain data");
     if let Some(f) = frame.as_object_mut() {
         f.remove("seed");
     }
-    let doc = serde_json::json!({
-        "models": models,
-        "flows": exp.flows,
-        "points": points,
-        "duration_s": exp.duration_s,
-        "drain_s": exp.drain_s,
-        "replications": exp.replications,
-        "timeline": exp.timeline_bucket_ms,
-        "latency_from": exp.latency_from,
-        "frame": frame,
-    });
+    let mut doc = crate::checkpoint::experiment_doc(exp);
+    doc.insert("frame".into(), frame);
+    let doc = serde_json::Value::Object(doc);
     format!("{:016x}", fnv1a(doc.to_string().as_bytes()))
 }
 
