@@ -226,6 +226,11 @@ impl Bus {
         }
     }
 
+    /// Bursts waiting for the bus or on it.
+    pub fn requests(&self) -> usize {
+        self.pending.len() + self.current.is_some() as usize
+    }
+
     /// Data clocks of `bytes` bytes [ps] (+ 0.5 and truncation: round half up without
     /// a libm call).
     fn data_time(ps_per_byte: f64, bytes: u32) -> u64 {

@@ -159,6 +159,11 @@ impl Cpu {
         })
     }
 
+    /// The level that has the processor, if any (as of the last pick).
+    pub fn running(&self) -> Option<Level> {
+        self.running
+    }
+
     /// Whether a completion event for (`level`, `generation`) is current.
     #[inline]
     pub fn is_current(&self, level: Level, generation: u32) -> bool {

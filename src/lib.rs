@@ -72,5 +72,6 @@ pub mod summary;
 pub mod task;
 pub mod time;
 pub mod timeline;
+pub mod trace;
 pub mod traffic;
 pub mod user;

@@ -3,6 +3,7 @@
 
 mod fit_cmd;
 mod plot;
+mod trace_cmd;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -51,8 +52,10 @@ enum Cmd {
         /// DIR/shard.json and DIR/runs/. `irqsim merge` combines the N partials into
         /// the output of a whole run. Runs are dealt by estimated cost, so every shard
         /// gets as many runs (to within one) and a mix of light and heavy load points.
-        #[arg(long, value_name = "K/N")]
+        #[arg(long, value_name = "K/N", conflicts_with = "trace")]
         shard: Option<Shard>,
+        #[command(flatten)]
+        trace: trace_cmd::TraceArgs,
     },
     /// Redraw the plots of a saved results.json into DIR/plots/.
     ///
@@ -139,9 +142,18 @@ struct RunOpts {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let opts = cli.opts;
-    let (path, files, shard): (PathBuf, &dyn FileSource, _) = match cli.cmd {
-        Some(Cmd::Run { scenario, shard }) => (scenario, &DiskFiles, shard),
-        None => (PathBuf::from(BUILTIN_SCENARIO), &BuiltinFiles, None),
+    let (path, files, shard, trace): (PathBuf, &dyn FileSource, _, _) = match cli.cmd {
+        Some(Cmd::Run {
+            scenario,
+            shard,
+            trace,
+        }) => (scenario, &DiskFiles, shard, trace),
+        None => (
+            PathBuf::from(BUILTIN_SCENARIO),
+            &BuiltinFiles,
+            None,
+            trace_cmd::TraceArgs::default(),
+        ),
         Some(Cmd::Merge { dirs }) => return merge_cmd(&dirs, &opts),
         Some(Cmd::Plot { results }) => return plot_cmd(&[results], false, &opts),
         Some(Cmd::Compare { results }) => return plot_cmd(&results, true, &opts),
@@ -170,7 +182,14 @@ fn main() -> ExitCode {
         Ok(e) => e,
         Err(e) => return input_error(&e),
     };
-    match run(exp, opts, shard) {
+    if trace.trace.is_some() {
+        // Refuse a window that does not fit the scenario before the sweep runs.
+        if let Err(e) = trace_cmd::select(&exp, &trace).and_then(|_| trace_cmd::spec(&trace)) {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(2);
+        }
+    }
+    match run(exp, opts, shard, trace) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -187,7 +206,12 @@ pub(crate) fn input_error(e: &InputError) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn run(mut exp: Experiment, opts: RunOpts, shard: Option<Shard>) -> anyhow::Result<()> {
+fn run(
+    mut exp: Experiment,
+    opts: RunOpts,
+    shard: Option<Shard>,
+    trace: trace_cmd::TraceArgs,
+) -> anyhow::Result<()> {
     if let Some(s) = opts.seed {
         exp.seed = s;
     }
@@ -256,11 +280,17 @@ fn run(mut exp: Experiment, opts: RunOpts, shard: Option<Shard>) -> anyhow::Resu
     };
     debug_assert_eq!(done.load(Ordering::Relaxed), runs);
     let wall = t0.elapsed().as_secs_f64();
-    let written = write_outputs(&out, &results, opts.no_plots, || {
+    let mut written = write_outputs(&out, &results, opts.no_plots, || {
         checkpoint
             .finish()
             .with_context(|| format!("removing the checkpoint under {}", out.display()))
     })?;
+    let mut traced = None;
+    if trace.trace.is_some() {
+        let (files, line) = trace_cmd::run(&exp, &trace, &out, opts.no_plots)?;
+        written.extend(files.into_iter().filter(|f| !f.starts_with(plot::DIR)));
+        traced = Some(line);
+    }
     if !opts.quiet {
         println!("{}", report::table(&results));
         let pkts: f64 = results
@@ -275,6 +305,11 @@ fn run(mut exp: Experiment, opts: RunOpts, shard: Option<Shard>) -> anyhow::Resu
             out.display(),
             pkts,
         );
+    }
+    if let Some(line) = traced {
+        if line.contains("warning:") || !opts.quiet {
+            eprintln!("{line}");
+        }
     }
     Ok(())
 }

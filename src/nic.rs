@@ -291,6 +291,11 @@ impl Nic {
         }
     }
 
+    /// Frames in the TX ring waiting to be sent or on the wire.
+    pub fn tx_ring_len(&self) -> usize {
+        self.tx_ring.len()
+    }
+
     /// DMA of a received frame completes: take a ring slot or drop it (counted in
     /// `rx_ring.drops`). Returns whether the frame is in the ring.
     #[inline]

@@ -120,6 +120,51 @@ pub fn frame(exp: &Experiment) -> ResultsFrame {
     }
 }
 
+/// What run (`v`, `p`, `r`) of `exp` simulates: its flows and rates, its length, its
+/// random streams.
+pub fn run_spec(exp: &Experiment, v: usize, p: usize, r: usize) -> RunSpec {
+    let lp = &exp.variants[v].points[p];
+    RunSpec {
+        flows: exp.flows.clone(),
+        rates_pps: lp.rates_pps.clone(),
+        duration: SimTime::from_secs_f64(exp.duration_s),
+        drain: SimTime::from_secs_f64(exp.drain_s),
+        timeline: exp
+            .timeline_bucket_ms
+            .map(|ms| SimTime::from_ns_f64(ms * 1e6)),
+        latency_from: exp.latency_from,
+        key: RunKey {
+            seed: exp.seed,
+            variant: 0,
+            point: p as u64,
+            replication: r as u64,
+        },
+    }
+}
+
+/// Simulate replication 0 of load point `p` of variant `v` again, recording `trace`'s
+/// window (the run is the one the sweep did: its figures are the same).
+pub fn trace(
+    exp: &Experiment,
+    v: usize,
+    p: usize,
+    trace: crate::trace::TraceSpec,
+) -> Result<(crate::host::RunStats, crate::trace::TraceOutput), RunError> {
+    let lp = &exp.variants[v].points[p];
+    crate::host::simulate_traced(&exp.variants[v].model, &run_spec(exp, v, p, 0), trace).map_err(
+        |error| RunError::Run {
+            variant: exp.variants[v].name.clone(),
+            point: p,
+            load: match lp.outstanding {
+                Some(n) => format!("{n} outstanding"),
+                None => format!("{:.2} %", lp.load_pct),
+            },
+            replication: 0,
+            error,
+        },
+    )
+}
+
 /// Run the runs of `exp` whose indices in sweep order ([`runs`]) are in `selected`
 /// (increasing), on `threads` threads (0: one per core), saving each to `checkpoint` and
 /// reloading those it holds; returns them in the order of `selected`. A failure is the
@@ -150,22 +195,7 @@ pub fn run_selected(
             return None;
         }
         let (model, lp) = (&exp.variants[v].model, &exp.variants[v].points[p]);
-        let spec = RunSpec {
-            flows: exp.flows.clone(),
-            rates_pps: lp.rates_pps.clone(),
-            duration: SimTime::from_secs_f64(exp.duration_s),
-            drain: SimTime::from_secs_f64(exp.drain_s),
-            timeline: exp
-                .timeline_bucket_ms
-                .map(|ms| SimTime::from_ns_f64(ms * 1e6)),
-            latency_from: exp.latency_from,
-            key: RunKey {
-                seed: exp.seed,
-                variant: 0,
-                point: p as u64,
-                replication: r as u64,
-            },
-        };
+        let spec = run_spec(exp, v, p, r);
         let stats = match simulate(model, &spec) {
             Ok(s) => s,
             Err(e) => {

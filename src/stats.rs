@@ -85,7 +85,7 @@ impl Default for LatencyStats {
 }
 
 /// Summary of a latency distribution [us].
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     /// Smallest [us].
     pub min: f64,

@@ -30,6 +30,7 @@ mod link_watch;
 mod mogul;
 mod napi;
 mod sender;
+mod trace;
 mod user;
 
 use crate::bus::{Bus, BusConfig, NicDma};
@@ -361,7 +362,9 @@ pub struct Host {
     pub(crate) user: Option<UserProcess>,
     pub(crate) sender: Option<Sender>,
     pub(crate) flows: Vec<FlowState>,
-    pub(crate) timeline: Option<crate::timeline::Timeline>,
+    /// What watches the packets leaving: the latency timeline, a trace recorder (none
+    /// of either in most runs: one check per packet).
+    pub(crate) taps: Option<Box<trace::Taps>>,
     hardclock: Option<(SimTime, crate::cost::Cost)>,
     clock_rng: crate::rng::StreamRng,
     /// Per NIC: the flows it receives, and whether a handler may decide its next step
@@ -688,9 +691,15 @@ impl Host {
             policies,
             netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),
             flows,
-            timeline: spec
-                .timeline
-                .map(|w| crate::timeline::Timeline::new(w, spec.duration + spec.drain)),
+            taps: spec.timeline.map(|w| {
+                Box::new(trace::Taps {
+                    timeline: Some(crate::timeline::Timeline::new(
+                        w,
+                        spec.duration + spec.drain,
+                    )),
+                    trace: None,
+                })
+            }),
             hardclock: (cfg.kernel.clock.hardclock.mean_ns(mhz) > 0.0).then(|| {
                 (
                     SimTime::from_ns_f64(1e9 / cfg.kernel.clock.hz as f64),
@@ -977,8 +986,8 @@ impl Host {
             if start > self.load_stop {
                 f.stats.drained += 1;
             }
-            if let Some(tl) = &mut self.timeline {
-                tl.record(pkt.t_in, lat);
+            if let Some(t) = &mut self.taps {
+                t.delivered(pkt, f.out_nic, start, done, lat);
             }
             if f.source.is_closed_loop() {
                 // The response reaches the peer at `done`: one transaction, from the
@@ -1147,28 +1156,53 @@ impl Host {
     /// and return the statistics.
     pub fn run(mut self, spec: &RunSpec) -> Result<RunStats, SimError> {
         let mut s = Scheduler::new();
+        self.start(spec, &mut s);
+        while let Some(next) = self.peek_next(&s) {
+            let (now, ev) = self.take_next(&mut s, next);
+            self.handle(now, ev, &mut s);
+        }
+        let end = s.now().max(spec.duration);
+        self.finish(spec, end, s.events_processed())
+    }
+
+    /// The first frames, the end of sending, the timers.
+    fn start(&mut self, spec: &RunSpec, s: &mut Scheduler<Event>) {
         for i in 0..self.flows.len() {
-            self.next_arrival(i, &mut s);
+            self.next_arrival(i, s);
         }
         s.at(spec.duration, Event::EndOfLoad);
-        self.start_timers(&mut s);
-        // The earliest of the queued events and the slots, by (time, sequence).
-        loop {
-            let slot = self.slots.earliest();
-            let queued = s.peek_key();
-            let (key, from_queue) = match (slot, queued) {
-                (Some((_, k)), Some(q)) if q < k => (q, true),
-                (Some((_, k)), _) => (k, false),
-                (None, Some(q)) => (q, true),
-                (None, None) => break,
-            };
-            if key.at > self.stop || self.violation.is_some() {
-                break;
-            }
-            let ev = if from_queue {
-                s.pop().expect("peeked").1
-            } else {
-                let i = slot.expect("slot").0;
+        self.start_timers(s);
+    }
+
+    /// The next event, the earliest of the queued events and the slots by (time,
+    /// sequence): its key, and the slot it is in (`None`: the queue's head). `None` when
+    /// nothing is left, the run's end has passed, or an invariant broke.
+    #[inline(always)]
+    fn peek_next(&self, s: &Scheduler<Event>) -> Option<(Slot, Option<usize>)> {
+        let slot = self.slots.earliest();
+        let queued = s.peek_key();
+        let next = match (slot, queued) {
+            (Some((_, k)), Some(q)) if q < k => (q, None),
+            (Some((i, k)), _) => (k, Some(i)),
+            (None, Some(q)) => (q, None),
+            (None, None) => return None,
+        };
+        if next.0.at > self.stop || self.violation.is_some() {
+            return None;
+        }
+        Some(next)
+    }
+
+    /// Take the event [`Host::peek_next`] found.
+    #[inline(always)]
+    fn take_next(
+        &mut self,
+        s: &mut Scheduler<Event>,
+        (key, slot): (Slot, Option<usize>),
+    ) -> (SimTime, Event) {
+        let ev = match slot {
+            None => s.pop().expect("peeked").1,
+            Some(i) => {
                 s.advance(key);
                 self.slots.set(i, None);
                 match i {
@@ -1177,11 +1211,9 @@ impl Host {
                     i if i < self.tx_base => Event::RxDma((i - SLOT_RX0) as u32),
                     i => Event::TxDone((i - self.tx_base) as u16),
                 }
-            };
-            self.handle(key.at, ev, &mut s);
-        }
-        let end = s.now().max(spec.duration);
-        self.finish(spec, end, s.events_processed())
+            }
+        };
+        (key.at, ev)
     }
 
     /// Periodic timers and always-running tasks.
@@ -1354,7 +1386,7 @@ impl Host {
             interrupts_all: self.lines.iter().map(|l| l.passes).sum(),
             user_work: snap.user_work,
             counters: self.counters(end),
-            timeline: self.timeline.take(),
+            timeline: self.taps.as_mut().and_then(|t| t.timeline.take()),
             events,
             end,
             sender: self.sender.as_ref().map(|snd| SenderStats {
@@ -1408,6 +1440,41 @@ impl Host {
 
 /// Validate `cfg`, check the flows against it, build the host and run it.
 pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
+    check(cfg, spec)?;
+    Host::new(cfg, spec).run(spec)
+}
+
+/// [`simulate`], recording the window of `trace` (see [`crate::trace`]). The run is the
+/// same as without: its statistics are equal.
+pub fn simulate_traced(
+    cfg: &ModelConfig,
+    spec: &RunSpec,
+    trace: crate::trace::TraceSpec,
+) -> Result<(RunStats, crate::trace::TraceOutput), SimError> {
+    check(cfg, spec)?;
+    let mut p = Problems::new();
+    if trace.to <= trace.from {
+        p.push("trace", "the window must end after it starts");
+    }
+    if trace.to > spec.duration + spec.drain {
+        p.push(
+            "trace",
+            format!(
+                "the window ends at {} s, after the run ({} s of sending and {} s of drain)",
+                trace.to.as_secs_f64(),
+                spec.duration.as_secs_f64(),
+                spec.drain.as_secs_f64()
+            ),
+        );
+    }
+    if !p.is_empty() {
+        return Err(SimError::Invalid(p.list));
+    }
+    Host::new(cfg, spec).run_traced(spec, trace)
+}
+
+/// The checks of a model and a run before simulating.
+fn check(cfg: &ModelConfig, spec: &RunSpec) -> Result<(), SimError> {
     let mut p = Problems::new();
     cfg.validate(&mut p);
     for (i, f) in spec.flows.iter().enumerate() {
@@ -1431,7 +1498,7 @@ pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError>
     if !p.is_empty() {
         return Err(SimError::Invalid(p.list));
     }
-    Host::new(cfg, spec).run(spec)
+    Ok(())
 }
 
 /// Why a run gave no statistics.

@@ -29,6 +29,7 @@ pub mod heatmap;
 mod raster;
 mod style;
 pub mod timeline;
+pub mod trace;
 
 pub use charts::Kind;
 pub use data::Source;

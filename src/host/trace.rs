@@ -1,0 +1,262 @@
+//! The host's routing for [`crate::trace`]: a run that records a window.
+//!
+//! The run is the untraced loop up to the window, then the same loop that after every
+//! event shows the recorder the CPU, the queues, the counters and where the followed
+//! frames are, then the untraced loop again. The frames leaving reach the recorder
+//! through [`Taps`], the hook the latency timeline already uses, so a run without a
+//! trace executes exactly what it did before.
+
+use crate::engine::Scheduler;
+use crate::host::{Event, Host, RunSpec, RunStats, SimError, Task};
+use crate::packet::Packet;
+use crate::policy::PolicyConfig;
+use crate::time::SimTime;
+use crate::timeline::Timeline;
+use crate::trace::{Counters, DROP_SITES, Layout, Place, Queue, Recorder, TraceOutput, TraceSpec};
+
+/// What watches the packets leaving the host.
+#[derive(Debug, Default)]
+pub(crate) struct Taps {
+    /// The latency timeline.
+    pub timeline: Option<Timeline>,
+    /// The trace recorder.
+    pub trace: Option<Box<Recorder>>,
+}
+
+impl Taps {
+    /// A frame leaves by `out_nic`: first bit at `start`, last at `done`, latency `lat`.
+    #[inline]
+    pub fn delivered(
+        &mut self,
+        pkt: Packet,
+        out_nic: usize,
+        start: SimTime,
+        done: SimTime,
+        lat: SimTime,
+    ) {
+        if let Some(tl) = &mut self.timeline {
+            tl.record(pkt.t_in, lat);
+        }
+        if let Some(r) = &mut self.trace {
+            r.delivered(pkt, out_nic, start, done, lat);
+        }
+    }
+}
+
+impl Host {
+    /// [`Host::run`], recording `trace`'s window.
+    pub fn run_traced(
+        mut self,
+        spec: &RunSpec,
+        trace: TraceSpec,
+    ) -> Result<(RunStats, TraceOutput), SimError> {
+        let (from, to) = (trace.from, trace.to);
+        let queues = self.trace_queues();
+        let rec = Recorder::new(trace, self.trace_layout(), queues.clone());
+        self.taps.get_or_insert_with(Default::default).trace = Some(Box::new(rec));
+        let mut s = Scheduler::new();
+        self.start(spec, &mut s);
+        while let Some(next) = self.peek_next(&s) {
+            if next.0.at >= from {
+                break;
+            }
+            let (now, ev) = self.take_next(&mut s, next);
+            self.handle(now, ev, &mut s);
+        }
+        let mut rec = self.take_recorder();
+        rec.begin(from, self.trace_counters(from));
+        self.observe(from, &mut rec, &queues);
+        self.put_recorder(rec);
+        let (mut end, mut truncated) = (to, false);
+        while let Some(next) = self.peek_next(&s) {
+            if next.0.at >= to {
+                break;
+            }
+            let (now, ev) = self.take_next(&mut s, next);
+            if let Event::RxDma(flow) = ev
+                && let Some(fr) = self.flows[flow as usize].pending
+            {
+                let pkt = Packet {
+                    flow,
+                    bytes: fr.bytes,
+                    seq: fr.seq,
+                    t_in: fr.end,
+                };
+                let nic = self.flows[flow as usize].in_nic;
+                self.recorder().frame_in(pkt, nic);
+            }
+            self.handle(now, ev, &mut s);
+            let mut rec = self.take_recorder();
+            self.observe(now, &mut rec, &queues);
+            let full = rec.full();
+            self.put_recorder(rec);
+            if full {
+                (end, truncated) = (now, true);
+                break;
+            }
+        }
+        // Frames whose last bit arrived in the window but whose DMA completes later.
+        for f in 0..self.flows.len() {
+            if let Some(fr) = self.flows[f].pending
+                && fr.end < end
+            {
+                let pkt = Packet {
+                    flow: f as u32,
+                    bytes: fr.bytes,
+                    seq: fr.seq,
+                    t_in: fr.end,
+                };
+                let nic = self.flows[f].in_nic;
+                self.recorder().frame_in(pkt, nic);
+            }
+        }
+        let c = self.trace_counters(end);
+        self.recorder().finish_window(end, &c, truncated);
+        while let Some(next) = self.peek_next(&s) {
+            let (now, ev) = self.take_next(&mut s, next);
+            self.handle(now, ev, &mut s);
+        }
+        let rec = self.take_recorder();
+        let end = s.now().max(spec.duration);
+        let stats = self.finish(spec, end, s.events_processed())?;
+        Ok((stats, rec.into_output()))
+    }
+
+    fn recorder(&mut self) -> &mut Recorder {
+        self.taps
+            .as_mut()
+            .and_then(|t| t.trace.as_deref_mut())
+            .expect("a traced run has a recorder")
+    }
+
+    fn take_recorder(&mut self) -> Box<Recorder> {
+        self.taps
+            .as_mut()
+            .and_then(|t| t.trace.take())
+            .expect("a traced run has a recorder")
+    }
+
+    fn put_recorder(&mut self, rec: Box<Recorder>) {
+        if let Some(t) = &mut self.taps {
+            t.trace = Some(rec);
+        }
+    }
+
+    /// Names of what the trace shows.
+    fn trace_layout(&self) -> Layout {
+        let napi = self
+            .policies
+            .iter()
+            .any(|p| matches!(p, PolicyConfig::Napi { .. }));
+        Layout {
+            nics: self.nics.iter().map(|n| n.name.clone()).collect(),
+            lines: self
+                .lines
+                .iter()
+                .map(|l| {
+                    let chain = l.chain.iter().map(|&n| self.nics[n].name.clone());
+                    (l.name.clone(), chain.collect())
+                })
+                .collect(),
+            flows: self
+                .flows
+                .iter()
+                .map(|f| (f.name.clone(), f.in_nic, f.out_nic))
+                .collect(),
+            swi: if napi { "NET_RX softirq" } else { "netisr" }.to_string(),
+            latency_from_first_bit: self.latency_from == crate::stats::LatencyFrom::FirstBit,
+            in_links: self.flows.iter().map(|f| self.nics[f.in_nic].link).collect(),
+        }
+    }
+
+    /// The queues drawn as counters: each NIC's rings and send queue, ipintrq, the bus.
+    fn trace_queues(&self) -> Vec<Queue> {
+        let mut q = Vec::new();
+        for n in 0..self.nics.len() {
+            q.extend([Queue::RxRing(n), Queue::TxRing(n), Queue::IfSnd(n)]);
+        }
+        q.push(Queue::Ipintrq);
+        if self.bus.is_some() {
+            q.push(Queue::Bus);
+        }
+        q
+    }
+
+    /// The counters the trace is checked against, as of `now`.
+    fn trace_counters(&self, now: SimTime) -> Counters {
+        let nics = self.nics.len();
+        let mut drops = [0u64; 7];
+        let mut drops_at = vec![[0u64; 7]; nics + 1];
+        for f in &self.flows {
+            let d = &f.stats.drops;
+            let by_site = [
+                d.rx_ring,
+                d.ipintrq,
+                d.if_snd,
+                d.user_queue,
+                d.rx_fifo,
+                d.tx_underrun,
+                d.reset,
+            ];
+            for (i, site) in DROP_SITES.iter().enumerate() {
+                drops[i] += by_site[i];
+                let at = match *site {
+                    "rx_ring" | "rx_fifo" => f.in_nic,
+                    "if_snd" | "tx_underrun" => f.out_nic,
+                    _ => nics,
+                };
+                drops_at[at][i] += by_site[i];
+            }
+        }
+        Counters {
+            cpu_ps: self.cpu.snapshot(now).0,
+            interrupts: self.lines.iter().map(|l| l.passes).sum(),
+            drops,
+            drops_at,
+            resets: self
+                .link_watch
+                .iter()
+                .map(|w| w.as_ref().map_or(0, |w| w.resets))
+                .collect(),
+        }
+    }
+
+    /// Show the recorder the host after an event at `now`.
+    fn observe(&self, now: SimTime, rec: &mut Recorder, queues: &[Queue]) {
+        // Where the followed frames are (before the CPU: leaving a queue was the work
+        // of the slice that ran until now).
+        let followed: Vec<_> = rec.followed().collect();
+        for (i, flow, seq, _) in followed {
+            let is = |p: &Packet| p.flow == flow && p.seq == seq;
+            let in_nic = self.flows[flow as usize].in_nic;
+            let place = if self.nics[in_nic].rx_ring.iter().any(is) {
+                Place::RxRing
+            } else if self.netisr.ipintrq.iter().any(is) {
+                Place::Ipintrq
+            } else {
+                Place::Elsewhere
+            };
+            rec.moved(i, now, place);
+        }
+        let running = self.cpu.running().and_then(|l| {
+            let task = self.runq.current(l)?;
+            let pass = match task {
+                Task::Isr(line) => self.lines[line as usize].passes,
+                _ => 0,
+            };
+            Some((l, task, pass))
+        });
+        rec.cpu(now, running);
+        for (i, q) in queues.iter().enumerate() {
+            let len = match *q {
+                Queue::RxRing(n) => self.nics[n].rx_ring.len(),
+                Queue::TxRing(n) => self.nics[n].tx_ring_len(),
+                Queue::IfSnd(n) => self.nics[n].if_snd.len(),
+                Queue::Ipintrq => self.netisr.ipintrq.len(),
+                Queue::Bus => self.bus.as_ref().map_or(0, |b| b.requests()),
+            };
+            rec.queue(now, i, len);
+        }
+        rec.counters(now, &self.trace_counters(now));
+    }
+}
