@@ -20,5 +20,6 @@ mod resume;
 mod schema;
 mod shard;
 mod theory;
+mod trace;
 mod tx_sender;
 mod xl_spikes;
