@@ -1114,7 +1114,9 @@ impl Host {
 
     // ------------------------------------------------------------------ the loop
 
-    #[inline]
+    /// Handle one event. Inlined into [`Host::run`]'s loop, the hot path; other loops
+    /// (a traced run) call [`Host::handle_apart`].
+    #[inline(always)]
     fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
         match ev {
             Event::RxDma(flow) => self.on_rx(flow as usize, now, s),
@@ -1150,6 +1152,12 @@ impl Host {
             Event::EndOfLoad => self.load_end = Some(self.load_snapshot(now)),
         }
         self.reschedule(now, s);
+    }
+
+    /// [`Host::handle`] as a function of its own, for the loops that are not the hot path.
+    #[inline(never)]
+    fn handle_apart(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
+        self.handle(now, ev, s);
     }
 
     /// Run to the end of sending plus the drain period (or until nothing is left to do)

@@ -61,7 +61,7 @@ impl Host {
                 break;
             }
             let (now, ev) = self.take_next(&mut s, next);
-            self.handle(now, ev, &mut s);
+            self.handle_apart(now, ev, &mut s);
         }
         let mut rec = self.take_recorder();
         rec.begin(from, self.trace_counters(from));
@@ -85,7 +85,7 @@ impl Host {
                 let nic = self.flows[flow as usize].in_nic;
                 self.recorder().frame_in(pkt, nic);
             }
-            self.handle(now, ev, &mut s);
+            self.handle_apart(now, ev, &mut s);
             let mut rec = self.take_recorder();
             self.observe(now, &mut rec, &queues);
             let full = rec.full();
@@ -114,7 +114,7 @@ impl Host {
         self.recorder().finish_window(end, &c, truncated);
         while let Some(next) = self.peek_next(&s) {
             let (now, ev) = self.take_next(&mut s, next);
-            self.handle(now, ev, &mut s);
+            self.handle_apart(now, ev, &mut s);
         }
         let rec = self.take_recorder();
         let end = s.now().max(spec.duration);
