@@ -2,6 +2,7 @@
 //! and legend through [`frame::layout`], the axes with plotters, and the data through
 //! the pixel helpers of [`frame`].
 
+use super::colour_scale;
 use super::data::{Data, XAxis, decades, fmt_num, nice_ceil, padded, span};
 use super::frame::{self, Area, Entry, Header, R, Swatch, anchored, draw_marker, polyline};
 use super::style::{self, Dash, Marker, WIDTH};
@@ -24,7 +25,7 @@ pub enum Kind {
     Cpu,
     /// Interrupts per second vs offered load.
     Interrupts,
-    /// Latency over time, one line per load point; one panel per variant.
+    /// Latency over time as a heat map, one row per load point; one panel per variant.
     Timeline,
 }
 
@@ -704,108 +705,284 @@ where
     Ok(())
 }
 
-/// At most this many load points are named in the timeline legend.
-const TIMELINE_LEGEND_MAX: usize = 16;
+/// Width of the strip right of the timeline panels that holds the colour bar [px].
+const TIMELINE_BAR_STRIP: i32 = 116;
+/// Width of a time column of the timeline [px]: a spike one bucket wide stays visible
+/// in print.
+const TIMELINE_COLUMN_PX: i32 = 2;
+/// Width of the column right of each timeline panel that gives the spike spacing [px].
+const TIMELINE_SPACING_W: i32 = 64;
+/// Rows at least this tall [px] have their spike spacing written beside them (in
+/// [`style::NOTE_SIZE`] type, whose digits are 10 px high).
+const TIMELINE_SPACING_ROW: f64 = 10.0;
 
+/// Panels of the timeline for `n` variants: (rows, columns). Up to three are stacked,
+/// so each keeps the full width for time; more share the grid of the other figures.
+fn timeline_grid(n: usize) -> (usize, usize) {
+    if n <= 3 { (n.max(1), 1) } else { grid(n) }
+}
+
+/// Which of `n` rows `row_px` tall get a tick label `text_px` high: every `step`-th from
+/// the bottom, with at least a label's height and a fifth between two labels, and the
+/// top row always (in place of the one below it when they would touch).
+fn labelled_rows(n: usize, row_px: f64, text_px: f64) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let step = ((1.2 * text_px / row_px.max(1e-9)).ceil() as usize).max(1);
+    let mut v: Vec<usize> = (0..n).step_by(step).collect();
+    let top = n - 1;
+    if *v.last().expect("n > 0") != top {
+        if top - v.last().expect("n > 0") < step && v.len() > 1 {
+            v.pop();
+        }
+        v.push(top);
+    }
+    v
+}
+
+/// Runs of equal values: (first index, end index, value).
+fn runs<T: PartialEq + Copy>(v: &[T]) -> Vec<(usize, usize, T)> {
+    let mut out: Vec<(usize, usize, T)> = Vec::new();
+    for (i, x) in v.iter().enumerate() {
+        match out.last_mut() {
+            Some((_, end, y)) if y == x => *end = i + 1,
+            _ => out.push((i, i + 1, *x)),
+        }
+    }
+    out
+}
+
+/// Latency over time as heat maps, one panel per variant: time across, one row per load
+/// point (the lowest at the bottom, named as on the other figures' load axis). A row is
+/// cut into columns [`TIMELINE_COLUMN_PX`] wide (wider for a point that delivers fewer
+/// frames than there are buckets: two of its typical gaps), each coloured by the
+/// largest latency of the frames that arrived in the buckets it spans, on one
+/// logarithmic scale for every panel that spans at least a decade
+/// ([`colour_scale::Scale::log_decade`]); grey where no frame arrived.
+///
+/// A spike (a bucket above ten times its point's median bucket maximum, see
+/// [`irqsim::timeline`]) is a bright stripe on a dark row: the lowest row with stripes
+/// is the load at which spikes start, and their density across a row is their rate.
+/// The mean time between spikes, from results.json, is written beside each row that has
+/// spikes, and a panel with none at any load says so in its caption.
 fn timeline_chart<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
 where
     DB::ErrorType: 'static,
 {
     let rows = data.timeline.unwrap_or(&[]);
-    let head = header(root, data, "Latency over time");
-    let groups = timeline::panels(rows);
-    let mut loads: Vec<f64> = rows.iter().map(|r| r.load_pct).collect();
-    loads.sort_by(f64::total_cmp);
-    loads.dedup();
-    let colour = |l: f64| {
-        let i = loads.iter().position(|x| *x == l).unwrap_or(0);
-        style::sequential(if loads.len() > 1 {
-            i as f64 / (loads.len() - 1) as f64
-        } else {
-            0.0
+    let summary = |variant: &str, load: f64| {
+        data.sources.first().and_then(|s| {
+            s.results
+                .points
+                .iter()
+                .find(|p| p.variant == variant && (p.load_pct - load).abs() < 1e-9)
+                .and_then(|p| p.figures.timeline.as_ref())
         })
     };
-    // Loads named as on the x axis of the other figures.
+    let width_ms = data
+        .sources
+        .first()
+        .and_then(|s| {
+            s.results
+                .points
+                .iter()
+                .find_map(|p| p.figures.timeline.as_ref())
+        })
+        .map(|t| t.bucket_ms)
+        .filter(|w| *w > 0.0)
+        .or_else(|| timeline::bucket_ms(rows))
+        .unwrap_or(1.0);
+    let groups = timeline::panels(rows);
+    let loads = timeline::loads(rows);
+    let spacing = groups.iter().any(|(v, pts)| {
+        pts.iter()
+            .any(|(l, _)| summary(v, *l).is_some_and(|t| t.spikes >= 1.0))
+    });
+
+    let mut head = header(root, data, "Latency over time");
+    let mut note = format!(
+        "colour: the largest latency of the frames that arrived in a {} ms bucket (of the buckets a column spans, the largest); grey: no frame",
+        fmt_num(width_ms)
+    );
+    if spacing {
+        note += "; right: mean time between spikes (buckets above 10 × the point's median)";
+    }
+    head.lines.extend(frame::wrap(
+        root,
+        &note,
+        style::SUBTITLE_SIZE,
+        WIDTH - 40,
+        2,
+    ));
+    let area = frame::layout(root, &head, &[])?;
+    let (aw, ah) = area.dim_in_pixel();
+    let (maps, strip) = area.split_horizontally(aw as i32 - TIMELINE_BAR_STRIP);
+
+    let scale = colour_scale::Scale::log_decade(
+        &rows
+            .iter()
+            .filter(|r| r.packets > 0.0)
+            .map(|r| r.max_latency_us)
+            .collect::<Vec<f64>>(),
+    );
+    let t0 = span(rows.iter().map(|r| r.t_ms)).0;
+    let t1 = span(rows.iter().map(|r| r.t_ms + width_ms)).1;
     let pps = data.x_axis == XAxis::OfferedPps;
-    let name = |l: f64| match data.offered_at(l) {
-        Some(o) if pps => format!("{} frames/s", fmt_num(o)),
-        _ => format!("{} %", fmt_num(l)),
+    let row_name = |l: f64| match data.offered_at(l) {
+        Some(o) if pps => fmt_num(o),
+        _ => fmt_num(l),
     };
-    let heading = if pps { "offered rate" } else { "offered load" };
-    let mut legend = vec![Entry::new(heading, Swatch::Heading)];
-    let step = loads.len().div_ceil(TIMELINE_LEGEND_MAX).max(1);
-    for (i, l) in loads.iter().enumerate() {
-        if i % step == 0 || i == loads.len() - 1 {
-            legend.push(Entry::new(
-                name(*l),
-                Swatch::Line(colour(*l), Dash::Solid, None),
-            ));
+    let n = groups.len().max(1);
+    let panels = maps.split_evenly(timeline_grid(n));
+    let mut any_empty = false;
+    for ((variant, pts), panel) in groups.iter().zip(&panels) {
+        let summaries: Vec<_> = pts
+            .iter()
+            .filter_map(|(l, _)| summary(variant, *l))
+            .collect();
+        let spikes = summaries.iter().any(|t| t.spikes >= 1.0);
+        let mut b = builder(panel, true);
+        if n > 1 {
+            // A dark panel is a result, not missing data: say so.
+            let caption = if summaries.is_empty() || spikes {
+                variant.clone()
+            } else {
+                format!("{variant}: no spikes")
+            };
+            b.caption(caption, frame::font(style::PANEL_SIZE, style::TEXT));
+        } else if spacing {
+            b.margin_top(24);
+        }
+        if spacing {
+            b.margin_right(TIMELINE_SPACING_W);
+        }
+        let mut chart = b.build_cartesian_2d(t0..t1, 0.0..loads.len().max(1) as f64)?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc("time (ms)")
+            .y_desc(data.x_axis.desc())
+            .x_label_formatter(&num)
+            .x_labels(if timeline_grid(n).1 > 1 { 6 } else { 10 })
+            .y_labels(0)
+            .label_style(frame::font(style::TICK_SIZE, style::TEXT))
+            .axis_desc_style(frame::font(style::AXIS_DESC_SIZE, style::TEXT))
+            .axis_style(style::TEXT_LIGHT.stroke_width(1))
+            .draw()?;
+        let ct = chart.as_coord_spec();
+        let (x0, _) = ct.translate(&(t0, 0.0));
+        let (x1, _) = ct.translate(&(t1, 0.0));
+        let w = (x1 - x0).max(1);
+        let cols = (w / TIMELINE_COLUMN_PX).max(1) as usize;
+        let row_px = |i: usize| {
+            let (_, lo) = ct.translate(&(t0, i as f64));
+            let (_, hi) = ct.translate(&(t0, (i + 1) as f64));
+            (hi, lo)
+        };
+        let (h0, h1) = row_px(0);
+        let row_h = (h1 - h0) as f64;
+        // A pixel between rows when they are tall enough to spare it.
+        let gap = i32::from(row_h >= 6.0);
+        for (i, load) in loads.iter().enumerate() {
+            // Rectangles are filled on [left, right) x [top, bottom) in both backends.
+            let (top, bottom) = row_px(i);
+            let top = (top + gap).min(bottom - 1);
+            let buckets = pts
+                .iter()
+                .find(|(l, _)| l == load)
+                .map_or(&[][..], |(_, b)| &b[..]);
+            // Columns at least two of the row's sampling gaps wide, so a sparse row is
+            // not striped with the buckets between its frames.
+            let row_cols = timeline::typical_gap_ms(buckets)
+                .map_or(cols, |g| cols.min(((t1 - t0) / (2.0 * g)).floor() as usize))
+                .max(1);
+            let edge = |k: usize| x0 + (k as i32 * w) / row_cols as i32;
+            let colours: Vec<RGBColor> =
+                timeline::column_max(buckets, (t0, t1), width_ms, row_cols)
+                    .into_iter()
+                    .map(|m| m.map_or(style::NO_VALUE, |v| scale.colour(v)))
+                    .collect();
+            for (a, e, c) in runs(&colours) {
+                any_empty |= c == style::NO_VALUE;
+                root.draw(&Rectangle::new(
+                    [(edge(a), top), (edge(e), bottom)],
+                    c.filled(),
+                ))?;
+            }
+            if spacing
+                && row_h >= TIMELINE_SPACING_ROW
+                && let Some(t) = summary(variant, *load)
+                && t.spikes >= 1.0
+            {
+                let text = if t.spikes >= 2.0 {
+                    format!("{} ms", fmt_num(t.mean_spike_interval_ms))
+                } else {
+                    "1 spike".to_string()
+                };
+                root.draw(&Text::new(
+                    text,
+                    (x1 + 6, (top + bottom) / 2),
+                    anchored(style::NOTE_SIZE, style::TEXT, HPos::Left, VPos::Center),
+                ))?;
+            }
+        }
+        for i in labelled_rows(loads.len(), row_h, style::TICK_SIZE) {
+            let (top, bottom) = row_px(i);
+            let y = (top + bottom) / 2;
+            polyline(
+                root,
+                &[(x0 - 5, y), (x0, y)],
+                style::TEXT_LIGHT,
+                Dash::Solid,
+                1,
+            )?;
+            root.draw(&Text::new(
+                row_name(loads[i]),
+                (x0 - 8, y),
+                anchored(style::TICK_SIZE, style::TEXT, HPos::Right, VPos::Center),
+            ))?;
+        }
+        if spikes && row_h >= TIMELINE_SPACING_ROW {
+            let (top, _) = row_px(loads.len().saturating_sub(1));
+            root.draw(&Text::new(
+                "spacing",
+                (x1 + 6, top - 4),
+                anchored(
+                    style::NOTE_SIZE,
+                    style::TEXT_LIGHT,
+                    HPos::Left,
+                    VPos::Bottom,
+                ),
+            ))?;
         }
     }
-    legend.push(Entry::new("line style", Swatch::Heading));
-    legend.push(Entry::new(
-        "average",
-        Swatch::Line(style::TEXT_LIGHT, Dash::Solid, None),
-    ));
-    legend.push(Entry::new(
-        "maximum (pale)",
-        Swatch::Line(style::pale(style::TEXT_LIGHT), Dash::Solid, None),
-    ));
-    let area = frame::layout(root, &head, &legend)?;
-    let xs = span(rows.iter().map(|r| r.t_ms));
-    let xr = if xs.1 > xs.0 { xs.0..xs.1 } else { padded(xs) };
-    let yr = decades(span(
-        rows.iter()
-            .filter(|r| r.packets > 0.0)
-            .flat_map(|r| [r.avg_latency_us, r.max_latency_us])
-            .filter(|v| *v > 0.0),
-    ));
-    let n = groups.len().max(1);
-    let panels = area.split_evenly(grid(n));
-    for ((variant, pts), panel) in groups.iter().zip(&panels) {
-        let mut b = builder(panel, n > 1);
-        if n > 1 {
-            b.caption(variant, frame::font(style::PANEL_SIZE, style::TEXT));
-        }
-        let mut chart = b.build_cartesian_2d(xr.clone(), yr.clone().log_scale())?;
-        if n > 1 {
-            mesh!(
-                chart,
-                "time (ms)",
-                "latency (µs, log scale)",
-                &num,
-                &num,
-                10,
-                6
-            );
-        } else {
-            mesh!(
-                chart,
-                "time (ms)",
-                "latency (µs, log scale)",
-                &num,
-                &num,
-                10
-            );
-        }
-        let ct = chart.as_coord_spec();
-        for (load, buckets) in pts {
-            let c = colour(*load);
-            let sel = |f: fn(&timeline::TimelineRow) -> f64| {
-                positive_runs(
-                    buckets
-                        .iter()
-                        .map(move |r| (r.t_ms, if r.packets > 0.0 { f(r) } else { 0.0 })),
-                )
-            };
-            for run in sel(|r| r.max_latency_us) {
-                let px: Vec<(i32, i32)> = run.iter().map(|p| ct.translate(p)).collect();
-                polyline(root, &px, style::pale(c), Dash::Solid, 1)?;
-            }
-            for run in sel(|r| r.avg_latency_us) {
-                line(root, ct, &run, c, Dash::Solid, None)?;
-            }
-        }
+
+    let (sw, _) = strip.dim_in_pixel();
+    let bx = (sw as i32 - 24) / 2 - 12;
+    let (top, bottom) = (40, ah as i32 - 90);
+    colour_scale::draw_bar(
+        &strip,
+        &scale,
+        &colour_scale::Bar {
+            x: (bx, bx + 24),
+            y: (top, bottom),
+            unit: "max latency (µs)",
+            fmt: &fmt_num,
+            ticks: !rows.is_empty(),
+        },
+    )?;
+    if any_empty {
+        let y = bottom + 36;
+        strip.draw(&Rectangle::new(
+            [(bx, y), (bx + 24, y + 14)],
+            style::NO_VALUE.filled(),
+        ))?;
+        strip.draw(&Text::new(
+            "no frame",
+            (bx + 30, y + 7),
+            anchored(style::NOTE_SIZE, style::TEXT, HPos::Left, VPos::Center),
+        ))?;
     }
     Ok(())
 }
@@ -836,5 +1013,40 @@ mod tests {
         assert_eq!(grid(3), (1, 3));
         assert_eq!(grid(4), (2, 2));
         assert_eq!(grid(5), (2, 3));
+    }
+
+    #[test]
+    fn timeline_panels_keep_the_width_for_time() {
+        // Up to three variants one above the other, each as wide as the figure.
+        assert_eq!(timeline_grid(1), (1, 1));
+        assert_eq!(timeline_grid(3), (3, 1));
+        // The xl(4) scenario's four variants: two by two, as the other figures.
+        assert_eq!(timeline_grid(4), (2, 2));
+    }
+
+    #[test]
+    fn timeline_rows_are_labelled_as_space_allows() {
+        // xl(4): 15 rates in rows of 11 px, 14 px labels: every other row from the
+        // lowest (200 frames/s) to the highest (3,000 frames/s).
+        assert_eq!(
+            labelled_rows(15, 11.0, 14.0),
+            vec![0, 2, 4, 6, 8, 10, 12, 14]
+        );
+        // Rows tall enough: every one.
+        assert_eq!(labelled_rows(2, 200.0, 14.0), vec![0, 1]);
+        // The top row is labelled in place of the one below it when they would touch.
+        assert_eq!(labelled_rows(6, 11.0, 14.0), vec![0, 2, 5]);
+        assert_eq!(labelled_rows(1, 400.0, 14.0), vec![0]);
+        assert!(labelled_rows(0, 10.0, 14.0).is_empty());
+    }
+
+    #[test]
+    fn equal_neighbours_make_one_run() {
+        // One rectangle per run keeps the SVG small: a flat row is a single element.
+        assert_eq!(
+            runs(&[1, 1, 2, 1, 1, 1]),
+            vec![(0, 2, 1), (2, 3, 2), (3, 6, 1)]
+        );
+        assert!(runs::<u8>(&[]).is_empty());
     }
 }

@@ -1,6 +1,6 @@
 //! Heat maps of a two-parameter grid: one figure per summary metric (and per scenario
 //! variant, when the grid multiplies variants), the first parameter's values across,
-//! the second's up, each cell coloured by the metric (viridis, [`style::heat`]) with
+//! the second's up, each cell coloured by the metric (viridis, [`colour_scale`]) with
 //! its value written in it, and a colour bar.
 //!
 //! | file | colour |
@@ -13,6 +13,7 @@
 //! With scenario variants the files are `grid-<metric>-<variant>`. Cells without a value
 //! (no loss-free point, no frame delivered) are grey and say why.
 
+use super::colour_scale::{self, Bar, Scale};
 use super::data::fmt_num;
 use super::frame::{self, Area, Header, R, anchored, font};
 use super::style::{self, WIDTH};
@@ -120,84 +121,6 @@ pub fn maps(results: &Results) -> Vec<Map<'_>> {
         .collect()
 }
 
-/// How values map to colours: linear, or logarithmic over a wide range.
-struct Scale {
-    lo: f64,
-    hi: f64,
-    log: bool,
-}
-
-impl Scale {
-    fn new(values: &[f64], metric: Metric) -> Scale {
-        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if !lo.is_finite() {
-            return Scale {
-                lo: 0.0,
-                hi: 1.0,
-                log: false,
-            };
-        }
-        let log = metric == Metric::P99 && lo > 0.0 && hi / lo >= 10.0;
-        Scale { lo, hi, log }
-    }
-
-    /// Position of `v` on the scale, 0 to 1 (0.5 when every value is the same).
-    fn t(&self, v: f64) -> f64 {
-        if self.hi <= self.lo {
-            return 0.5;
-        }
-        if self.log {
-            (v.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
-        } else {
-            (v - self.lo) / (self.hi - self.lo)
-        }
-    }
-
-    /// Round values for the colour bar's ticks, within [lo, hi]: steps of 1, 2, 2.5 or
-    /// 5 times a power of ten, three to six of them; on a log scale 1, 2 and 5 times
-    /// the powers of ten inside the range (the ends too when that gives fewer than
-    /// two).
-    fn ticks(&self) -> Vec<f64> {
-        if self.hi <= self.lo {
-            return vec![self.lo];
-        }
-        if self.log {
-            let mut v = Vec::new();
-            let (e0, e1) = (
-                self.lo.log10().floor() as i32,
-                self.hi.log10().ceil() as i32,
-            );
-            for e in e0..=e1 {
-                for m in [1.0, 2.0, 5.0] {
-                    let x = m * 10f64.powi(e);
-                    if x >= self.lo && x <= self.hi {
-                        v.push(x);
-                    }
-                }
-            }
-            if v.len() >= 2 {
-                return v;
-            }
-            return vec![self.lo, self.hi];
-        }
-        let raw = (self.hi - self.lo) / 4.0;
-        let mag = 10f64.powf(raw.log10().floor());
-        let step = [1.0, 2.0, 2.5, 5.0, 10.0]
-            .iter()
-            .map(|m| m * mag)
-            .find(|s| *s >= raw)
-            .unwrap_or(10.0 * mag);
-        let mut v = Vec::new();
-        let mut x = (self.lo / step).ceil() * step;
-        while x <= self.hi + 1e-9 * step {
-            v.push(x);
-            x += step;
-        }
-        v
-    }
-}
-
 /// A value as written in a cell or on the colour bar.
 fn fmt_value(v: f64, metric: Metric) -> String {
     match metric {
@@ -272,7 +195,7 @@ where
         .iter()
         .filter_map(|c| map.metric.value(&c.summary))
         .collect();
-    let scale = Scale::new(&values, map.metric);
+    let scale = Scale::new(&values, map.metric == Metric::P99);
     let main_size = (ch * 0.22).clamp(13.0, 22.0);
     let sub_size = (main_size * 0.7).max(11.0);
     let fits = |text: &str, s: f64| frame::text_width(&body, text, s) as f64 <= cw - 6.0;
@@ -290,7 +213,7 @@ where
         let y0 = bottom - ((iy + 1) as f64 * ch).round() as i32;
         let s = &c.summary;
         let v = map.metric.value(s);
-        let fill = v.map_or(style::NO_VALUE, |v| style::heat(scale.t(v)));
+        let fill = v.map_or(style::NO_VALUE, |v| scale.colour(v));
         body.draw(&Rectangle::new(
             [(x0 + 1, y0 + 1), (x1 - 1, y1 - 1)],
             fill.filled(),
@@ -392,71 +315,16 @@ where
             .transform(FontTransform::Rotate270),
     ))?;
 
-    // Colour bar.
-    let (bx0, bx1) = (right + 46, right + 70);
-    let bands = 96;
-    let span = (bottom - top) as f64;
-    for k in 0..bands {
-        let t0 = k as f64 / bands as f64;
-        let t1 = (k + 1) as f64 / bands as f64;
-        let y1 = bottom - (t0 * span).round() as i32;
-        let y0 = bottom - (t1 * span).round() as i32;
-        let c = style::heat((t0 + t1) / 2.0);
-        body.draw(&Rectangle::new([(bx0, y0), (bx1, y1)], c.filled()))?;
-    }
-    body.draw(&Rectangle::new(
-        [(bx0, top), (bx1, bottom)],
-        style::TEXT_LIGHT.stroke_width(1),
-    ))?;
-    body.draw(&Text::new(
-        map.metric.unit().to_string(),
-        ((bx0 + bx1) / 2, top - 12),
-        anchored(style::TICK_SIZE, style::TEXT, HPos::Center, VPos::Bottom),
-    ))?;
-    if !values.is_empty() {
-        for v in scale.ticks() {
-            let y = bottom - (scale.t(v) * span).round() as i32;
-            body.draw(&PathElement::new(
-                vec![(bx1, y), (bx1 + 5, y)],
-                style::TEXT_LIGHT.stroke_width(1),
-            ))?;
-            body.draw(&Text::new(
-                fmt_value(v, map.metric),
-                (bx1 + 8, y),
-                anchored(style::TICK_SIZE, style::TEXT, HPos::Left, VPos::Center),
-            ))?;
-        }
-        if scale.log {
-            body.draw(&Text::new(
-                "log scale",
-                ((bx0 + bx1) / 2, bottom + 8),
-                anchored(style::NOTE_SIZE, style::TEXT_LIGHT, HPos::Center, VPos::Top),
-            ))?;
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scales_map_values_to_the_bar() {
-        let s = Scale::new(&[10.0, 20.0, 30.0], Metric::Mlfrr);
-        assert!(!s.log);
-        assert_eq!((s.t(10.0), s.t(20.0), s.t(30.0)), (0.0, 0.5, 1.0));
-        assert_eq!(s.ticks(), vec![10.0, 15.0, 20.0, 25.0, 30.0]);
-        let s = Scale::new(&[44_643.0, 59_524.0], Metric::Mlfrr);
-        assert_eq!(s.ticks(), vec![45_000.0, 50_000.0, 55_000.0]);
-        let s = Scale::new(&[10.0, 1000.0], Metric::P99);
-        assert!(s.log);
-        assert!((s.t(100.0) - 0.5).abs() < 1e-12);
-        assert_eq!(
-            s.ticks(),
-            vec![10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
-        );
-        let s = Scale::new(&[5.0, 5.0], Metric::Peak);
-        assert_eq!((s.t(5.0), s.ticks()), (0.5, vec![5.0]));
-    }
+    let fmt = |v: f64| fmt_value(v, map.metric);
+    colour_scale::draw_bar(
+        &body,
+        &scale,
+        &Bar {
+            x: (right + 46, right + 70),
+            y: (top, bottom),
+            unit: map.metric.unit(),
+            fmt: &fmt,
+            ticks: !values.is_empty(),
+        },
+    )
 }

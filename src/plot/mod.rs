@@ -13,7 +13,7 @@
 //! | `latency` | avg, p99 and max latency vs offered load, log axis |
 //! | `cpu` | CPU time by level (interrupt, softirq, kernel, user, idle) stacked vs load, one panel per series |
 //! | `interrupts` | interrupts/s vs offered load, with one interrupt per offered frame for reference |
-//! | `timeline` | latency over time, one line per load point, one panel per variant (only with `timeline.csv`) |
+//! | `timeline` | heat map of the largest latency per time bucket, time across, one row per load point, one panel per variant, with each row's mean spike spacing (only with `timeline.csv`) |
 //! | `grid-<metric>` | heat maps of a two-parameter grid's summaries ([`heatmap`]; `irqsim plot` and `run` only) |
 //!
 //! One line per series (a variant of a result set) on shared axes; measured tables are
@@ -21,6 +21,7 @@
 //! give byte-identical files.
 
 mod charts;
+mod colour_scale;
 mod data;
 pub mod fit;
 mod font;

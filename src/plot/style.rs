@@ -78,33 +78,6 @@ pub const LATENCY_STATS: [RGBColor; 3] = [
     RGBColor(0xd6, 0x27, 0x28), // max
 ];
 
-/// `c` mixed halfway with white: the maximum beside its average in the timeline (a
-/// solid pale line rather than a dotted one, which would take thousands of SVG
-/// elements over a long timeline).
-pub fn pale(c: RGBColor) -> RGBColor {
-    let m = |v: u8| ((v as u16 + 255) / 2) as u8;
-    RGBColor(m(c.0), m(c.1), m(c.2))
-}
-
-/// A sequential colour for position `t` in [0, 1] (viridis, stopped before its pale
-/// yellow end so every line shows on white): timeline lines, one per load point.
-pub fn sequential(t: f64) -> RGBColor {
-    const STOPS: [(u8, u8, u8); 6] = [
-        (0x44, 0x01, 0x54),
-        (0x41, 0x44, 0x87),
-        (0x2a, 0x78, 0x8e),
-        (0x22, 0xa8, 0x84),
-        (0x7a, 0xd1, 0x51),
-        (0xbd, 0xdf, 0x26),
-    ];
-    let t = t.clamp(0.0, 1.0) * (STOPS.len() - 1) as f64;
-    let i = (t.floor() as usize).min(STOPS.len() - 2);
-    let f = t - i as f64;
-    let mix = |a: u8, b: u8| (a as f64 + (b as f64 - a as f64) * f).round() as u8;
-    let (a, b) = (STOPS[i], STOPS[i + 1]);
-    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
-}
-
 /// How a line is stroked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dash {
@@ -156,7 +129,7 @@ pub const MEASURED_MARKERS: [(Marker, Marker); 3] = [
 
 /// A colour for position `t` in [0, 1] on the whole viridis scale (dark purple to
 /// yellow; perceptually uniform, readable in grey and with the common colour-vision
-/// deficiencies): heat-map cells.
+/// deficiencies): heat-map and timeline cells.
 pub fn heat(t: f64) -> RGBColor {
     const STOPS: [(u8, u8, u8); 9] = [
         (0x44, 0x01, 0x54),
@@ -191,5 +164,5 @@ pub fn text_on(c: RGBColor) -> RGBColor {
     }
 }
 
-/// Heat-map cells without a value (no MLFRR, no frame delivered).
+/// Heat-map and timeline cells without a value (no MLFRR, no frame delivered).
 pub const NO_VALUE: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);

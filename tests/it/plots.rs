@@ -29,9 +29,9 @@ const FIGURES: [&str; 5] = ["loss", "forwarded", "latency", "cpu", "interrupts"]
 /// f (1 - f) 255^2, e.g. ~130 for 0.2 % (a title line alone). Measured with this
 /// renderer: an empty figure -- header, axes, tick labels, legend, no data (results
 /// with no points) -- gives 256 to 373; the figures of this test's sweep give 460
-/// (interrupts) to ~5,300 (CPU, filled areas), the timeline ~510. 200 is well above
-/// blank or near-blank output and below anything with its frame drawn; whether the
-/// data themselves were drawn is checked separately by the series colours
+/// (interrupts) to ~5,300 (CPU, filled areas), the timeline's heat map ~9,100. 200 is
+/// well above blank or near-blank output and below anything with its frame drawn;
+/// whether the data themselves were drawn is checked separately by the series colours
 /// (`pngs_show_the_data`).
 const MIN_VARIANCE: f64 = 200.0;
 
@@ -273,12 +273,13 @@ fn expected_texts(figure: &str) -> Vec<&'static str> {
         ],
         "timeline" => vec![
             "time (ms)",
-            "latency (µs, log scale)",
-            "offered load",
-            "10 %",
-            "30 %",
-            "average",
-            "maximum (pale)",
+            // One row per load point, named as on the load axis of the other figures.
+            X_LOAD,
+            "10",
+            "30",
+            // The colour bar.
+            "max latency (µs)",
+            "log scale",
         ],
         other => panic!("unknown figure {other}"),
     }
@@ -590,9 +591,10 @@ fn a_run_that_records_a_timeline_draws_it() {
         &c.path("xl/plots/timeline.svg"),
         &[
             "time (ms)",
-            "offered rate",
-            "200 frames/s",
-            "3,000 frames/s",
+            "offered rate (frames/s)",
+            "200",
+            "3,000",
+            "max latency (µs)",
         ],
     );
     assert_texts(
