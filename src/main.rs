@@ -306,10 +306,10 @@ fn run(
             pkts,
         );
     }
-    if let Some(line) = traced {
-        if line.contains("warning:") || !opts.quiet {
-            eprintln!("{line}");
-        }
+    if let Some(line) = traced
+        && (line.contains("warning:") || !opts.quiet)
+    {
+        eprintln!("{line}");
     }
     Ok(())
 }

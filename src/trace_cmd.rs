@@ -105,7 +105,9 @@ pub fn select(exp: &Experiment, args: &TraceArgs) -> anyhow::Result<(usize, usiz
                 (at - x).abs() <= 1e-9 * at.abs().max(1.0)
             })
             .ok_or_else(|| {
-                anyhow::anyhow!("--trace-point: the sweep has no load point {x}; its points are {all}")
+                anyhow::anyhow!(
+                    "--trace-point: the sweep has no load point {x}; its points are {all}"
+                )
             })?,
         None if points.len() == 1 => 0,
         None => anyhow::bail!(

@@ -165,7 +165,11 @@ impl Host {
                 .collect(),
             swi: if napi { "NET_RX softirq" } else { "netisr" }.to_string(),
             latency_from_first_bit: self.latency_from == crate::stats::LatencyFrom::FirstBit,
-            in_links: self.flows.iter().map(|f| self.nics[f.in_nic].link).collect(),
+            in_links: self
+                .flows
+                .iter()
+                .map(|f| self.nics[f.in_nic].link)
+                .collect(),
         }
     }
 

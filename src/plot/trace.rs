@@ -123,7 +123,9 @@ where
     head.draw(&Text::new(
         title.to_string(),
         (20, 12),
-        (font::FAMILY, style::TITLE_SIZE).into_font().color(&style::TEXT),
+        (font::FAMILY, style::TITLE_SIZE)
+            .into_font()
+            .color(&style::TEXT),
     ))?;
     head.draw(&Text::new(
         format!(
@@ -167,7 +169,9 @@ where
         cpu.draw(&Text::new(
             name,
             (12, py - cpu.get_base_pixel().1 - 7),
-            (font::FAMILY, style::TICK_SIZE).into_font().color(&style::TEXT),
+            (font::FAMILY, style::TICK_SIZE)
+                .into_font()
+                .color(&style::TEXT),
         ))?;
         for (_, task, a, b) in t.slices.iter().filter(|s| s.0 == *tid) {
             let c = task_colour(task, &mut others);
@@ -185,11 +189,17 @@ where
     let ly = cpu.dim_in_pixel().1 as i32 - 18;
     for (name, c) in legend.iter().take(6) {
         cpu.draw(&Rectangle::new([(lx, ly), (lx + 14, ly + 12)], c.filled()))?;
-        let label = if name.len() > 34 { format!("{}...", &name[..31]) } else { name.clone() };
+        let label = if name.len() > 34 {
+            format!("{}...", &name[..31])
+        } else {
+            name.clone()
+        };
         cpu.draw(&Text::new(
             label.clone(),
             (lx + 18, ly - 1),
-            (font::FAMILY, style::NOTE_SIZE).into_font().color(&style::TEXT),
+            (font::FAMILY, style::NOTE_SIZE)
+                .into_font()
+                .color(&style::TEXT),
         ))?;
         lx += 30 + 7 * label.len() as i32;
     }
@@ -240,9 +250,11 @@ where
     }
     if !t.drops.is_empty() {
         let red = RGBColor(0xd6, 0x27, 0x28);
-        q.draw_series(t.drops.iter().map(|(ts, _)| {
-            Cross::new((ts - t.from, -0.04 * ymax), 4, red.stroke_width(1))
-        }))?
+        q.draw_series(
+            t.drops
+                .iter()
+                .map(|(ts, _)| Cross::new((ts - t.from, -0.04 * ymax), 4, red.stroke_width(1))),
+        )?
         .label("drop")
         .legend(move |(x, y)| Cross::new((x + 9, y), 4, red.stroke_width(1)));
     }
@@ -269,7 +281,10 @@ mod tests {
         let t = parse(json).unwrap();
         assert_eq!((t.from, t.to), (10.0, 20.0));
         assert_eq!(t.tracks[&2], "cpu0 hardirq");
-        assert_eq!(t.slices, vec![(2, "interrupt irq11: dc0".to_string(), 11.5, 13.5)]);
+        assert_eq!(
+            t.slices,
+            vec![(2, "interrupt irq11: dc0".to_string(), 11.5, 13.5)]
+        );
         assert_eq!(t.counters["dc0 rx ring"], vec![(12.0, 3.0)]);
         assert_eq!(t.drops, vec![(13.0, 2.0)]);
     }

@@ -241,7 +241,7 @@ impl EventWriter {
 
     /// The whole file.
     pub fn finish(self, from: SimTime, end: SimTime, truncated: Option<SimTime>) -> Vec<u8> {
-        let truncated = truncated.map_or("null".to_string(), |t| us(t));
+        let truncated = truncated.map_or("null".to_string(), us);
         format!(
             "{{\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"generator\":\"irqsim {}\",\"window_from_us\":{},\"window_to_us\":{},\"truncated_at_us\":{truncated}}},\n\"traceEvents\":[\n{}\n]}}\n",
             env!("CARGO_PKG_VERSION"),
@@ -296,7 +296,10 @@ mod tests {
         assert_eq!(x["name"], "interrupt \"x\"");
         assert_eq!(x["dur"].as_f64(), Some(2.5));
         assert_eq!(x["args"]["pass"], 4);
-        assert!(ev.iter().any(|e| e["ph"] == "C" && e["name"] == "dc0 rx ring"));
+        assert!(
+            ev.iter()
+                .any(|e| e["ph"] == "C" && e["name"] == "dc0 rx ring")
+        );
         assert_eq!(ev.iter().filter(|e| e["ph"] == "f").count(), 1);
     }
 }

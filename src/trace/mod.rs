@@ -473,8 +473,13 @@ impl Recorder {
             for (i, site) in DROP_SITES.iter().enumerate() {
                 let n = now_at[i] - was_at[i];
                 if n > 0 {
-                    let track = if k < nics { Track::Nic(k) } else { Track::Kernel };
-                    self.out.instant(track, &format!("drop: {site}"), now, Some(n));
+                    let track = if k < nics {
+                        Track::Nic(k)
+                    } else {
+                        Track::Kernel
+                    };
+                    self.out
+                        .instant(track, &format!("drop: {site}"), now, Some(n));
                 }
             }
         }
@@ -572,7 +577,14 @@ impl Recorder {
 
     /// A frame leaves the host: its first bit on the output wire at `start`, its last
     /// at `done`, with latency `lat` (as results.json records it).
-    pub fn delivered(&mut self, pkt: Packet, out_nic: usize, start: SimTime, done: SimTime, lat: SimTime) {
+    pub fn delivered(
+        &mut self,
+        pkt: Packet,
+        out_nic: usize,
+        start: SimTime,
+        done: SimTime,
+        lat: SimTime,
+    ) {
         let end = self.end.unwrap_or(self.spec.to);
         if start < self.spec.from || start >= end {
             return;
@@ -597,8 +609,10 @@ impl Recorder {
             .position(|f| f.flow == pkt.flow && f.seq == pkt.seq)
         {
             let mut f = self.followed.swap_remove(k);
-            f.points
-                .push((Track::WireOut(out_nic), SimTime(start.0 + (shown_end.0 - start.0) / 2)));
+            f.points.push((
+                Track::WireOut(out_nic),
+                SimTime(start.0 + (shown_end.0 - start.0) / 2),
+            ));
             self.arrow(&f);
         }
         if self.spec.pcap {
@@ -639,7 +653,8 @@ impl Recorder {
         self.end = Some(now);
         if truncated {
             self.truncated = Some(now);
-            self.out.instant(Track::Kernel, "trace cut here: size limit", now, None);
+            self.out
+                .instant(Track::Kernel, "trace cut here: size limit", now, None);
         }
         self.last = c.clone();
     }

@@ -44,7 +44,11 @@ pub fn frame(c: &Captured) -> Vec<u8> {
     let flow = c.pkt.flow;
     let host = [2, 0, 0, 0, 0, c.out_nic as u8];
     let tester = [2, 0, 0, 0, 1, flow as u8];
-    let (dst, src) = if c.out { (tester, host) } else { (host, tester) };
+    let (dst, src) = if c.out {
+        (tester, host)
+    } else {
+        (host, tester)
+    };
     f[0..6].copy_from_slice(&dst);
     f[6..12].copy_from_slice(&src);
     f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());

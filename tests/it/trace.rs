@@ -87,13 +87,25 @@ fn the_trace_agrees_with_the_runs_counters_over_the_window() {
     let tracks: BTreeMap<u64, String> = ev
         .iter()
         .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
-        .map(|e| (e["tid"].as_u64().unwrap(), e["args"]["name"].as_str().unwrap().to_string()))
+        .map(|e| {
+            (
+                e["tid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
-    let slices: Vec<&Value> = ev.iter().filter(|e| e["ph"] == "X" && e["cat"] == "cpu").collect();
+    let slices: Vec<&Value> = ev
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "cpu")
+        .collect();
     assert!(slices.len() > 300, "{} slices", slices.len());
     for (level, l) in irqsim::cpu::Level::ALL.iter().enumerate() {
         let name = irqsim::trace::level_track(*l);
-        let tid = tracks.iter().find(|(_, n)| *n == name).map(|(k, _)| *k).unwrap();
+        let tid = tracks
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(k, _)| *k)
+            .unwrap();
         let busy_us: f64 = slices
             .iter()
             .filter(|e| e["tid"].as_u64() == Some(tid))
@@ -128,13 +140,21 @@ fn the_trace_agrees_with_the_runs_counters_over_the_window() {
     // Drops in the trace are the drop counters' increase, site by site.
     let mut dropped: BTreeMap<String, u64> = BTreeMap::new();
     for e in ev.iter().filter(|e| e["ph"] == "i" && e["cat"] == "drop") {
-        let site = e["name"].as_str().unwrap().trim_start_matches("drop: ").to_string();
+        let site = e["name"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("drop: ")
+            .to_string();
         *dropped.entry(site).or_default() += e["args"]["frames"].as_u64().unwrap();
         let ts = f(e, "ts");
         assert!((from_us..to_us).contains(&ts), "drop at {ts}");
     }
     for (site, n) in &t.window.drops {
-        assert_eq!(dropped.get(site).copied().unwrap_or(0), *n, "drops at {site}");
+        assert_eq!(
+            dropped.get(site).copied().unwrap_or(0),
+            *n,
+            "drops at {site}"
+        );
     }
     assert!(t.window.drops["ipintrq"] > 30, "{:?}", t.window.drops);
 
@@ -143,13 +163,24 @@ fn the_trace_agrees_with_the_runs_counters_over_the_window() {
     for e in ev.iter().filter(|e| e["ph"] == "X") {
         let (ts, dur) = (f(e, "ts"), f(e, "dur"));
         assert!(dur >= 0.0);
-        assert!(ts >= from_us && ts + dur <= to_us + 1e-9, "slice {e} outside the window");
-        by_track.entry(e["tid"].as_u64().unwrap()).or_default().push((ts, ts + dur));
+        assert!(
+            ts >= from_us && ts + dur <= to_us + 1e-9,
+            "slice {e} outside the window"
+        );
+        by_track
+            .entry(e["tid"].as_u64().unwrap())
+            .or_default()
+            .push((ts, ts + dur));
     }
     for (tid, mut v) in by_track {
         v.sort_by(|x, y| x.0.total_cmp(&y.0));
         for w in v.windows(2) {
-            assert!(w[0].1 <= w[1].0 + 1e-9, "track {tid}: {:?} overlaps {:?}", w[0], w[1]);
+            assert!(
+                w[0].1 <= w[1].0 + 1e-9,
+                "track {tid}: {:?} overlaps {:?}",
+                w[0],
+                w[1]
+            );
         }
     }
 
@@ -166,7 +197,10 @@ fn flow_arrows_go_from_the_wire_through_the_cpu_to_the_wire() {
     let (_, t) = traced(&exp, p, TraceSpec::window(ms(200), ms(210)));
     let ev = events(&t);
     let mut arrows: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
-    for e in ev.iter().filter(|e| ["s", "t", "f"].contains(&e["ph"].as_str().unwrap_or(""))) {
+    for e in ev
+        .iter()
+        .filter(|e| ["s", "t", "f"].contains(&e["ph"].as_str().unwrap_or("")))
+    {
         arrows.entry(e["id"].as_u64().unwrap()).or_default().push(e);
     }
     // At 26 % (38,690 frames/s) 10 ms carries about 387 frames; every 16th is followed.
@@ -174,7 +208,13 @@ fn flow_arrows_go_from_the_wire_through_the_cpu_to_the_wire() {
     let slices: Vec<(u64, f64, f64)> = ev
         .iter()
         .filter(|e| e["ph"] == "X")
-        .map(|e| (e["tid"].as_u64().unwrap(), f(e, "ts"), f(e, "ts") + f(e, "dur")))
+        .map(|e| {
+            (
+                e["tid"].as_u64().unwrap(),
+                f(e, "ts"),
+                f(e, "ts") + f(e, "dur"),
+            )
+        })
         .collect();
     let mut complete = 0;
     for pts in arrows.values() {
@@ -187,7 +227,9 @@ fn flow_arrows_go_from_the_wire_through_the_cpu_to_the_wire() {
         for e in pts {
             let (tid, ts) = (e["tid"].as_u64().unwrap(), f(e, "ts"));
             assert!(
-                slices.iter().any(|&(k, a, b)| k == tid && a <= ts && ts <= b),
+                slices
+                    .iter()
+                    .any(|&(k, a, b)| k == tid && a <= ts && ts <= b),
                 "arrow point {e} binds to no slice"
             );
         }
@@ -196,13 +238,20 @@ fn flow_arrows_go_from_the_wire_through_the_cpu_to_the_wire() {
             complete += 1;
         }
     }
-    assert!(complete * 10 >= arrows.len() * 9, "{complete} of {}", arrows.len());
+    assert!(
+        complete * 10 >= arrows.len() * 9,
+        "{complete} of {}",
+        arrows.len()
+    );
 }
 
 /// Records of a pcap file: time stamp [ns], signature.
 fn read_pcap(bytes: &[u8]) -> Vec<(u64, (u16, u64, u64), usize)> {
     let mut r = pcap_file::pcap::PcapReader::new(bytes).expect("a pcap file");
-    assert_eq!(r.header().ts_resolution, pcap_file::TsResolution::NanoSecond);
+    assert_eq!(
+        r.header().ts_resolution,
+        pcap_file::TsResolution::NanoSecond
+    );
     let mut out = Vec::new();
     while let Some(p) = r.next_packet() {
         let p = p.expect("a record");
@@ -231,7 +280,11 @@ fn pcap_files_read_back_to_the_windows_frames_and_latencies() {
     // The tester sends 30 % of 148,809 frames/s at constant rate: 1,339 or 1,340 in
     // 30 ms.
     let expected = 148_809.52 * 0.30 * 0.030;
-    assert!((inp.len() as f64 - expected).abs() <= 1.0, "{} in", inp.len());
+    assert!(
+        (inp.len() as f64 - expected).abs() <= 1.0,
+        "{} in",
+        inp.len()
+    );
     assert!(inp.iter().all(|r| r.2 == 60), "64-byte frames without FCS");
     // Latency from the captures: output stamp minus the tester's stamp in the frame.
     let lat: Vec<f64> = out.iter().map(|(ts, sig, _)| (ts - sig.2) as f64).collect();
@@ -241,12 +294,19 @@ fn pcap_files_read_back_to_the_windows_frames_and_latencies() {
         lat.iter().copied().fold(0.0, f64::max),
     );
     // Stamps are whole nanoseconds, the run's latencies picoseconds: within 1 ns.
-    assert!((mean - w.latency.avg * 1e3).abs() < 1.0, "{mean} ns vs {} us", w.latency.avg);
+    assert!(
+        (mean - w.latency.avg * 1e3).abs() < 1.0,
+        "{mean} ns vs {} us",
+        w.latency.avg
+    );
     assert!((min - w.latency.min * 1e3).abs() < 1.0);
     assert!((max - w.latency.max * 1e3).abs() < 1.0);
     // A frame seen both ways carries the stamp it entered with.
     let stamps: BTreeMap<u64, u64> = inp.iter().map(|(ts, sig, _)| (sig.1, *ts)).collect();
-    let both = out.iter().filter(|(_, sig, _)| stamps.get(&sig.1) == Some(&sig.2)).count();
+    let both = out
+        .iter()
+        .filter(|(_, sig, _)| stamps.get(&sig.1) == Some(&sig.2))
+        .count();
     assert!(both > out.len() / 2, "{both} of {}", out.len());
 }
 
@@ -264,10 +324,17 @@ fn a_window_over_the_whole_run_captures_what_results_count() {
     let s = stats.total.latency.summary();
     let lat: Vec<f64> = out.iter().map(|(ts, sig, _)| (ts - sig.2) as f64).collect();
     let mean = lat.iter().sum::<f64>() / lat.len() as f64;
-    assert!((mean - s.avg * 1e3).abs() < 1.0, "{mean} ns vs {} us", s.avg);
+    assert!(
+        (mean - s.avg * 1e3).abs() < 1.0,
+        "{mean} ns vs {} us",
+        s.avg
+    );
     let max = lat.iter().copied().fold(0.0, f64::max);
     assert!((max - s.max * 1e3).abs() < 1.0);
-    assert_eq!(t.window.flows[0].latency, stats.flows[0].1.latency.summary());
+    assert_eq!(
+        t.window.flows[0].latency,
+        stats.flows[0].1.latency.summary()
+    );
 }
 
 #[test]
@@ -283,7 +350,10 @@ fn a_window_over_the_size_limit_ends_where_the_limit_is_reached() {
     // The limit is checked after each event: one event's records beyond it at most.
     assert!(t.json.len() < 110_000, "{} bytes", t.json.len());
     let end_us = at.as_us_f64();
-    for e in events(&t).iter().filter(|e| e["ph"] == "X" && e["cat"] == "cpu") {
+    for e in events(&t)
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "cpu")
+    {
         assert!(f(e, "ts") + f(e, "dur") <= end_us + 1e-9);
     }
 }
@@ -294,7 +364,10 @@ fn the_command_writes_the_files_and_refuses_what_does_not_fit() {
     let dir = tempfile::tempdir().unwrap();
     let sc = dir.path().join("s.json");
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(SCENARIO).unwrap()).unwrap();
-    let model = Path::new(SCENARIO).parent().unwrap().join(v["model"].as_str().unwrap());
+    let model = Path::new(SCENARIO)
+        .parent()
+        .unwrap()
+        .join(v["model"].as_str().unwrap());
     v["model"] = model.canonicalize().unwrap().display().to_string().into();
     v["measured"] = Value::Null;
     v["duration_s"] = 0.05.into();
@@ -328,7 +401,10 @@ fn the_command_writes_the_files_and_refuses_what_does_not_fit() {
     let o = run(&["--trace", "20ms..21ms"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("--trace-point") && err.contains("26, 28"), "{err}");
+    assert!(
+        err.contains("--trace-point") && err.contains("26, 28"),
+        "{err}"
+    );
     let o = run(&["--trace", "20ms..21ms", "--trace-point", "27"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no load point 27"));
@@ -336,4 +412,3 @@ fn the_command_writes_the_files_and_refuses_what_does_not_fit() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("after the run"));
 }
-
