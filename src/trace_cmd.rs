@@ -19,8 +19,8 @@ pub struct TraceArgs {
     /// 0 of one load point, simulated again: its results are those of the sweep.
     #[arg(long, value_name = "FROM..TO", value_parser = parse_window)]
     pub trace: Option<(SimTime, SimTime)>,
-    /// The load point to trace, as the scenario gives it (percent of line rate, or
-    /// outstanding transactions); required when the sweep has several.
+    /// The load point to trace: its percent of line rate, its offered frames/s, or its
+    /// outstanding transactions; required when the sweep has several.
     #[arg(long, value_name = "LOAD", requires = "trace")]
     pub trace_point: Option<f64>,
     /// The variant to trace; required when the scenario has several.
@@ -94,15 +94,22 @@ pub fn select(exp: &Experiment, args: &TraceArgs) -> anyhow::Result<(usize, usiz
     let points = &exp.variants[v].points;
     let label = |p: &irqsim::scenario::LoadPoint| match p.outstanding {
         Some(n) => format!("{n}"),
-        None => format!("{}", p.load_pct),
+        None => format!(
+            "{} ({} frames/s)",
+            (p.load_pct * 1e4).round() / 1e4,
+            (p.offered_pps() * 1e3).round() / 1e3
+        ),
     };
     let all = points.iter().map(label).collect::<Vec<_>>().join(", ");
     let p = match args.trace_point {
         Some(x) => points
             .iter()
             .position(|p| {
-                let at = p.outstanding.unwrap_or(p.load_pct);
-                (at - x).abs() <= 1e-9 * at.abs().max(1.0)
+                let near = |at: f64| (at - x).abs() <= 1e-6 * at.abs().max(1.0);
+                match p.outstanding {
+                    Some(n) => near(n),
+                    None => near(p.load_pct) || near(p.offered_pps()),
+                }
             })
             .ok_or_else(|| {
                 anyhow::anyhow!(

@@ -402,7 +402,7 @@ fn the_command_writes_the_files_and_refuses_what_does_not_fit() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("--trace-point") && err.contains("26, 28"),
+        err.contains("--trace-point") && err.contains("26 (38690.476 frames/s), 28 (41666.667 frames/s)"),
         "{err}"
     );
     let o = run(&["--trace", "20ms..21ms", "--trace-point", "27"]);
