@@ -123,8 +123,9 @@ pub fn select(exp: &Experiment, args: &TraceArgs) -> anyhow::Result<(usize, usiz
         ),
     };
     let (from, to) = args.trace.expect("a traced run");
-    let run_end = exp.duration_s + exp.drain_s;
-    if to.as_secs_f64() > run_end + 1e-12 {
+    // The run's end as the run computes it.
+    let run_end = SimTime::from_secs_f64(exp.duration_s) + SimTime::from_secs_f64(exp.drain_s);
+    if to > run_end {
         anyhow::bail!(
             "--trace: the window ends at {} s, after the run ({} s of sending and {} s of drain)",
             to.as_secs_f64(),

@@ -64,7 +64,14 @@ impl Host {
             self.handle_apart(now, ev, &mut s);
         }
         let mut rec = self.take_recorder();
-        rec.begin(from, self.trace_counters(from));
+        let holding: Vec<_> = crate::cpu::Level::ALL
+            .iter()
+            .filter_map(|&l| {
+                let task = self.runq.current(l)?;
+                Some((l, task, self.pass_of(task)))
+            })
+            .collect();
+        rec.begin(self.trace_counters(from), &holding);
         self.observe(from, &mut rec, &queues);
         self.put_recorder(rec);
         let (mut end, mut truncated) = (to, false);
@@ -225,6 +232,14 @@ impl Host {
         }
     }
 
+    /// An interrupt's pass over its line (0 for other tasks).
+    fn pass_of(&self, task: Task) -> u64 {
+        match task {
+            Task::Isr(line) => self.lines[line as usize].passes,
+            _ => 0,
+        }
+    }
+
     /// Show the recorder the host after an event at `now`.
     fn observe(&self, now: SimTime, rec: &mut Recorder, queues: &[Queue]) {
         // Where the followed frames are (before the CPU: leaving a queue was the work
@@ -244,11 +259,7 @@ impl Host {
         }
         let running = self.cpu.running().and_then(|l| {
             let task = self.runq.current(l)?;
-            let pass = match task {
-                Task::Isr(line) => self.lines[line as usize].passes,
-                _ => 0,
-            };
-            Some((l, task, pass))
+            Some((l, task, self.pass_of(task)))
         });
         rec.cpu(now, running);
         for (i, q) in queues.iter().enumerate() {

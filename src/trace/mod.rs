@@ -229,6 +229,11 @@ pub struct Recorder {
     captured: Vec<Captured>,
     pcap_bytes: u64,
     slices: u64,
+    /// End of the last frame drawn on each NIC's input wire.
+    wire_in_end: Vec<SimTime>,
+    /// Frames committed to an output wire while the window's end may still move (the
+    /// size limit): written when it is known.
+    leaving: Vec<(Packet, usize, SimTime, SimTime, SimTime)>,
 }
 
 /// Everything a traced run recorded.
@@ -340,6 +345,8 @@ impl Recorder {
             captured: Vec::new(),
             pcap_bytes: 0,
             slices: 0,
+            wire_in_end: vec![SimTime::ZERO; layout.nics.len()],
+            leaving: Vec::new(),
             layout,
         }
     }
@@ -349,12 +356,16 @@ impl Recorder {
         &self.spec
     }
 
-    /// The window opens at `now` with the host's counters `c`.
-    pub fn begin(&mut self, now: SimTime, c: Counters) {
+    /// The window opens with the host's counters `c` and the task holding each level
+    /// (running or preempted) with its pass: their slices in the window continue
+    /// activations begun before it.
+    pub fn begin(&mut self, c: Counters, holding: &[(Level, Task, u64)]) {
         self.active = true;
         self.first = c.clone();
         self.last = c;
-        let _ = now;
+        for &(l, task, pass) in holding {
+            self.last_on_level[l as usize] = Some((task, pass));
+        }
     }
 
     /// Whether the window is open (begun, not ended).
@@ -384,10 +395,7 @@ impl Recorder {
             // A resumption after a preemption, or the window's first look (the task
             // began before the window), continues the activation; anything else
             // begins one.
-            let begins = match self.last_on_level[level as usize] {
-                Some(prev) => prev != (task, pass),
-                None => now > self.spec.from,
-            };
+            let begins = self.last_on_level[level as usize] != Some((task, pass));
             self.open = Some(Open {
                 level,
                 task,
@@ -400,7 +408,11 @@ impl Recorder {
 
     fn close_slice(&mut self, now: SimTime) {
         let Some(o) = self.open.take() else { return };
-        self.last_on_level[o.level as usize] = Some((o.task, o.pass));
+        // A slice of no length is not written: if it began an activation, the next
+        // slice of that activation begins it instead.
+        if now > o.start || !o.begins {
+            self.last_on_level[o.level as usize] = Some((o.task, o.pass));
+        }
         if now > o.start {
             let name = self.task_name(o.task);
             let pass = matches!(o.task, Task::Isr(_)).then_some(o.pass);
@@ -509,7 +521,15 @@ impl Recorder {
         let (bytes_time, wire_time) = (link.bytes_time(pkt.bytes), link.wire_time(pkt.bytes));
         self.flows[flow].frames_in += 1;
         let first_bit = pkt.t_in.saturating_sub(bytes_time);
-        let on_wire = pkt.t_in.saturating_sub(wire_time).max(self.spec.from);
+        // Flows into one NIC arrive independently (and unpaced Poisson frames may
+        // overlap): a slice starts no earlier than the previous one on its track ended.
+        let on_wire = pkt
+            .t_in
+            .saturating_sub(wire_time)
+            .max(self.spec.from)
+            .max(self.wire_in_end[nic])
+            .min(pkt.t_in);
+        self.wire_in_end[nic] = pkt.t_in;
         let name = self.layout.flows[flow].0.clone();
         self.out
             .frame(Track::WireIn(nic), &name, on_wire, pkt.t_in, pkt.seq, None);
@@ -585,6 +605,17 @@ impl Recorder {
         done: SimTime,
         lat: SimTime,
     ) {
+        if self.end.is_none() {
+            if start >= self.spec.from && start < self.spec.to {
+                self.leaving.push((pkt, out_nic, start, done, lat));
+                self.pcap_bytes += 200;
+            }
+            return;
+        }
+        self.leave(pkt, out_nic, start, done, lat);
+    }
+
+    fn leave(&mut self, pkt: Packet, out_nic: usize, start: SimTime, done: SimTime, lat: SimTime) {
         let end = self.end.unwrap_or(self.spec.to);
         if start < self.spec.from || start >= end {
             return;
@@ -651,6 +682,10 @@ impl Recorder {
         self.close_slice(now);
         self.active = false;
         self.end = Some(now);
+        self.pcap_bytes -= 200 * self.leaving.len() as u64;
+        for (pkt, nic, start, done, lat) in std::mem::take(&mut self.leaving) {
+            self.leave(pkt, nic, start, done, lat);
+        }
         if truncated {
             self.truncated = Some(now);
             self.out

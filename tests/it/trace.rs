@@ -158,7 +158,16 @@ fn the_trace_agrees_with_the_runs_counters_over_the_window() {
     }
     assert!(t.window.drops["ipintrq"] > 30, "{:?}", t.window.drops);
 
-    // Every slice lies inside the window; slices on one track never overlap.
+    inside_and_apart(&ev, from_us, to_us);
+
+    // Counter samples lie inside the window.
+    for e in ev.iter().filter(|e| e["ph"] == "C") {
+        assert!((from_us..to_us).contains(&f(e, "ts")));
+    }
+}
+
+/// Every slice lies inside the window; slices on one track never overlap.
+fn inside_and_apart(ev: &[Value], from_us: f64, to_us: f64) {
     let mut by_track: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
     for e in ev.iter().filter(|e| e["ph"] == "X") {
         let (ts, dur) = (f(e, "ts"), f(e, "dur"));
@@ -183,11 +192,28 @@ fn the_trace_agrees_with_the_runs_counters_over_the_window() {
             );
         }
     }
+}
 
-    // Counter samples lie inside the window.
-    for e in ev.iter().filter(|e| e["ph"] == "C") {
-        assert!((from_us..to_us).contains(&f(e, "ts")));
-    }
+#[test]
+fn several_flows_into_one_nic_and_a_cut_window_keep_slices_apart_and_inside() {
+    // Four flows of 600-byte frames into the dc(4) router (independent arrivals on
+    // shared input wires), and a window cut short by the size limit while frames
+    // are committed to output wires ahead of time.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/dc21143-600b-4flows.json"
+    );
+    let mut exp = scenario::load(Path::new(path), &DiskFiles).expect("scenario loads");
+    exp.duration_s = 0.2;
+    exp.drain_s = 0.05;
+    let p = exp.variants[0].points.len() - 1;
+    let (_, t) = runner::trace(&exp, 0, p, TraceSpec::window(ms(100), ms(120))).unwrap();
+    inside_and_apart(&events(&t), 100_000.0, 120_000.0);
+    let mut spec = TraceSpec::window(ms(100), ms(150));
+    spec.limit_bytes = 60_000;
+    let (_, t) = runner::trace(&exp, 0, p, spec).unwrap();
+    let end = t.truncated_at.expect("cut").as_us_f64();
+    inside_and_apart(&events(&t), 100_000.0, end);
 }
 
 #[test]
@@ -402,7 +428,8 @@ fn the_command_writes_the_files_and_refuses_what_does_not_fit() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("--trace-point") && err.contains("26 (38690.476 frames/s), 28 (41666.667 frames/s)"),
+        err.contains("--trace-point")
+            && err.contains("26 (38690.476 frames/s), 28 (41666.667 frames/s)"),
         "{err}"
     );
     let o = run(&["--trace", "20ms..21ms", "--trace-point", "27"]);
