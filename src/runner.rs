@@ -155,10 +155,7 @@ pub fn trace(
         |error| RunError::Run {
             variant: exp.variants[v].name.clone(),
             point: p,
-            load: match lp.outstanding {
-                Some(n) => format!("{n} outstanding"),
-                None => format!("{:.2} %", lp.load_pct),
-            },
+            load: lp.label(),
             replication: 0,
             error,
         },
@@ -265,10 +262,7 @@ pub fn run_selected(
         return Err(RunError::Run {
             variant: exp.variants[v].name.clone(),
             point: p,
-            load: match lp.outstanding {
-                Some(n) => format!("{n} outstanding"),
-                None => format!("{:.2} %", lp.load_pct),
-            },
+            load: lp.label(),
             replication: r,
             error: e,
         });

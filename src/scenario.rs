@@ -242,6 +242,14 @@ impl LoadPoint {
             self.rates_pps.iter().sum::<f64>() + 0.0
         }
     }
+
+    /// The point as messages print it: `30.00 %`, or `5 outstanding`.
+    pub fn label(&self) -> String {
+        match self.outstanding {
+            Some(n) => format!("{n} outstanding"),
+            None => format!("{:.2} %", self.load_pct),
+        }
+    }
 }
 
 /// A variant of the experiment: a model after the scenario's and the variant's

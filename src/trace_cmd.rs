@@ -122,7 +122,7 @@ pub fn select(exp: &Experiment, args: &TraceArgs) -> anyhow::Result<(usize, usiz
             points.len()
         ),
     };
-    let (from, to) = args.trace.expect("a traced run");
+    let (_, to) = args.trace.expect("a traced run");
     // The run's end as the run computes it.
     let run_end = SimTime::from_secs_f64(exp.duration_s) + SimTime::from_secs_f64(exp.drain_s);
     if to > run_end {
@@ -133,7 +133,6 @@ pub fn select(exp: &Experiment, args: &TraceArgs) -> anyhow::Result<(usize, usiz
             exp.drain_s
         );
     }
-    let _ = from;
     Ok((v, p))
 }
 
@@ -180,10 +179,7 @@ pub fn run(
     let mut line = format!(
         "trace of `{}` at {}: {:.6}..{:.6} s, {} CPU slices, {} interrupts, {frames} frames in, {drops} dropped",
         exp.variants[v].name,
-        match exp.variants[v].points[p].outstanding {
-            Some(n) => format!("{n} outstanding"),
-            None => format!("{} %", exp.variants[v].points[p].load_pct),
-        },
+        exp.variants[v].points[p].label(),
         w.from_s,
         w.to_s,
         w.slices,
@@ -233,10 +229,7 @@ fn write(
             "{} -- {} at {}",
             exp.name,
             exp.variants[v].name,
-            match exp.variants[v].points[p].outstanding {
-                Some(n) => format!("{n} outstanding"),
-                None => format!("{} %", exp.variants[v].points[p].load_pct),
-            }
+            exp.variants[v].points[p].label()
         );
         let dir = out.join(plot::DIR);
         for f in plot::trace::write(&dir, &t.json, &title)? {

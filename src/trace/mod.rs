@@ -211,8 +211,6 @@ pub struct Recorder {
     spec: TraceSpec,
     layout: Layout,
     out: EventWriter,
-    /// The window is open (between `begin` and `end`).
-    active: bool,
     /// The window ended here (`to`, or earlier when the size limit was reached).
     end: Option<SimTime>,
     truncated: Option<SimTime>,
@@ -331,7 +329,6 @@ impl Recorder {
         Recorder {
             spec,
             out,
-            active: false,
             end: None,
             truncated: None,
             open: None,
@@ -360,7 +357,6 @@ impl Recorder {
     /// (running or preempted) with its pass: their slices in the window continue
     /// activations begun before it.
     pub fn begin(&mut self, c: Counters, holding: &[(Level, Task, u64)]) {
-        self.active = true;
         self.first = c.clone();
         self.last = c;
         for &(l, task, pass) in holding {
@@ -368,19 +364,9 @@ impl Recorder {
         }
     }
 
-    /// Whether the window is open (begun, not ended).
-    pub fn active(&self) -> bool {
-        self.active
-    }
-
     /// Whether the size limit has been reached: the window must end now.
     pub fn full(&self) -> bool {
         self.out.bytes() + self.pcap_bytes > self.spec.limit_bytes
-    }
-
-    /// The end of the window: `to`, or where the size limit stopped it.
-    pub fn end_time(&self) -> Option<SimTime> {
-        self.end
     }
 
     /// The CPU after an event at `now`: `running` is the level that has it and the
@@ -471,11 +457,6 @@ impl Recorder {
             let q = *q;
             self.out.counter(q, now, len);
         }
-    }
-
-    /// The queues watched, in the order [`Recorder::queue`] takes them.
-    pub fn queues(&self) -> Vec<Queue> {
-        self.queues.iter().map(|(q, _)| *q).collect()
     }
 
     /// Drop and reset counters after an event at `now`.
@@ -680,7 +661,6 @@ impl Recorder {
     /// The window closes at `now` with the host's counters `c`.
     pub fn finish_window(&mut self, now: SimTime, c: &Counters, truncated: bool) {
         self.close_slice(now);
-        self.active = false;
         self.end = Some(now);
         self.pcap_bytes -= 200 * self.leaving.len() as u64;
         for (pkt, nic, start, done, lat) in std::mem::take(&mut self.leaving) {

@@ -12,10 +12,10 @@
 //! Each frame is `frame_bytes` long without its 4-byte FCS (pcap captures carry none):
 //! - Ethernet: destination `02:00:00:00:00:<output NIC>` on the way in and
 //!   `02:00:00:00:01:<flow>` on the way out, source the reverse, type IPv4;
-//! - IPv4 (20 bytes, header checksum set): from `198.18.<input NIC>.<2 + flow>` to
-//!   `198.19.<output NIC>.<2 + flow>` (RFC 2544's benchmarking range), UDP, TTL 64
-//!   entering and 63 leaving (the host forwarded it);
-//! - UDP (8 bytes, checksum 0: none), port `1024 + flow` to port 7;
+//! - IPv4 (20 bytes, header checksum set): from `198.18.<input NIC>.<2 + flow % 250>`
+//!   to `198.19.<output NIC>.<2 + flow % 250>` (RFC 2544's benchmarking range), UDP,
+//!   TTL 64 entering and 63 leaving (the host forwarded it);
+//! - UDP (8 bytes, checksum 0: none), port `1024 + flow % 64,000` to port 7;
 //! - payload, as a tester's signature: flow index (u16), the flow's sequence number
 //!   (u64) and the tester's time stamp in nanoseconds (u64, the input capture time),
 //!   big-endian, then zeros to the frame's length. A 64-byte frame holds exactly these
