@@ -4,9 +4,13 @@
 use crate::cost::Cost;
 use crate::engine::Scheduler;
 use crate::host::{Event, Host};
+use crate::irq::LineEnv;
+use crate::kernel::{Netisr, SwiEnv};
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
 use crate::policy::interrupt::{DriverCosts, IsrEnv};
+use crate::rng::StreamRng;
+use crate::task::Step;
 use crate::task::Task;
 use crate::time::SimTime;
 
@@ -154,6 +158,80 @@ impl IsrEnv for HostEnv<'_> {
     #[inline(always)]
     fn stop(&self) -> SimTime {
         self.h.stop
+    }
+}
+
+impl LineEnv for HostEnv<'_> {
+    #[inline(always)]
+    fn now(&self) -> SimTime {
+        self.now
+    }
+    #[inline(always)]
+    fn stop(&self) -> SimTime {
+        self.h.stop
+    }
+    #[inline(always)]
+    fn asserted(&self, nic: usize) -> bool {
+        self.h.nics[nic].irq_asserted
+    }
+    #[inline(always)]
+    fn idle_handler(&mut self, nic: usize) -> SimTime {
+        self.h.drivers[nic].idle()
+    }
+    #[inline(always)]
+    fn merge_bursts(&self) -> bool {
+        self.h.merge_bursts
+    }
+    #[inline(always)]
+    fn start_watched(&self, nic: usize) -> bool {
+        self.h.moderation[nic].is_some()
+    }
+    #[inline(always)]
+    fn save_start(&self, nic: usize) -> StreamRng {
+        self.h.drivers[nic].rng.clone()
+    }
+    #[inline(always)]
+    fn undo_start(&mut self, nic: usize, saved: StreamRng) {
+        self.h.undo_start(nic, saved)
+    }
+    #[inline(always)]
+    fn handler_step(&mut self, nic: usize, first: bool) -> Step {
+        self.h.isr_step(nic, self.now, first, self.s)
+    }
+    #[inline(always)]
+    fn handler_rest(&mut self, nic: usize, t: SimTime) -> SimTime {
+        self.h.whole_handler(nic, t, self.now, self.s)
+    }
+}
+
+impl SwiEnv for HostEnv<'_> {
+    #[inline(always)]
+    fn netisr(&mut self) -> &mut Netisr {
+        &mut self.h.netisr
+    }
+    #[inline(always)]
+    fn ip_output(&mut self, p: Packet) {
+        self.h.forward(p, self.now, self.s)
+    }
+    #[inline(always)]
+    fn poll_begin(&mut self) {
+        self.h.netisr_poll_begin(self.now)
+    }
+    #[inline(always)]
+    fn poll_step(&mut self) -> Step {
+        self.h.netisr_poll_step(self.now, self.s)
+    }
+    #[inline(always)]
+    fn pollmore(&mut self) {
+        self.h.netisr_pollmore(self.now, self.s)
+    }
+    #[inline(always)]
+    fn net_rx_begin(&mut self) -> bool {
+        self.h.net_rx_begin(self.now)
+    }
+    #[inline(always)]
+    fn net_rx_step(&mut self) -> Step {
+        self.h.net_rx_step(self.now, self.s)
     }
 }
 

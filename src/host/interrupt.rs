@@ -1,9 +1,9 @@
 //! The host's routing for [`crate::policy::interrupt`].
 
+use crate::cpu::Level;
 use crate::engine::Scheduler;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
-use crate::irq::LinePos;
 use crate::policy::PolicyConfig;
 use crate::rng::StreamRng;
 use crate::time::SimTime;
@@ -77,30 +77,35 @@ impl Host {
 
     /// `nic` asserted line `l`. If the pass in progress folded `nic`'s handler into a
     /// burst as idle and has not reached it yet, the burst ends where that handler
-    /// starts, and the handler then finds its device asserted, as it would have.
+    /// starts, and the handler then finds its device asserted, as it would have
+    /// ([`crate::irq::Line::device_asserted`]).
+    ///
+    /// While a line is lent to its own step (`lines` is taken out), the only device that
+    /// can assert it is the one whose handler is running (its exit unmasks the chip),
+    /// which is never among the idle handlers folded before it: nothing to cut. Any
+    /// other assertion then is a broken invariant, reported, never skipped silently.
     fn line_asserted(&mut self, l: usize, nic: usize, now: SimTime) {
-        let line = &mut self.lines[l];
-        let Some(k) = line.folded.iter().position(|&(i, _)| line.chain[i] == nic) else {
+        let Some(line) = self.lines.get_mut(l) else {
+            if self.isr_running != Some(nic) {
+                self.violation.get_or_insert_with(|| {
+                    format!("interrupt line {l} asserted by NIC {nic} during another device's handler step")
+                });
+            }
             return;
         };
-        let (i, offset) = line.folded[k];
-        // CPU time the folded burst has had so far (it may have been preempted).
-        let Some(left) = self.cpu.remaining_at(now, crate::cpu::Level::HardIrq) else {
+        let cpu = &self.cpu;
+        let used = |fold_len: SimTime| {
+            cpu.remaining_at(now, Level::HardIrq)
+                .map(|left| fold_len.saturating_sub(left))
+        };
+        let Some(cut) = line.device_asserted(nic, used) else {
             return;
         };
-        let used = line.fold_len.saturating_sub(left);
-        if offset <= used {
-            return;
-        }
-        line.folded.truncate(k);
-        line.fold_len = offset;
-        line.pos = LinePos::Handler(i, false);
-        if let Some((started, rng)) = line.entry_folded.take() {
+        if let Some((started, rng)) = cut.undo {
             // The handler whose entry was folded in has not begun after all.
             self.undo_start(started, rng);
         }
-        self.cpu
-            .set_burst(now, crate::cpu::Level::HardIrq, offset - used, 0);
+        self.cpu.set_burst(now, Level::HardIrq, cut.left, 0);
     }
 
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):
@@ -110,8 +115,9 @@ impl Host {
         self.irq_cause(nic, now, s);
     }
 
-    /// The next step of a pass over interrupt line `l`: dispatch, every handler of the
-    /// chain in order, release (see [`crate::irq`]).
+    /// The next step of a pass over interrupt line `l` ([`crate::irq::Line::step`]).
+    /// The lines are taken out of the host for the step (three words moved), so that
+    /// the line and the handlers it runs can both be borrowed.
     pub(crate) fn line_step(
         &mut self,
         l: usize,
@@ -119,94 +125,10 @@ impl Host {
         first: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
-        let mut fold = SimTime::ZERO;
-        if first {
-            let line = &self.lines[l];
-            if !line.chain.iter().any(|&n| self.nics[n].irq_asserted) {
-                return Step::Done;
-            }
-            let line = &mut self.lines[l];
-            line.passes += 1;
-            line.pos = LinePos::Handler(0, false);
-            fold = line.dispatch();
-        }
-        self.lines[l].folded.clear();
-        self.lines[l].entry_folded = None;
-        loop {
-            match self.lines[l].pos {
-                LinePos::Idle => return Step::Done,
-                LinePos::Handler(i, started) => {
-                    let line = &self.lines[l];
-                    if i >= line.chain.len() {
-                        self.lines[l].pos = LinePos::Release;
-                        fold += self.lines[l].release();
-                        continue;
-                    }
-                    let nic = line.chain[i];
-                    if !started && !self.nics[nic].irq_asserted {
-                        // Nothing pending: the handler reads its status and returns.
-                        // Folded into one burst with its neighbours.
-                        self.lines[l].folded.push((i, fold));
-                        fold += self.drivers[nic].idle();
-                        self.lines[l].pos = LinePos::Handler(i + 1, false);
-                        continue;
-                    }
-                    if fold > SimTime::ZERO {
-                        // Run what was folded first; this handler begins after it, and
-                        // its entry is folded in too (its device already asserts, so
-                        // starting it is certain) unless moderation watches the start.
-                        if self.merge_bursts && self.moderation[nic].is_none() {
-                            let saved = self.drivers[nic].rng.clone();
-                            if let Step::Run(entry) = self.isr_step(nic, now, true, s) {
-                                let mut len = fold + entry;
-                                if now + len > self.stop {
-                                    // The run ends before the handler would begin.
-                                    self.undo_start(nic, saved);
-                                    self.lines[l].fold_len = fold;
-                                    return Step::Run(fold);
-                                }
-                                len += self.whole_handler(nic, now + len, now, s);
-                                let line = &mut self.lines[l];
-                                line.pos = LinePos::Handler(i, true);
-                                line.entry_folded = Some((nic, saved));
-                                line.fold_len = len;
-                                return Step::Run(len);
-                            }
-                        }
-                        self.lines[l].fold_len = fold;
-                        return Step::Run(fold);
-                    }
-                    self.lines[l].folded.clear();
-                    self.lines[l].pos = LinePos::Handler(i, true);
-                    match self.isr_step(nic, now, !started, s) {
-                        // The entry with nothing folded before it (a private line, or
-                        // the first handler of a chain): its frame and exit may join
-                        // it as when folded.
-                        Step::Run(d) if !started && self.merge_bursts => {
-                            let more = if self.moderation[nic].is_none() {
-                                self.whole_handler(nic, now + d, now, s)
-                            } else {
-                                SimTime::ZERO
-                            };
-                            return Step::Run(d + more);
-                        }
-                        Step::Run(d) => return Step::Run(d),
-                        _ => self.lines[l].pos = LinePos::Handler(i + 1, false),
-                    }
-                }
-                LinePos::Release => {
-                    if fold > SimTime::ZERO {
-                        self.lines[l].fold_len = fold;
-                        return Step::Run(fold);
-                    }
-                    self.lines[l].folded.clear();
-                    self.lines[l].pos = LinePos::Idle;
-                    // Level-triggered: a device still asserting interrupts again at once
-                    // (the task is woken again if so; see `wake`).
-                    return Step::Done;
-                }
-            }
-        }
+        let mut lines = std::mem::take(&mut self.lines);
+        let step = lines[l].step(first, &mut HostEnv { h: self, now, s });
+        self.lines = lines;
+        step
     }
 
     /// The handler of `nic` hands the device to its policy's poller.
@@ -231,14 +153,16 @@ impl Host {
     ) -> Step {
         // The handlers are taken out as a whole (three words moved, not a handler).
         let mut hs = std::mem::take(&mut self.handlers);
+        self.isr_running = Some(nic);
         let step = hs[nic].step(first, &mut HostEnv { h: self, now, s });
+        self.isr_running = None;
         self.handlers = hs;
         step
     }
 
     /// Take back the start of `nic`'s handler folded into a burst (`isr_step` with
     /// `first`), restoring its driver's random stream to `rng`.
-    fn undo_start(&mut self, nic: usize, rng: StreamRng) {
+    pub(crate) fn undo_start(&mut self, nic: usize, rng: StreamRng) {
         self.drivers[nic].rng = rng;
         self.untake_interrupt(nic);
         self.handlers[nic].cancel();
@@ -270,7 +194,7 @@ impl Host {
 
     /// The rest of `nic`'s handler joined to its entry's burst when certain
     /// ([`crate::policy::interrupt::Handler::whole`]).
-    fn whole_handler(
+    pub(crate) fn whole_handler(
         &mut self,
         nic: usize,
         t: SimTime,
@@ -278,7 +202,9 @@ impl Host {
         s: &mut Scheduler<Event>,
     ) -> SimTime {
         let mut hs = std::mem::take(&mut self.handlers);
+        self.isr_running = Some(nic);
         let d = hs[nic].whole(t, &mut HostEnv { h: self, now, s });
+        self.isr_running = None;
         self.handlers = hs;
         d
     }

@@ -1,8 +1,9 @@
 //! The host's routing for [`crate::kernel`].
 
 use crate::engine::Scheduler;
+use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
-use crate::kernel::*;
+use crate::kernel::{NETISR_IP, Netisr};
 use crate::packet::Packet;
 use crate::time::SimTime;
 
@@ -37,54 +38,13 @@ impl Host {
         self.netisr.held() + self.polling_held()
     }
 
-    /// The next step of the software-interrupt dispatcher: the step of the handler it
-    /// is in; when that handler is done, the lowest pending bit's handler.
+    /// One step of the software-interrupt dispatcher ([`Netisr::dispatch`]).
     pub(crate) fn swi_step(
         &mut self,
         now: SimTime,
         _first: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
-        loop {
-            let step = match self.netisr.work() {
-                SwiWork::None => Step::Done,
-                SwiWork::Ip => self.ipintr_step(now, s),
-                SwiWork::Poll => self.netisr_poll_step(now, s),
-                SwiWork::NetRx => self.net_rx_step(now, s),
-            };
-            if let Step::Run(_) = step {
-                return step;
-            }
-            let Some(bit) = self.netisr.next_bit() else {
-                return Step::Done;
-            };
-            let work = match bit {
-                NETISR_POLL => {
-                    self.netisr_poll_begin(now);
-                    SwiWork::Poll
-                }
-                NET_RX => {
-                    if !self.net_rx_begin(now) {
-                        continue;
-                    }
-                    SwiWork::NetRx
-                }
-                NETISR_IP => SwiWork::Ip,
-                NETISR_POLLMORE => {
-                    self.netisr_pollmore(now, s);
-                    SwiWork::None
-                }
-                _ => SwiWork::None,
-            };
-            self.netisr.set_work(work);
-        }
-    }
-
-    /// ipintr: forward the packet just processed, take the next one off ipintrq.
-    fn ipintr_step(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> Step {
-        if let Some(p) = self.netisr.ip_finished() {
-            self.forward(p, now, s);
-        }
-        self.netisr.ip_next()
+        Netisr::dispatch(&mut HostEnv { h: self, now, s })
     }
 }

@@ -342,8 +342,11 @@ pub struct Host {
     pub(crate) drivers: Vec<DriverCosts>,
     /// Each NIC's interrupt handler.
     pub(crate) handlers: Vec<Handler>,
-    /// Interrupt lines, shared or private.
+    /// Interrupt lines, shared or private (taken out while one steps).
     pub(crate) lines: Vec<Line>,
+    /// The NIC whose interrupt handler is stepping, if one is (see
+    /// `Host::line_asserted`).
+    isr_running: Option<usize>,
     /// The line of each NIC.
     pub(crate) nic_line: Vec<usize>,
     /// The DMA bus, if modelled, and each NIC's engines.
@@ -592,6 +595,7 @@ impl Host {
                 })
                 .collect(),
             lines,
+            isr_running: None,
             nic_line,
             bus: cfg.bus.as_ref().map(Bus::new),
             dma: match &cfg.bus {
