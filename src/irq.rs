@@ -180,6 +180,7 @@ impl Line {
     /// dispatch (each at its offset, [`Line::folded`]); the first working handler's
     /// entry, and with it its frame and exit when certain, closes that burst unless
     /// its start is watched (moderation) or merging is off.
+    #[inline(always)]
     pub fn step(&mut self, first: bool, env: &mut impl LineEnv) -> Step {
         let mut fold = SimTime::ZERO;
         if first {
