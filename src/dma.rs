@@ -484,3 +484,388 @@ impl NicDma {
         self.threshold_step
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The engines driven alone, with the default configuration (src/bus.rs,
+    //! NicDmaConfig): bursts of 64 bytes, 16-byte descriptors, a 2048-byte RX FIFO,
+    //! thresholds [128, 256, 512, 1024], no read latency; a 100 Mbit/s wire sends a
+    //! byte in 80 ns.
+    use super::*;
+
+    const NIC: u16 = 3;
+
+    fn engine() -> NicDma {
+        NicDma::new(NIC, &NicDmaConfig::default(), &BusConfig::default())
+    }
+
+    fn frame(seq: u64, bytes: u32) -> Packet {
+        Packet {
+            flow: 0,
+            bytes,
+            seq,
+            t_in: SimTime::ZERO,
+        }
+    }
+
+    fn us(x: f64) -> SimTime {
+        SimTime::from_ns_f64(x * 1e3)
+    }
+
+    fn write(bytes: u32) -> Burst {
+        Burst {
+            nic: NIC,
+            dir: Dir::RxWrite,
+            bytes,
+        }
+    }
+
+    fn read(bytes: u32, ready: SimTime) -> TxRequest {
+        TxRequest {
+            burst: Burst {
+                nic: NIC,
+                dir: Dir::TxRead,
+                bytes,
+            },
+            ready,
+        }
+    }
+
+    fn wire100() -> Link {
+        Link::new(100e6)
+    }
+
+    /// One receive burst ends: the frame completed by it, and the next burst asked.
+    fn rx_step(d: &mut NicDma, bytes: u32) -> (Option<Packet>, Option<Burst>) {
+        let done = d.rx_burst_done(bytes);
+        (done, d.rx_next_burst())
+    }
+
+    #[test]
+    fn a_received_frame_goes_out_in_bursts_then_its_descriptor() {
+        let mut d = engine();
+        let a = frame(1, 150);
+        // 150 bytes + 16 of descriptor = 166: bursts of 64, 64 and 38.
+        assert_eq!(
+            d.rx_in(a),
+            RxIn::Queued {
+                request: Some(write(64))
+            }
+        );
+        assert_eq!(d.rx_fifo_used, 150);
+        // A second frame waits behind the head: the engine has a burst out already.
+        let b = frame(2, 64);
+        assert_eq!(d.rx_in(b), RxIn::Queued { request: None });
+        assert_eq!(d.rx_fifo_used, 214);
+        // Each burst frees the frame bytes it wrote; the frame is not complete yet.
+        assert_eq!(rx_step(&mut d, 64), (None, Some(write(64))));
+        assert_eq!(d.rx_fifo_used, 214 - 64);
+        assert_eq!(rx_step(&mut d, 64), (None, Some(write(38))));
+        assert_eq!(d.rx_fifo_used, 214 - 128);
+        // The last burst carries the frame's last 22 bytes and the descriptor: 22 bytes
+        // freed, the frame completes into the ring, and the next frame's first burst
+        // (64 + 16 = 80 bytes: 64) is asked.
+        assert_eq!(rx_step(&mut d, 38), (Some(a), Some(write(64))));
+        assert_eq!(d.rx_fifo_used, 64);
+        assert_eq!(d.rx_fifo_frames(), 1);
+        // The 64-byte frame: its data, then the 16-byte descriptor write-back, which
+        // frees nothing.
+        assert_eq!(rx_step(&mut d, 64), (None, Some(write(16))));
+        assert_eq!(d.rx_fifo_used, 0);
+        assert_eq!(rx_step(&mut d, 16), (Some(b), None));
+        assert!(d.idle());
+    }
+
+    #[test]
+    fn a_frame_that_does_not_fit_the_rx_fifo_is_dropped() {
+        let mut d = engine();
+        assert!(matches!(d.rx_in(frame(1, 1500)), RxIn::Queued { .. }));
+        // 1500 + 600 = 2100 > 2048: dropped, the FIFO unchanged.
+        assert_eq!(d.rx_in(frame(2, 600)), RxIn::Dropped);
+        assert_eq!((d.rx_fifo_used, d.rx_fifo_frames()), (1500, 1));
+        // Once a 64-byte burst is written, 1436 + 600 = 2036 fits.
+        assert_eq!(rx_step(&mut d, 64), (None, Some(write(64))));
+        assert_eq!(d.rx_in(frame(3, 600)), RxIn::Queued { request: None });
+        // 2036 + 12 = 2048 fits exactly; one byte more does not.
+        assert_eq!(d.rx_in(frame(4, 13)), RxIn::Dropped);
+        assert_eq!(d.rx_in(frame(5, 12)), RxIn::Queued { request: None });
+        assert_eq!(d.rx_fifo_used, 2048);
+    }
+
+    #[test]
+    fn a_frame_larger_than_the_rx_fifo_passes_when_the_fifo_is_empty() {
+        let mut d = engine();
+        // 3000 bytes > 2048, but the FIFO is empty: the chip writes it out as it
+        // arrives.
+        assert_eq!(
+            d.rx_in(frame(1, 3000)),
+            RxIn::Queued {
+                request: Some(write(64))
+            }
+        );
+        // Anything behind it is dropped until enough of it is written.
+        assert_eq!(d.rx_in(frame(2, 64)), RxIn::Dropped);
+        // 3016 bytes in all: 47 bursts of 64 and one of 8.
+        for _ in 0..46 {
+            assert_eq!(rx_step(&mut d, 64), (None, Some(write(64))));
+        }
+        assert_eq!(rx_step(&mut d, 64), (None, Some(write(8))));
+        assert_eq!(rx_step(&mut d, 8).0.map(|p| p.seq), Some(1));
+        assert!(d.idle());
+    }
+
+    #[test]
+    fn transmit_fetches_the_descriptor_then_data_and_starts_at_the_threshold() {
+        let mut d = engine();
+        let link = wire100();
+        let p = frame(7, 300);
+        // Handed over at 1 us, eligible at 2 us: the descriptor fetch is asked at 2 us.
+        assert_eq!(d.tx_begin(p, us(2.0), us(1.0)), Some(read(16, us(2.0))));
+        assert!(d.tx_fetching());
+        // Descriptor in at 2.24 us: the first data burst, 64 bytes.
+        let step = d.tx_burst_done(16, us(2.24), &link);
+        assert_eq!(
+            step,
+            TxStep::Fetch {
+                started: None,
+                next: read(64, us(2.24))
+            }
+        );
+        // 64 bytes in: below the threshold of 128.
+        let step = d.tx_burst_done(64, us(2.84), &link);
+        assert_eq!(
+            step,
+            TxStep::Fetch {
+                started: None,
+                next: read(64, us(2.84))
+            }
+        );
+        // 128 bytes in: the frame starts on the wire now (later than its eligible
+        // time); it occupies the wire for (300 + 20) bytes x 80 ns = 25.6 us.
+        let start = us(3.44);
+        let wire = Wire {
+            start,
+            done: start + us(25.6),
+        };
+        let step = d.tx_burst_done(64, start, &link);
+        assert_eq!(
+            step,
+            TxStep::Fetch {
+                started: Some(wire),
+                next: read(64, start)
+            }
+        );
+        // 192, then 256 bytes; the last 44 bytes complete it, and it leaves as started.
+        assert_eq!(
+            d.tx_burst_done(64, us(4.04), &link),
+            TxStep::Fetch {
+                started: None,
+                next: read(64, us(4.04))
+            }
+        );
+        assert_eq!(
+            d.tx_burst_done(64, us(4.64), &link),
+            TxStep::Fetch {
+                started: None,
+                next: read(44, us(4.64))
+            }
+        );
+        assert_eq!(
+            d.tx_burst_done(44, us(5.2), &link),
+            TxStep::Complete {
+                pkt: p,
+                wire,
+                started: false
+            }
+        );
+        assert!(!d.tx_fetching());
+        assert!(d.idle());
+        assert_eq!(d.tx_underruns(), 0);
+    }
+
+    #[test]
+    fn a_frame_within_the_threshold_starts_and_completes_with_one_burst() {
+        let mut d = engine();
+        let link = wire100();
+        let p = frame(1, 64);
+        assert_eq!(d.tx_begin(p, us(1.0), us(1.0)), Some(read(16, us(1.0))));
+        // The threshold is min(128, 64) = 64: the whole frame.
+        assert_eq!(
+            d.tx_burst_done(16, us(1.24), &link),
+            TxStep::Fetch {
+                started: None,
+                next: read(64, us(1.24))
+            }
+        );
+        // In at 1.84 us: (64 + 20) x 80 ns = 6.72 us on the wire.
+        let start = us(1.84);
+        assert_eq!(
+            d.tx_burst_done(64, start, &link),
+            TxStep::Complete {
+                pkt: p,
+                wire: Wire {
+                    start,
+                    done: start + us(6.72)
+                },
+                started: true
+            }
+        );
+    }
+
+    #[test]
+    fn the_wire_starts_no_earlier_than_the_frame_is_eligible() {
+        let mut d = engine();
+        let link = wire100();
+        let p = frame(1, 64);
+        // Asked at 1 us (now) but eligible only at 5 us: start = max(now, eligible).
+        // (The host asks at the later of the two, so this is the engine's own guard.)
+        d.tx_begin(p, us(5.0), us(1.0));
+        d.tx_burst_done(16, us(1.5), &link);
+        let step = d.tx_burst_done(64, us(2.0), &link);
+        let TxStep::Complete { wire, started, .. } = step else {
+            panic!("{step:?}");
+        };
+        assert!(started);
+        assert_eq!(wire.start, us(5.0));
+    }
+
+    #[test]
+    fn a_read_waits_the_bus_read_latency() {
+        let bus = BusConfig {
+            read_latency_ns: 300.0,
+            ..BusConfig::default()
+        };
+        let mut d = NicDma::new(NIC, &NicDmaConfig::default(), &bus);
+        assert_eq!(
+            d.tx_begin(frame(1, 64), us(2.0), us(1.0)),
+            Some(read(16, us(2.3)))
+        );
+    }
+
+    #[test]
+    fn a_burst_after_the_wire_sent_the_bytes_before_it_is_an_underrun() {
+        let mut d = engine();
+        let link = wire100();
+        d.tx_begin(frame(1, 600), us(1.0), us(1.0));
+        d.tx_burst_done(16, us(1.24), &link);
+        d.tx_burst_done(64, us(1.84), &link);
+        let start = us(2.44);
+        let step = d.tx_burst_done(64, start, &link);
+        assert!(matches!(step, TxStep::Fetch { started: Some(w), .. } if w.start == start));
+        // The burst carrying bytes 128..192 must be in before the wire has sent the
+        // preamble and 128 bytes: (8 + 128) x 80 ns = 10.88 us after the start. At that
+        // very instant it is in time.
+        let step = d.tx_burst_done(64, start + us(10.88), &link);
+        assert!(
+            matches!(step, TxStep::Fetch { started: None, .. }),
+            "{step:?}"
+        );
+        // Bytes 192..256 are due by (8 + 192) x 80 ns = 16 us after the start; 1 ps later
+        // the FIFO ran dry.
+        let late = start + us(16.0) + SimTime(1);
+        assert_eq!(d.tx_burst_done(64, late, &link), TxStep::Underrun);
+        assert_eq!(d.tx_underruns(), 1);
+        assert!(!d.tx_fetching());
+        assert!(d.idle());
+        // The driver steps the threshold: 256 from now on.
+        d.raise_threshold();
+        assert_eq!(d.threshold(600), 256);
+    }
+
+    #[test]
+    fn the_wire_ending_while_the_frame_is_fetched_is_an_underrun() {
+        let mut d = engine();
+        let link = wire100();
+        assert!(!d.tx_wire_end()); // nothing fetched: a frame sent whole
+        d.tx_begin(frame(1, 600), us(1.0), us(1.0));
+        d.tx_burst_done(16, us(1.24), &link);
+        d.tx_burst_done(64, us(1.84), &link);
+        d.tx_burst_done(64, us(2.44), &link); // started; a 64-byte read is out
+        assert!(d.tx_wire_end());
+        assert_eq!(d.tx_underruns(), 1);
+        // The next frame waits for the aborted frame's read to come back ...
+        let next = frame(2, 64);
+        assert_eq!(d.tx_begin(next, us(60.0), us(59.0)), None);
+        // ... which is ignored: the next frame's descriptor is asked at once, at the
+        // later of now and its eligible time.
+        assert_eq!(
+            d.tx_burst_done(64, us(61.0), &link),
+            TxStep::Fetch {
+                started: None,
+                next: read(16, us(61.0))
+            }
+        );
+    }
+
+    #[test]
+    fn thresholds_step_to_store_and_forward() {
+        let mut d = engine();
+        assert_eq!(d.threshold(600), 128);
+        assert_eq!(d.threshold(64), 64);
+        for _ in 0..3 {
+            d.raise_threshold();
+        }
+        assert_eq!(d.threshold(2000), 1024);
+        assert_eq!(d.threshold_step(), 3);
+        d.raise_threshold();
+        assert_eq!(d.threshold(2000), 2000); // store-and-forward
+        d.raise_threshold();
+        assert_eq!(d.threshold(600), 600);
+        assert_eq!(d.threshold_step(), 4);
+    }
+
+    #[test]
+    fn store_and_forward_starts_the_wire_with_the_last_burst() {
+        let mut d = engine();
+        let link = wire100();
+        for _ in 0..4 {
+            d.raise_threshold();
+        }
+        let p = frame(1, 200);
+        d.tx_begin(p, us(1.0), us(1.0));
+        // Descriptor, then 64, 64, 64 and 8 bytes; nothing starts before the last.
+        d.tx_burst_done(16, us(1.24), &link);
+        for t in [1.84, 2.44, 3.04] {
+            let step = d.tx_burst_done(64, us(t), &link);
+            assert!(
+                matches!(step, TxStep::Fetch { started: None, .. }),
+                "{step:?}"
+            );
+        }
+        let step = d.tx_burst_done(8, us(3.4), &link);
+        assert_eq!(
+            step,
+            TxStep::Complete {
+                pkt: p,
+                wire: Wire {
+                    start: us(3.4),
+                    done: us(3.4) + us(17.6) // (200 + 20) x 80 ns
+                },
+                started: true
+            }
+        );
+    }
+
+    #[test]
+    fn a_reset_empties_the_fifos_and_ignores_the_burst_on_the_bus() {
+        let mut d = engine();
+        d.rx_in(frame(1, 100));
+        d.rx_in(frame(2, 100));
+        d.tx_begin(frame(3, 100), us(1.0), us(1.0));
+        let lost: Vec<u64> = d.reset().map(|p| p.seq).collect();
+        assert_eq!(lost, [1, 2]);
+        // The receive write is on the bus (the transmit read was cancelled).
+        d.reset_engines(Some(write(64)));
+        assert!(!d.idle());
+        // A frame arriving now waits for that write to come back, which is ignored.
+        assert_eq!(d.rx_in(frame(4, 64)), RxIn::Queued { request: None });
+        assert_eq!(rx_step(&mut d, 64), (None, Some(write(64))));
+        // Another NIC's burst on the bus leaves this engine idle.
+        d.reset();
+        d.reset_engines(Some(Burst {
+            nic: 0,
+            ..write(64)
+        }));
+        assert!(d.idle());
+    }
+}
