@@ -1,53 +1,37 @@
-//! The I/O bus the NICs' DMA engines share, and the NIC FIFOs in front of it.
+//! The I/O bus the NICs' DMA engines share.
 //!
 //! Models a PCI bus (32-bit, 33 MHz by default) carrying bus-master DMA in both
 //! directions, as on the reference router where four 21143s sit behind one DEC 21152
 //! PCI-PCI bridge:
 //!
 //! ```text
-//!  wire -> RX FIFO --write bursts--> memory        (frame + descriptor write-back)
-//!  memory --read bursts--> TX FIFO -> wire          (descriptor fetch + frame)
-//!                  one burst at a time, first come first served
+//!  NIC 0 RX engine --write bursts--\
+//!  NIC 0 TX engine <--read bursts---+-- bus, one burst at a time, FCFS --> memory
+//!  NIC 1 ...      -----------------/
 //! ```
 //!
-//! - Every DMA engine (receive and transmit of each NIC) moves a frame in bursts of at
-//!   most `burst_bytes`, one burst in flight at a time; the bus serves bursts in the order
-//!   they became ready (a read burst after its latency), so engines interleave. A burst takes its overhead
-//!   (`write_overhead_ns` or `read_overhead_ns`: arbitration, address phase,
-//!   turnaround) plus `bytes / width_bytes` bus clocks. A read burst first waits
-//!   `read_latency_ns` without holding the bus (memory latency; behind a PCI-PCI bridge
-//!   the delayed transaction, during which the device is told to retry).
-//! - Receive: a frame waits in the NIC's RX FIFO (`NicDmaConfig::rx_fifo_bytes`) from
-//!   its last bit (plus `rx_latency_ns`) until its DMA completes; a frame that does not
-//!   fit is dropped (drop site `rx_fifo`, the chip's FIFO-overflow count). The frame and
-//!   its descriptor write-back then complete in the RX ring.
-//! - Transmit: the chip fetches the descriptor, then the frame; it starts sending once
-//!   `threshold` bytes are in its TX FIFO (the current step of
-//!   `NicDmaConfig::tx_thresholds_bytes`; after the last step, store-and-forward: the
-//!   whole frame). If a burst arrives after the wire has sent every byte before it (seen
-//!   when the burst completes, or when the wire reaches the frame's end first), the
-//!   FIFO ran dry: the frame is aborted (drop site `tx_underrun`) and the chip raises
-//!   TX_UNDERRUN for its driver (see [`crate::policy::interrupt`]).
-//! - Not modelled: the transmit engine does not prefetch the next frame while one is on
-//!   the wire (it starts fetching the next one when the previous has left), so on a
-//!   busy bus back-to-back frames leave gaps a real chip would fill; and a frame is
-//!   written to memory only once it has fully arrived (no receive cut-through).
+//! - Every DMA engine (receive and transmit of each NIC, [`crate::dma`]) moves a frame
+//!   in bursts of at most `burst_bytes`, one burst in flight at a time; the bus serves
+//!   bursts in the order they became ready (a read burst after its latency), so engines
+//!   interleave. A burst takes its overhead (`write_overhead_ns` or `read_overhead_ns`:
+//!   arbitration, address phase, turnaround) plus `bytes / width_bytes` bus clocks. A
+//!   read burst first waits `read_latency_ns` without holding the bus (memory latency;
+//!   behind a PCI-PCI bridge the delayed transaction, during which the device is told
+//!   to retry).
+//! - The FIFOs, the burst sequence of a frame, transmit thresholds and underruns are
+//!   the engines' (`crate::dma::NicDma`); the bus only carries their bursts.
 //!
 //! Parameters ([`BusConfig`]) with defaults: `clock_mhz` 33.33, `width_bytes` 4,
 //! `burst_bytes` 64, `write_overhead_ns` 120 (4 clocks), `read_overhead_ns` 120,
-//! `read_latency_ns` 0,
-//! `descriptor_bytes` 16 (a 21143 descriptor). Per NIC ([`NicDmaConfig`]):
-//! `rx_fifo_bytes` 2048, `tx_thresholds_bytes` [128, 256, 512, 1024] (the 21143's
-//! CSR6 TR field at 100 Mbit/s; NetBSD's tlp_10_100_txthresh_tab).
+//! `read_latency_ns` 0, `descriptor_bytes` 16 (a 21143 descriptor). Per NIC
+//! ([`crate::dma::NicDmaConfig`]): `rx_fifo_bytes` 2048, `tx_thresholds_bytes`
+//! [128, 256, 512, 1024].
 //!
-//! Counters: `bus.busy_ms` (time the bus carried bursts), `bus.bursts`; per NIC
-//! `<nic>.tx_underruns`, `<nic>.tx_threshold_step` (0 = the first threshold; the number
-//! of thresholds = store-and-forward).
+//! Counters: `bus.busy_ms` (time the bus carried bursts), `bus.bursts`.
 
 use crate::problems::Problems;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// The shared bus as written in a model file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -80,6 +64,21 @@ pub struct BusConfig {
     pub descriptor_bytes: u32,
 }
 
+impl Default for BusConfig {
+    /// The defaults a model file gets for an empty `bus` object.
+    fn default() -> Self {
+        BusConfig {
+            clock_mhz: d_clock(),
+            width_bytes: d_width(),
+            burst_bytes: d_burst(),
+            write_overhead_ns: d_write(),
+            read_overhead_ns: d_write(),
+            read_latency_ns: 0.0,
+            descriptor_bytes: d_desc(),
+        }
+    }
+}
+
 fn d_clock() -> f64 {
     33.33
 }
@@ -109,46 +108,6 @@ impl BusConfig {
         p.time_ns("read_overhead_ns", self.read_overhead_ns);
         p.time_ns("read_latency_ns", self.read_latency_ns);
         p.at_least("descriptor_bytes", self.descriptor_bytes as u64, 1, "byte");
-    }
-}
-
-/// A NIC's FIFOs and transmit thresholds, used when the model has a bus.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NicDmaConfig {
-    /// Receive FIFO [bytes] (default 2048).
-    #[serde(default = "d_rx_fifo")]
-    pub rx_fifo_bytes: u32,
-    /// Transmit start thresholds, in the order the driver steps through them after
-    /// each underrun; after the last one the chip is put in store-and-forward mode
-    /// [bytes] (default [128, 256, 512, 1024]).
-    #[serde(default = "d_thresholds")]
-    pub tx_thresholds_bytes: Vec<u32>,
-}
-
-impl Default for NicDmaConfig {
-    fn default() -> Self {
-        NicDmaConfig {
-            rx_fifo_bytes: d_rx_fifo(),
-            tx_thresholds_bytes: d_thresholds(),
-        }
-    }
-}
-
-fn d_rx_fifo() -> u32 {
-    2048
-}
-fn d_thresholds() -> Vec<u32> {
-    vec![128, 256, 512, 1024]
-}
-
-impl NicDmaConfig {
-    /// Range checks.
-    pub fn validate(&self, p: &mut Problems) {
-        p.at_least("rx_fifo_bytes", self.rx_fifo_bytes as u64, 64, "byte");
-        for (i, t) in self.tx_thresholds_bytes.iter().enumerate() {
-            p.at_least(&format!("tx_thresholds_bytes[{i}]"), *t as u64, 1, "byte");
-        }
     }
 }
 
@@ -192,12 +151,6 @@ pub(crate) struct Bus {
     /// Data time of a burst of `b` bytes for every `b` up to the largest burst or
     /// descriptor (at most 4,096 entries), computed once as `duration` would [ps].
     data_ps: Vec<u64>,
-    /// Largest burst [bytes] (`burst_bytes`).
-    pub burst_bytes: u32,
-    /// Size of a DMA descriptor [bytes] (`descriptor_bytes`).
-    pub descriptor_bytes: u32,
-    /// Delay before a read burst's data is ready (`read_latency_ns`).
-    pub read_latency: SimTime,
     /// Time spent carrying bursts [ps] -- counter.
     pub busy_ps: u64,
     /// Bursts carried -- counter.
@@ -218,9 +171,6 @@ impl Bus {
             ps_per_byte,
             write_ps: SimTime::from_ns_f64(cfg.write_overhead_ns).0,
             read_ps: SimTime::from_ns_f64(cfg.read_overhead_ns).0,
-            burst_bytes: cfg.burst_bytes,
-            descriptor_bytes: cfg.descriptor_bytes,
-            read_latency: SimTime::from_ns_f64(cfg.read_latency_ns),
             busy_ps: 0,
             bursts: 0,
         }
@@ -312,83 +262,6 @@ impl Bus {
     }
 }
 
-/// A frame being fetched by the transmit engine.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct TxFetch {
-    pub pkt: crate::packet::Packet,
-    /// Earliest start (descriptor handed over plus `tx_latency_ns`).
-    pub eligible: SimTime,
-    /// Whether the descriptor has been fetched.
-    pub desc_done: bool,
-    /// Frame bytes in the FIFO or already sent.
-    pub fetched: u32,
-    /// First bit on the wire, once the threshold was reached.
-    pub start: Option<SimTime>,
-}
-
-/// One NIC's DMA engines and FIFOs.
-#[derive(Clone, Debug)]
-pub(crate) struct NicDma {
-    /// Frames in the RX FIFO; the head is being written to memory.
-    pub rx_fifo: VecDeque<crate::packet::Packet>,
-    /// Bytes held in the RX FIFO [bytes].
-    pub rx_fifo_used: u32,
-    /// RX FIFO size (`rx_fifo_bytes`) [bytes].
-    pub rx_fifo_cap: u32,
-    /// Bytes of the head frame (plus descriptor) written so far.
-    pub rx_written: u32,
-    /// A receive burst is queued or on the bus.
-    pub rx_busy: bool,
-    /// The frame the transmit engine is fetching or sending.
-    pub tx: Option<TxFetch>,
-    /// A transmit burst is queued or on the bus.
-    pub tx_busy: bool,
-    /// Transmit thresholds, in the order an underrun steps through them
-    /// (`tx_thresholds_bytes`) [bytes].
-    pub thresholds: Vec<u32>,
-    /// Current threshold step; `thresholds.len()` means store-and-forward.
-    pub threshold_step: usize,
-    /// Engines were reset while a burst was on the bus: ignore its completion.
-    pub stale_rx: bool,
-    /// The same for the transmit engine.
-    pub stale_tx: bool,
-    /// Transmit underruns -- counter.
-    pub tx_underruns: u64,
-}
-
-impl NicDma {
-    pub fn new(cfg: &NicDmaConfig) -> NicDma {
-        NicDma {
-            rx_fifo: VecDeque::new(),
-            rx_fifo_used: 0,
-            rx_fifo_cap: cfg.rx_fifo_bytes,
-            rx_written: 0,
-            rx_busy: false,
-            tx: None,
-            tx_busy: false,
-            thresholds: cfg.tx_thresholds_bytes.clone(),
-            threshold_step: 0,
-            stale_rx: false,
-            stale_tx: false,
-            tx_underruns: 0,
-        }
-    }
-
-    /// Bytes the transmitter waits for before starting a frame of `bytes`.
-    pub fn threshold(&self, bytes: u32) -> u32 {
-        self.thresholds
-            .get(self.threshold_step)
-            .map_or(bytes, |t| (*t).min(bytes))
-    }
-
-    /// The driver raises the threshold one step after an underrun.
-    pub fn raise_threshold(&mut self) {
-        if self.threshold_step < self.thresholds.len() {
-            self.threshold_step += 1;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,21 +297,6 @@ mod tests {
         let next = next.unwrap();
         assert!(((next - end).0 as f64 - 1_080_048.0).abs() < 10.0);
         assert_eq!(bus.bursts, 1); // counted when carried
-    }
-
-    #[test]
-    fn thresholds_step_to_store_and_forward() {
-        let mut d = NicDma::new(&NicDmaConfig::default());
-        assert_eq!(d.threshold(600), 128);
-        assert_eq!(d.threshold(64), 64);
-        for _ in 0..3 {
-            d.raise_threshold();
-        }
-        assert_eq!(d.threshold(2000), 1024);
-        d.raise_threshold();
-        assert_eq!(d.threshold(2000), 2000); // store-and-forward
-        d.raise_threshold();
-        assert_eq!(d.threshold(600), 600);
     }
 
     #[test]

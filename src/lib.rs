@@ -24,8 +24,9 @@
 //!
 //! - [`engine`], [`time`], [`rng`]: the event queue, integer time, seeded streams.
 //!   Nothing about networking.
-//! - Model components: [`cpu`], [`nic`], [`queue`], [`link`], [`kernel`], [`traffic`],
-//!   [`cost`], [`policy`], wired in [`host`], measured by [`stats`]. No files, no JSON.
+//! - Model components: [`cpu`], [`nic`], [`queue`], [`link`], [`bus`], [`dma`],
+//!   [`kernel`], [`traffic`], [`cost`], [`policy`], wired in [`host`], measured by
+//!   [`stats`]. No files, no JSON.
 //! - [`scenario`]: turns scenario and model files into a configuration, with errors that
 //!   name file, JSON path and reason; [`grid`] expands a scenario's grid of parameter
 //!   values into variants.
@@ -42,6 +43,7 @@ pub mod checkpoint;
 pub mod cost;
 pub mod counters;
 pub mod cpu;
+pub mod dma;
 pub mod engine;
 pub mod error;
 pub mod fit;

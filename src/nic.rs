@@ -31,8 +31,8 @@
 //! invocations with work), `tx_frames` (sent on the wire), `if_snd.drops`,
 //! `if_snd.high_water`.
 
-use crate::bus::NicDmaConfig;
 use crate::counters::{StatsCounters, StatsCountersConfig};
+use crate::dma::NicDmaConfig;
 use crate::link::Link;
 use crate::packet::Packet;
 use crate::policy::PolicyConfig;

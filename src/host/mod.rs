@@ -33,8 +33,9 @@ mod sender;
 mod trace;
 mod user;
 
-use crate::bus::{Bus, BusConfig, NicDma};
+use crate::bus::{Bus, BusConfig};
 use crate::cpu::{Cpu, CpuConfig, LEVELS, Level, Pick};
+use crate::dma::NicDma;
 use crate::engine::{Scheduler, Slot, SlotTable};
 use crate::irq::{IrqLineConfig, Line};
 use crate::kernel::{KernelConfig, Netisr};
@@ -599,10 +600,11 @@ impl Host {
             nic_line,
             bus: cfg.bus.as_ref().map(Bus::new),
             dma: match &cfg.bus {
-                Some(_) => cfg
+                Some(bus) => cfg
                     .nics
                     .iter()
-                    .map(|n| NicDma::new(&n.dma.clone().unwrap_or_default()))
+                    .enumerate()
+                    .map(|(i, n)| NicDma::new(i as u16, &n.dma.clone().unwrap_or_default(), bus))
                     .collect(),
                 None => Vec::new(),
             },
@@ -819,9 +821,7 @@ impl Host {
         if self.bus.is_some() && n.tx_backlog() {
             return false;
         }
-        if let Some(d) = self.dma.get(nic)
-            && (!d.rx_fifo.is_empty() || d.rx_busy || d.tx.is_some() || d.tx_busy)
-        {
+        if self.dma.get(nic).is_some_and(|d| !d.idle()) {
             return false;
         }
         self.rx_flows[nic]
@@ -1021,7 +1021,7 @@ impl Host {
     /// The frame on `nic`'s output wire has been sent: free its descriptor, start the
     /// next one, raise a transmit cause if one is due.
     fn tx_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.dma.get(nic).is_some_and(|d| d.tx.is_some()) {
+        if self.dma.get_mut(nic).is_some_and(|d| d.tx_wire_end()) {
             // The wire reached the end of the frame before all of it was in the FIFO:
             // it ran dry on the way.
             self.tx_underrun(nic, now, s);
@@ -1324,8 +1324,8 @@ impl Host {
         }
         for (i, d) in self.dma.iter().enumerate() {
             let n = &self.nics[i].name;
-            c.insert(format!("{n}.tx_underruns"), d.tx_underruns as f64);
-            c.insert(format!("{n}.tx_threshold_step"), d.threshold_step as f64);
+            c.insert(format!("{n}.tx_underruns"), d.tx_underruns() as f64);
+            c.insert(format!("{n}.tx_threshold_step"), d.threshold_step() as f64);
         }
         for (i, w) in self.link_watch.iter().enumerate() {
             if let Some(w) = w {
@@ -1445,7 +1445,7 @@ impl Host {
                 .sum::<usize>()
             + self.busy.as_ref().map_or(0, |b| b.held())
             + self.user.as_ref().map_or(0, |u| u.held());
-        let fifos: usize = self.dma.iter().map(|d| d.rx_fifo.len()).sum();
+        let fifos: usize = self.dma.iter().map(|d| d.rx_fifo_frames()).sum();
         nic + fifos + self.netisr.ipintrq.len() + tasks
     }
 }
