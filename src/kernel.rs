@@ -264,6 +264,9 @@ impl Netisr {
                 }
                 NET_RX => {
                     if !env.net_rx_begin() {
+                        // Nothing to do here (ksoftirqd owns net_rx_action, or no
+                        // device is scheduled): on to the next pending bit.
+                        env.netisr().set_work(SwiWork::None);
                         continue;
                     }
                     SwiWork::NetRx
@@ -428,5 +431,28 @@ mod tests {
         );
         assert_eq!(env.n.work(), SwiWork::None);
         assert_eq!(Netisr::dispatch(&mut env), Step::Done);
+    }
+
+    #[test]
+    fn a_net_rx_bit_with_nothing_to_run_is_skipped_without_rerunning_the_last_handler() {
+        // net_rx_action finishes (Done) while NET_RX is pending again, but ksoftirqd now
+        // owns it (net_rx_begin refuses): the dispatcher goes on to NETISR_IP and does
+        // not call net_rx_action again in softirq context (__do_softirq runs each
+        // pending bit's handler once, and NET_RX's defers to ksoftirqd).
+        let mut env = Swi {
+            n: netisr(50),
+            poll_steps: 0,
+            napi_devices: false,
+            log: Vec::new(),
+        };
+        env.n.set_work(SwiWork::NetRx);
+        env.n.raise(NET_RX | NETISR_IP);
+        assert!(env.n.ipintrq.push(pkt(4)).is_ok());
+        assert_eq!(
+            Netisr::dispatch(&mut env),
+            Step::Run(SimTime::from_ns_f64(5_600.0))
+        );
+        assert_eq!(env.log, vec!["net_rx step", "net_rx begin"]);
+        assert_eq!(env.n.work(), SwiWork::Ip);
     }
 }
