@@ -487,8 +487,8 @@ impl NicDma {
 
 #[cfg(test)]
 mod tests {
-    //! The engines driven alone, with the default configuration (src/bus.rs,
-    //! NicDmaConfig): bursts of 64 bytes, 16-byte descriptors, a 2048-byte RX FIFO,
+    //! The engines driven alone, with the default configuration (`BusConfig` and
+    //! `NicDmaConfig`): bursts of 64 bytes, 16-byte descriptors, a 2048-byte RX FIFO,
     //! thresholds [128, 256, 512, 1024], no read latency; a 100 Mbit/s wire sends a
     //! byte in 80 ns.
     use super::*;

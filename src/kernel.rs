@@ -198,11 +198,12 @@ impl Netisr {
         self.work = w;
     }
 
-    /// The handler in progress finished: the lowest pending bit, now cleared, or `None`
-    /// when nothing is pending (the dispatcher returns).
+    /// The handler in progress finished (the dispatcher is in none until it enters the
+    /// next): the lowest pending bit, now cleared, or `None` when nothing is pending (the
+    /// dispatcher returns).
     pub fn next_bit(&mut self) -> Option<u32> {
+        self.work = SwiWork::None;
         if self.pending == 0 {
-            self.work = SwiWork::None;
             return None;
         }
         let bit = 1u32 << self.pending.trailing_zeros();
@@ -264,9 +265,9 @@ impl Netisr {
                 }
                 NET_RX => {
                     if !env.net_rx_begin() {
-                        // Nothing to do here (ksoftirqd owns net_rx_action, or no
-                        // device is scheduled): on to the next pending bit.
-                        env.netisr().set_work(SwiWork::None);
+                        // net_rx_action does not run in softirq context (ksoftirqd
+                        // owns it, or the raise was already handled): on to the next
+                        // pending bit.
                         continue;
                     }
                     SwiWork::NetRx
@@ -296,7 +297,8 @@ pub trait SwiEnv {
     fn poll_step(&mut self) -> Step;
     /// NETISR_POLLMORE: netisr_pollmore (no CPU time of its own).
     fn pollmore(&mut self);
-    /// NET_RX is taken: whether net_rx_action has devices to poll.
+    /// NET_RX is taken: whether net_rx_action starts in softirq context (not when
+    /// ksoftirqd owns it or the raise was already handled).
     fn net_rx_begin(&mut self) -> bool;
     /// The next step of net_rx_action.
     fn net_rx_step(&mut self) -> Step;
@@ -355,12 +357,12 @@ mod tests {
     }
 
     /// A scripted environment for the dispatcher: netisr_poll takes `poll_steps` bursts
-    /// of 2 us and queues a packet on ipintrq in its first one; NAPI has devices to poll
-    /// only if `napi_devices`; every call is logged.
+    /// of 2 us and queues a packet on ipintrq in its first one; net_rx_action starts in
+    /// softirq context only if `net_rx_starts`; every call is logged.
     struct Swi {
         n: Netisr,
         poll_steps: u32,
-        napi_devices: bool,
+        net_rx_starts: bool,
         log: Vec<String>,
     }
 
@@ -391,7 +393,7 @@ mod tests {
         }
         fn net_rx_begin(&mut self) -> bool {
             self.log.push("net_rx begin".into());
-            self.napi_devices
+            self.net_rx_starts
         }
         fn net_rx_step(&mut self) -> Step {
             self.log.push("net_rx step".into());
@@ -401,13 +403,13 @@ mod tests {
 
     #[test]
     fn the_dispatcher_runs_each_pending_handler_to_completion_lowest_bit_first() {
-        // Pending: POLL, IP with one packet, POLLMORE. netisr_poll runs two 2 us bursts and queues packet 9 on ipintrq; ipintr then
-        // takes packets 1 and 9 at netisr_per_packet (5.6 us) each; pollmore runs last
+        // Pending: POLL, IP with one packet, POLLMORE. netisr_poll runs two 2 us bursts
+        // and queues packet 9 on ipintrq; ipintr then takes packets 1 and 9 at netisr_per_packet (5.6 us) each; pollmore runs last
         // and takes no CPU time of its own.
         let mut env = Swi {
             n: netisr(50),
             poll_steps: 2,
-            napi_devices: false,
+            net_rx_starts: false,
             log: Vec::new(),
         };
         assert!(env.n.ipintrq.push(pkt(1)).is_ok());
@@ -442,7 +444,7 @@ mod tests {
         let mut env = Swi {
             n: netisr(50),
             poll_steps: 0,
-            napi_devices: false,
+            net_rx_starts: false,
             log: Vec::new(),
         };
         env.n.set_work(SwiWork::NetRx);

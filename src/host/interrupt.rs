@@ -85,14 +85,18 @@ impl Host {
     /// which is never among the idle handlers folded before it: nothing to cut. Any
     /// other assertion then is a broken invariant, reported, never skipped silently.
     fn line_asserted(&mut self, l: usize, nic: usize, now: SimTime) {
-        let Some(line) = self.lines.get_mut(l) else {
+        if self.lines.is_empty() {
             if self.isr_running != Some(nic) {
                 self.violation.get_or_insert_with(|| {
-                    format!("interrupt line {l} asserted by NIC {nic} during another device's handler step")
+                    format!(
+                        "interrupt line {l} asserted by NIC {nic} during another device's \
+                         handler step"
+                    )
                 });
             }
             return;
-        };
+        }
+        let line = &mut self.lines[l];
         let cpu = &self.cpu;
         let used = |fold_len: SimTime| {
             cpu.remaining_at(now, Level::HardIrq)
