@@ -133,7 +133,7 @@ impl ClockConfig {
     }
 }
 
-pub(crate) use crate::softirq::{NET_RX, NETISR_IP, NETISR_POLL, NETISR_POLLMORE};
+pub(crate) use crate::softirq::NETISR_IP;
 
 /// Which handler the software-interrupt dispatcher is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,10 +142,8 @@ pub enum SwiWork {
     None,
     /// ipintr.
     Ip,
-    /// netisr_poll (FreeBSD polling).
-    Poll,
-    /// net_rx_action (NAPI).
-    NetRx,
+    /// The handler of a receive policy's bit (netisr_poll, net_rx_action...).
+    Policy(u32),
 }
 
 /// The IP software interrupt, its input queue, and the dispatcher's state.
@@ -249,8 +247,7 @@ impl Netisr {
                     }
                     env.netisr().ip_next()
                 }
-                SwiWork::Poll => env.poll_step(),
-                SwiWork::NetRx => env.net_rx_step(),
+                SwiWork::Policy(bit) => env.swi_step(bit),
             };
             if let Step::Run(_) = step {
                 return step;
@@ -259,25 +256,17 @@ impl Netisr {
                 return Step::Done;
             };
             let work = match bit {
-                NETISR_POLL => {
-                    env.poll_begin();
-                    SwiWork::Poll
-                }
-                NET_RX => {
-                    if !env.net_rx_begin() {
-                        // net_rx_action does not run in softirq context (ksoftirqd
-                        // owns it, or the raise was already handled): on to the next
-                        // pending bit.
+                NETISR_IP => SwiWork::Ip,
+                bit => {
+                    if !env.swi_begin(bit) {
+                        // Nothing runs for this bit (netisr_pollmore did its work at
+                        // once; net_rx_action does not run in softirq context when
+                        // ksoftirqd owns it or the raise was already handled): on to
+                        // the next pending bit.
                         continue;
                     }
-                    SwiWork::NetRx
+                    SwiWork::Policy(bit)
                 }
-                NETISR_IP => SwiWork::Ip,
-                NETISR_POLLMORE => {
-                    env.pollmore();
-                    SwiWork::None
-                }
-                _ => SwiWork::None,
             };
             env.netisr().set_work(work);
         }
@@ -291,22 +280,20 @@ pub trait SwiEnv {
     fn netisr(&mut self) -> &mut Netisr;
     /// ip_forward and if_output of a packet ipintr has finished.
     fn ip_output(&mut self, p: Packet);
-    /// NETISR_POLL is taken: netisr_poll begins.
-    fn poll_begin(&mut self);
-    /// The next step of netisr_poll.
-    fn poll_step(&mut self) -> Step;
-    /// NETISR_POLLMORE: netisr_pollmore (no CPU time of its own).
-    fn pollmore(&mut self);
-    /// NET_RX is taken: whether net_rx_action starts in softirq context (not when
-    /// ksoftirqd owns it or the raise was already handled).
-    fn net_rx_begin(&mut self) -> bool;
-    /// The next step of net_rx_action.
-    fn net_rx_step(&mut self) -> Step;
+    /// A receive policy's `bit` is taken (NETISR_POLL, NET_RX, NETISR_POLLMORE...):
+    /// whether its handler now runs ([`SwiEnv::swi_step`] until it is done). A handler
+    /// with no CPU time of its own (netisr_pollmore) does its work here and returns
+    /// false, as does net_rx_action when it does not run in softirq context (ksoftirqd
+    /// owns it, or the raise was already handled).
+    fn swi_begin(&mut self, bit: u32) -> bool;
+    /// The next step of the handler of `bit`.
+    fn swi_step(&mut self, bit: u32) -> Step;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::softirq::{NET_RX, NETISR_POLL, NETISR_POLLMORE};
     use crate::rng::RunKey;
 
     fn netisr(maxlen: u32) -> Netisr {
@@ -373,10 +360,27 @@ mod tests {
         fn ip_output(&mut self, p: Packet) {
             self.log.push(format!("output {}", p.seq));
         }
-        fn poll_begin(&mut self) {
-            self.log.push("poll begin".into());
+        fn swi_begin(&mut self, bit: u32) -> bool {
+            match bit {
+                NETISR_POLL => {
+                    self.log.push("poll begin".into());
+                    true
+                }
+                NET_RX => {
+                    self.log.push("net_rx begin".into());
+                    self.net_rx_starts
+                }
+                _ => {
+                    self.log.push("pollmore".into());
+                    false
+                }
+            }
         }
-        fn poll_step(&mut self) -> Step {
+        fn swi_step(&mut self, bit: u32) -> Step {
+            if bit == NET_RX {
+                self.log.push("net_rx step".into());
+                return Step::Done;
+            }
             self.log.push("poll step".into());
             if self.poll_steps == 0 {
                 return Step::Done;
@@ -387,17 +391,6 @@ mod tests {
             }
             self.poll_steps -= 1;
             Step::Run(SimTime::from_ns_f64(2_000.0))
-        }
-        fn pollmore(&mut self) {
-            self.log.push("pollmore".into());
-        }
-        fn net_rx_begin(&mut self) -> bool {
-            self.log.push("net_rx begin".into());
-            self.net_rx_starts
-        }
-        fn net_rx_step(&mut self) -> Step {
-            self.log.push("net_rx step".into());
-            Step::Done
         }
     }
 
@@ -447,7 +440,7 @@ mod tests {
             net_rx_starts: false,
             log: Vec::new(),
         };
-        env.n.set_work(SwiWork::NetRx);
+        env.n.set_work(SwiWork::Policy(NET_RX));
         env.n.raise(NET_RX | NETISR_IP);
         assert!(env.n.ipintrq.push(pkt(4)).is_ok());
         assert_eq!(

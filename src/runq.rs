@@ -111,24 +111,33 @@ impl RunQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::PolicyTask;
     use crate::time::SimTime;
+
+    fn taskq(nic: usize) -> Task {
+        PolicyTask::new(3, nic, Level::Kernel)
+    }
+
+    fn ksoftirqd() -> Task {
+        PolicyTask::new(1, 0, Level::User)
+    }
 
     const RUN: Step = Step::Run(SimTime(1));
 
     #[test]
     fn tasks_of_a_level_wait_in_fifo_order_and_a_double_wake_counts_once() {
         let mut q = RunQueues::default();
-        assert!(q.wake(Task::Taskq(0)));
-        assert!(q.wake(Task::Taskq(1)));
-        assert!(!q.wake(Task::Taskq(0)));
+        assert!(q.wake(taskq(0)));
+        assert!(q.wake(taskq(1)));
+        assert!(!q.wake(taskq(0)));
         assert_eq!(q.waiting(Level::Kernel), 2);
-        assert_eq!(q.begin_next(Level::Kernel), Some(Task::Taskq(0)));
-        q.begun(Level::Kernel, Task::Taskq(0), RUN);
-        assert_eq!(q.current(Level::Kernel), Some(Task::Taskq(0)));
+        assert_eq!(q.begin_next(Level::Kernel), Some(taskq(0)));
+        q.begun(Level::Kernel, taskq(0), RUN);
+        assert_eq!(q.current(Level::Kernel), Some(taskq(0)));
         // Another level is untouched.
         assert_eq!(q.current(Level::SoftIrq), None);
-        assert!(q.ended(Level::Kernel, Task::Taskq(0), Step::Done));
-        assert_eq!(q.begin_next(Level::Kernel), Some(Task::Taskq(1)));
+        assert!(q.ended(Level::Kernel, taskq(0), Step::Done));
+        assert_eq!(q.begin_next(Level::Kernel), Some(taskq(1)));
     }
 
     #[test]
@@ -151,13 +160,13 @@ mod tests {
     fn a_task_that_yields_goes_behind_the_others() {
         let mut q = RunQueues::default();
         q.wake(Task::UserProc);
-        q.wake(Task::Ksoftirqd);
+        q.wake(ksoftirqd());
         let t = q.begin_next(Level::User).expect("ready");
         q.begun(Level::User, t, RUN);
         assert!(q.contended(Level::User));
         assert!(q.ended(Level::User, t, Step::Yield));
-        assert_eq!(q.begin_next(Level::User), Some(Task::Ksoftirqd));
-        q.begun(Level::User, Task::Ksoftirqd, Step::Yield);
+        assert_eq!(q.begin_next(Level::User), Some(ksoftirqd()));
+        q.begun(Level::User, ksoftirqd(), Step::Yield);
         assert_eq!(q.begin_next(Level::User), Some(Task::UserProc));
     }
 }

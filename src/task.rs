@@ -21,20 +21,13 @@ pub enum Task {
     HarvestSoft(u16),
     /// Software-interrupt dispatcher: BSD netisrs, Linux NET_RX softirq (SoftIrq).
     Swi,
-    /// Mogul-Ramakrishnan polling thread (Kernel).
-    MogulThread,
-    /// Taskqueue thread of NIC `0`, deferred handler (Kernel).
-    Taskq(u16),
-    /// Busy-polling loop (Kernel).
-    BusyPoll,
+    /// A task of a receive policy (its thread, loop or kernel daemon): see
+    /// [`PolicyTask`].
+    Policy(PolicyTask),
     /// The user process (User).
     UserProc,
-    /// Linux ksoftirqd (User: normal priority).
-    Ksoftirqd,
     /// The sending application (User).
     Sender,
-    /// FreeBSD poll_in_idle_loop (IdleLoop).
-    IdlePoll,
     /// Link check of NIC `0`, dc_tick (SoftClock).
     LinkTick(u16),
     /// The body of NIC `0`'s dc_tick at splimp (HardIrq).
@@ -49,10 +42,35 @@ impl Task {
             Task::Isr(_) | Task::HarvestImp(_) | Task::LinkTickImp(_) => Level::HardIrq,
             Task::HarvestSoft(_) | Task::LinkTick(_) => Level::SoftClock,
             Task::Swi => Level::SoftIrq,
-            Task::MogulThread | Task::Taskq(_) | Task::BusyPoll => Level::Kernel,
-            Task::UserProc | Task::Ksoftirqd | Task::Sender => Level::User,
-            Task::IdlePoll => Level::IdleLoop,
+            Task::Policy(t) => t.level,
+            Task::UserProc | Task::Sender => Level::User,
         }
+    }
+}
+
+/// A task of a receive policy: Mogul-Ramakrishnan's polling thread, a NIC's taskqueue
+/// task, the busy-poll loop, Linux's ksoftirqd, FreeBSD's poll_in_idle_loop... The
+/// policy builds it from the registry index it was given (`kind`), the NIC it serves
+/// (0 when it serves them all) and the level it runs at. A policy task at
+/// [`Level::User`] is a normal-priority kernel thread (accounted as ksoftirqd's time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolicyTask {
+    /// The policy's index in the host's registry.
+    pub kind: u8,
+    /// The NIC it serves (0 for a task that serves several).
+    pub nic: u16,
+    /// The level it runs at.
+    pub level: Level,
+}
+
+impl PolicyTask {
+    /// The task of policy `kind` for `nic` at `level`.
+    pub fn new(kind: u8, nic: usize, level: Level) -> Task {
+        Task::Policy(PolicyTask {
+            kind,
+            nic: nic as u16,
+            level,
+        })
     }
 }
 

@@ -214,24 +214,12 @@ impl SwiEnv for HostEnv<'_> {
         self.h.forward(p, self.now, self.s)
     }
     #[inline(always)]
-    fn poll_begin(&mut self) {
-        self.h.netisr_poll_begin(self.now)
+    fn swi_begin(&mut self, bit: u32) -> bool {
+        self.h.policy_swi_begin(bit, self.now, self.s)
     }
     #[inline(always)]
-    fn poll_step(&mut self) -> Step {
-        self.h.netisr_poll_step(self.now, self.s)
-    }
-    #[inline(always)]
-    fn pollmore(&mut self) {
-        self.h.netisr_pollmore(self.now, self.s)
-    }
-    #[inline(always)]
-    fn net_rx_begin(&mut self) -> bool {
-        self.h.net_rx_begin(self.now)
-    }
-    #[inline(always)]
-    fn net_rx_step(&mut self) -> Step {
-        self.h.net_rx_step(self.now, self.s)
+    fn swi_step(&mut self, bit: u32) -> Step {
+        self.h.policy_swi_step(bit, self.now, self.s)
     }
 }
 

@@ -4,7 +4,6 @@ use crate::cpu::Level;
 use crate::engine::Scheduler;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
-use crate::policy::PolicyConfig;
 use crate::rng::StreamRng;
 use crate::time::SimTime;
 
@@ -17,10 +16,9 @@ impl Host {
         bytes: u32,
         s: &mut Scheduler<Event>,
     ) {
-        match self.policies[nic] {
-            PolicyConfig::FreebsdPolling => self.polling_rx(now, s),
-            PolicyConfig::BusyPoll { .. } => {}
-            _ => {
+        match self.polled_by[nic] {
+            Some(k) => self.policy_rx_arrived(k, nic, now, s),
+            None => {
                 if let Some(m) = &mut self.moderation[nic] {
                     m.packet(now, bytes);
                 }
@@ -133,18 +131,6 @@ impl Host {
         let step = lines[l].step(first, &mut HostEnv { h: self, now, s });
         self.lines = lines;
         step
-    }
-
-    /// The handler of `nic` hands the device to its policy's poller.
-    pub(crate) fn schedule_poll(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        match self.policies[nic] {
-            PolicyConfig::Napi { .. } => self.napi_schedule(nic, now, s),
-            PolicyConfig::MogulRamakrishnan { .. } => self.mogul_schedule(nic, now, s),
-            PolicyConfig::Deferred { .. } => self.wake(Task::Taskq(nic as u16)),
-            PolicyConfig::Interrupt
-            | PolicyConfig::FreebsdPolling
-            | PolicyConfig::BusyPoll { .. } => {}
-        }
     }
 
     /// The next step of `nic`'s handler; `first` when the chain calls it.

@@ -33,11 +33,6 @@ impl Host {
         }
     }
 
-    /// Frames held by the IP netisr and the polling handlers.
-    pub(crate) fn netisr_held(&self) -> usize {
-        self.netisr.held() + self.polling_held()
-    }
-
     /// One step of the software-interrupt dispatcher ([`Netisr::dispatch`]).
     pub(crate) fn swi_step(
         &mut self,

@@ -20,15 +20,11 @@
 //! [`Cpu`] which level runs.
 
 mod bus;
-mod busy_poll;
-mod deferred;
 mod env;
-mod freebsd_polling;
 mod interrupt;
 mod kernel;
 mod link_watch;
-mod mogul;
-mod napi;
+mod policies;
 mod sender;
 mod trace;
 mod user;
@@ -42,14 +38,9 @@ use crate::kernel::{KernelConfig, Netisr};
 use crate::link_watch::LinkWatch;
 use crate::nic::{Nic, NicConfig, TxStart};
 use crate::packet::Packet;
-use crate::policy::PolicyConfig;
-use crate::policy::busy_poll::BusyPoll;
-use crate::policy::deferred::Taskq;
-use crate::policy::freebsd_polling::Polling;
 use crate::policy::interrupt::{DriverCosts, Handler, HandlerMode};
 use crate::policy::moderation::Moderation;
-use crate::policy::mogul::Mogul;
-use crate::policy::napi::Napi;
+use crate::policy::{BuildCtx, PolicyConfig};
 use crate::problems::Problems;
 use crate::rng::RunKey;
 use crate::runq::RunQueues;
@@ -281,10 +272,9 @@ pub enum Event {
     /// An interrupt-moderation timer of NIC `0` expired (stale unless generation `1`
     /// matches).
     Moderation(u16, u32),
-    /// A hardclock tick (FreeBSD polling).
-    Tick,
-    /// The Mogul-Ramakrishnan cycle-limit period ends.
-    MogulPeriod,
+    /// The periodic timer of the receive policy of registry index `0` (FreeBSD
+    /// polling's hardclock tick, the end of Mogul-Ramakrishnan's cycle-limit period).
+    PolicyTimer(u8),
     /// The clock interrupt (hardclock).
     Clock,
     /// The periodic statistics harvest of NIC `0` is due (a softclock callout).
@@ -356,13 +346,13 @@ pub struct Host {
     /// Each NIC's underrun response and link check, if any.
     pub(crate) link_watch: Vec<Option<LinkWatch>>,
     pub(crate) moderation: Vec<Option<Moderation>>,
-    pub(crate) polling: Option<Box<Polling>>,
-    pub(crate) napi: Option<Box<Napi>>,
-    pub(crate) mogul: Option<Box<Mogul>>,
-    pub(crate) taskqs: Vec<Option<Box<Taskq>>>,
-    /// (The policies' states are boxed: routing moves them out of the host for each
-    /// step, and a box moves as one pointer.)
-    pub(crate) busy: Option<Box<BusyPoll>>,
+    /// The receive policies' states (see `policies.rs`, the registry).
+    pub(crate) rx_policies: policies::Policies,
+    /// Per NIC: the registry index of its policy (`None`: the `interrupt` policy).
+    pub(crate) policy_kind: Vec<Option<u8>>,
+    /// Per NIC: the registry index of the policy that polls it with its interrupt off
+    /// (told of each frame that enters its ring), if any.
+    polled_by: Vec<Option<u8>>,
     pub(crate) user: Option<UserProcess>,
     pub(crate) sender: Option<Sender>,
     pub(crate) flows: Vec<FlowState>,
@@ -552,7 +542,6 @@ impl Host {
                 key.stream("sender"),
             )
         });
-        let any = |f: fn(&PolicyConfig) -> bool| policies.iter().any(f);
         let mut rx_flows = vec![Vec::new(); nics.len()];
         for (i, f) in flows.iter().enumerate() {
             rx_flows[f.in_nic].push(i);
@@ -565,6 +554,23 @@ impl Host {
                         .iter()
                         .all(|&f| !flows[f].source.is_closed_loop())
             })
+            .collect();
+        let timeslice = SimTime::from_ns_f64(cfg.kernel.timeslice_ns);
+        let rx_policies = policies::Policies::build(|kind| BuildCtx {
+            kind,
+            nics: &policies,
+            kernel: &cfg.kernel,
+            clock_mhz: mhz,
+            timeslice,
+        });
+        let policy_kind: Vec<Option<u8>> = policies
+            .iter()
+            .map(policies::Policies::kind_of)
+            .collect();
+        let polled_by = policies
+            .iter()
+            .zip(&policy_kind)
+            .map(|(p, k)| k.filter(|_| !p.interrupt_driven()))
             .collect();
         // TX slots up to the last NIC frames leave by.
         let tx_base = SLOT_RX0 + flows.len();
@@ -624,66 +630,9 @@ impl Host {
                 .iter()
                 .map(|n| n.moderation.as_ref().map(Moderation::new))
                 .collect(),
-            polling: any(|p| matches!(p, PolicyConfig::FreebsdPolling)).then(|| {
-                let nics = (0..policies.len())
-                    .filter(|&i| policies[i] == PolicyConfig::FreebsdPolling)
-                    .collect();
-                Box::new(Polling::new(&cfg.kernel.polling, nics))
-            }),
-            napi: any(|p| matches!(p, PolicyConfig::Napi { .. })).then(|| {
-                let weight = policies
-                    .iter()
-                    .map(|p| match p {
-                        PolicyConfig::Napi { weight } => *weight,
-                        _ => 0,
-                    })
-                    .collect();
-                Box::new(Napi::new(
-                    &cfg.kernel.napi,
-                    weight,
-                    SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
-                ))
-            }),
-            mogul: any(|p| matches!(p, PolicyConfig::MogulRamakrishnan { .. })).then(|| {
-                let quota = policies
-                    .iter()
-                    .map(|p| match p {
-                        PolicyConfig::MogulRamakrishnan { quota } => *quota,
-                        _ => 0,
-                    })
-                    .collect();
-                Box::new(Mogul::new(&cfg.kernel.mogul, quota))
-            }),
-            taskqs: policies
-                .iter()
-                .enumerate()
-                .map(|(nic, p)| match p {
-                    PolicyConfig::Deferred {
-                        process_limit,
-                        task_overhead,
-                        direct,
-                    } => Some(Box::new(Taskq::new(
-                        nic,
-                        *process_limit,
-                        task_overhead.build(mhz),
-                        *direct,
-                    ))),
-                    _ => None,
-                })
-                .collect(),
-            busy: policies
-                .iter()
-                .find_map(|p| match p {
-                    PolicyConfig::BusyPoll { empty_poll } => Some(empty_poll.build(mhz)),
-                    _ => None,
-                })
-                .map(|empty| {
-                    let polled = policies
-                        .iter()
-                        .map(|p| matches!(p, PolicyConfig::BusyPoll { .. }))
-                        .collect();
-                    Box::new(BusyPoll::new(empty, polled))
-                }),
+            rx_policies,
+            policy_kind,
+            polled_by,
             user: cfg.user.as_ref().map(|u| {
                 UserProcess::new(
                     u,
@@ -724,16 +673,10 @@ impl Host {
         };
         // Nothing preempts interrupt handlers but the clock interrupt; with it, a
         // handler's CPU time does not map to wall time in advance.
-        if host.hardclock.is_some() || host.polling.is_some() {
+        if host.hardclock.is_some() || host.rx_policies.preempt_handlers() {
             host.lookahead.iter_mut().for_each(|x| *x = false);
         }
         host
-    }
-
-    /// Whether some NIC uses a policy of this kind (a policy's state is absent from the
-    /// host only if no NIC uses it, or while it is lent to one of its own steps).
-    pub(crate) fn uses(&self, kind: fn(&PolicyConfig) -> bool) -> bool {
-        self.policies.iter().any(kind)
     }
 
     /// When flow `f`'s pending frame reaches its NIC.
@@ -847,7 +790,8 @@ impl Host {
     fn set_burst(&mut self, now: SimTime, task: Task, dur: SimTime) {
         let tag = match task {
             Task::UserProc => TAG_USER,
-            Task::Ksoftirqd => TAG_KSOFTIRQD,
+            // A policy's normal-priority kernel thread (ksoftirqd).
+            Task::Policy(t) if t.level == Level::User => TAG_KSOFTIRQD,
             Task::Sender => TAG_SENDER,
             _ => 0,
         };
@@ -937,13 +881,9 @@ impl Host {
                 self.periodic_harvest_step(n as usize, first)
             }
             Task::Swi => self.swi_step(now, first, s),
-            Task::MogulThread => self.mogul_step(now, first, s),
-            Task::Taskq(n) => self.taskq_step(n as usize, now, first, s),
-            Task::BusyPoll => self.busy_step(now, s),
+            Task::Policy(t) => self.policy_step(t, now, first, s),
             Task::UserProc => self.user_step(now, first, s),
-            Task::Ksoftirqd => self.ksoftirqd_step(now, first, s),
             Task::Sender => self.sender_step(now, first, s),
-            Task::IdlePoll => self.idle_poll_step(now, s),
             Task::LinkTick(n) => self.link_tick_step(n as usize, now, first, false, s),
             Task::LinkTickImp(n) => self.link_tick_step(n as usize, now, first, true, s),
         }
@@ -1134,10 +1074,9 @@ impl Host {
             Event::Moderation(nic, generation) => {
                 self.moderation_timer(nic as usize, generation, now, s)
             }
-            Event::Tick => self.hardclock(now, s),
+            Event::PolicyTimer(k) => self.policy_timer(k, now, s),
             Event::BusDone => self.bus_done(now, s),
             Event::LinkTick(nic, generation) => self.link_tick_due(nic as usize, generation),
-            Event::MogulPeriod => self.mogul_period(now, s),
             Event::Clock => {
                 if let Some((tick, _)) = &self.hardclock {
                     s.at(now + *tick, Event::Clock);
@@ -1230,12 +1169,7 @@ impl Host {
 
     /// Periodic timers and always-running tasks.
     fn start_timers(&mut self, s: &mut Scheduler<Event>) {
-        if let Some(p) = &self.polling {
-            s.at(p.tick, Event::Tick);
-        }
-        if let Some(m) = &self.mogul {
-            s.at(m.period, Event::MogulPeriod);
-        }
+        self.start_policy_timers(s);
         if let Some((tick, _)) = &self.hardclock {
             s.at(*tick, Event::Clock);
         }
@@ -1245,17 +1179,12 @@ impl Host {
             }
         }
         self.link_watch_start(s);
-        if self.busy.is_some() {
-            self.wake(Task::BusyPoll);
-        }
+        self.start_policies(SimTime::ZERO, s);
         if self.user.is_some() {
             self.wake(Task::UserProc);
         }
         if self.sender.is_some() {
             self.wake(Task::Sender);
-        }
-        if self.polling.as_ref().is_some_and(|p| p.idle_poll) {
-            self.wake(Task::IdlePoll);
         }
         self.reschedule(SimTime::ZERO, s);
     }
@@ -1269,27 +1198,8 @@ impl Host {
                 c.insert(format!("{n}.moderation.suppressed"), m.suppressed as f64);
             }
         }
-        if let Some(p) = &self.polling {
-            p.counters(&mut c);
-        }
-        if let Some(n) = &self.napi {
-            n.counters(&mut c);
-        }
-        if let Some(m) = &self.mogul {
-            m.counters(&mut c);
-        }
-        for (i, t) in self.taskqs.iter().enumerate() {
-            if let Some(t) = t {
-                c.insert(format!("{}.taskq.runs", self.nics[i].name), t.runs as f64);
-                c.insert(
-                    format!("{}.taskq.requeues", self.nics[i].name),
-                    t.requeues as f64,
-                );
-            }
-        }
-        if let Some(b) = &self.busy {
-            c.insert("busy_poll.empty_polls".into(), b.empty_polls as f64);
-        }
+        let nic_names: Vec<String> = self.nics.iter().map(|n| n.name.clone()).collect();
+        self.rx_policies.counters(&nic_names, &mut c);
         if let Some(u) = &self.user {
             u.counters(&mut c);
         }
@@ -1434,16 +1344,8 @@ impl Host {
     fn packets_held(&self) -> usize {
         let nic: usize = self.nics.iter().map(|n| n.held()).sum();
         let tasks = self.handlers.iter().map(|h| h.held()).sum::<usize>()
-            + self.netisr_held()
-            + self.mogul.as_ref().map_or(0, |m| m.held())
-            + self.napi_held()
-            + self
-                .taskqs
-                .iter()
-                .flatten()
-                .map(|t| t.held())
-                .sum::<usize>()
-            + self.busy.as_ref().map_or(0, |b| b.held())
+            + self.netisr.held()
+            + self.rx_policies.held()
             + self.user.as_ref().map_or(0, |u| u.held());
         let fifos: usize = self.dma.iter().map(|d| d.rx_fifo_frames()).sum();
         nic + fifos + self.netisr.ipintrq.len() + tasks

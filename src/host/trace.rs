@@ -177,6 +177,7 @@ impl Host {
                 .iter()
                 .map(|f| self.nics[f.in_nic].link)
                 .collect(),
+            policy_task_name: Some(super::policies::task_name),
         }
     }
 

@@ -13,9 +13,12 @@
 //! Counters: `busy_poll.empty_polls`.
 
 use crate::cost::Cost;
+use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
-use crate::task::Step;
+use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
+use crate::task::{PolicyTask, Step};
+use std::collections::BTreeMap;
 
 /// Busy-poll loop state.
 #[derive(Clone, Debug)]
@@ -29,6 +32,8 @@ pub struct BusyPoll {
     current: Option<Packet>,
     /// Passes that found nothing -- counter.
     pub empty_polls: u64,
+    /// Registry index (for the loop's task).
+    kind: u8,
 }
 
 impl BusyPoll {
@@ -41,6 +46,7 @@ impl BusyPoll {
             next: 0,
             current: None,
             empty_polls: 0,
+            kind: 0,
         }
     }
 
@@ -71,6 +77,38 @@ impl BusyPoll {
         }
         self.empty_polls += 1;
         Step::Run(env.kernel_cost(&self.empty))
+    }
+}
+
+impl RxPolicy for BusyPoll {
+    fn serves(p: &PolicyConfig) -> bool {
+        matches!(p, PolicyConfig::BusyPoll { .. })
+    }
+    fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
+        let empty = ctx.nics.iter().find_map(|p| match p {
+            PolicyConfig::BusyPoll { empty_poll } => Some(empty_poll.build(ctx.clock_mhz)),
+            _ => None,
+        })?;
+        let polled = ctx.nics.iter().map(Self::serves).collect();
+        let mut b = BusyPoll::new(empty, polled);
+        b.kind = ctx.kind;
+        Some(b)
+    }
+    fn held(&self) -> usize {
+        BusyPoll::held(self)
+    }
+    fn counters(&self, _nic_names: &[String], c: &mut BTreeMap<String, f64>) {
+        c.insert("busy_poll.empty_polls".into(), self.empty_polls as f64);
+    }
+    fn task_name(_task: PolicyTask, _nic_names: &[String]) -> String {
+        "busy poll".into()
+    }
+    fn step(&mut self, _task: PolicyTask, _first: bool, env: &mut impl RxEnv) -> Step {
+        BusyPoll::step(self, env)
+    }
+    /// The loop runs from the start.
+    fn start(&mut self, env: &mut impl RxEnv) {
+        env.wake(PolicyTask::new(self.kind, 0, Level::Kernel));
     }
 }
 

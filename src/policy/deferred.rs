@@ -22,9 +22,76 @@
 //! Counters: `<nic>.taskq.runs`, `<nic>.taskq.requeues`.
 
 use crate::cost::Cost;
+use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
-use crate::task::Step;
+use crate::policy::{BuildCtx, PolicyConfig, RxPolicy, nic_name};
+use crate::task::{PolicyTask, Step};
+use std::collections::BTreeMap;
+
+/// The tasks of every NIC that uses the deferred handler.
+#[derive(Clone, Debug)]
+pub struct Deferred {
+    /// Registry index (for the tasks).
+    kind: u8,
+    /// Each NIC's task (`None`: the NIC does not use the policy).
+    taskqs: Vec<Option<Taskq>>,
+}
+
+impl RxPolicy for Deferred {
+    fn serves(p: &PolicyConfig) -> bool {
+        matches!(p, PolicyConfig::Deferred { .. })
+    }
+    fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
+        ctx.nics_of::<Self>().next()?;
+        let taskqs = ctx
+            .nics
+            .iter()
+            .enumerate()
+            .map(|(nic, p)| match p {
+                PolicyConfig::Deferred {
+                    process_limit,
+                    task_overhead,
+                    direct,
+                } => Some(Taskq::new(
+                    nic,
+                    *process_limit,
+                    task_overhead.build(ctx.clock_mhz),
+                    *direct,
+                )),
+                _ => None,
+            })
+            .collect();
+        Some(Deferred {
+            kind: ctx.kind,
+            taskqs,
+        })
+    }
+    fn held(&self) -> usize {
+        self.taskqs.iter().flatten().map(|t| t.held()).sum()
+    }
+    fn counters(&self, nic_names: &[String], c: &mut BTreeMap<String, f64>) {
+        for (i, t) in self.taskqs.iter().enumerate() {
+            if let Some(t) = t {
+                c.insert(format!("{}.taskq.runs", nic_names[i]), t.runs as f64);
+                c.insert(format!("{}.taskq.requeues", nic_names[i]), t.requeues as f64);
+            }
+        }
+    }
+    fn task_name(task: PolicyTask, nic_names: &[String]) -> String {
+        format!("{} taskqueue", nic_name(nic_names, task.nic))
+    }
+    /// The fast filter enqueues the NIC's task.
+    fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+        env.wake(PolicyTask::new(self.kind, nic, Level::Kernel));
+    }
+    fn step(&mut self, task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {
+        match &mut self.taskqs[task.nic as usize] {
+            Some(t) => t.step(first, env),
+            None => Step::Done,
+        }
+    }
+}
 
 /// Task state of one NIC.
 #[derive(Clone, Debug)]

@@ -25,11 +25,13 @@
 //! `poll_burst` (final value), `lost_polls`, `suspect`, `stalled`, `pending_polls`,
 //! `idle_polls`, and `status_checks` (poll calls with POLL_AND_CHECK_STATUS).
 
+use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
+use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::problems::Problems;
 use crate::softirq::{NETISR_POLL, NETISR_POLLMORE};
-use crate::task::{Step, Task};
+use crate::task::{PolicyTask, Step, Task};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -169,6 +171,8 @@ pub struct Polling {
     poll_start: SimTime,
     /// Whether the idle loop polls.
     pub idle_poll: bool,
+    /// Registry index (for its task).
+    kind: u8,
     // Current call.
     idx: usize,
     cycles: u32,
@@ -200,6 +204,7 @@ impl Polling {
             phase: 0,
             poll_start: SimTime::ZERO,
             idle_poll: cfg.idle_poll,
+            kind: 0,
             idx: 0,
             cycles: 0,
             left: 0,
@@ -226,8 +231,13 @@ impl Polling {
     /// notice it before the next tick.
     pub fn rx_arrived(&mut self, env: &mut impl RxEnv) {
         if self.idle_poll {
-            env.wake(Task::IdlePoll);
+            env.wake(self.idle_task());
         }
+    }
+
+    /// The idle loop's polling task (poll_in_idle_loop, at the idle level).
+    pub fn idle_task(&self) -> Task {
+        PolicyTask::new(self.kind, 0, Level::IdleLoop)
     }
 
     /// hardclock_device_poll, at every tick.
@@ -384,6 +394,65 @@ impl Polling {
         ] {
             c.insert(format!("polling.{k}"), v as f64);
         }
+    }
+}
+
+impl RxPolicy for Polling {
+    const SWI_BITS: u32 = NETISR_POLL | NETISR_POLLMORE;
+    // Polling runs from hardclock, which preempts interrupt handlers.
+    const PREEMPTS_HANDLERS: bool = true;
+
+    fn serves(p: &PolicyConfig) -> bool {
+        matches!(p, PolicyConfig::FreebsdPolling)
+    }
+    fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
+        let nics: Vec<usize> = ctx.nics_of::<Self>().map(|(i, _)| i).collect();
+        if nics.is_empty() {
+            return None;
+        }
+        let mut p = Polling::new(&ctx.kernel.polling, nics);
+        p.kind = ctx.kind;
+        Some(p)
+    }
+    fn held(&self) -> usize {
+        Polling::held(self)
+    }
+    fn counters(&self, _nic_names: &[String], c: &mut BTreeMap<String, f64>) {
+        Polling::counters(self, c)
+    }
+    fn task_name(_task: PolicyTask, _nic_names: &[String]) -> String {
+        "poll_in_idle_loop".into()
+    }
+    fn rx_arrived(&mut self, _nic: usize, env: &mut impl RxEnv) {
+        Polling::rx_arrived(self, env)
+    }
+    fn step(&mut self, _task: PolicyTask, _first: bool, env: &mut impl RxEnv) -> Step {
+        self.idle_step(env)
+    }
+    fn first_timer(&self) -> Option<SimTime> {
+        Some(self.tick)
+    }
+    fn timer(&mut self, env: &mut impl RxEnv) -> Option<SimTime> {
+        self.hardclock(env);
+        Some(self.tick)
+    }
+    fn start(&mut self, env: &mut impl RxEnv) {
+        if self.idle_poll {
+            env.wake(self.idle_task());
+        }
+    }
+    fn swi_begin(&mut self, bit: u32, env: &mut impl RxEnv) -> bool {
+        if bit == NETISR_POLL {
+            self.netisr_poll_begin(env.now());
+            true
+        } else {
+            // NETISR_POLLMORE: no CPU time of its own.
+            self.netisr_pollmore(env);
+            false
+        }
+    }
+    fn swi_step(&mut self, _bit: u32, env: &mut impl RxEnv) -> Step {
+        self.netisr_poll_step(env)
     }
 }
 

@@ -25,8 +25,102 @@ pub mod mogul;
 pub mod napi;
 
 use crate::cost::CostParam;
+use crate::kernel::KernelConfig;
 use crate::problems::Problems;
+use crate::task::{PolicyTask, Step};
+use crate::time::SimTime;
+use env::RxEnv;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A receive policy as the host drives it: its state, built once per run from the
+/// NICs' [`PolicyConfig`]s, and the hooks through which the host hands it work. Every
+/// hook has a default that does nothing, so a policy implements only those it needs.
+/// The host reaches policies through its registry (`src/host/policies.rs`, one line per
+/// policy), generic over the environment (static dispatch): the constants let it skip
+/// hooks at compile time on the per-packet path.
+pub trait RxPolicy: Sized {
+    /// The software-interrupt bits whose handlers are this policy's
+    /// ([`RxPolicy::swi_begin`], [`RxPolicy::swi_step`]).
+    const SWI_BITS: u32 = 0;
+    /// Whether it wants [`RxPolicy::output_drained`] (called per transmitted frame).
+    const WATCHES_OUTPUT: bool = false;
+    /// Whether it can preempt interrupt handlers (a timer at the clock's level): then a
+    /// handler's CPU time does not map to wall time in advance and the handlers' look-ahead
+    /// is off.
+    const PREEMPTS_HANDLERS: bool = false;
+
+    /// Whether a NIC with this configuration uses the policy.
+    fn serves(p: &PolicyConfig) -> bool;
+    /// The state for a run, or `None` when no NIC uses the policy.
+    fn build(ctx: &BuildCtx<'_>) -> Option<Self>;
+    /// Frames held by a step in progress (for packet conservation).
+    fn held(&self) -> usize {
+        0
+    }
+    /// Publish the counters (`nic_names`: the NICs' names, by index).
+    fn counters(&self, _nic_names: &[String], _c: &mut BTreeMap<String, f64>) {}
+    /// The name of one of its tasks in traces.
+    fn task_name(task: PolicyTask, nic_names: &[String]) -> String;
+
+    /// The receive interrupt handler of `nic` hands the device over (it stays masked).
+    fn schedule(&mut self, _nic: usize, _env: &mut impl RxEnv) {}
+    /// A frame entered the ring of `nic`, which the policy polls with interrupts off.
+    fn rx_arrived(&mut self, _nic: usize, _env: &mut impl RxEnv) {}
+    /// One step of one of its tasks (`first`: it has just been given the CPU).
+    fn step(&mut self, _task: PolicyTask, _first: bool, _env: &mut impl RxEnv) -> Step {
+        Step::Done
+    }
+    /// When its periodic timer first fires, if it has one.
+    fn first_timer(&self) -> Option<SimTime> {
+        None
+    }
+    /// Its periodic timer fired; returns the time to the next one.
+    fn timer(&mut self, _env: &mut impl RxEnv) -> Option<SimTime> {
+        None
+    }
+    /// The run starts (wake the tasks that run from time 0).
+    fn start(&mut self, _env: &mut impl RxEnv) {}
+    /// A downstream queue drained a little (a frame left an output wire); only called
+    /// when [`RxPolicy::WATCHES_OUTPUT`].
+    fn output_drained(&mut self, _env: &mut impl RxEnv) {}
+    /// The software-interrupt dispatcher took `bit` (one of [`RxPolicy::SWI_BITS`]):
+    /// whether its handler now runs ([`RxPolicy::swi_step`] until done). A handler that
+    /// does its work here, with no CPU time of its own, returns false.
+    fn swi_begin(&mut self, _bit: u32, _env: &mut impl RxEnv) -> bool {
+        false
+    }
+    /// One step of the handler of `bit`.
+    fn swi_step(&mut self, _bit: u32, _env: &mut impl RxEnv) -> Step {
+        Step::Done
+    }
+}
+
+/// What a policy's [`RxPolicy::build`] gets.
+pub struct BuildCtx<'a> {
+    /// The policy's index in the registry (for the tasks it wakes: [`PolicyTask::kind`]).
+    pub kind: u8,
+    /// Each NIC's policy, by index.
+    pub nics: &'a [PolicyConfig],
+    /// The kernel's parameters (`kernel.polling`, `kernel.napi`, `kernel.mogul`...).
+    pub kernel: &'a KernelConfig,
+    /// The CPU clock [MHz] (to build costs given in cycles).
+    pub clock_mhz: f64,
+    /// The scheduler's time slice for normal-priority tasks.
+    pub timeslice: SimTime,
+}
+
+impl BuildCtx<'_> {
+    /// The NICs that use policy `P`.
+    pub fn nics_of<P: RxPolicy>(&self) -> impl Iterator<Item = (usize, &PolicyConfig)> + '_ {
+        self.nics.iter().enumerate().filter(|(_, p)| P::serves(p))
+    }
+}
+
+/// The name of NIC `n` in traces (empty if unknown).
+pub fn nic_name(nic_names: &[String], n: u16) -> String {
+    nic_names.get(n as usize).cloned().unwrap_or_default()
+}
 
 /// Which receive policy a NIC uses, with its per-NIC parameters.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

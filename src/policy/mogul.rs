@@ -22,10 +22,12 @@
 //!
 //! Counters: `mogul.turns`, `mogul.cycle_limit_sleeps`, `mogul.feedback_stops`.
 
+use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
+use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::problems::Problems;
-use crate::task::{Step, Task};
+use crate::task::{PolicyTask, Step, Task};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -99,6 +101,8 @@ pub struct Mogul {
     turns: u64,
     sleeps: u64,
     feedback_stops: u64,
+    /// Registry index (for the thread's task).
+    kind: u8,
 }
 
 impl Mogul {
@@ -120,7 +124,13 @@ impl Mogul {
             turns: 0,
             sleeps: 0,
             feedback_stops: 0,
+            kind: 0,
         }
+    }
+
+    /// The polling thread (a kernel thread).
+    pub fn thread(&self) -> Task {
+        PolicyTask::new(self.kind, 0, Level::Kernel)
     }
 
     /// Frames held by the thread (the one being processed).
@@ -134,7 +144,7 @@ impl Mogul {
             self.service.push_back(nic);
         }
         if !self.sleeping && !self.blocked {
-            env.wake(Task::MogulThread);
+            env.wake(self.thread());
         }
     }
 
@@ -145,7 +155,7 @@ impl Mogul {
         let wake = self.sleeping && !self.service.is_empty() && !self.blocked;
         self.sleeping = false;
         if wake {
-            env.wake(Task::MogulThread);
+            env.wake(self.thread());
         }
     }
 
@@ -159,7 +169,7 @@ impl Mogul {
         if !still {
             self.blocked = false;
             if !self.sleeping && !self.service.is_empty() {
-                env.wake(Task::MogulThread);
+                env.wake(self.thread());
             }
         }
     }
@@ -226,6 +236,53 @@ impl Mogul {
     }
 }
 
+impl RxPolicy for Mogul {
+    const WATCHES_OUTPUT: bool = true;
+
+    fn serves(p: &PolicyConfig) -> bool {
+        matches!(p, PolicyConfig::MogulRamakrishnan { .. })
+    }
+    fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
+        ctx.nics_of::<Self>().next()?;
+        let quota = ctx
+            .nics
+            .iter()
+            .map(|p| match p {
+                PolicyConfig::MogulRamakrishnan { quota } => *quota,
+                _ => 0,
+            })
+            .collect();
+        let mut m = Mogul::new(&ctx.kernel.mogul, quota);
+        m.kind = ctx.kind;
+        Some(m)
+    }
+    fn held(&self) -> usize {
+        Mogul::held(self)
+    }
+    fn counters(&self, _nic_names: &[String], c: &mut BTreeMap<String, f64>) {
+        Mogul::counters(self, c)
+    }
+    fn task_name(_task: PolicyTask, _nic_names: &[String]) -> String {
+        "polling thread".into()
+    }
+    fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+        Mogul::schedule(self, nic, env)
+    }
+    fn step(&mut self, _task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {
+        Mogul::step(self, first, env)
+    }
+    fn first_timer(&self) -> Option<SimTime> {
+        Some(self.period)
+    }
+    fn timer(&mut self, env: &mut impl RxEnv) -> Option<SimTime> {
+        self.period_start(env);
+        Some(self.period)
+    }
+    fn output_drained(&mut self, env: &mut impl RxEnv) {
+        Mogul::output_drained(self, env)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,7 +302,7 @@ mod tests {
         let mut m = Mogul::new(&cfg(100.0), vec![2, 2]);
         m.schedule(0, &mut env);
         m.schedule(1, &mut env);
-        assert_eq!(env.take_log(), vec![Signal::Wake(Task::MogulThread); 2]);
+        assert_eq!(env.take_log(), vec![Signal::Wake(m.thread()); 2]);
         let mut order = Vec::new();
         let mut first = true;
         while let Step::Run(d) = m.step(first, &mut env) {
@@ -289,7 +346,7 @@ mod tests {
         assert!(env.take_log().is_empty());
         env.above_half[0] = false;
         m.output_drained(&mut env);
-        assert_eq!(env.take_log(), vec![Signal::Wake(Task::MogulThread)]);
+        assert_eq!(env.take_log(), vec![Signal::Wake(m.thread())]);
         assert_eq!(m.step(true, &mut env), Step::Run(ns(6_000)));
     }
 
@@ -307,7 +364,7 @@ mod tests {
         m.schedule(0, &mut env);
         assert!(env.take_log().is_empty());
         m.period_start(&mut env);
-        assert_eq!(env.take_log(), vec![Signal::Wake(Task::MogulThread)]);
+        assert_eq!(env.take_log(), vec![Signal::Wake(m.thread())]);
         assert_eq!(m.step(true, &mut env), Step::Run(ns(6_000)));
     }
 }

@@ -23,11 +23,13 @@
 //!
 //! Counters: `napi.polls`, `napi.complete`, `napi.time_squeeze`, `napi.softirq_runs`, `napi.ksoftirqd_wakeups`.
 
+use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
+use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::problems::Problems;
 use crate::softirq::NET_RX;
-use crate::task::{Step, Task};
+use crate::task::{PolicyTask, Step, Task};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -109,6 +111,8 @@ pub struct Napi {
     time_squeeze: u64,
     softirq_runs: u64,
     ksoftirqd_wakeups: u64,
+    /// Registry index (for ksoftirqd's task).
+    kind: u8,
 }
 
 impl Napi {
@@ -135,7 +139,13 @@ impl Napi {
             time_squeeze: 0,
             softirq_runs: 0,
             ksoftirqd_wakeups: 0,
+            kind: 0,
         }
+    }
+
+    /// ksoftirqd: a kernel thread at normal priority (the User level).
+    pub fn ksoftirqd(&self) -> Task {
+        PolicyTask::new(self.kind, 0, Level::User)
     }
 
     /// Frames held by a poll step.
@@ -156,7 +166,7 @@ impl Napi {
     fn raise(&mut self, env: &mut impl RxEnv) {
         self.raised = true;
         if self.ksoftirqd_awake {
-            env.wake(Task::Ksoftirqd);
+            env.wake(self.ksoftirqd());
         } else {
             env.raise_softirq(NET_RX);
         }
@@ -202,7 +212,7 @@ impl Napi {
                 self.restarts = 0;
                 self.ksoftirqd_awake = true;
                 self.ksoftirqd_wakeups += 1;
-                env.wake(Task::Ksoftirqd);
+                env.wake(self.ksoftirqd());
             }
         } else {
             self.restarts = 0;
@@ -306,6 +316,49 @@ impl Napi {
     }
 }
 
+impl RxPolicy for Napi {
+    const SWI_BITS: u32 = NET_RX;
+
+    fn serves(p: &PolicyConfig) -> bool {
+        matches!(p, PolicyConfig::Napi { .. })
+    }
+    fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
+        ctx.nics_of::<Self>().next()?;
+        let weight = ctx
+            .nics
+            .iter()
+            .map(|p| match p {
+                PolicyConfig::Napi { weight } => *weight,
+                _ => 0,
+            })
+            .collect();
+        let mut n = Napi::new(&ctx.kernel.napi, weight, ctx.timeslice);
+        n.kind = ctx.kind;
+        Some(n)
+    }
+    fn held(&self) -> usize {
+        Napi::held(self)
+    }
+    fn counters(&self, _nic_names: &[String], c: &mut BTreeMap<String, f64>) {
+        Napi::counters(self, c)
+    }
+    fn task_name(_task: PolicyTask, _nic_names: &[String]) -> String {
+        "ksoftirqd".into()
+    }
+    fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+        Napi::schedule(self, nic, env)
+    }
+    fn step(&mut self, _task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {
+        self.ksoftirqd_step(first, env)
+    }
+    fn swi_begin(&mut self, _bit: u32, env: &mut impl RxEnv) -> bool {
+        self.softirq_begin(env.now())
+    }
+    fn swi_step(&mut self, _bit: u32, env: &mut impl RxEnv) -> Step {
+        self.softirq_step(env)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,7 +437,7 @@ mod tests {
             softirq(&mut n, &mut env);
         }
         let log = env.take_log();
-        assert_eq!(log.last(), Some(&Signal::Wake(Task::Ksoftirqd)));
+        assert_eq!(log.last(), Some(&Signal::Wake(n.ksoftirqd())));
         assert_eq!(n.ksoftirqd_wakeups, 1);
         // While ksoftirqd is awake, the dispatcher leaves NET_RX to it.
         assert!(!n.softirq_begin(env.now));

@@ -47,7 +47,7 @@ pub mod pcap;
 use crate::cpu::{LEVELS, Level};
 use crate::packet::Packet;
 use crate::stats::{LatencyStats, LatencySummary};
-use crate::task::Task;
+use crate::task::{PolicyTask, Task};
 use crate::time::SimTime;
 use chrome::{EventWriter, Track};
 use serde::{Deserialize, Serialize};
@@ -100,6 +100,9 @@ pub struct Layout {
     pub latency_from_first_bit: bool,
     /// Each flow's input link (to place a frame's first bit and its time on the wire).
     pub in_links: Vec<crate::link::Link>,
+    /// The names of the receive policies' tasks (from the host's policy registry,
+    /// given the NIC names).
+    pub policy_task_name: Option<fn(PolicyTask, &[String]) -> String>,
 }
 
 /// Where frames are lost, as [`crate::stats::DropCounts`] names them.
@@ -437,13 +440,12 @@ impl Recorder {
             Task::HarvestImp(n) => format!("{} statistics harvest (splimp)", nic(n)),
             Task::HarvestSoft(n) => format!("{} statistics harvest (softclock)", nic(n)),
             Task::Swi => self.layout.swi.clone(),
-            Task::MogulThread => "polling thread".into(),
-            Task::Taskq(n) => format!("{} taskqueue", nic(n)),
-            Task::BusyPoll => "busy poll".into(),
+            Task::Policy(t) => match self.layout.policy_task_name {
+                Some(name) => name(t, &self.layout.nics),
+                None => "policy task".into(),
+            },
             Task::UserProc => "user process".into(),
-            Task::Ksoftirqd => "ksoftirqd".into(),
             Task::Sender => "sender".into(),
-            Task::IdlePoll => "poll_in_idle_loop".into(),
             Task::LinkTick(n) => format!("{} dc_tick", nic(n)),
             Task::LinkTickImp(n) => format!("{} dc_tick (splimp)", nic(n)),
         }

@@ -1,0 +1,291 @@
+//! The receive-policy registry and the host's routing for every policy.
+//!
+//! A receive policy is a file of its own under `src/policy/` that implements
+//! [`RxPolicy`]; registering it is one line of the [`registry!`] invocation below, which
+//! generates the state set ([`Policies`]: one optional, boxed state per policy, built
+//! from the NICs' configurations), the registry indexes ([`kind`]: a policy's tasks and
+//! timer carry its index) and the routing: each of the host's calls into a policy
+//! matches the index, takes the policy's state out of the host, lends it a
+//! [`HostEnv`](crate::host::env::HostEnv) for the hook and puts it back
+//! ([`lend`]). Static dispatch: no trait objects, and the hooks a policy does not want
+//! on the per-packet path ([`RxPolicy::WATCHES_OUTPUT`]) are skipped at compile time.
+
+use crate::engine::Scheduler;
+use crate::host::env::lend;
+use crate::host::{Event, Host, Step};
+use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
+use crate::task::PolicyTask;
+use crate::time::SimTime;
+use std::collections::BTreeMap;
+
+/// Generates the registry from one line per policy: `Name => file::Type`, where
+/// `crate::policy::file::Type` implements [`RxPolicy`]. The order of the lines is the
+/// registry's order: the order in which the policies' timers are first scheduled and
+/// their tasks woken at the start of a run (keep it: it fixes the order of events).
+macro_rules! registry {
+    ($($name:ident => $file:ident :: $ty:ident),* $(,)?) => {
+        /// Registry index of each policy ([`PolicyTask::kind`], [`Event::PolicyTimer`]).
+        #[allow(non_upper_case_globals, dead_code)]
+        pub(crate) mod kind {
+            #[repr(u8)]
+            enum Index {
+                $($name),*
+            }
+            $(pub(crate) const $name: u8 = Index::$name as u8;)*
+        }
+
+        /// The state of each policy some NIC uses (boxed: lent to each of its hooks,
+        /// it moves as one pointer).
+        #[allow(non_snake_case)]
+        #[derive(Default)]
+        pub(crate) struct Policies {
+            $(pub(crate) $name: Option<Box<crate::policy::$file::$ty>>,)*
+        }
+
+        impl Policies {
+            /// The states for a run; `ctx` gives a policy's build context from its index.
+            pub(crate) fn build<'a>(ctx: impl Fn(u8) -> BuildCtx<'a>) -> Policies {
+                Policies {
+                    $($name: <crate::policy::$file::$ty as RxPolicy>::build(&ctx(kind::$name))
+                        .map(Box::new),)*
+                }
+            }
+
+            /// The index of the policy a NIC configured with `p` uses (`None`: the
+            /// `interrupt` policy, whose handler does everything).
+            pub(crate) fn kind_of(p: &PolicyConfig) -> Option<u8> {
+                $(if <crate::policy::$file::$ty as RxPolicy>::serves(p) {
+                    return Some(kind::$name);
+                })*
+                None
+            }
+
+            /// Frames held by the policies' steps.
+            pub(crate) fn held(&self) -> usize {
+                0 $(+ self.$name.as_ref().map_or(0, |p| RxPolicy::held(&**p)))*
+            }
+
+            /// Publish the policies' counters.
+            pub(crate) fn counters(&self, nic_names: &[String], c: &mut BTreeMap<String, f64>) {
+                $(if let Some(p) = &self.$name {
+                    RxPolicy::counters(&**p, nic_names, c);
+                })*
+            }
+
+            /// Whether a policy in use preempts interrupt handlers.
+            pub(crate) fn preempt_handlers(&self) -> bool {
+                false $(|| (<crate::policy::$file::$ty as RxPolicy>::PREEMPTS_HANDLERS
+                    && self.$name.is_some()))*
+            }
+        }
+
+        /// The name of a policy's task in traces.
+        pub(crate) fn task_name(t: PolicyTask, nic_names: &[String]) -> String {
+            match t.kind {
+                $(kind::$name => {
+                    <crate::policy::$file::$ty as RxPolicy>::task_name(t, nic_names)
+                })*
+                _ => String::new(),
+            }
+        }
+
+        impl Host {
+            /// One step of policy task `t`.
+            pub(crate) fn policy_step(
+                &mut self,
+                t: PolicyTask,
+                now: SimTime,
+                first: bool,
+                s: &mut Scheduler<Event>,
+            ) -> Step {
+                match t.kind {
+                    $(kind::$name => lend(
+                        self, now, s,
+                        |h| &mut h.rx_policies.$name,
+                        |h| h.policy_kind.contains(&Some(kind::$name)),
+                        |p, env| <crate::policy::$file::$ty as RxPolicy>::step(p, t, first, env),
+                    )
+                    .unwrap_or(Step::Done),)*
+                    _ => Step::Done,
+                }
+            }
+
+            /// The handler of `nic` hands the device to its policy.
+            pub(crate) fn schedule_poll(
+                &mut self,
+                nic: usize,
+                now: SimTime,
+                s: &mut Scheduler<Event>,
+            ) {
+                match self.policy_kind[nic] {
+                    $(Some(kind::$name) => {
+                        lend(
+                            self, now, s,
+                            |h| &mut h.rx_policies.$name,
+                            |_| true,
+                            |p, env| {
+                                <crate::policy::$file::$ty as RxPolicy>::schedule(p, nic, env)
+                            },
+                        );
+                    })*
+                    _ => {}
+                }
+            }
+
+            /// A frame entered the ring of `nic`, polled by policy `k`.
+            pub(crate) fn policy_rx_arrived(
+                &mut self,
+                k: u8,
+                nic: usize,
+                now: SimTime,
+                s: &mut Scheduler<Event>,
+            ) {
+                match k {
+                    $(kind::$name => {
+                        lend(
+                            self, now, s,
+                            |h| &mut h.rx_policies.$name,
+                            |_| true,
+                            |p, env| {
+                                <crate::policy::$file::$ty as RxPolicy>::rx_arrived(p, nic, env)
+                            },
+                        );
+                    })*
+                    _ => {}
+                }
+            }
+
+            /// Policy `k`'s periodic timer fired; the next one is scheduled as it says.
+            pub(crate) fn policy_timer(&mut self, k: u8, now: SimTime, s: &mut Scheduler<Event>) {
+                match k {
+                    $(kind::$name => {
+                        lend(
+                            self, now, s,
+                            |h| &mut h.rx_policies.$name,
+                            |h| h.policy_kind.contains(&Some(kind::$name)),
+                            |p, env| {
+                                if let Some(d) =
+                                    <crate::policy::$file::$ty as RxPolicy>::timer(p, env)
+                                {
+                                    env.s.at(now + d, Event::PolicyTimer(k));
+                                }
+                            },
+                        );
+                    })*
+                    _ => {}
+                }
+            }
+
+            /// The policies' first timers, in registry order.
+            pub(crate) fn start_policy_timers(&mut self, s: &mut Scheduler<Event>) {
+                $(if let Some(t) = self.rx_policies.$name.as_ref().and_then(|p| {
+                    <crate::policy::$file::$ty as RxPolicy>::first_timer(p)
+                }) {
+                    s.at(t, Event::PolicyTimer(kind::$name));
+                })*
+            }
+
+            /// The run starts: the policies wake their always-running tasks, in
+            /// registry order.
+            pub(crate) fn start_policies(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+                $(if self.rx_policies.$name.is_some() {
+                    lend(
+                        self, now, s,
+                        |h| &mut h.rx_policies.$name,
+                        |_| true,
+                        |p, env| <crate::policy::$file::$ty as RxPolicy>::start(p, env),
+                    );
+                })*
+            }
+
+            /// A downstream queue drained a little (a frame left an output wire): the
+            /// policies that watch the output hear of it.
+            #[inline]
+            pub(crate) fn output_drained(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+                $(if <crate::policy::$file::$ty as RxPolicy>::WATCHES_OUTPUT {
+                    lend(
+                        self, now, s,
+                        |h| &mut h.rx_policies.$name,
+                        |h| h.policy_kind.contains(&Some(kind::$name)),
+                        |p, env| <crate::policy::$file::$ty as RxPolicy>::output_drained(p, env),
+                    );
+                })*
+            }
+
+            /// The dispatcher took software-interrupt `bit`: whether its policy's
+            /// handler runs.
+            pub(crate) fn policy_swi_begin(
+                &mut self,
+                bit: u32,
+                now: SimTime,
+                s: &mut Scheduler<Event>,
+            ) -> bool {
+                $(if <crate::policy::$file::$ty as RxPolicy>::SWI_BITS & bit != 0 {
+                    return lend(
+                        self, now, s,
+                        |h| &mut h.rx_policies.$name,
+                        |h| h.policy_kind.contains(&Some(kind::$name)),
+                        |p, env| <crate::policy::$file::$ty as RxPolicy>::swi_begin(p, bit, env),
+                    )
+                    .unwrap_or(false);
+                })*
+                false
+            }
+
+            /// One step of the handler of software-interrupt `bit`.
+            pub(crate) fn policy_swi_step(
+                &mut self,
+                bit: u32,
+                now: SimTime,
+                s: &mut Scheduler<Event>,
+            ) -> Step {
+                $(if <crate::policy::$file::$ty as RxPolicy>::SWI_BITS & bit != 0 {
+                    return lend(
+                        self, now, s,
+                        |h| &mut h.rx_policies.$name,
+                        |h| h.policy_kind.contains(&Some(kind::$name)),
+                        |p, env| <crate::policy::$file::$ty as RxPolicy>::swi_step(p, bit, env),
+                    )
+                    .unwrap_or(Step::Done);
+                })*
+                Step::Done
+            }
+        }
+    };
+}
+
+// The registry: one line per receive policy (the `interrupt` policy has no state of its
+// own: its interrupt handler does all the work, `crate::policy::interrupt`).
+registry! {
+    FreebsdPolling => freebsd_polling::Polling,
+    Napi => napi::Napi,
+    MogulRamakrishnan => mogul::Mogul,
+    Deferred => deferred::Deferred,
+    BusyPoll => busy_poll::BusyPoll,
+}
+
+impl Host {
+    /// Whether the queue after the receive path is full (`half`: more than half full)
+    /// for the frame at the head of `nic`'s RX ring: the screend-like process's queue,
+    /// or the output interface's if_snd.
+    pub(crate) fn downstream_full(&self, nic: usize, half: bool) -> bool {
+        if let Some(u) = &self.user
+            && u.consumes_packets()
+        {
+            return if half {
+                u.queue_above_half()
+            } else {
+                u.queue_full()
+            };
+        }
+        let Some(p) = self.nics[nic].rx_ring.front() else {
+            return false;
+        };
+        let q = &self.nics[self.flows[p.flow as usize].out_nic].if_snd;
+        if half {
+            q.len() * 2 > q.capacity()
+        } else {
+            q.is_full()
+        }
+    }
+}
