@@ -293,8 +293,8 @@ pub trait SwiEnv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::softirq::{NET_RX, NETISR_POLL, NETISR_POLLMORE};
     use crate::rng::RunKey;
+    use crate::softirq::{NET_RX, NETISR_POLL, NETISR_POLLMORE};
 
     fn netisr(maxlen: u32) -> Netisr {
         let cfg: KernelConfig = serde_json::from_value(serde_json::json!({

@@ -111,15 +111,14 @@ impl RunQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::PolicyTask;
     use crate::time::SimTime;
 
     fn taskq(nic: usize) -> Task {
-        PolicyTask::new(3, nic, Level::Kernel)
+        Task::policy(3, nic, Level::Kernel)
     }
 
     fn ksoftirqd() -> Task {
-        PolicyTask::new(1, 0, Level::User)
+        Task::policy(1, 0, Level::User)
     }
 
     const RUN: Step = Step::Run(SimTime(1));

@@ -63,9 +63,9 @@ pub struct PolicyTask {
     pub level: Level,
 }
 
-impl PolicyTask {
+impl Task {
     /// The task of policy `kind` for `nic` at `level`.
-    pub fn new(kind: u8, nic: usize, level: Level) -> Task {
+    pub fn policy(kind: u8, nic: usize, level: Level) -> Task {
         Task::Policy(PolicyTask {
             kind,
             nic: nic as u16,

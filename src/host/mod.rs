@@ -563,10 +563,8 @@ impl Host {
             clock_mhz: mhz,
             timeslice,
         });
-        let policy_kind: Vec<Option<u8>> = policies
-            .iter()
-            .map(policies::Policies::kind_of)
-            .collect();
+        let policy_kind: Vec<Option<u8>> =
+            policies.iter().map(policies::Policies::kind_of).collect();
         let polled_by = policies
             .iter()
             .zip(&policy_kind)

@@ -220,7 +220,7 @@ macro_rules! registry {
                 now: SimTime,
                 s: &mut Scheduler<Event>,
             ) -> bool {
-                $(if <crate::policy::$file::$ty as RxPolicy>::SWI_BITS & bit != 0 {
+                $(if owns(<crate::policy::$file::$ty as RxPolicy>::SWI_BITS, bit) {
                     return lend(
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
@@ -239,7 +239,7 @@ macro_rules! registry {
                 now: SimTime,
                 s: &mut Scheduler<Event>,
             ) -> Step {
-                $(if <crate::policy::$file::$ty as RxPolicy>::SWI_BITS & bit != 0 {
+                $(if owns(<crate::policy::$file::$ty as RxPolicy>::SWI_BITS, bit) {
                     return lend(
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
@@ -252,6 +252,12 @@ macro_rules! registry {
             }
         }
     };
+}
+
+/// Whether `bit` is one of `bits` (a policy's software-interrupt bits).
+#[inline(always)]
+fn owns(bits: u32, bit: u32) -> bool {
+    bits & bit != 0
 }
 
 // The registry: one line per receive policy (the `interrupt` policy has no state of its

@@ -17,7 +17,7 @@ use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
-use crate::task::{PolicyTask, Step};
+use crate::task::{PolicyTask, Step, Task};
 use std::collections::BTreeMap;
 
 /// Busy-poll loop state.
@@ -108,7 +108,7 @@ impl RxPolicy for BusyPoll {
     }
     /// The loop runs from the start.
     fn start(&mut self, env: &mut impl RxEnv) {
-        env.wake(PolicyTask::new(self.kind, 0, Level::Kernel));
+        env.wake(Task::policy(self.kind, 0, Level::Kernel));
     }
 }
 

@@ -26,7 +26,7 @@ use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy, nic_name};
-use crate::task::{PolicyTask, Step};
+use crate::task::{PolicyTask, Step, Task};
 use std::collections::BTreeMap;
 
 /// The tasks of every NIC that uses the deferred handler.
@@ -74,7 +74,10 @@ impl RxPolicy for Deferred {
         for (i, t) in self.taskqs.iter().enumerate() {
             if let Some(t) = t {
                 c.insert(format!("{}.taskq.runs", nic_names[i]), t.runs as f64);
-                c.insert(format!("{}.taskq.requeues", nic_names[i]), t.requeues as f64);
+                c.insert(
+                    format!("{}.taskq.requeues", nic_names[i]),
+                    t.requeues as f64,
+                );
             }
         }
     }
@@ -83,7 +86,7 @@ impl RxPolicy for Deferred {
     }
     /// The fast filter enqueues the NIC's task.
     fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
-        env.wake(PolicyTask::new(self.kind, nic, Level::Kernel));
+        env.wake(Task::policy(self.kind, nic, Level::Kernel));
     }
     fn step(&mut self, task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {
         match &mut self.taskqs[task.nic as usize] {
@@ -209,6 +212,48 @@ mod tests {
         assert_eq!((runs.len(), end), (2, Step::Done));
         assert_eq!(env.take_log()[2..], [Signal::Ipintrq(4), Signal::Unmask(0)]);
         assert_eq!((t.runs, t.requeues), (3, 2));
+    }
+
+    #[test]
+    fn the_handler_wakes_the_nics_own_task_and_its_steps_run_that_nics_taskq() {
+        // NICs 0 and 2 use the deferred handler (registry index 3), NIC 1 does not.
+        let cfg = |limit| PolicyConfig::Deferred {
+            process_limit: limit,
+            task_overhead: crate::cost::CostParam::ns(0.0),
+            direct: true,
+        };
+        let nics = [cfg(100), PolicyConfig::Interrupt, cfg(1)];
+        let kernel: crate::kernel::KernelConfig =
+            serde_json::from_value(serde_json::json!({ "netisr_per_packet": 5000 }))
+                .expect("kernel");
+        let ctx = BuildCtx {
+            kind: 3,
+            nics: &nics,
+            kernel: &kernel,
+            clock_mhz: 1000.0,
+            timeslice: SimTime::from_ns_f64(1e7),
+        };
+        let mut d = Deferred::build(&ctx).expect("NICs use it");
+        let mut env = Script::new(&[0, 0, 2]);
+        d.schedule(2, &mut env);
+        let task = Task::policy(3, 2, Level::Kernel);
+        assert_eq!(env.take_log(), vec![Signal::Wake(task)]);
+        let Task::Policy(t) = task else {
+            unreachable!()
+        };
+        assert_eq!(d.step(t, true, &mut env), Step::Run(ns(0)));
+        assert_eq!(d.step(t, false, &mut env), Step::Run(ns(6_000)));
+        // NIC 2's limit is one frame: the task re-enqueues itself.
+        assert_eq!(d.step(t, false, &mut env), Step::Yield);
+        assert_eq!(env.take_log(), vec![Signal::Forward(200)]);
+        assert_eq!(RxPolicy::held(&d), 0);
+        let mut c = BTreeMap::new();
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        RxPolicy::counters(&d, &names, &mut c);
+        assert_eq!(c.get("c.taskq.runs"), Some(&1.0));
+        assert_eq!(c.get("c.taskq.requeues"), Some(&1.0));
+        assert!(!c.contains_key("b.taskq.runs"));
+        assert_eq!(Deferred::task_name(t, &names), "c taskqueue");
     }
 
     #[test]

@@ -237,7 +237,7 @@ impl Polling {
 
     /// The idle loop's polling task (poll_in_idle_loop, at the idle level).
     pub fn idle_task(&self) -> Task {
-        PolicyTask::new(self.kind, 0, Level::IdleLoop)
+        Task::policy(self.kind, 0, Level::IdleLoop)
     }
 
     /// hardclock_device_poll, at every tick.

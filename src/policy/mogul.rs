@@ -130,7 +130,7 @@ impl Mogul {
 
     /// The polling thread (a kernel thread).
     pub fn thread(&self) -> Task {
-        PolicyTask::new(self.kind, 0, Level::Kernel)
+        Task::policy(self.kind, 0, Level::Kernel)
     }
 
     /// Frames held by the thread (the one being processed).

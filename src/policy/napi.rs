@@ -145,7 +145,7 @@ impl Napi {
 
     /// ksoftirqd: a kernel thread at normal priority (the User level).
     pub fn ksoftirqd(&self) -> Task {
-        PolicyTask::new(self.kind, 0, Level::User)
+        Task::policy(self.kind, 0, Level::User)
     }
 
     /// Frames held by a poll step.
