@@ -103,56 +103,18 @@ impl ModelConfig {
                 );
             }
         }
-        // FreeBSD polls from hardclock (hardclock_device_poll), at HZ: with the clock
-        // interrupt simulated, the poll ticks are its ticks.
-        let polling = self
-            .nics
-            .iter()
-            .any(|n| n.policy == PolicyConfig::FreebsdPolling);
-        let clock = &self.kernel.clock;
-        if polling
-            && clock.hardclock.mean_ns(self.cpu.clock_mhz) > 0.0
-            && self.kernel.polling.hz != clock.hz
-        {
-            p.push(
-                "kernel.polling.hz",
-                format!(
-                    "must equal kernel.clock.hz ({}) when the clock interrupt is simulated: \
-                     FreeBSD polls from hardclock, at HZ; got {}",
-                    clock.hz, self.kernel.polling.hz
-                ),
-            );
-        }
-        // One busy-poll loop polls every NIC that uses it: it has one empty-pass cost,
-        // of at least 1 ns at this CPU's clock (a pass that takes no simulated time
-        // would never let time advance).
-        let mut first_busy: Option<(usize, &crate::cost::CostParam)> = None;
-        for (i, n) in self.nics.iter().enumerate() {
-            if let PolicyConfig::BusyPoll { empty_poll } = &n.policy {
-                let ns = empty_poll.mean_ns(self.cpu.clock_mhz);
-                if empty_poll.check().is_ok() && ns < 1.0 {
-                    p.push(
-                        &format!("nics[{i}].policy.empty_poll"),
-                        format!(
-                            "must be at least 1 ns (an empty poll takes time); it is {ns} ns at \
-                             cpu.clock_mhz = {}",
-                            self.cpu.clock_mhz
-                        ),
-                    );
-                }
-                match first_busy {
-                    None => first_busy = Some((i, empty_poll)),
-                    Some((j, e)) if e != empty_poll => p.push(
-                        &format!("nics[{i}].policy.empty_poll"),
-                        format!(
-                            "differs from nics[{j}]'s: one busy-poll loop polls every \
-                             busy-poll NIC, so they must give the same empty_poll"
-                        ),
-                    ),
-                    Some(_) => {}
-                }
-            }
-        }
+        // The policies' checks against the rest of the model.
+        let policies: Vec<PolicyConfig> = self.nics.iter().map(|n| n.policy.clone()).collect();
+        policies::Policies::validate_model(
+            |kind| BuildCtx {
+                kind,
+                nics: &policies,
+                kernel: &self.kernel,
+                clock_mhz: self.cpu.clock_mhz,
+                timeslice: SimTime::ZERO,
+            },
+            p,
+        );
         if let Some(u) = &self.user {
             p.at("user", |p| u.validate(p));
         }

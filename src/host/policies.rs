@@ -14,6 +14,7 @@ use crate::engine::Scheduler;
 use crate::host::env::lend;
 use crate::host::{Event, Host, Step};
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
+use crate::problems::Problems;
 use crate::task::PolicyTask;
 use crate::time::SimTime;
 use std::collections::BTreeMap;
@@ -49,6 +50,11 @@ macro_rules! registry {
                     $($name: <crate::policy::$file::$ty as RxPolicy>::build(&ctx(kind::$name))
                         .map(Box::new),)*
                 }
+            }
+
+            /// The policies' checks against the rest of the model, in registry order.
+            pub(crate) fn validate_model<'a>(ctx: impl Fn(u8) -> BuildCtx<'a>, p: &mut Problems) {
+                $(<crate::policy::$file::$ty as RxPolicy>::validate_model(&ctx(kind::$name), p);)*
             }
 
             /// The index of the policy a NIC configured with `p` uses (`None`: the

@@ -17,6 +17,7 @@ use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
+use crate::problems::Problems;
 use crate::task::{PolicyTask, Step, Task};
 use std::collections::BTreeMap;
 
@@ -93,6 +94,38 @@ impl RxPolicy for BusyPoll {
         let mut b = BusyPoll::new(empty, polled);
         b.kind = ctx.kind;
         Some(b)
+    }
+    /// One busy-poll loop polls every NIC that uses it: it has one empty-pass cost, of
+    /// at least 1 ns at this CPU's clock (a pass that takes no simulated time would
+    /// never let time advance).
+    fn validate_model(ctx: &BuildCtx<'_>, p: &mut Problems) {
+        let mhz = ctx.clock_mhz;
+        let mut first_busy: Option<(usize, &crate::cost::CostParam)> = None;
+        for (i, n) in ctx.nics.iter().enumerate() {
+            if let PolicyConfig::BusyPoll { empty_poll } = n {
+                let ns = empty_poll.mean_ns(mhz);
+                if empty_poll.check().is_ok() && ns < 1.0 {
+                    p.push(
+                        &format!("nics[{i}].policy.empty_poll"),
+                        format!(
+                            "must be at least 1 ns (an empty poll takes time); it is {ns} ns at \
+                             cpu.clock_mhz = {mhz}"
+                        ),
+                    );
+                }
+                match first_busy {
+                    None => first_busy = Some((i, empty_poll)),
+                    Some((j, e)) if e != empty_poll => p.push(
+                        &format!("nics[{i}].policy.empty_poll"),
+                        format!(
+                            "differs from nics[{j}]'s: one busy-poll loop polls every \
+                             busy-poll NIC, so they must give the same empty_poll"
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
     }
     fn held(&self) -> usize {
         BusyPoll::held(self)

@@ -414,6 +414,25 @@ impl RxPolicy for Polling {
         p.kind = ctx.kind;
         Some(p)
     }
+    /// FreeBSD polls from hardclock (hardclock_device_poll), at HZ: with the clock
+    /// interrupt simulated, the poll ticks are its ticks.
+    fn validate_model(ctx: &BuildCtx<'_>, p: &mut Problems) {
+        let polling = ctx.nics_of::<Self>().next().is_some();
+        let clock = &ctx.kernel.clock;
+        if polling
+            && clock.hardclock.mean_ns(ctx.clock_mhz) > 0.0
+            && ctx.kernel.polling.hz != clock.hz
+        {
+            p.push(
+                "kernel.polling.hz",
+                format!(
+                    "must equal kernel.clock.hz ({}) when the clock interrupt is simulated: \
+                     FreeBSD polls from hardclock, at HZ; got {}",
+                    clock.hz, ctx.kernel.polling.hz
+                ),
+            );
+        }
+    }
     fn held(&self) -> usize {
         Polling::held(self)
     }

@@ -6,6 +6,10 @@
 //! Interrupt moderation is a NIC feature (`nics[i].moderation`, [`moderation`]) that
 //! combines with every interrupt-driven policy.
 //!
+//! The host drives a policy through the hooks of [`RxPolicy`], and finds it in its
+//! registry (`src/host/policies.rs`, one line per policy): see
+//! `docs/adding-a-policy.md`.
+//!
 //! | kind                 | file                 | mechanism                                                    |
 //! |----------------------|----------------------|--------------------------------------------------------------|
 //! | `interrupt`          | `interrupt.rs`       | classic BSD: the handler drains the ring into ipintrq        |
@@ -54,6 +58,9 @@ pub trait RxPolicy: Sized {
     fn serves(p: &PolicyConfig) -> bool;
     /// The state for a run, or `None` when no NIC uses the policy.
     fn build(ctx: &BuildCtx<'_>) -> Option<Self>;
+    /// Checks of the policy's parameters against the rest of the model (validation,
+    /// before any run: the model may be invalid; `p` is at the model's root).
+    fn validate_model(_ctx: &BuildCtx<'_>, _p: &mut Problems) {}
     /// Frames held by a step in progress (for packet conservation).
     fn held(&self) -> usize {
         0
