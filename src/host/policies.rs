@@ -78,6 +78,17 @@ macro_rules! registry {
                 })*
             }
 
+            /// The software-interrupt dispatcher's name in traces: the first policy in
+            /// use that names it, in registry order.
+            pub(crate) fn swi_name(&self) -> Option<&'static str> {
+                $(if self.$name.is_some() {
+                    if let Some(n) = <crate::policy::$file::$ty as RxPolicy>::SWI_NAME {
+                        return Some(n);
+                    }
+                })*
+                None
+            }
+
             /// Whether a policy in use preempts interrupt handlers.
             pub(crate) fn preempt_handlers(&self) -> bool {
                 false $(|| (<crate::policy::$file::$ty as RxPolicy>::PREEMPTS_HANDLERS

@@ -9,7 +9,6 @@
 use crate::engine::Scheduler;
 use crate::host::{Event, Host, RunSpec, RunStats, SimError, Task};
 use crate::packet::Packet;
-use crate::policy::PolicyConfig;
 use crate::time::SimTime;
 use crate::timeline::Timeline;
 use crate::trace::{Counters, DROP_SITES, Layout, Place, Queue, Recorder, TraceOutput, TraceSpec};
@@ -151,10 +150,6 @@ impl Host {
 
     /// Names of what the trace shows.
     fn trace_layout(&self) -> Layout {
-        let napi = self
-            .policies
-            .iter()
-            .any(|p| matches!(p, PolicyConfig::Napi { .. }));
         Layout {
             nics: self.nics.iter().map(|n| n.name.clone()).collect(),
             lines: self
@@ -170,7 +165,7 @@ impl Host {
                 .iter()
                 .map(|f| (f.name.clone(), f.in_nic, f.out_nic))
                 .collect(),
-            swi: if napi { "NET_RX softirq" } else { "netisr" }.to_string(),
+            swi: self.rx_policies.swi_name().unwrap_or("netisr").to_string(),
             latency_from_first_bit: self.latency_from == crate::stats::LatencyFrom::FirstBit,
             in_links: self
                 .flows

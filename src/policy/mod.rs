@@ -53,6 +53,9 @@ pub trait RxPolicy: Sized {
     /// handler's CPU time does not map to wall time in advance and the handlers' look-ahead
     /// is off.
     const PREEMPTS_HANDLERS: bool = false;
+    /// The name of the software-interrupt dispatcher in traces when the policy is used
+    /// (`NET_RX softirq` for NAPI; default: `netisr`).
+    const SWI_NAME: Option<&'static str> = None;
 
     /// Whether a NIC with this configuration uses the policy.
     fn serves(p: &PolicyConfig) -> bool;

@@ -318,6 +318,7 @@ impl Napi {
 
 impl RxPolicy for Napi {
     const SWI_BITS: u32 = NET_RX;
+    const SWI_NAME: Option<&'static str> = Some("NET_RX softirq");
 
     fn serves(p: &PolicyConfig) -> bool {
         matches!(p, PolicyConfig::Napi { .. })
