@@ -38,7 +38,7 @@ use crate::kernel::{KernelConfig, Netisr};
 use crate::link_watch::LinkWatch;
 use crate::nic::{Nic, NicConfig, TxStart};
 use crate::packet::Packet;
-use crate::policy::interrupt::{DriverCosts, Handler, HandlerMode};
+use crate::policy::interrupt::{DriverCosts, Handler};
 use crate::policy::moderation::Moderation;
 use crate::policy::{BuildCtx, PolicyConfig};
 use crate::problems::Problems;
@@ -556,7 +556,7 @@ impl Host {
                 .map(|(i, n)| {
                     Handler::new(
                         i,
-                        HandlerMode::of(&n.policy),
+                        policies::handler_mode(policy_kind[i]),
                         n.driver.max_frames_per_interrupt,
                     )
                 })

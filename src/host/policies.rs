@@ -13,6 +13,7 @@
 use crate::engine::Scheduler;
 use crate::host::env::lend;
 use crate::host::{Event, Host, Step};
+use crate::policy::interrupt::HandlerMode;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::problems::Problems;
 use crate::task::PolicyTask;
@@ -93,6 +94,15 @@ macro_rules! registry {
             pub(crate) fn preempt_handlers(&self) -> bool {
                 false $(|| (<crate::policy::$file::$ty as RxPolicy>::PREEMPTS_HANDLERS
                     && self.$name.is_some()))*
+            }
+        }
+
+        /// The interrupt handler's share for a NIC whose policy has index `k` (`None`:
+        /// the `interrupt` policy, whose handler does the receive work inline).
+        pub(crate) fn handler_mode(k: Option<u8>) -> HandlerMode {
+            match k {
+                $(Some(kind::$name) => <crate::policy::$file::$ty as RxPolicy>::HANDLER,)*
+                _ => HandlerMode::Inline,
             }
         }
 

@@ -16,6 +16,7 @@ use crate::cost::Cost;
 use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
+use crate::policy::interrupt::HandlerMode;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::problems::Problems;
 use crate::task::{PolicyTask, Step, Task};
@@ -82,6 +83,7 @@ impl BusyPoll {
 }
 
 impl RxPolicy for BusyPoll {
+    const HANDLER: HandlerMode = HandlerMode::Nothing;
     fn serves(p: &PolicyConfig) -> bool {
         matches!(p, PolicyConfig::BusyPoll { .. })
     }

@@ -25,6 +25,7 @@ use crate::cost::Cost;
 use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
+use crate::policy::interrupt::HandlerMode;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy, nic_name};
 use crate::task::{PolicyTask, Step, Task};
 use std::collections::BTreeMap;
@@ -39,6 +40,7 @@ pub struct Deferred {
 }
 
 impl RxPolicy for Deferred {
+    const HANDLER: HandlerMode = HandlerMode::Schedule;
     fn serves(p: &PolicyConfig) -> bool {
         matches!(p, PolicyConfig::Deferred { .. })
     }

@@ -28,6 +28,7 @@
 use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
+use crate::policy::interrupt::HandlerMode;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::problems::Problems;
 use crate::softirq::{NETISR_POLL, NETISR_POLLMORE};
@@ -398,6 +399,7 @@ impl Polling {
 }
 
 impl RxPolicy for Polling {
+    const HANDLER: HandlerMode = HandlerMode::Nothing;
     const SWI_BITS: u32 = NETISR_POLL | NETISR_POLLMORE;
     // Polling runs from hardclock, which preempts interrupt handlers.
     const PREEMPTS_HANDLERS: bool = true;

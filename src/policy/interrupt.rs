@@ -42,7 +42,6 @@
 use crate::cost::{Cost, CostParam};
 use crate::link_watch::LinkWatchConfig;
 use crate::packet::Packet;
-use crate::policy::PolicyConfig;
 use crate::policy::env::RxEnv;
 use crate::problems::Problems;
 use crate::rng::StreamRng;
@@ -237,19 +236,6 @@ pub enum HandlerMode {
     /// Polling policies: nothing (their interrupts are off).
     #[default]
     Nothing,
-}
-
-impl HandlerMode {
-    /// The handler's share for a receive policy.
-    pub fn of(p: &PolicyConfig) -> HandlerMode {
-        match p {
-            PolicyConfig::Interrupt => HandlerMode::Inline,
-            PolicyConfig::Napi { .. }
-            | PolicyConfig::MogulRamakrishnan { .. }
-            | PolicyConfig::Deferred { .. } => HandlerMode::Schedule,
-            PolicyConfig::FreebsdPolling | PolicyConfig::BusyPoll { .. } => HandlerMode::Nothing,
-        }
-    }
 }
 
 /// What an interrupt handler needs beyond [`RxEnv`]: its driver's costs, the chip's

@@ -44,6 +44,11 @@ use std::collections::BTreeMap;
 /// policy), generic over the environment (static dispatch): the constants let it skip
 /// hooks at compile time on the per-packet path.
 pub trait RxPolicy: Sized {
+    /// The interrupt handler's share ([`interrupt::HandlerMode`]): `Schedule` if the
+    /// handler hands the NIC over and leaves it masked ([`RxPolicy::schedule`]),
+    /// `Nothing` if the policy keeps the interrupt off (see
+    /// [`PolicyConfig::interrupt_driven`]; [`RxPolicy::rx_arrived`]).
+    const HANDLER: interrupt::HandlerMode;
     /// The software-interrupt bits whose handlers are this policy's
     /// ([`RxPolicy::swi_begin`], [`RxPolicy::swi_step`]).
     const SWI_BITS: u32 = 0;

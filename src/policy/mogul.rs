@@ -25,6 +25,7 @@
 use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
+use crate::policy::interrupt::HandlerMode;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::problems::Problems;
 use crate::task::{PolicyTask, Step, Task};
@@ -237,6 +238,7 @@ impl Mogul {
 }
 
 impl RxPolicy for Mogul {
+    const HANDLER: HandlerMode = HandlerMode::Schedule;
     const WATCHES_OUTPUT: bool = true;
 
     fn serves(p: &PolicyConfig) -> bool {

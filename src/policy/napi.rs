@@ -26,6 +26,7 @@
 use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
+use crate::policy::interrupt::HandlerMode;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::problems::Problems;
 use crate::softirq::NET_RX;
@@ -317,6 +318,7 @@ impl Napi {
 }
 
 impl RxPolicy for Napi {
+    const HANDLER: HandlerMode = HandlerMode::Schedule;
     const SWI_BITS: u32 = NET_RX;
     const SWI_NAME: Option<&'static str> = Some("NET_RX softirq");
 
