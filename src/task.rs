@@ -10,6 +10,7 @@ use crate::time::SimTime;
 
 /// Something that uses the CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Task {
     /// hardclock (Clock).
     Hardclock,

@@ -747,6 +747,7 @@ impl Host {
         self.runq.contended(Level::User)
     }
 
+    #[inline(always)]
     fn set_burst(&mut self, now: SimTime, task: Task, dur: SimTime) {
         let tag = match task {
             Task::UserProc => TAG_USER,

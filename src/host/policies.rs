@@ -117,7 +117,9 @@ macro_rules! registry {
         }
 
         impl Host {
-            /// One step of policy task `t`.
+            /// One step of policy task `t` (out of line: it keeps the policies' code out
+            /// of `Host::step`, whose other arms are the interrupt path).
+            #[inline(never)]
             pub(crate) fn policy_step(
                 &mut self,
                 t: PolicyTask,
