@@ -1,8 +1,9 @@
 //! The receive-policy registry and the host's routing for every policy.
 //!
 //! A receive policy is a file of its own under `src/policy/` that implements
-//! [`RxPolicy`]; registering it is one line of the [`registry!`] invocation below, which
-//! generates the state set ([`Policies`]: one optional, boxed state per policy, built
+//! [`RxPolicy`]; registering it is one line in the list of
+//! [`with_policies!`](crate::policy::with_policies), which also makes its scenario
+//! field. Here that list goes through [`registry!`], which generates the state set ([`Policies`]: one optional, boxed state per policy, built
 //! from the NICs' configurations), the registry indexes ([`kind`]: a policy's tasks and
 //! timer carry its index) and the routing: each of the host's calls into a policy
 //! matches the index, takes the policy's state out of the host, lends it a
@@ -20,12 +21,14 @@ use crate::task::PolicyTask;
 use crate::time::SimTime;
 use std::collections::BTreeMap;
 
-/// Generates the registry from one line per policy: `Name => file::Type`, where
-/// `crate::policy::file::Type` implements [`RxPolicy`]. The order of the lines is the
+/// Generates the registry from the list of policies, one line each,
+/// `Name(Params) => file::Type`, where `crate::policy::file::Type` implements
+/// [`RxPolicy`] (`Params` and the doc comments make the scenario field, in
+/// `crate::policy`; unused here). The order of the lines is the
 /// registry's order: the order in which the policies' timers are first scheduled and
 /// their tasks woken at the start of a run (keep it: it fixes the order of events).
 macro_rules! registry {
-    ($($name:ident => $file:ident :: $ty:ident),* $(,)?) => {
+    ($($(#[$doc:meta])* $name:ident($params:ident) => $file:ident :: $ty:ident,)*) => {
         /// Registry index of each policy ([`PolicyTask::kind`], [`Event::PolicyTimer`]).
         #[allow(non_upper_case_globals, dead_code)]
         pub(crate) mod kind {
@@ -289,15 +292,8 @@ fn owns(bits: u32, bit: u32) -> bool {
     bits & bit != 0
 }
 
-// The registry: one line per receive policy (the `interrupt` policy has no state of its
-// own: its interrupt handler does all the work, `crate::policy::interrupt`).
-registry! {
-    FreebsdPolling => freebsd_polling::Polling,
-    Napi => napi::Napi,
-    MogulRamakrishnan => mogul::Mogul,
-    Deferred => deferred::Deferred,
-    BusyPoll => busy_poll::BusyPoll,
-}
+// The registry: the policies of `crate::policy::with_policies!`, one line each there.
+crate::policy::with_policies!(registry);
 
 impl Host {
     /// Whether the queue after the receive path is full (`half`: more than half full)

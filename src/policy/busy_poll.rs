@@ -12,7 +12,7 @@
 //!
 //! Counters: `busy_poll.empty_polls`.
 
-use crate::cost::Cost;
+use crate::cost::{Cost, CostParam};
 use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
@@ -20,7 +20,31 @@ use crate::policy::interrupt::HandlerMode;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::problems::Problems;
 use crate::task::{PolicyTask, Step, Task};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// A busy-polled NIC's own parameters (`"kind": "busy-poll"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BusyPollParams {
+    /// Cost of one pass over the rings that finds nothing (default 100 ns); the same
+    /// for every busy-poll NIC (one loop polls them all).
+    #[serde(default = "d_empty_poll")]
+    pub empty_poll: CostParam,
+}
+
+fn d_empty_poll() -> CostParam {
+    CostParam::ns(100.0)
+}
+
+impl BusyPollParams {
+    /// Range checks (its lower bound depends on the CPU clock: `validate_model`).
+    pub fn validate(&self, p: &mut Problems) {
+        if let Err(e) = self.empty_poll.check() {
+            p.push("empty_poll", e);
+        }
+    }
+}
 
 /// Busy-poll loop state.
 #[derive(Clone, Debug)]
@@ -85,11 +109,11 @@ impl BusyPoll {
 impl RxPolicy for BusyPoll {
     const HANDLER: HandlerMode = HandlerMode::Nothing;
     fn serves(p: &PolicyConfig) -> bool {
-        matches!(p, PolicyConfig::BusyPoll { .. })
+        matches!(p, PolicyConfig::BusyPoll(_))
     }
     fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
         let empty = ctx.nics.iter().find_map(|p| match p {
-            PolicyConfig::BusyPoll { empty_poll } => Some(empty_poll.build(ctx.clock_mhz)),
+            PolicyConfig::BusyPoll(b) => Some(b.empty_poll.build(ctx.clock_mhz)),
             _ => None,
         })?;
         let polled = ctx.nics.iter().map(Self::serves).collect();
@@ -104,7 +128,7 @@ impl RxPolicy for BusyPoll {
         let mhz = ctx.clock_mhz;
         let mut first_busy: Option<(usize, &crate::cost::CostParam)> = None;
         for (i, n) in ctx.nics.iter().enumerate() {
-            if let PolicyConfig::BusyPoll { empty_poll } = n {
+            if let PolicyConfig::BusyPoll(BusyPollParams { empty_poll }) = n {
                 let ns = empty_poll.mean_ns(mhz);
                 if empty_poll.check().is_ok() && ns < 1.0 {
                     p.push(

@@ -21,14 +21,47 @@
 //!
 //! Counters: `<nic>.taskq.runs`, `<nic>.taskq.requeues`.
 
-use crate::cost::Cost;
+use crate::cost::{Cost, CostParam};
 use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
 use crate::policy::interrupt::HandlerMode;
 use crate::policy::{BuildCtx, PolicyConfig, RxPolicy, nic_name};
+use crate::problems::Problems;
 use crate::task::{PolicyTask, Step, Task};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// A NIC's own parameters under the deferred handler (`"kind": "deferred"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeferredParams {
+    /// Packets one task run may take before re-enqueueing itself (default 100,
+    /// em_rx_process_limit).
+    #[serde(default = "d_limit")]
+    pub process_limit: u32,
+    /// Cost of one task run: taskqueue dispatch and thread switch (default 0) [cost].
+    #[serde(default)]
+    pub task_overhead: CostParam,
+    /// Whether the task runs the protocol code inline (net.isr.direct = 1) instead
+    /// of queueing to ipintrq (default false).
+    #[serde(default)]
+    pub direct: bool,
+}
+
+fn d_limit() -> u32 {
+    100
+}
+
+impl DeferredParams {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        p.at_least("process_limit", self.process_limit as u64, 1, "packet");
+        if let Err(e) = self.task_overhead.check() {
+            p.push("task_overhead", e);
+        }
+    }
+}
 
 /// The tasks of every NIC that uses the deferred handler.
 #[derive(Clone, Debug)]
@@ -42,7 +75,7 @@ pub struct Deferred {
 impl RxPolicy for Deferred {
     const HANDLER: HandlerMode = HandlerMode::Schedule;
     fn serves(p: &PolicyConfig) -> bool {
-        matches!(p, PolicyConfig::Deferred { .. })
+        matches!(p, PolicyConfig::Deferred(_))
     }
     fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
         ctx.nics_of::<Self>().next()?;
@@ -51,15 +84,11 @@ impl RxPolicy for Deferred {
             .iter()
             .enumerate()
             .map(|(nic, p)| match p {
-                PolicyConfig::Deferred {
-                    process_limit,
-                    task_overhead,
-                    direct,
-                } => Some(Taskq::new(
+                PolicyConfig::Deferred(d) => Some(Taskq::new(
                     nic,
-                    *process_limit,
-                    task_overhead.build(ctx.clock_mhz),
-                    *direct,
+                    d.process_limit,
+                    d.task_overhead.build(ctx.clock_mhz),
+                    d.direct,
                 )),
                 _ => None,
             })
@@ -219,10 +248,12 @@ mod tests {
     #[test]
     fn the_handler_wakes_the_nics_own_task_and_its_steps_run_that_nics_taskq() {
         // NICs 0 and 2 use the deferred handler (registry index 3), NIC 1 does not.
-        let cfg = |limit| PolicyConfig::Deferred {
-            process_limit: limit,
-            task_overhead: crate::cost::CostParam::ns(0.0),
-            direct: true,
+        let cfg = |limit| {
+            PolicyConfig::Deferred(DeferredParams {
+                process_limit: limit,
+                task_overhead: crate::cost::CostParam::ns(0.0),
+                direct: true,
+            })
         };
         let nics = [cfg(100), PolicyConfig::Interrupt, cfg(1)];
         let kernel: crate::kernel::KernelConfig =

@@ -37,6 +37,17 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A polled NIC's own parameters (`"kind": "freebsd-polling"`): none, kern_poll's are
+/// system-wide (`kernel.polling`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PollingParams {}
+
+impl PollingParams {
+    /// Range checks (nothing to check).
+    pub fn validate(&self, _p: &mut Problems) {}
+}
+
 /// kern.polling.* parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -405,7 +416,7 @@ impl RxPolicy for Polling {
     const PREEMPTS_HANDLERS: bool = true;
 
     fn serves(p: &PolicyConfig) -> bool {
-        matches!(p, PolicyConfig::FreebsdPolling)
+        matches!(p, PolicyConfig::FreebsdPolling(_))
     }
     fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
         let nics: Vec<usize> = ctx.nics_of::<Self>().map(|(i, _)| i).collect();

@@ -6,9 +6,11 @@
 //! Interrupt moderation is a NIC feature (`nics[i].moderation`, [`moderation`]) that
 //! combines with every interrupt-driven policy.
 //!
-//! The host drives a policy through the hooks of [`RxPolicy`], and finds it in its
-//! registry (`src/host/policies.rs`, one line per policy): see
-//! `docs/adding-a-policy.md`.
+//! The policies are listed once, one line each, in [`with_policies!`]: that list
+//! declares their modules, makes their variants of [`PolicyConfig`] (the scenario
+//! field, its JSON Schema and its checks) and is the host's registry
+//! (`src/host/policies.rs`), which drives each policy through the hooks of
+//! [`RxPolicy`]. See `docs/adding-a-policy.md`.
 //!
 //! | kind                 | file                 | mechanism                                                    |
 //! |----------------------|----------------------|--------------------------------------------------------------|
@@ -19,16 +21,76 @@
 //! | `deferred`           | `deferred.rs`        | fast filter + taskqueue task (FreeBSD em, EM_FAST_INTR)      |
 //! | `busy-poll`          | `busy_poll.rs`       | a loop owns the CPU and polls the rings                      |
 
-pub mod busy_poll;
-pub mod deferred;
 pub mod env;
-pub mod freebsd_polling;
 pub mod interrupt;
 pub mod moderation;
-pub mod mogul;
-pub mod napi;
 
-use crate::cost::CostParam;
+/// The receive policies other than `interrupt` (whose handler does all the work and
+/// which has no state of its own): one line each, `Variant(Params) => file::State`,
+/// where `src/policy/file.rs` defines `Params` (the NIC's parameters in the scenario,
+/// with a `validate` method) and `State`, which implements [`RxPolicy`]. Calls macro
+/// `$m` with the list; the list's order is the order of `PolicyConfig`'s variants and
+/// of the host's registry, which fixes the order of the policies' first timers and
+/// wake-ups (add new lines at the end: the results of existing scenarios then stay
+/// the same).
+macro_rules! with_policies {
+    ($m:ident) => {
+        $m! {
+            /// FreeBSD DEVICE_POLLING (parameters in `kernel.polling`): see [`freebsd_polling`].
+            FreebsdPolling(PollingParams) => freebsd_polling::Polling,
+            /// Linux NAPI (budget in `kernel.napi`): see [`napi`].
+            Napi(NapiParams) => napi::Napi,
+            /// Mogul & Ramakrishnan's polling thread (cycle limit in `kernel.mogul`): see [`mogul`].
+            MogulRamakrishnan(MogulParams) => mogul::Mogul,
+            /// Fast interrupt filter plus taskqueue task: see [`deferred`].
+            Deferred(DeferredParams) => deferred::Deferred,
+            /// A loop that owns the CPU and polls the rings: see [`busy_poll`].
+            BusyPoll(BusyPollParams) => busy_poll::BusyPoll,
+        }
+    };
+}
+pub(crate) use with_policies;
+
+/// The policies' modules and [`PolicyConfig`], from [`with_policies!`].
+macro_rules! policy_config {
+    ($($(#[$doc:meta])* $name:ident($params:ident) => $file:ident :: $ty:ident,)*) => {
+        $(pub mod $file;)*
+
+        /// Which receive policy a NIC uses, with its per-NIC parameters.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+        #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+        pub enum PolicyConfig {
+            /// Classic interrupt-driven receive (4.4BSD, FreeBSD 2.x-4.x): see [`interrupt`].
+            #[default]
+            Interrupt,
+            $($(#[$doc])* $name($file::$params),)*
+        }
+
+        impl PolicyConfig {
+            /// Whether the NIC's receive interrupt is used (moderation applies): not
+            /// when its policy keeps the interrupt off ([`RxPolicy::HANDLER`] is
+            /// `Nothing`).
+            pub fn interrupt_driven(&self) -> bool {
+                match self {
+                    PolicyConfig::Interrupt => true,
+                    $(PolicyConfig::$name(_) => {
+                        <$file::$ty as RxPolicy>::HANDLER != interrupt::HandlerMode::Nothing
+                    })*
+                }
+            }
+
+            /// Range checks of the NIC's parameters.
+            pub fn validate(&self, p: &mut Problems) {
+                match self {
+                    PolicyConfig::Interrupt => {}
+                    $(PolicyConfig::$name(x) => x.validate(p),)*
+                }
+            }
+        }
+    };
+}
+with_policies!(policy_config);
+
 use crate::kernel::KernelConfig;
 use crate::problems::Problems;
 use crate::task::{PolicyTask, Step};
@@ -135,98 +197,4 @@ impl BuildCtx<'_> {
 /// The name of NIC `n` in traces (empty if unknown).
 pub fn nic_name(nic_names: &[String], n: u16) -> String {
     nic_names.get(n as usize).cloned().unwrap_or_default()
-}
-
-/// Which receive policy a NIC uses, with its per-NIC parameters.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum PolicyConfig {
-    /// Classic interrupt-driven receive (4.4BSD, FreeBSD 2.x-4.x): see [`interrupt`].
-    #[default]
-    Interrupt,
-    /// FreeBSD DEVICE_POLLING (parameters in `kernel.polling`): see [`freebsd_polling`].
-    FreebsdPolling,
-    /// Linux NAPI (budget in `kernel.napi`): see [`napi`].
-    Napi {
-        /// Packets one poll of this device may take (default 64).
-        #[serde(default = "d_weight")]
-        weight: u32,
-    },
-    /// Mogul & Ramakrishnan's polling thread (cycle limit in `kernel.mogul`): see [`mogul`].
-    MogulRamakrishnan {
-        /// Packets taken from this interface per round-robin turn (default 5).
-        #[serde(default = "d_quota")]
-        quota: u32,
-    },
-    /// Fast interrupt filter plus taskqueue task: see [`deferred`].
-    Deferred {
-        /// Packets one task run may take before re-enqueueing itself (default 100,
-        /// em_rx_process_limit).
-        #[serde(default = "d_limit")]
-        process_limit: u32,
-        /// Cost of one task run: taskqueue dispatch and thread switch (default 0) [cost].
-        #[serde(default)]
-        task_overhead: CostParam,
-        /// Whether the task runs the protocol code inline (net.isr.direct = 1) instead
-        /// of queueing to ipintrq (default false).
-        #[serde(default)]
-        direct: bool,
-    },
-    /// A loop that owns the CPU and polls the rings: see [`busy_poll`].
-    BusyPoll {
-        /// Cost of one pass over the rings that finds nothing (default 100 ns); the same
-        /// for every busy-poll NIC (one loop polls them all).
-        #[serde(default = "d_empty_poll")]
-        empty_poll: CostParam,
-    },
-}
-
-fn d_weight() -> u32 {
-    64
-}
-fn d_quota() -> u32 {
-    5
-}
-fn d_limit() -> u32 {
-    100
-}
-fn d_empty_poll() -> CostParam {
-    CostParam::ns(100.0)
-}
-
-impl PolicyConfig {
-    /// Whether the NIC's receive interrupt is used (moderation applies).
-    pub fn interrupt_driven(&self) -> bool {
-        !matches!(
-            self,
-            PolicyConfig::FreebsdPolling | PolicyConfig::BusyPoll { .. }
-        )
-    }
-
-    /// Range checks.
-    pub fn validate(&self, p: &mut Problems) {
-        match self {
-            PolicyConfig::Interrupt | PolicyConfig::FreebsdPolling => {}
-            PolicyConfig::Napi { weight } => p.at_least("weight", *weight as u64, 1, "packet"),
-            PolicyConfig::MogulRamakrishnan { quota } => {
-                p.at_least("quota", *quota as u64, 1, "packet")
-            }
-            PolicyConfig::Deferred {
-                process_limit,
-                task_overhead,
-                ..
-            } => {
-                p.at_least("process_limit", *process_limit as u64, 1, "packet");
-                if let Err(e) = task_overhead.check() {
-                    p.push("task_overhead", e);
-                }
-            }
-            // (Its lower bound depends on the CPU clock: `ModelConfig::validate`.)
-            PolicyConfig::BusyPoll { empty_poll } => {
-                if let Err(e) = empty_poll.check() {
-                    p.push("empty_poll", e);
-                }
-            }
-        }
-    }
 }

@@ -33,6 +33,26 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
+/// A NIC's own parameters under the polling thread (`"kind": "mogul-ramakrishnan"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MogulParams {
+    /// Packets taken from this interface per round-robin turn (default 5).
+    #[serde(default = "d_quota")]
+    pub quota: u32,
+}
+
+fn d_quota() -> u32 {
+    5
+}
+
+impl MogulParams {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        p.at_least("quota", self.quota as u64, 1, "packet");
+    }
+}
+
 /// System-wide parameters of the polling thread.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -242,7 +262,7 @@ impl RxPolicy for Mogul {
     const WATCHES_OUTPUT: bool = true;
 
     fn serves(p: &PolicyConfig) -> bool {
-        matches!(p, PolicyConfig::MogulRamakrishnan { .. })
+        matches!(p, PolicyConfig::MogulRamakrishnan(_))
     }
     fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
         ctx.nics_of::<Self>().next()?;
@@ -250,7 +270,7 @@ impl RxPolicy for Mogul {
             .nics
             .iter()
             .map(|p| match p {
-                PolicyConfig::MogulRamakrishnan { quota } => *quota,
+                PolicyConfig::MogulRamakrishnan(m) => m.quota,
                 _ => 0,
             })
             .collect();

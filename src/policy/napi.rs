@@ -35,6 +35,26 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
+/// A NAPI NIC's own parameters (`nics[i].policy` with `"kind": "napi"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NapiParams {
+    /// Packets one poll of this device may take (default 64).
+    #[serde(default = "d_weight")]
+    pub weight: u32,
+}
+
+fn d_weight() -> u32 {
+    64
+}
+
+impl NapiParams {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        p.at_least("weight", self.weight as u64, 1, "packet");
+    }
+}
+
 /// System-wide NAPI and softirq parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -323,7 +343,7 @@ impl RxPolicy for Napi {
     const SWI_NAME: Option<&'static str> = Some("NET_RX softirq");
 
     fn serves(p: &PolicyConfig) -> bool {
-        matches!(p, PolicyConfig::Napi { .. })
+        matches!(p, PolicyConfig::Napi(_))
     }
     fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
         ctx.nics_of::<Self>().next()?;
@@ -331,7 +351,7 @@ impl RxPolicy for Napi {
             .nics
             .iter()
             .map(|p| match p {
-                PolicyConfig::Napi { weight } => *weight,
+                PolicyConfig::Napi(n) => n.weight,
                 _ => 0,
             })
             .collect();

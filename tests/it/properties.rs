@@ -1652,8 +1652,8 @@ proptest! {
                     || n.driver.link_watch.is_some()
                     || matches!(
                         n.policy,
-                        irqsim::policy::PolicyConfig::FreebsdPolling
-                            | irqsim::policy::PolicyConfig::BusyPoll { .. }
+                        irqsim::policy::PolicyConfig::FreebsdPolling(_)
+                            | irqsim::policy::PolicyConfig::BusyPoll(_)
                     )
             });
         if !periodic {
