@@ -167,13 +167,14 @@ impl NicConfig {
                     "needs `interrupt_every` > 0 or `interrupt_on_idle`: otherwise descriptors are never reclaimed",
                 );
             }
-            if !matches!(
-                self.policy,
-                PolicyConfig::Interrupt | PolicyConfig::Deferred { .. }
-            ) {
+            if !self.policy.reclaims_tx() {
                 p.push(
                     "tx_completion",
-                    "driver-reclaimed transmit descriptors are modelled for the `interrupt` and `deferred` policies only",
+                    format!(
+                        "driver-reclaimed transmit descriptors are modelled for the policies \
+                         that reclaim them ({}) only",
+                        PolicyConfig::reclaiming_tx().join(", ")
+                    ),
                 );
             }
         }

@@ -74,6 +74,8 @@ pub struct Deferred {
 
 impl RxPolicy for Deferred {
     const HANDLER: HandlerMode = HandlerMode::Schedule;
+    /// The task runs em_txeof (`Taskq::step`).
+    const RECLAIMS_TX: bool = true;
     fn serves(p: &PolicyConfig) -> bool {
         matches!(p, PolicyConfig::Deferred(_))
     }

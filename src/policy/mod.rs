@@ -79,6 +79,25 @@ macro_rules! policy_config {
                 }
             }
 
+            /// Whether the policy's code reclaims sent transmit descriptors (txeof), so
+            /// that `tx_completion` can be modelled on its NIC ([`RxPolicy::RECLAIMS_TX`];
+            /// the `interrupt` policy's handler does).
+            pub fn reclaims_tx(&self) -> bool {
+                match self {
+                    PolicyConfig::Interrupt => true,
+                    $(PolicyConfig::$name(_) => <$file::$ty as RxPolicy>::RECLAIMS_TX,)*
+                }
+            }
+
+            /// The `kind`s of the policies that reclaim transmit descriptors, quoted.
+            pub fn reclaiming_tx() -> Vec<String> {
+                let mut v = vec!["`interrupt`".to_string()];
+                $(if <$file::$ty as RxPolicy>::RECLAIMS_TX {
+                    v.push(format!("`{}`", kebab(stringify!($name))));
+                })*
+                v
+            }
+
             /// Range checks of the NIC's parameters.
             pub fn validate(&self, p: &mut Problems) {
                 match self {
@@ -120,6 +139,9 @@ pub trait RxPolicy: Sized {
     /// handler's CPU time does not map to wall time in advance and the handlers' look-ahead
     /// is off.
     const PREEMPTS_HANDLERS: bool = false;
+    /// Whether its code reclaims sent transmit descriptors (txeof), so that a NIC using
+    /// it may model `tx_completion` (driver-reclaimed descriptors and their interrupts).
+    const RECLAIMS_TX: bool = false;
     /// The name of the software-interrupt dispatcher in traces when the policy is used
     /// (`NET_RX softirq` for NAPI; default: `netisr`).
     const SWI_NAME: Option<&'static str> = None;
@@ -173,6 +195,23 @@ pub trait RxPolicy: Sized {
     }
 }
 
+/// A variant's name as a model file writes its `kind` (serde's kebab case:
+/// `MogulRamakrishnan` is `mogul-ramakrishnan`).
+fn kebab(name: &str) -> String {
+    let mut s = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                s.push('-');
+            }
+            s.push(c.to_ascii_lowercase());
+        } else {
+            s.push(c);
+        }
+    }
+    s
+}
+
 /// What a policy's [`RxPolicy::build`] gets.
 pub struct BuildCtx<'a> {
     /// The policy's index in the registry (for the tasks it wakes: [`PolicyTask::kind`]).
@@ -197,4 +236,29 @@ impl BuildCtx<'_> {
 /// The name of NIC `n` in traces (empty if unknown).
 pub fn nic_name(nic_names: &[String], n: u16) -> String {
     nic_names.get(n as usize).cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_the_variants_in_kebab_case_as_serde_writes_them() {
+        assert_eq!(kebab("MogulRamakrishnan"), "mogul-ramakrishnan");
+        assert_eq!(kebab("Napi"), "napi");
+        let cfg = PolicyConfig::Deferred(deferred::DeferredParams {
+            process_limit: 100,
+            task_overhead: crate::cost::CostParam::default(),
+            direct: false,
+        });
+        let json = serde_json::to_value(&cfg).expect("serialise");
+        assert_eq!(
+            format!("`{}`", json["kind"].as_str().expect("kind")),
+            PolicyConfig::reclaiming_tx()[1]
+        );
+        assert_eq!(
+            PolicyConfig::reclaiming_tx(),
+            vec!["`interrupt`", "`deferred`"]
+        );
+    }
 }
