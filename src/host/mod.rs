@@ -111,7 +111,7 @@ impl ModelConfig {
                 nics: &policies,
                 kernel: &self.kernel,
                 clock_mhz: self.cpu.clock_mhz,
-                timeslice: SimTime::ZERO,
+                timeslice: SimTime::from_ns_f64(self.kernel.timeslice_ns),
             },
             p,
         );

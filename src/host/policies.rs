@@ -26,9 +26,22 @@ use std::collections::BTreeMap;
 /// [`RxPolicy`] (`Params` and the doc comments make the scenario field, in
 /// `crate::policy`; unused here). The order of the lines is the
 /// registry's order: the order in which the policies' timers are first scheduled and
-/// their tasks woken at the start of a run (keep it: it fixes the order of events).
+/// their tasks woken at the start of a run, within a level (keep it: it fixes the order
+/// of events).
 macro_rules! registry {
     ($($(#[$doc:meta])* $name:ident($params:ident) => $file:ident :: $ty:ident,)*) => {
+        // The policies' software-interrupt bits are their own: no two policies share one,
+        // and none takes ipintr's (the dispatcher would never hand it to them).
+        const _: () = {
+            let mut taken = crate::softirq::NETISR_IP;
+            $(
+                let bits = <crate::policy::$file::$ty as RxPolicy>::SWI_BITS;
+                assert!(bits & taken == 0, "two policies claim one software-interrupt bit");
+                taken |= bits;
+            )*
+            let _ = taken;
+        };
+
         /// Registry index of each policy ([`PolicyTask::kind`], [`Event::PolicyTimer`]).
         #[allow(non_upper_case_globals, dead_code)]
         pub(crate) mod kind {

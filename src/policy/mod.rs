@@ -30,8 +30,9 @@ pub mod moderation;
 /// where `src/policy/file.rs` defines `Params` (the NIC's parameters in the scenario,
 /// with a `validate` method) and `State`, which implements [`RxPolicy`]. Calls macro
 /// `$m` with the list; the list's order is the order of `PolicyConfig`'s variants and
-/// of the host's registry, which fixes the order of the policies' first timers and
-/// wake-ups (add new lines at the end: the results of existing scenarios then stay
+/// of the host's registry, which fixes the order of the policies' first timers and of
+/// their tasks' wake-ups at time 0 within a priority level (add new lines at the end:
+/// the results of existing scenarios then stay
 /// the same).
 macro_rules! with_policies {
     ($m:ident) => {
@@ -213,6 +214,8 @@ fn kebab(name: &str) -> String {
 }
 
 /// What a policy's [`RxPolicy::build`] gets.
+/// (Also given to [`RxPolicy::validate_model`], before any run, for a model that may be
+/// invalid.)
 pub struct BuildCtx<'a> {
     /// The policy's index in the registry (for the tasks it wakes: [`PolicyTask::kind`]).
     pub kind: u8,

@@ -1081,3 +1081,33 @@ fn flows_sharing_an_input_nic_may_not_exceed_its_line_rate_together() {
         ],
     );
 }
+
+#[test]
+fn a_parameter_another_policy_would_take_is_refused_not_ignored() {
+    // Switching a NIC from NAPI to FreeBSD polling with `weight` left over: polling has
+    // no per-NIC parameters, so the leftover is an error, as an unknown field is
+    // anywhere else (the schema says so too: `additionalProperties: false`).
+    let mut c = Case::new();
+    c.model["nics"][0]["policy"] = json!({ "kind": "freebsd-polling", "weight": 64 });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[0].policy",
+        &["unknown field `weight`", "there are no fields"],
+    );
+}
+
+#[test]
+fn transmit_completions_need_a_policy_that_reclaims_descriptors() {
+    let mut c = Case::new();
+    c.model["nics"][1]["policy"] = json!({ "kind": "napi" });
+    c.model["nics"][1]["tx_completion"] = json!({ "interrupt_every": 1 });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.model_path(),
+        "nics[1].tx_completion",
+        &["reclaim", "(`interrupt`, `deferred`)"],
+    );
+}
