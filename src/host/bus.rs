@@ -21,14 +21,14 @@ impl Host {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        match self.dma[nic].rx_in(pkt) {
+        match self.ports[nic].dma_mut().rx_in(pkt) {
             RxIn::Dropped => {
                 self.flows[pkt.flow as usize].stats.drops.rx_fifo += 1;
                 // The damaged frame's descriptor carries the overflow error.
-                if !self.nics[nic].rx_error_cause
-                    && matches!(self.policies[nic], PolicyConfig::Interrupt)
+                if !self.ports[nic].nic.rx_error_cause
+                    && matches!(self.ports[nic].policy, PolicyConfig::Interrupt)
                 {
-                    self.nics[nic].rx_error_cause = true;
+                    self.ports[nic].nic.rx_error_cause = true;
                     self.irq_cause(nic, now, s);
                 }
             }
@@ -49,7 +49,7 @@ impl Host {
     ) {
         // The chip sees the descriptor `tx_latency` after the poll demand. A burst of
         // an aborted frame still on the bus goes first; its completion starts this one.
-        if let Some(r) = self.dma[nic].tx_begin(pkt, eligible, now) {
+        if let Some(r) = self.ports[nic].dma_mut().tx_begin(pkt, eligible, now) {
             self.bus_read(r, s);
         }
     }
@@ -79,16 +79,16 @@ impl Host {
         let nic = b.nic as usize;
         match b.dir {
             Dir::RxWrite => {
-                if let Some(pkt) = self.dma[nic].rx_burst_done(b.bytes) {
+                if let Some(pkt) = self.ports[nic].dma_mut().rx_burst_done(b.bytes) {
                     self.rx_complete(nic, pkt, now, s);
                 }
-                if let Some(b) = self.dma[nic].rx_next_burst() {
+                if let Some(b) = self.ports[nic].dma_mut().rx_next_burst() {
                     self.bus_request(b, now, s);
                 }
             }
             Dir::TxRead => {
-                let link = self.nics[nic].link;
-                match self.dma[nic].tx_burst_done(b.bytes, now, &link) {
+                let link = self.ports[nic].nic.link;
+                match self.ports[nic].dma_mut().tx_burst_done(b.bytes, now, &link) {
                     TxStep::Idle => {}
                     TxStep::Underrun => self.tx_underrun(nic, now, s),
                     TxStep::Fetch { started, next } => {
@@ -112,16 +112,16 @@ impl Host {
     /// lost, the transmitter stops and raises TX_UNDERRUN.
     pub(crate) fn tx_underrun(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.set_tx_slot(nic, None);
-        if let Some(p) = self.nics[nic].tx_abort() {
+        if let Some(p) = self.ports[nic].nic.tx_abort() {
             self.flows[p.flow as usize].stats.drops.tx_underrun += 1;
         }
-        if matches!(self.policies[nic], PolicyConfig::Interrupt) {
+        if matches!(self.ports[nic].policy, PolicyConfig::Interrupt) {
             self.irq_cause(nic, now, s);
         } else {
             // No driver handler modelled: the chip steps its threshold and goes on.
-            self.nics[nic].underrun_cause = false;
-            self.nics[nic].tx_halted = false;
-            self.dma[nic].raise_threshold();
+            self.ports[nic].nic.underrun_cause = false;
+            self.ports[nic].nic.tx_halted = false;
+            self.ports[nic].dma_mut().raise_threshold();
             self.if_start(nic, now, s);
         }
     }
@@ -131,12 +131,15 @@ impl Host {
     pub(crate) fn chip_reset(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         // A frame is on the wire, and whole (not a cut-through frame still being
         // fetched, which the reset cuts short): without a bus every frame on the wire is.
-        let on_wire =
-            self.dma.get(nic).is_none_or(|d| !d.tx_fetching()) && self.tx_slot(nic).is_some();
-        for p in self.nics[nic].reset(on_wire) {
+        let on_wire = self.ports[nic]
+            .dma
+            .as_ref()
+            .is_none_or(|d| !d.tx_fetching())
+            && self.tx_slot(nic).is_some();
+        for p in self.ports[nic].nic.reset(on_wire) {
             self.flows[p.flow as usize].stats.drops.reset += 1;
         }
-        if let Some(d) = self.dma.get_mut(nic) {
+        if let Some(d) = self.ports[nic].dma.as_mut() {
             for p in d.reset() {
                 self.flows[p.flow as usize].stats.drops.reset += 1;
             }

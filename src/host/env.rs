@@ -30,19 +30,19 @@ impl RxEnv for HostEnv<'_> {
     }
     #[inline(always)]
     fn rx_pop(&mut self, nic: usize) -> Option<Packet> {
-        self.h.nics[nic].rx_ring.pop()
+        self.h.ports[nic].nic.rx_ring.pop()
     }
     #[inline(always)]
     fn rx_empty(&self, nic: usize) -> bool {
-        self.h.nics[nic].rx_ring.is_empty()
+        self.h.ports[nic].nic.rx_ring.is_empty()
     }
     #[inline(always)]
     fn take_tx_completions(&mut self, nic: usize) -> Option<u32> {
-        self.h.nics[nic].take_tx_completions()
+        self.h.ports[nic].nic.take_tx_completions()
     }
     #[inline(always)]
     fn tx_completion_interrupts(&self, nic: usize) -> bool {
-        self.h.nics[nic].tx_completion_interrupts()
+        self.h.ports[nic].nic.tx_completion_interrupts()
     }
     #[inline(always)]
     fn if_start(&mut self, nic: usize) {
@@ -54,19 +54,19 @@ impl RxEnv for HostEnv<'_> {
     }
     #[inline(always)]
     fn rx_cost(&mut self, nic: usize, bytes: u32) -> SimTime {
-        self.h.drivers[nic].rx(bytes)
+        self.h.ports[nic].driver.rx(bytes)
     }
     #[inline(always)]
     fn poll_call_cost(&mut self, nic: usize) -> SimTime {
-        self.h.drivers[nic].poll_call()
+        self.h.ports[nic].driver.poll_call()
     }
     #[inline(always)]
     fn status_check_cost(&mut self, nic: usize) -> SimTime {
-        self.h.drivers[nic].poll_status_check()
+        self.h.ports[nic].driver.poll_status_check()
     }
     #[inline(always)]
     fn txeof_cost(&mut self, nic: usize, n: u32) -> SimTime {
-        self.h.drivers[nic].txeof(n)
+        self.h.ports[nic].driver.txeof(n)
     }
     #[inline(always)]
     fn forward_cost(&mut self) -> SimTime {
@@ -105,7 +105,7 @@ impl RxEnv for HostEnv<'_> {
 impl IsrEnv for HostEnv<'_> {
     #[inline(always)]
     fn costs(&mut self, nic: usize) -> &mut DriverCosts {
-        &mut self.h.drivers[nic]
+        &mut self.h.ports[nic].driver
     }
     #[inline(always)]
     fn take_interrupt(&mut self, nic: usize) -> bool {
@@ -113,24 +113,24 @@ impl IsrEnv for HostEnv<'_> {
     }
     #[inline(always)]
     fn stats_overflow(&mut self, nic: usize) -> Option<SimTime> {
-        if !self.h.nics[nic].stats_cause() {
+        if !self.h.ports[nic].nic.stats_cause() {
             return None;
         }
-        let st = self.h.nics[nic].stats.as_mut().expect("stats cause");
+        let st = self.h.ports[nic].nic.stats.as_mut().expect("stats cause");
         st.harvest(true);
         let c = st.overflow_harvest.clone();
         Some(self.h.netisr.sample(&c))
     }
     #[inline(always)]
     fn rx_error(&mut self, nic: usize) -> Option<SimTime> {
-        if !self.h.nics[nic].rx_error_cause {
+        if !self.h.ports[nic].nic.rx_error_cause {
             return None;
         }
         Some(self.h.handle_rx_error(nic, self.now, self.s))
     }
     #[inline(always)]
     fn underrun(&mut self, nic: usize) -> Option<SimTime> {
-        if !self.h.nics[nic].underrun_cause {
+        if !self.h.ports[nic].nic.underrun_cause {
             return None;
         }
         Some(self.h.handle_underrun(nic, self.now, self.s))
@@ -149,8 +149,8 @@ impl IsrEnv for HostEnv<'_> {
     }
     #[inline(always)]
     fn lone_frame(&self, nic: usize) -> Option<u32> {
-        let n = &self.h.nics[nic];
-        if !self.h.lookahead[nic] || n.rx_ring.len() != 1 {
+        let n = &self.h.ports[nic].nic;
+        if !self.h.ports[nic].lookahead || n.rx_ring.len() != 1 {
             return None;
         }
         n.rx_ring.front().map(|p| p.bytes)
@@ -172,11 +172,11 @@ impl LineEnv for HostEnv<'_> {
     }
     #[inline(always)]
     fn asserted(&self, nic: usize) -> bool {
-        self.h.nics[nic].irq_asserted
+        self.h.ports[nic].nic.irq_asserted
     }
     #[inline(always)]
     fn idle_handler(&mut self, nic: usize) -> SimTime {
-        self.h.drivers[nic].idle()
+        self.h.ports[nic].driver.idle()
     }
     #[inline(always)]
     fn merge_bursts(&self) -> bool {
@@ -184,11 +184,11 @@ impl LineEnv for HostEnv<'_> {
     }
     #[inline(always)]
     fn start_watched(&self, nic: usize) -> bool {
-        self.h.moderation[nic].is_some()
+        self.h.ports[nic].moderation.is_some()
     }
     #[inline(always)]
     fn save_start(&self, nic: usize) -> StreamRng {
-        self.h.drivers[nic].rng.clone()
+        self.h.ports[nic].driver.rng.clone()
     }
     #[inline(always)]
     fn undo_start(&mut self, nic: usize, saved: StreamRng) {

@@ -16,10 +16,10 @@ impl Host {
         bytes: u32,
         s: &mut Scheduler<Event>,
     ) {
-        match self.polled_by[nic] {
+        match self.ports[nic].polled_by {
             Some(k) => self.policy_rx_arrived(k, nic, now, s),
             None => {
-                if let Some(m) = &mut self.moderation[nic] {
+                if let Some(m) = &mut self.ports[nic].moderation {
                     m.packet(now, bytes);
                 }
                 self.irq_cause(nic, now, s);
@@ -30,10 +30,10 @@ impl Host {
     /// The chip has a pending receive cause: raise the line now, or when moderation
     /// allows.
     pub(crate) fn irq_cause(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if !self.nics[nic].wants_interrupt() {
+        if !self.ports[nic].nic.wants_interrupt() {
             return;
         }
-        match &mut self.moderation[nic] {
+        match &mut self.ports[nic].moderation {
             None => self.irq_raise(nic, now),
             Some(m) => match m.fire_time(now) {
                 t if t <= now => {
@@ -56,7 +56,7 @@ impl Host {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        let Some(m) = &mut self.moderation[nic] else {
+        let Some(m) = &mut self.ports[nic].moderation else {
             return;
         };
         if !m.expired(generation) {
@@ -67,8 +67,8 @@ impl Host {
 
     /// Assert `nic`'s line and make its handler ready.
     fn irq_raise(&mut self, nic: usize, now: SimTime) {
-        self.nics[nic].irq_asserted = true;
-        let l = self.nic_line[nic];
+        self.ports[nic].nic.irq_asserted = true;
+        let l = self.ports[nic].line;
         self.line_asserted(l, nic, now);
         self.wake(Task::Isr(l as u16));
     }
@@ -113,7 +113,7 @@ impl Host {
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):
     /// frames already in the ring raise the interrupt again.
     pub(crate) fn irq_unmask(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        self.nics[nic].irq_enabled = true;
+        self.ports[nic].nic.irq_enabled = true;
         self.irq_cause(nic, now, s);
     }
 
@@ -153,14 +153,14 @@ impl Host {
     /// Take back the start of `nic`'s handler folded into a burst (`isr_step` with
     /// `first`), restoring its driver's random stream to `rng`.
     pub(crate) fn undo_start(&mut self, nic: usize, rng: StreamRng) {
-        self.drivers[nic].rng = rng;
+        self.ports[nic].driver.rng = rng;
         self.untake_interrupt(nic);
         self.handlers[nic].cancel();
     }
 
     /// Undo `take_interrupt`: the chip asserts again, unmasked, the interrupt uncounted.
     pub(crate) fn untake_interrupt(&mut self, nic: usize) {
-        let n = &mut self.nics[nic];
+        let n = &mut self.ports[nic].nic;
         n.irq_asserted = true;
         n.irq_enabled = true;
         n.interrupts -= 1;
@@ -169,14 +169,14 @@ impl Host {
     /// Read and acknowledge `nic`'s interrupt status: if the chip asserts, mask it and
     /// count the interrupt (and tell its moderation).
     pub(crate) fn take_interrupt(&mut self, nic: usize) -> bool {
-        let n = &mut self.nics[nic];
+        let n = &mut self.ports[nic].nic;
         if !n.irq_asserted {
             return false;
         }
         n.irq_asserted = false;
         n.irq_enabled = false;
         n.interrupts += 1;
-        if let Some(m) = &mut self.moderation[nic] {
+        if let Some(m) = &mut self.ports[nic].moderation {
             m.on_interrupt();
         }
         true

@@ -8,8 +8,8 @@ use crate::time::SimTime;
 impl Host {
     /// Arm the first link check of every NIC that has one.
     pub(crate) fn link_watch_start(&mut self, s: &mut Scheduler<Event>) {
-        for nic in 0..self.link_watch.len() {
-            if let Some(w) = &self.link_watch[nic] {
+        for nic in 0..self.ports.len() {
+            if let Some(w) = &self.ports[nic].link_watch {
                 let (generation, after) = w.first_callout();
                 s.at(after, Event::LinkTick(nic as u16, generation));
             }
@@ -18,8 +18,8 @@ impl Host {
 
     /// (Re-)arm `nic`'s link check one period from now, cancelling the pending one.
     pub(crate) fn link_watch_rearm(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let up = self.nics[nic].link_up;
-        if let Some(w) = &mut self.link_watch[nic] {
+        let up = self.ports[nic].nic.link_up;
+        if let Some(w) = &mut self.ports[nic].link_watch {
             let (generation, after) = w.rearm(up);
             s.at(now + after, Event::LinkTick(nic as u16, generation));
         }
@@ -27,7 +27,8 @@ impl Host {
 
     /// The link-check callout fired: run dc_tick at softclock (unless cancelled).
     pub(crate) fn link_tick_due(&mut self, nic: usize, generation: u32) {
-        if self.link_watch[nic]
+        if self.ports[nic]
+            .link_watch
             .as_mut()
             .is_some_and(|w| w.fired(generation))
         {
@@ -45,12 +46,12 @@ impl Host {
         at_spl: bool,
         s: &mut Scheduler<Event>,
     ) -> Step {
-        let n = &self.nics[nic];
+        let n = &self.ports[nic].nic;
         let view = NicView {
             link_up: n.link_up,
             idle: n.rx_ring.len() < n.rx_ring.capacity() && n.tx_idle(),
         };
-        let Some(w) = &mut self.link_watch[nic] else {
+        let Some(w) = &mut self.ports[nic].link_watch else {
             return Step::Done;
         };
         if first {
@@ -69,7 +70,7 @@ impl Host {
             // A reset re-armed the callout while this dc_tick ran.
             None => return Step::Done,
             Some(true) => {
-                self.nics[nic].link_up = true;
+                self.ports[nic].nic.link_up = true;
                 self.if_start(nic, now, s);
             }
             Some(false) => {}
@@ -86,8 +87,8 @@ impl Host {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) -> SimTime {
-        self.nics[nic].rx_error_cause = false;
-        let Some(w) = self.link_watch[nic].as_ref() else {
+        self.ports[nic].nic.rx_error_cause = false;
+        let Some(w) = self.ports[nic].link_watch.as_ref() else {
             return SimTime::ZERO;
         };
         if !w.reinit_on_rx_error() {
@@ -98,7 +99,7 @@ impl Host {
 
     fn reinit(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) -> SimTime {
         self.chip_reset(nic, now, s);
-        let w = self.link_watch[nic].as_mut().expect("link watch");
+        let w = self.ports[nic].link_watch.as_mut().expect("link watch");
         w.reinit(now)
     }
 
@@ -110,15 +111,16 @@ impl Host {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) -> SimTime {
-        self.nics[nic].underrun_cause = false;
-        if let Some(d) = self.dma.get_mut(nic) {
+        self.ports[nic].nic.underrun_cause = false;
+        if let Some(d) = self.ports[nic].dma.as_mut() {
             d.raise_threshold();
         }
-        let reinit = self.link_watch[nic]
+        let reinit = self.ports[nic]
+            .link_watch
             .as_ref()
             .is_some_and(|w| w.reinit_on_underrun());
         if !reinit {
-            self.nics[nic].tx_halted = false;
+            self.ports[nic].nic.tx_halted = false;
             self.if_start(nic, now, s);
             return SimTime::ZERO;
         }

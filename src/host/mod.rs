@@ -25,6 +25,7 @@ mod interrupt;
 mod kernel;
 mod link_watch;
 mod policies;
+mod port;
 mod sender;
 mod trace;
 mod user;
@@ -50,6 +51,7 @@ pub use crate::task::{Step, Task};
 use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
 use crate::user::{UserConfig, UserProcess};
+use port::Port;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -289,32 +291,21 @@ pub struct Host {
     cpu_due: (Level, u32),
     /// Which task of each level runs and which wait.
     runq: RunQueues,
-    pub(crate) nics: Vec<Nic>,
-    pub(crate) policies: Vec<PolicyConfig>,
+    /// Each NIC with what is wired to it (device, DMA engines, moderation, link watch,
+    /// driver costs, line, policy routing), indexed by NIC.
+    pub(crate) ports: Vec<Port>,
     pub(crate) netisr: Netisr,
-    pub(crate) drivers: Vec<DriverCosts>,
-    /// Each NIC's interrupt handler.
+    /// Each NIC's interrupt handler (taken out as a whole while one steps).
     pub(crate) handlers: Vec<Handler>,
     /// Interrupt lines, shared or private (taken out while one steps).
     pub(crate) lines: Vec<Line>,
     /// The NIC whose interrupt handler is stepping, if one is (see
     /// `Host::line_asserted`).
     isr_running: Option<usize>,
-    /// The line of each NIC.
-    pub(crate) nic_line: Vec<usize>,
-    /// The DMA bus, if modelled, and each NIC's engines.
+    /// The DMA bus, if modelled.
     pub(crate) bus: Option<Bus>,
-    pub(crate) dma: Vec<NicDma>,
-    /// Each NIC's underrun response and link check, if any.
-    pub(crate) link_watch: Vec<Option<LinkWatch>>,
-    pub(crate) moderation: Vec<Option<Moderation>>,
     /// The receive policies' states (see `policies.rs`, the registry).
     pub(crate) rx_policies: policies::Policies,
-    /// Per NIC: the registry index of its policy (`None`: the `interrupt` policy).
-    pub(crate) policy_kind: Vec<Option<u8>>,
-    /// Per NIC: the registry index of the policy that polls it with its interrupt off
-    /// (told of each frame that enters its ring), if any.
-    polled_by: Vec<Option<u8>>,
     pub(crate) user: Option<UserProcess>,
     pub(crate) sender: Option<Sender>,
     pub(crate) flows: Vec<FlowState>,
@@ -323,10 +314,6 @@ pub struct Host {
     pub(crate) taps: Option<Box<trace::Taps>>,
     hardclock: Option<(SimTime, crate::cost::Cost)>,
     clock_rng: crate::rng::StreamRng,
-    /// Per NIC: the flows it receives, and whether a handler may decide its next step
-    /// ahead of time (see `Host::quiet_until`).
-    rx_flows: Vec<Vec<usize>>,
-    pub(crate) lookahead: Vec<bool>,
     /// Whether a handler's steps may share a CPU burst when the outcome is certain
     /// (the folded entry, `quiet_until`): fewer events, the same results.
     pub(crate) merge_bursts: bool,
@@ -508,15 +495,6 @@ impl Host {
         for (i, f) in flows.iter().enumerate() {
             rx_flows[f.in_nic].push(i);
         }
-        let lookahead = (0..nics.len())
-            .map(|n| {
-                policies[n] == PolicyConfig::Interrupt
-                    && nics[n].stats.is_none()
-                    && rx_flows[n]
-                        .iter()
-                        .all(|&f| !flows[f].source.is_closed_loop())
-            })
-            .collect();
         let timeslice = SimTime::from_ns_f64(cfg.kernel.timeslice_ns);
         let rx_policies = policies::Policies::build(|kind| BuildCtx {
             kind,
@@ -525,12 +503,37 @@ impl Host {
             clock_mhz: mhz,
             timeslice,
         });
-        let policy_kind: Vec<Option<u8>> =
-            policies.iter().map(policies::Policies::kind_of).collect();
-        let polled_by = policies
-            .iter()
-            .zip(&policy_kind)
-            .map(|(p, k)| k.filter(|_| !p.interrupt_driven()))
+        let ports: Vec<Port> = nics
+            .into_iter()
+            .zip(policies)
+            .zip(rx_flows)
+            .enumerate()
+            .map(|(i, ((nic, policy), rx_flows))| {
+                let c = &cfg.nics[i];
+                let policy_kind = policies::Policies::kind_of(&policy);
+                Port {
+                    lookahead: policy == PolicyConfig::Interrupt
+                        && nic.stats.is_none()
+                        && rx_flows.iter().all(|&f| !flows[f].source.is_closed_loop()),
+                    dma: cfg
+                        .bus
+                        .as_ref()
+                        .map(|bus| NicDma::new(i as u16, &c.dma.clone().unwrap_or_default(), bus)),
+                    moderation: c.moderation.as_ref().map(Moderation::new),
+                    link_watch: c
+                        .driver
+                        .link_watch
+                        .as_ref()
+                        .map(|w| LinkWatch::new(w, mhz, key.stream(&format!("nic{i}.link_watch")))),
+                    driver: DriverCosts::new(&c.driver, mhz, key.stream(&format!("nic{i}.driver"))),
+                    line: nic_line[i],
+                    polled_by: policy_kind.filter(|_| !policy.interrupt_driven()),
+                    policy_kind,
+                    policy,
+                    rx_flows,
+                    nic,
+                }
+            })
             .collect();
         // TX slots up to the last NIC frames leave by.
         let tx_base = SLOT_RX0 + flows.len();
@@ -541,14 +544,6 @@ impl Host {
             tx_base,
             cpu_due: (Level::HardIrq, 0),
             runq: RunQueues::default(),
-            drivers: cfg
-                .nics
-                .iter()
-                .enumerate()
-                .map(|(i, n)| {
-                    DriverCosts::new(&n.driver, mhz, key.stream(&format!("nic{i}.driver")))
-                })
-                .collect(),
             handlers: cfg
                 .nics
                 .iter()
@@ -556,43 +551,15 @@ impl Host {
                 .map(|(i, n)| {
                     Handler::new(
                         i,
-                        policies::handler_mode(policy_kind[i]),
+                        policies::handler_mode(ports[i].policy_kind),
                         n.driver.max_frames_per_interrupt,
                     )
                 })
                 .collect(),
             lines,
             isr_running: None,
-            nic_line,
             bus: cfg.bus.as_ref().map(Bus::new),
-            dma: match &cfg.bus {
-                Some(bus) => cfg
-                    .nics
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| NicDma::new(i as u16, &n.dma.clone().unwrap_or_default(), bus))
-                    .collect(),
-                None => Vec::new(),
-            },
-            link_watch: cfg
-                .nics
-                .iter()
-                .enumerate()
-                .map(|(i, n)| {
-                    n.driver
-                        .link_watch
-                        .as_ref()
-                        .map(|w| LinkWatch::new(w, mhz, key.stream(&format!("nic{i}.link_watch"))))
-                })
-                .collect(),
-            moderation: cfg
-                .nics
-                .iter()
-                .map(|n| n.moderation.as_ref().map(Moderation::new))
-                .collect(),
             rx_policies,
-            policy_kind,
-            polled_by,
             user: cfg.user.as_ref().map(|u| {
                 UserProcess::new(
                     u,
@@ -602,8 +569,7 @@ impl Host {
                 )
             }),
             sender,
-            nics,
-            policies,
+            ports,
             netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),
             flows,
             taps: spec.timeline.map(|w| {
@@ -622,8 +588,6 @@ impl Host {
                 )
             }),
             clock_rng: key.stream("clock"),
-            rx_flows,
-            lookahead,
             merge_bursts: true,
             latency_from: spec.latency_from,
             load_end: None,
@@ -634,7 +598,7 @@ impl Host {
         // Nothing preempts interrupt handlers but the clock interrupt; with it, a
         // handler's CPU time does not map to wall time in advance.
         if host.hardclock.is_some() || host.rx_policies.preempt_handlers() {
-            host.lookahead.iter_mut().for_each(|x| *x = false);
+            host.ports.iter_mut().for_each(|p| p.lookahead = false);
         }
         host
     }
@@ -676,7 +640,7 @@ impl Host {
     #[cold]
     #[inline(never)]
     fn wire_broken(&mut self, nic: usize, second_frame: bool) {
-        let name = &self.nics[nic].name;
+        let name = &self.ports[nic].nic.name;
         let what = if second_frame {
             format!("a second frame started on {name}'s output wire while one was on it")
         } else {
@@ -690,7 +654,7 @@ impl Host {
     #[doc(hidden)]
     pub fn unmerged(mut self) -> Self {
         self.merge_bursts = false;
-        self.lookahead.iter_mut().for_each(|x| *x = false);
+        self.ports.iter_mut().for_each(|p| p.lookahead = false);
         self
     }
 
@@ -707,16 +671,16 @@ impl Host {
     /// and without a clock interrupt (which could preempt the burst and move the check
     /// later in time).
     pub(crate) fn quiet_until(&self, nic: usize, t: SimTime) -> bool {
-        self.nics[nic].rx_ring.is_empty() && self.nothing_arrives(nic, t)
+        self.ports[nic].nic.rx_ring.is_empty() && self.nothing_arrives(nic, t)
     }
 
     /// `quiet_until` but for the frames already in the ring: nothing new reaches the
     /// ring before `t`, and no other cause is pending or can arise.
     pub(crate) fn nothing_arrives(&self, nic: usize, t: SimTime) -> bool {
-        if !self.lookahead[nic] {
+        if !self.ports[nic].lookahead {
             return false;
         }
-        let n = &self.nics[nic];
+        let n = &self.ports[nic].nic;
         if t > self.stop || n.rx_error_cause || n.underrun_cause || n.tx_completion_interrupts() {
             return false;
         }
@@ -724,10 +688,11 @@ impl Host {
         if self.bus.is_some() && n.tx_backlog() {
             return false;
         }
-        if self.dma.get(nic).is_some_and(|d| !d.idle()) {
+        if self.ports[nic].dma.as_ref().is_some_and(|d| !d.idle()) {
             return false;
         }
-        self.rx_flows[nic]
+        self.ports[nic]
+            .rx_flows
             .iter()
             .all(|&f| self.rx_slot(f).is_none_or(|k| k.at > t))
     }
@@ -884,7 +849,7 @@ impl Host {
             let lat = match self.latency_from {
                 crate::stats::LatencyFrom::LastBit => start - pkt.t_in,
                 crate::stats::LatencyFrom::FirstBit => {
-                    start - pkt.t_in + self.nics[f.in_nic].link.bytes_time(pkt.bytes)
+                    start - pkt.t_in + self.ports[f.in_nic].nic.link.bytes_time(pkt.bytes)
                 }
             };
             f.stats.deliver(pkt.seq, lat);
@@ -912,7 +877,7 @@ impl Host {
     /// if_output on the flow's output NIC: if_snd, TX ring, wire.
     pub(crate) fn if_output(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
         let out = self.flows[p.flow as usize].out_nic;
-        match self.nics[out].output(now, p) {
+        match self.ports[out].nic.output(now, p) {
             Err(p) => self.flows[p.flow as usize].stats.drops.if_snd += 1,
             Ok(Some(tx)) => self.transmit(out, tx, now, s),
             Ok(None) => {}
@@ -922,18 +887,22 @@ impl Host {
     /// The frame on `nic`'s output wire has been sent: free its descriptor, start the
     /// next one, raise a transmit cause if one is due.
     fn tx_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.dma.get_mut(nic).is_some_and(|d| d.tx_wire_end()) {
+        if self.ports[nic]
+            .dma
+            .as_mut()
+            .is_some_and(|d| d.tx_wire_end())
+        {
             // The wire reached the end of the frame before all of it was in the FIFO:
             // it ran dry on the way.
             self.tx_underrun(nic, now, s);
             return;
         }
         self.count_frame(nic, false, now, s);
-        if let Some(tx) = self.nics[nic].tx_done(now) {
+        if let Some(tx) = self.ports[nic].nic.tx_done(now) {
             self.transmit(nic, tx, now, s);
         }
-        if self.nics[nic].tx_cause {
-            if let Some(m) = &mut self.moderation[nic] {
+        if self.ports[nic].nic.tx_cause {
+            if let Some(m) = &mut self.ports[nic].moderation {
                 m.tx_cause(now);
             }
             self.irq_cause(nic, now, s);
@@ -945,7 +914,7 @@ impl Host {
     /// The driver's start routine run from its interrupt handler (dc_start at the end
     /// of dc_intr): frames waiting in if_snd go to free descriptors.
     pub(crate) fn if_start(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if let Some(tx) = self.nics[nic].start(now) {
+        if let Some(tx) = self.ports[nic].nic.start(now) {
             self.transmit(nic, tx, now, s);
         }
         self.sender_room(nic);
@@ -955,7 +924,7 @@ impl Host {
         let f = &mut self.flows[flow];
         f.pending = f.source.next_frame();
         if let Some(fr) = f.pending {
-            let k = s.stamp(fr.end + self.nics[f.in_nic].rx_latency);
+            let k = s.stamp(fr.end + self.ports[f.in_nic].nic.rx_latency);
             self.slots.set(SLOT_RX0 + flow, Some(k));
         }
     }
@@ -987,7 +956,7 @@ impl Host {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        if self.nics[nic].rx_dma(pkt) {
+        if self.ports[nic].nic.rx_dma(pkt) {
             self.count_frame(nic, true, now, s);
             self.rx_cause(nic, now, pkt.bytes, s);
         } else {
@@ -998,15 +967,19 @@ impl Host {
     /// A frame was received (`rx`) or sent OK on `nic`: count it; a counter nearing
     /// overflow raises STATSOFLOW.
     fn count_frame(&mut self, nic: usize, rx: bool, now: SimTime, s: &mut Scheduler<Event>) {
-        let raised = self.nics[nic].stats.as_mut().is_some_and(|st| st.count(rx));
-        if raised && self.policies[nic].interrupt_driven() {
+        let raised = self.ports[nic]
+            .nic
+            .stats
+            .as_mut()
+            .is_some_and(|st| st.count(rx));
+        if raised && self.ports[nic].policy.interrupt_driven() {
             self.irq_cause(nic, now, s);
         }
     }
 
     /// The periodic statistics harvest (xl_stats_update from softclock).
     fn periodic_harvest_step(&mut self, nic: usize, first: bool) -> Step {
-        let Some(st) = self.nics[nic].stats.as_mut() else {
+        let Some(st) = self.ports[nic].nic.stats.as_mut() else {
             return Step::Done;
         };
         if !first {
@@ -1045,7 +1018,7 @@ impl Host {
                 }
             }
             Event::Harvest(nic) => {
-                if let Some(st) = &self.nics[nic as usize].stats {
+                if let Some(st) = &self.ports[nic as usize].nic.stats {
                     s.at(now + st.period, Event::Harvest(nic));
                     self.wake(match st.periodic_spl {
                         crate::counters::Spl::Softclock => Task::HarvestSoft(nic),
@@ -1134,8 +1107,8 @@ impl Host {
         if let Some((tick, _)) = &self.hardclock {
             s.at(*tick, Event::Clock);
         }
-        for (i, n) in self.nics.iter().enumerate() {
-            if let Some(st) = &n.stats {
+        for (i, p) in self.ports.iter().enumerate() {
+            if let Some(st) = &p.nic.stats {
                 s.at(st.phase, Event::Harvest(i as u16));
             }
         }
@@ -1152,14 +1125,14 @@ impl Host {
 
     fn counters(&self, end: SimTime) -> BTreeMap<String, f64> {
         let mut c = BTreeMap::new();
-        for (i, m) in self.moderation.iter().enumerate() {
-            if let Some(m) = m {
-                let n = &self.nics[i].name;
+        for p in &self.ports {
+            if let Some(m) = &p.moderation {
+                let n = &p.nic.name;
                 c.insert(format!("{n}.moderation.raised"), m.raised as f64);
                 c.insert(format!("{n}.moderation.suppressed"), m.suppressed as f64);
             }
         }
-        let nic_names: Vec<String> = self.nics.iter().map(|n| n.name.clone()).collect();
+        let nic_names: Vec<String> = self.ports.iter().map(|p| p.nic.name.clone()).collect();
         self.rx_policies.counters(&nic_names, &mut c);
         if let Some(u) = &self.user {
             u.counters(&mut c);
@@ -1167,7 +1140,7 @@ impl Host {
         if let Some(snd) = &self.sender {
             snd.counters(&mut c);
         }
-        for n in &self.nics {
+        for n in self.ports.iter().map(|p| &p.nic) {
             let name = &n.name;
             c.insert(format!("{name}.rx_frames"), n.rx_frames as f64);
             c.insert(format!("{name}.tx_frames"), n.tx_frames as f64);
@@ -1193,14 +1166,14 @@ impl Host {
             c.insert("bus.busy_ms".into(), b.busy_ps as f64 / 1e9);
             c.insert("bus.bursts".into(), b.bursts as f64);
         }
-        for (i, d) in self.dma.iter().enumerate() {
-            let n = &self.nics[i].name;
+        for (p, d) in self.ports.iter().filter_map(|p| Some((p, p.dma.as_ref()?))) {
+            let n = &p.nic.name;
             c.insert(format!("{n}.tx_underruns"), d.tx_underruns() as f64);
             c.insert(format!("{n}.tx_threshold_step"), d.threshold_step() as f64);
         }
-        for (i, w) in self.link_watch.iter().enumerate() {
-            if let Some(w) = w {
-                let n = &self.nics[i].name;
+        for p in &self.ports {
+            if let Some(w) = &p.link_watch {
+                let n = &p.nic.name;
                 c.insert(format!("{n}.resets"), w.resets as f64);
                 c.insert(format!("{n}.ticks"), w.ticks as f64);
                 c.insert(format!("{n}.mii_ticks"), w.mii_ticks as f64);
@@ -1245,7 +1218,7 @@ impl Host {
         {
             let held = self.packets_held();
             let on_wires =
-                self.flows.iter().filter(|f| f.pending.is_some()).count() + self.nics.len();
+                self.flows.iter().filter(|f| f.pending.is_some()).count() + self.ports.len();
             let in_flight = total.in_flight_at_end as usize;
             if !(held <= in_flight && in_flight <= held + on_wires) {
                 return Err(SimError::Invariant(format!(
@@ -1303,12 +1276,17 @@ impl Host {
 
     /// Frames inside the host: rings, queues, and those held by a running step.
     fn packets_held(&self) -> usize {
-        let nic: usize = self.nics.iter().map(|n| n.held()).sum();
+        let nic: usize = self.ports.iter().map(|p| p.nic.held()).sum();
         let tasks = self.handlers.iter().map(|h| h.held()).sum::<usize>()
             + self.netisr.held()
             + self.rx_policies.held()
             + self.user.as_ref().map_or(0, |u| u.held());
-        let fifos: usize = self.dma.iter().map(|d| d.rx_fifo_frames()).sum();
+        let fifos: usize = self
+            .ports
+            .iter()
+            .filter_map(|p| p.dma.as_ref())
+            .map(|d| d.rx_fifo_frames())
+            .sum();
         nic + fifos + self.netisr.ipintrq.len() + tasks
     }
 }

@@ -147,7 +147,7 @@ macro_rules! registry {
                     $(kind::$name => lend(
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
-                        |h| h.policy_kind.contains(&Some(kind::$name)),
+                        |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
                         |p, env| <crate::policy::$file::$ty as RxPolicy>::step(p, t, first, env),
                     )
                     .unwrap_or(Step::Done),)*
@@ -162,7 +162,7 @@ macro_rules! registry {
                 now: SimTime,
                 s: &mut Scheduler<Event>,
             ) {
-                match self.policy_kind[nic] {
+                match self.ports[nic].policy_kind {
                     $(Some(kind::$name) => {
                         lend(
                             self, now, s,
@@ -207,7 +207,7 @@ macro_rules! registry {
                         lend(
                             self, now, s,
                             |h| &mut h.rx_policies.$name,
-                            |h| h.policy_kind.contains(&Some(kind::$name)),
+                            |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
                             |p, env| {
                                 if let Some(d) =
                                     <crate::policy::$file::$ty as RxPolicy>::timer(p, env)
@@ -251,7 +251,7 @@ macro_rules! registry {
                     lend(
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
-                        |h| h.policy_kind.contains(&Some(kind::$name)),
+                        |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
                         |p, env| <crate::policy::$file::$ty as RxPolicy>::output_drained(p, env),
                     );
                 })*
@@ -269,7 +269,7 @@ macro_rules! registry {
                     return lend(
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
-                        |h| h.policy_kind.contains(&Some(kind::$name)),
+                        |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
                         |p, env| <crate::policy::$file::$ty as RxPolicy>::swi_begin(p, bit, env),
                     )
                     .unwrap_or(false);
@@ -288,7 +288,7 @@ macro_rules! registry {
                     return lend(
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
-                        |h| h.policy_kind.contains(&Some(kind::$name)),
+                        |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
                         |p, env| <crate::policy::$file::$ty as RxPolicy>::swi_step(p, bit, env),
                     )
                     .unwrap_or(Step::Done);
@@ -322,10 +322,10 @@ impl Host {
                 u.queue_full()
             };
         }
-        let Some(p) = self.nics[nic].rx_ring.front() else {
+        let Some(p) = self.ports[nic].nic.rx_ring.front() else {
             return false;
         };
-        let q = &self.nics[self.flows[p.flow as usize].out_nic].if_snd;
+        let q = &self.ports[self.flows[p.flow as usize].out_nic].nic.if_snd;
         if half {
             q.len() * 2 > q.capacity()
         } else {

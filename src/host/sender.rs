@@ -24,7 +24,7 @@ impl Host {
         let Some(snd) = self.sender.as_mut() else {
             return Step::Done;
         };
-        let full = self.nics[snd.nic].if_snd.is_full();
+        let full = self.ports[snd.nic].nic.if_snd.is_full();
         snd.next(now, contended, full)
     }
 
@@ -34,7 +34,7 @@ impl Host {
         let Some(snd) = self.sender.as_mut().filter(|snd| snd.nic == nic) else {
             return;
         };
-        if snd.room(self.nics[nic].if_snd.is_full()) {
+        if snd.room(self.ports[nic].nic.if_snd.is_full()) {
             self.wake(Task::Sender);
         }
     }

@@ -151,12 +151,12 @@ impl Host {
     /// Names of what the trace shows.
     fn trace_layout(&self) -> Layout {
         Layout {
-            nics: self.nics.iter().map(|n| n.name.clone()).collect(),
+            nics: self.ports.iter().map(|p| p.nic.name.clone()).collect(),
             lines: self
                 .lines
                 .iter()
                 .map(|l| {
-                    let chain = l.chain.iter().map(|&n| self.nics[n].name.clone());
+                    let chain = l.chain.iter().map(|&n| self.ports[n].nic.name.clone());
                     (l.name.clone(), chain.collect())
                 })
                 .collect(),
@@ -170,7 +170,7 @@ impl Host {
             in_links: self
                 .flows
                 .iter()
-                .map(|f| self.nics[f.in_nic].link)
+                .map(|f| self.ports[f.in_nic].nic.link)
                 .collect(),
             policy_task_name: Some(super::policies::task_name),
         }
@@ -179,7 +179,7 @@ impl Host {
     /// The queues drawn as counters: each NIC's rings and send queue, ipintrq, the bus.
     fn trace_queues(&self) -> Vec<Queue> {
         let mut q = Vec::new();
-        for n in 0..self.nics.len() {
+        for n in 0..self.ports.len() {
             q.extend([Queue::RxRing(n), Queue::TxRing(n), Queue::IfSnd(n)]);
         }
         q.push(Queue::Ipintrq);
@@ -191,7 +191,7 @@ impl Host {
 
     /// The counters the trace is checked against, as of `now`.
     fn trace_counters(&self, now: SimTime) -> Counters {
-        let nics = self.nics.len();
+        let nics = self.ports.len();
         let mut drops = [0u64; 7];
         let mut drops_at = vec![[0u64; 7]; nics + 1];
         for f in &self.flows {
@@ -221,9 +221,9 @@ impl Host {
             drops,
             drops_at,
             resets: self
-                .link_watch
+                .ports
                 .iter()
-                .map(|w| w.as_ref().map_or(0, |w| w.resets))
+                .map(|p| p.link_watch.as_ref().map_or(0, |w| w.resets))
                 .collect(),
         }
     }
@@ -244,7 +244,7 @@ impl Host {
         for (i, flow, seq, _) in followed {
             let is = |p: &Packet| p.flow == flow && p.seq == seq;
             let in_nic = self.flows[flow as usize].in_nic;
-            let place = if self.nics[in_nic].rx_ring.iter().any(is) {
+            let place = if self.ports[in_nic].nic.rx_ring.iter().any(is) {
                 Place::RxRing
             } else if self.netisr.ipintrq.iter().any(is) {
                 Place::Ipintrq
@@ -260,9 +260,9 @@ impl Host {
         rec.cpu(now, running);
         for (i, q) in queues.iter().enumerate() {
             let len = match *q {
-                Queue::RxRing(n) => self.nics[n].rx_ring.len(),
-                Queue::TxRing(n) => self.nics[n].tx_ring_len(),
-                Queue::IfSnd(n) => self.nics[n].if_snd.len(),
+                Queue::RxRing(n) => self.ports[n].nic.rx_ring.len(),
+                Queue::TxRing(n) => self.ports[n].nic.tx_ring_len(),
+                Queue::IfSnd(n) => self.ports[n].nic.if_snd.len(),
                 Queue::Ipintrq => self.netisr.ipintrq.len(),
                 Queue::Bus => self.bus.as_ref().map_or(0, |b| b.requests()),
             };

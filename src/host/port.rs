@@ -1,0 +1,55 @@
+//! One network interface as the host sees it: the device, its DMA engines, its
+//! interrupt moderation and link watch, the driver's costs, which interrupt line it
+//! asserts and how its arrivals are routed to the receive policy. One struct per
+//! interface, so that the per-frame path reads one place (it was eleven parallel
+//! vectors indexed by NIC).
+//!
+//! The interrupt handler (the driver instance that the line's chain runs) stays in
+//! [`crate::host::Host::handlers`]: it is lent out for its step, while its environment
+//! reads this port.
+
+use crate::dma::NicDma;
+use crate::link_watch::LinkWatch;
+use crate::nic::Nic;
+use crate::policy::PolicyConfig;
+use crate::policy::interrupt::DriverCosts;
+use crate::policy::moderation::Moderation;
+
+/// One interface: the device and what the host wires to it.
+pub(crate) struct Port {
+    /// The device: rings, FIFO state, interrupt causes and mask, wires.
+    pub nic: Nic,
+    /// Its DMA engines, when the model has a bus.
+    pub dma: Option<NicDma>,
+    /// Its interrupt moderation, if any.
+    pub moderation: Option<Moderation>,
+    /// Its underrun response and link check, if any.
+    pub link_watch: Option<LinkWatch>,
+    /// The driver's CPU costs and their random stream.
+    pub driver: DriverCosts,
+    /// The interrupt line it asserts (index into the host's lines).
+    pub line: usize,
+    /// Its receive policy as configured.
+    pub policy: PolicyConfig,
+    /// The registry index of its policy (`None`: the `interrupt` policy).
+    pub policy_kind: Option<u8>,
+    /// The registry index of the policy that polls it with its interrupt off (told of
+    /// each frame that enters its ring), if any.
+    pub polled_by: Option<u8>,
+    /// The flows it receives.
+    pub rx_flows: Vec<usize>,
+    /// Whether its handler may decide its next step ahead of time (see
+    /// `Host::quiet_until`).
+    pub lookahead: bool,
+}
+
+impl Port {
+    /// Its DMA engines: only called on the paths of a model with a bus, where every
+    /// port has them.
+    #[inline(always)]
+    pub fn dma_mut(&mut self) -> &mut NicDma {
+        self.dma
+            .as_mut()
+            .expect("a model with a bus gives every NIC DMA engines")
+    }
+}
