@@ -70,11 +70,11 @@ impl RxEnv for HostEnv<'_> {
     }
     #[inline(always)]
     fn forward_cost(&mut self) -> SimTime {
-        self.h.netisr.forward_cost()
+        self.h.core.netisr.forward_cost()
     }
     #[inline(always)]
     fn kernel_cost(&mut self, c: &Cost) -> SimTime {
-        self.h.netisr.sample(c)
+        self.h.core.netisr.sample(c)
     }
     #[inline(always)]
     fn forward(&mut self, p: Packet) {
@@ -119,7 +119,7 @@ impl IsrEnv for HostEnv<'_> {
         let st = self.h.ports[nic].nic.stats.as_mut().expect("stats cause");
         st.harvest(true);
         let c = st.overflow_harvest.clone();
-        Some(self.h.netisr.sample(&c))
+        Some(self.h.core.netisr.sample(&c))
     }
     #[inline(always)]
     fn rx_error(&mut self, nic: usize) -> Option<SimTime> {
@@ -207,7 +207,7 @@ impl LineEnv for HostEnv<'_> {
 impl SwiEnv for HostEnv<'_> {
     #[inline(always)]
     fn netisr(&mut self) -> &mut Netisr {
-        &mut self.h.netisr
+        &mut self.h.core.netisr
     }
     #[inline(always)]
     fn ip_output(&mut self, p: Packet) {

@@ -84,7 +84,7 @@ impl Host {
     /// other assertion then is a broken invariant, reported, never skipped silently.
     fn line_asserted(&mut self, l: usize, nic: usize, now: SimTime) {
         if self.lines.is_empty() {
-            if self.isr_running != Some(nic) {
+            if self.core.isr_running != Some(nic) {
                 self.violation.get_or_insert_with(|| {
                     format!(
                         "interrupt line {l} asserted by NIC {nic} during another device's \
@@ -95,7 +95,7 @@ impl Host {
             return;
         }
         let line = &mut self.lines[l];
-        let cpu = &self.cpu;
+        let cpu = &self.core.cpu;
         let used = |fold_len: SimTime| {
             cpu.remaining_at(now, Level::HardIrq)
                 .map(|left| fold_len.saturating_sub(left))
@@ -107,7 +107,7 @@ impl Host {
             // The handler whose entry was folded in has not begun after all.
             self.undo_start(started, rng);
         }
-        self.cpu.set_burst(now, Level::HardIrq, cut.left, 0);
+        self.core.cpu.set_burst(now, Level::HardIrq, cut.left, 0);
     }
 
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):
@@ -143,9 +143,9 @@ impl Host {
     ) -> Step {
         // The handlers are taken out as a whole (three words moved, not a handler).
         let mut hs = std::mem::take(&mut self.handlers);
-        self.isr_running = Some(nic);
+        self.core.isr_running = Some(nic);
         let step = hs[nic].step(first, &mut HostEnv { h: self, now, s });
-        self.isr_running = None;
+        self.core.isr_running = None;
         self.handlers = hs;
         step
     }
@@ -192,9 +192,9 @@ impl Host {
         s: &mut Scheduler<Event>,
     ) -> SimTime {
         let mut hs = std::mem::take(&mut self.handlers);
-        self.isr_running = Some(nic);
+        self.core.isr_running = Some(nic);
         let d = hs[nic].whole(t, &mut HostEnv { h: self, now, s });
-        self.isr_running = None;
+        self.core.isr_running = None;
         self.handlers = hs;
         d
     }

@@ -10,13 +10,13 @@ use crate::time::SimTime;
 impl Host {
     /// schednetisr: mark `bits` pending and make the dispatcher ready.
     pub(crate) fn swi_raise(&mut self, bits: u32) {
-        self.netisr.raise(bits);
+        self.core.netisr.raise(bits);
         self.wake(Task::Swi);
     }
 
     /// IF_ENQUEUE on ipintrq and schednetisr(NETISR_IP).
     pub(crate) fn ipintrq_enqueue(&mut self, p: Packet) {
-        if let Err(p) = self.netisr.ipintrq.push(p) {
+        if let Err(p) = self.core.netisr.ipintrq.push(p) {
             self.flows[p.flow as usize].stats.drops.ipintrq += 1;
             return;
         }

@@ -26,6 +26,7 @@ mod kernel;
 mod link_watch;
 mod policies;
 mod port;
+mod processor;
 mod sender;
 mod trace;
 mod user;
@@ -52,6 +53,7 @@ use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
 use crate::user::{UserConfig, UserProcess};
 use port::Port;
+use processor::Core;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -277,7 +279,8 @@ pub(crate) struct FlowState {
 
 /// The host during a run.
 pub struct Host {
-    pub(crate) cpu: Cpu,
+    /// The processor: its scheduler state and its kernel queues.
+    pub(crate) core: Core,
     /// The one-of-a-kind pending events, outside the heap: the completion of the CPU
     /// burst now running (the only CPU event that is not stale), the end of the burst on
     /// the bus, each flow's next frame reaching its NIC (DMA done, or into the FIFO with
@@ -287,21 +290,13 @@ pub struct Host {
     /// shorter).
     pub(crate) slots: SlotTable,
     tx_base: usize,
-    /// Level and generation of the CPU burst whose completion is in [`SLOT_CPU`].
-    cpu_due: (Level, u32),
-    /// Which task of each level runs and which wait.
-    runq: RunQueues,
     /// Each NIC with what is wired to it (device, DMA engines, moderation, link watch,
     /// driver costs, line, policy routing), indexed by NIC.
     pub(crate) ports: Vec<Port>,
-    pub(crate) netisr: Netisr,
     /// Each NIC's interrupt handler (taken out as a whole while one steps).
     pub(crate) handlers: Vec<Handler>,
     /// Interrupt lines, shared or private (taken out while one steps).
     pub(crate) lines: Vec<Line>,
-    /// The NIC whose interrupt handler is stepping, if one is (see
-    /// `Host::line_asserted`).
-    isr_running: Option<usize>,
     /// The DMA bus, if modelled.
     pub(crate) bus: Option<Bus>,
     /// The receive policies' states (see `policies.rs`, the registry).
@@ -539,11 +534,15 @@ impl Host {
         let tx_base = SLOT_RX0 + flows.len();
         let tx_nics = flows.iter().map(|f| f.out_nic + 1).max().unwrap_or(0);
         let mut host = Host {
-            cpu: Cpu::new(),
+            core: Core {
+                cpu: Cpu::new(),
+                due: (Level::HardIrq, 0),
+                runq: RunQueues::default(),
+                netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),
+                isr_running: None,
+            },
             slots: SlotTable::new(tx_base + tx_nics),
             tx_base,
-            cpu_due: (Level::HardIrq, 0),
-            runq: RunQueues::default(),
             handlers: cfg
                 .nics
                 .iter()
@@ -557,7 +556,6 @@ impl Host {
                 })
                 .collect(),
             lines,
-            isr_running: None,
             bus: cfg.bus.as_ref().map(Bus::new),
             rx_policies,
             user: cfg.user.as_ref().map(|u| {
@@ -570,7 +568,6 @@ impl Host {
             }),
             sender,
             ports,
-            netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),
             flows,
             taps: spec.timeline.map(|w| {
                 Box::new(trace::Taps {
@@ -702,14 +699,14 @@ impl Host {
     /// Make `task` ready at its level (no effect if it is running or already waiting).
     #[inline]
     pub(crate) fn wake(&mut self, task: Task) {
-        if self.runq.wake(task) {
-            self.cpu.set_want(task.level());
+        if self.core.runq.wake(task) {
+            self.core.cpu.set_want(task.level());
         }
     }
 
     /// Whether another normal-priority task (ksoftirqd) waits for the User level.
     pub(crate) fn user_level_contended(&self) -> bool {
-        self.runq.contended(Level::User)
+        self.core.runq.contended(Level::User)
     }
 
     #[inline(always)]
@@ -721,13 +718,13 @@ impl Host {
             Task::Sender => TAG_SENDER,
             _ => 0,
         };
-        self.cpu.set_burst(now, task.level(), dur, tag);
+        self.core.cpu.set_burst(now, task.level(), dur, tag);
     }
 
     /// Give the CPU to the highest level with work, beginning tasks as needed.
     #[inline(always)]
     pub(crate) fn reschedule(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.cpu.is_dirty() {
+        if self.core.cpu.is_dirty() {
             self.reschedule_changed(now, s);
         }
     }
@@ -735,7 +732,7 @@ impl Host {
     #[inline(never)]
     fn reschedule_changed(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         loop {
-            match self.cpu.pick(now) {
+            match self.core.cpu.pick(now) {
                 Pick::Idle | Pick::Unchanged => return,
                 Pick::Dispatch(d) => {
                     // A CPU burst that ends at the same instant as other events ends
@@ -745,7 +742,7 @@ impl Host {
                     // simultaneous events.
                     let at = s.stamp(d.done).at;
                     self.slots.set(SLOT_CPU, Some(Slot { at, seq: u64::MAX }));
-                    self.cpu_due = (d.level, d.generation);
+                    self.core.due = (d.level, d.generation);
                     return;
                 }
                 Pick::Begin(l) => self.begin_level(l, now, s),
@@ -757,34 +754,34 @@ impl Host {
     /// work, or clear the level's want.
     fn begin_level(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) {
         // Each waiting task is asked at most once, so tasks that yield cannot spin.
-        for _ in 0..self.runq.waiting(l) {
-            let Some(task) = self.runq.begin_next(l) else {
+        for _ in 0..self.core.runq.waiting(l) {
+            let Some(task) = self.core.runq.begin_next(l) else {
                 break;
             };
             let step = self.step(task, now, true, s);
-            self.runq.begun(l, task, step);
+            self.core.runq.begun(l, task, step);
             if let Step::Run(d) = step {
                 self.set_burst(now, task, d);
                 return;
             }
         }
-        self.cpu.clear(now, l);
+        self.core.cpu.clear(now, l);
     }
 
     /// The burst at `l` completed.
     fn burst_done(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(task) = self.runq.current(l) else {
-            self.cpu.clear(now, l);
+        let Some(task) = self.core.runq.current(l) else {
+            self.core.cpu.clear(now, l);
             return;
         };
         match self.step(task, now, false, s) {
             // A wake-up while the task runs is kept for when this step sequence ends.
             Step::Run(d) => self.set_burst(now, task, d),
             step => {
-                let more = self.runq.ended(l, task, step);
-                self.cpu.clear(now, l);
+                let more = self.core.runq.ended(l, task, step);
+                self.core.cpu.clear(now, l);
                 if more {
-                    self.cpu.set_want(l);
+                    self.core.cpu.set_want(l);
                 }
             }
         }
@@ -987,7 +984,7 @@ impl Host {
         }
         st.harvest(false);
         let c = st.periodic_harvest.clone();
-        Step::Run(self.netisr.sample(&c))
+        Step::Run(self.core.netisr.sample(&c))
     }
 
     // ------------------------------------------------------------------ the loop
@@ -999,7 +996,7 @@ impl Host {
         match ev {
             Event::RxDma(flow) => self.on_rx(flow as usize, now, s),
             Event::CpuDone(level, generation) => {
-                if !self.cpu.is_current(level, generation) {
+                if !self.core.cpu.is_current(level, generation) {
                     return;
                 }
                 self.burst_done(level, now, s);
@@ -1091,7 +1088,7 @@ impl Host {
                 s.advance(key);
                 self.slots.set(i, None);
                 match i {
-                    SLOT_CPU => Event::CpuDone(self.cpu_due.0, self.cpu_due.1),
+                    SLOT_CPU => Event::CpuDone(self.core.due.0, self.core.due.1),
                     SLOT_BUS => Event::BusDone,
                     i if i < self.tx_base => Event::RxDma((i - SLOT_RX0) as u32),
                     i => Event::TxDone((i - self.tx_base) as u16),
@@ -1181,10 +1178,10 @@ impl Host {
                 c.insert(format!("{n}.link_down_ms"), w.down_until(end) as f64 / 1e9);
             }
         }
-        c.insert("cpu.preemptions".into(), self.cpu.preemptions as f64);
+        c.insert("cpu.preemptions".into(), self.core.cpu.preemptions as f64);
         c.insert(
             "ipintrq.high_water".into(),
-            self.netisr.ipintrq.high_water as f64,
+            self.core.netisr.ipintrq.high_water as f64,
         );
         c
     }
@@ -1255,7 +1252,7 @@ impl Host {
 
     /// The load-period counters as of `now`.
     fn load_snapshot(&self, now: SimTime) -> LoadSnapshot {
-        let (cpu_ps, tag_ps) = self.cpu.snapshot(now);
+        let (cpu_ps, tag_ps) = self.core.cpu.snapshot(now);
         LoadSnapshot {
             cpu_ps,
             task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
@@ -1278,7 +1275,7 @@ impl Host {
     fn packets_held(&self) -> usize {
         let nic: usize = self.ports.iter().map(|p| p.nic.held()).sum();
         let tasks = self.handlers.iter().map(|h| h.held()).sum::<usize>()
-            + self.netisr.held()
+            + self.core.netisr.held()
             + self.rx_policies.held()
             + self.user.as_ref().map_or(0, |u| u.held());
         let fifos: usize = self
@@ -1287,7 +1284,7 @@ impl Host {
             .filter_map(|p| p.dma.as_ref())
             .map(|d| d.rx_fifo_frames())
             .sum();
-        nic + fifos + self.netisr.ipintrq.len() + tasks
+        nic + fifos + self.core.netisr.ipintrq.len() + tasks
     }
 }
 

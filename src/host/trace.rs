@@ -66,7 +66,7 @@ impl Host {
         let holding: Vec<_> = crate::cpu::Level::ALL
             .iter()
             .filter_map(|&l| {
-                let task = self.runq.current(l)?;
+                let task = self.core.runq.current(l)?;
                 Some((l, task, self.pass_of(task)))
             })
             .collect();
@@ -216,7 +216,7 @@ impl Host {
             }
         }
         Counters {
-            cpu_ps: self.cpu.snapshot(now).0,
+            cpu_ps: self.core.cpu.snapshot(now).0,
             interrupts: self.lines.iter().map(|l| l.passes).sum(),
             drops,
             drops_at,
@@ -246,15 +246,15 @@ impl Host {
             let in_nic = self.flows[flow as usize].in_nic;
             let place = if self.ports[in_nic].nic.rx_ring.iter().any(is) {
                 Place::RxRing
-            } else if self.netisr.ipintrq.iter().any(is) {
+            } else if self.core.netisr.ipintrq.iter().any(is) {
                 Place::Ipintrq
             } else {
                 Place::Elsewhere
             };
             rec.moved(i, now, place);
         }
-        let running = self.cpu.running().and_then(|l| {
-            let task = self.runq.current(l)?;
+        let running = self.core.cpu.running().and_then(|l| {
+            let task = self.core.runq.current(l)?;
             Some((l, task, self.pass_of(task)))
         });
         rec.cpu(now, running);
@@ -263,7 +263,7 @@ impl Host {
                 Queue::RxRing(n) => self.ports[n].nic.rx_ring.len(),
                 Queue::TxRing(n) => self.ports[n].nic.tx_ring_len(),
                 Queue::IfSnd(n) => self.ports[n].nic.if_snd.len(),
-                Queue::Ipintrq => self.netisr.ipintrq.len(),
+                Queue::Ipintrq => self.core.netisr.ipintrq.len(),
                 Queue::Bus => self.bus.as_ref().map_or(0, |b| b.requests()),
             };
             rec.queue(now, i, len);

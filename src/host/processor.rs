@@ -1,0 +1,26 @@
+//! The processor the host runs on: what the CPU scheduler knows of it and its kernel
+//! queues, the state that a multi-processor host would have once per CPU (Linux's
+//! per-CPU `softnet_data`, FreeBSD's per-CPU netisr queues). The scheduling policy
+//! itself is in [`crate::cpu`] (levels, preemption, time accounting) and
+//! [`crate::runq`] (who runs within a level); the host's loop drives them
+//! (`Host::reschedule`).
+
+use crate::cpu::{Cpu, Level};
+use crate::kernel::Netisr;
+use crate::runq::RunQueues;
+
+/// One CPU's state during a run.
+pub(crate) struct Core {
+    /// Levels, the burst running at each, preemption, CPU time per level.
+    pub cpu: Cpu,
+    /// Which task of each level runs and which wait.
+    pub runq: RunQueues,
+    /// Level and generation of the CPU burst whose completion is in the host's CPU
+    /// slot.
+    pub due: (Level, u32),
+    /// Its software interrupts and protocol input queue (ipintrq / backlog).
+    pub netisr: Netisr,
+    /// The NIC whose interrupt handler is stepping on it, if one is (see
+    /// `Host::line_asserted`).
+    pub isr_running: Option<usize>,
+}
