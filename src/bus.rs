@@ -333,4 +333,208 @@ mod tests {
         // A reset cancels the read before it started? It has started: nothing changes.
         assert_eq!(bus.cancel(0, end), None);
     }
+
+    /// A bus with round numbers: 25 MHz x 4 bytes = 10 ns per byte (exactly 10,000 ps
+    /// in floating point), 100 ns write overhead, 200 ns read overhead, no read latency.
+    /// A 64-byte write takes 100 + 640 = 740 ns, a 64-byte read 200 + 640 = 840 ns.
+    fn round_bus() -> Bus {
+        Bus::new(&BusConfig {
+            clock_mhz: 25.0,
+            width_bytes: 4,
+            burst_bytes: 64,
+            write_overhead_ns: 100.0,
+            read_overhead_ns: 200.0,
+            read_latency_ns: 0.0,
+            descriptor_bytes: 16,
+        })
+    }
+
+    fn ns(x: u64) -> SimTime {
+        SimTime(x * 1_000)
+    }
+
+    fn write(nic: u16, bytes: u32) -> Burst {
+        Burst {
+            nic,
+            dir: Dir::RxWrite,
+            bytes,
+        }
+    }
+
+    fn read(nic: u16, bytes: u32) -> Burst {
+        Burst {
+            nic,
+            dir: Dir::TxRead,
+            bytes,
+        }
+    }
+
+    #[test]
+    fn the_defaults_are_those_documented() {
+        let cfg: BusConfig = serde_json::from_str("{}").expect("empty bus object");
+        assert_eq!(cfg, BusConfig::default());
+        assert_eq!(
+            (
+                cfg.clock_mhz,
+                cfg.width_bytes,
+                cfg.burst_bytes,
+                cfg.descriptor_bytes
+            ),
+            (33.33, 4, 64, 16)
+        );
+        assert_eq!(
+            (
+                cfg.write_overhead_ns,
+                cfg.read_overhead_ns,
+                cfg.read_latency_ns
+            ),
+            (120.0, 120.0, 0.0)
+        );
+        let mut p = Problems::new();
+        cfg.validate(&mut p);
+        assert!(p.is_empty());
+        let mut p = Problems::new();
+        BusConfig {
+            clock_mhz: 0.0,
+            width_bytes: 0,
+            ..cfg
+        }
+        .validate(&mut p);
+        let paths: Vec<_> = p.list.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(paths, ["clock_mhz", "width_bytes"]);
+    }
+
+    #[test]
+    fn burst_time_follows_the_parameters() {
+        let mut bus = round_bus();
+        let mut time = |b: Burst| {
+            let end = bus.request(b, ns(0), ns(0)).expect("idle bus");
+            bus.complete(end);
+            end
+        };
+        // 64-byte write: 100 ns + 64 x 10 ns.
+        assert_eq!(time(write(0, 64)), ns(740));
+        // 64-byte read: 200 ns + 640 ns.
+        assert_eq!(time(read(0, 64)), ns(840));
+        // A 16-byte descriptor write-back: 100 + 160 ns; a 1-byte write 100 + 10 ns.
+        assert_eq!(time(write(0, 16)), ns(260));
+        assert_eq!(time(write(0, 1)), ns(110));
+        // Larger than the precomputed table (64 bytes): 100 + 1,000 ns all the same.
+        assert_eq!(time(write(0, 100)), ns(1_100));
+        // 64-bit 66 MHz PCI: 8 clocks of 15.1515 ns = 121,212.1 ps, rounded to 121,212,
+        // plus 120 ns overhead.
+        let mut wide = Bus::new(&BusConfig {
+            clock_mhz: 66.0,
+            width_bytes: 8,
+            ..BusConfig::default()
+        });
+        let end = wide.request(write(0, 64), ns(0), ns(0)).expect("idle bus");
+        assert_eq!(end, SimTime(120_000 + 121_212));
+    }
+
+    #[test]
+    fn bursts_ready_together_are_served_first_come_first_served() {
+        let mut bus = round_bus();
+        // NICs 2, 0, 1 ask at the same instant (in that order): the first gets the bus,
+        // the others wait, whatever their NIC number.
+        assert_eq!(bus.request(write(2, 64), ns(0), ns(0)), Some(ns(740)));
+        assert_eq!(bus.request(write(0, 64), ns(0), ns(0)), None);
+        assert_eq!(bus.request(read(1, 64), ns(0), ns(0)), None);
+        assert_eq!(bus.requests(), 3);
+        assert_eq!(bus.on_bus(ns(10)), Some(write(2, 64)));
+        // Back to back: 740, then + 740, then + 840 ns.
+        assert_eq!(bus.complete(ns(740)), (write(2, 64), Some(ns(1_480))));
+        assert_eq!(bus.on_bus(ns(1_000)), Some(write(0, 64)));
+        assert_eq!(bus.complete(ns(1_480)), (write(0, 64), Some(ns(2_320))));
+        assert_eq!(bus.complete(ns(2_320)), (read(1, 64), None));
+        assert_eq!(bus.requests(), 0);
+        assert_eq!(bus.on_bus(ns(2_400)), None);
+        // Counters: 3 bursts, 740 + 740 + 840 ns carried.
+        assert_eq!((bus.bursts, bus.busy_ps), (3, ns(2_320).0));
+    }
+
+    #[test]
+    fn the_burst_ready_first_goes_next_not_the_one_asked_first() {
+        let mut bus = round_bus();
+        // A write holds the bus 0-740 ns.
+        bus.request(write(0, 64), ns(0), ns(0)).expect("idle bus");
+        // At 100 ns NIC 1 asks for a read that is ready at 600 ns (memory latency); at
+        // 200 ns NIC 2 asks for a write ready at once; at 300 ns NIC 3 a write also
+        // ready at 600 ns.
+        assert_eq!(bus.request(read(1, 64), ns(600), ns(100)), None);
+        assert_eq!(bus.request(write(2, 64), ns(200), ns(200)), None);
+        assert_eq!(bus.request(write(3, 64), ns(600), ns(300)), None);
+        // Served by ready time: NIC 2 (200 ns), then NIC 1 and NIC 3 (both ready at
+        // 600 ns: in request order).
+        assert_eq!(bus.complete(ns(740)), (write(0, 64), Some(ns(1_480))));
+        assert_eq!(bus.complete(ns(1_480)), (write(2, 64), Some(ns(2_320))));
+        assert_eq!(bus.complete(ns(2_320)), (read(1, 64), Some(ns(3_060))));
+        assert_eq!(bus.complete(ns(3_060)), (write(3, 64), None));
+    }
+
+    #[test]
+    fn the_bus_waits_for_a_read_that_is_not_ready_without_counting_it_busy() {
+        let mut bus = round_bus();
+        bus.request(write(0, 64), ns(0), ns(0)).expect("idle bus");
+        // A read asked at 100 ns is ready at 1,000 ns: after the write ends (740 ns)
+        // the bus is reserved for it from 1,000 to 1,840 ns, idle meanwhile.
+        assert_eq!(bus.request(read(1, 64), ns(1_000), ns(100)), None);
+        assert_eq!(bus.complete(ns(740)), (write(0, 64), Some(ns(1_840))));
+        assert_eq!(bus.on_bus(ns(900)), None);
+        assert_eq!(bus.on_bus(ns(1_000)), Some(read(1, 64)));
+        assert_eq!(bus.complete(ns(1_840)).1, None);
+        // Busy 740 + 840 ns: the 260 ns gap is not counted.
+        assert_eq!(bus.busy_ps, ns(1_580).0);
+    }
+
+    #[test]
+    fn a_reserved_burst_gives_way_only_to_one_ready_before_its_start() {
+        let mut bus = round_bus();
+        // Idle bus: a read ready at 500 ns is reserved for 500-1,340 ns.
+        assert_eq!(bus.request(read(0, 64), ns(500), ns(0)), Some(ns(1_340)));
+        // A write ready at 600 ns (after the reserved start) waits.
+        assert_eq!(bus.request(write(1, 64), ns(600), ns(100)), None);
+        // A write ready at 200 ns takes the bus at once (200-940 ns); the read goes
+        // back to waiting.
+        assert_eq!(bus.request(write(2, 64), ns(200), ns(200)), Some(ns(940)));
+        assert_eq!(bus.requests(), 3);
+        // Then by ready time: the read (500 ns) from 940 to 1,780 ns, the write (600
+        // ns) from 1,780 to 2,520 ns.
+        assert_eq!(bus.complete(ns(940)), (write(2, 64), Some(ns(1_780))));
+        assert_eq!(bus.complete(ns(1_780)), (read(0, 64), Some(ns(2_520))));
+        assert_eq!(bus.complete(ns(2_520)), (write(1, 64), None));
+        assert_eq!(bus.bursts, 3);
+    }
+
+    #[test]
+    fn a_reset_forgets_the_nics_waiting_and_reserved_bursts() {
+        let mut bus = round_bus();
+        // NIC 0's write is on the bus (0-740 ns); NIC 1, NIC 0 and NIC 1 again wait.
+        bus.request(write(0, 64), ns(0), ns(0)).expect("idle bus");
+        bus.request(write(1, 64), ns(0), ns(0));
+        bus.request(read(0, 16), ns(0), ns(0));
+        bus.request(read(1, 16), ns(0), ns(0));
+        // NIC 0 resets at 100 ns: its waiting read is forgotten; its write, already on
+        // the bus, completes; the bus end time does not change.
+        assert_eq!(bus.cancel(0, ns(100)), None);
+        assert_eq!(bus.requests(), 3);
+        assert_eq!(bus.complete(ns(740)), (write(0, 64), Some(ns(1_480))));
+        // 16-byte read: 200 + 160 ns.
+        assert_eq!(bus.complete(ns(1_480)), (write(1, 64), Some(ns(1_840))));
+        assert_eq!(bus.complete(ns(1_840)), (read(1, 16), None));
+
+        // A reserved burst not started yet is withdrawn: the next one takes its place
+        // (NIC 3's read, ready at 2,600 ns: 2,600-3,440 ns)...
+        assert_eq!(
+            bus.request(read(2, 64), ns(2_500), ns(2_000)),
+            Some(ns(3_340))
+        );
+        assert_eq!(bus.request(read(3, 64), ns(2_600), ns(2_000)), None);
+        assert_eq!(bus.cancel(2, ns(2_100)), Some(Some(ns(3_440))));
+        // ...or the bus goes idle.
+        assert_eq!(bus.cancel(3, ns(2_200)), Some(None));
+        assert_eq!(bus.requests(), 0);
+        // Withdrawn bursts are not counted as carried.
+        assert_eq!(bus.bursts, 3);
+    }
 }

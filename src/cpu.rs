@@ -345,4 +345,213 @@ mod tests {
         c.clear(h.done, Level::HardIrq);
         assert_eq!(c.pick(h.done), Pick::Begin(Level::User));
     }
+
+    /// `x` microseconds.
+    fn us(x: u64) -> SimTime {
+        SimTime(x * 1_000_000)
+    }
+
+    #[test]
+    fn nested_preemptions_resume_each_level_with_its_exact_remaining_time() {
+        let mut c = Cpu::new();
+        // A user process starts a 20 us burst at 0.
+        c.set_burst(us(0), Level::User, us(20), 1);
+        let u = dispatch(c.pick(us(0)));
+        assert_eq!((u.level, u.done), (Level::User, us(20)));
+        // At 2 us the netisr becomes ready with 10 us of work: done at 12 us.
+        c.set_want(Level::SoftIrq);
+        assert_eq!(c.pick(us(2)), Pick::Begin(Level::SoftIrq));
+        c.set_burst(us(2), Level::SoftIrq, us(10), 0);
+        let n = dispatch(c.pick(us(2)));
+        assert_eq!(n.done, us(12));
+        // At 5 us an interrupt handler of 4 us preempts the netisr: done at 9 us.
+        c.set_want(Level::HardIrq);
+        assert_eq!(c.pick(us(5)), Pick::Begin(Level::HardIrq));
+        c.set_burst(us(5), Level::HardIrq, us(4), 0);
+        let h = dispatch(c.pick(us(5)));
+        assert_eq!(h.done, us(9));
+        // Frozen remainders: netisr 10 - (5 - 2) = 7 us, user 20 - 2 = 18 us; they do
+        // not shrink while preempted. The handler has 4 - 1 = 3 us left at 6 us.
+        assert_eq!(c.remaining_at(us(8), Level::SoftIrq), Some(us(7)));
+        assert_eq!(c.remaining_at(us(8), Level::User), Some(us(18)));
+        assert_eq!(c.remaining_at(us(6), Level::HardIrq), Some(us(3)));
+        assert_eq!(c.remaining_at(us(6), Level::Kernel), None);
+        // Neither preempted completion is current any more.
+        assert!(!c.is_current(Level::User, u.generation));
+        assert!(!c.is_current(Level::SoftIrq, n.generation));
+        assert!(c.is_current(Level::HardIrq, h.generation));
+        // The handler ends at 9 us: the netisr resumes with 7 us, done at 16 us.
+        c.clear(us(9), Level::HardIrq);
+        let n2 = dispatch(c.pick(us(9)));
+        assert_eq!((n2.level, n2.done), (Level::SoftIrq, us(16)));
+        assert_ne!(n2.generation, n.generation);
+        // The netisr ends at 16 us: the user process resumes with 18 us, done at 34 us.
+        c.clear(us(16), Level::SoftIrq);
+        let u2 = dispatch(c.pick(us(16)));
+        assert_eq!((u2.level, u2.done), (Level::User, us(34)));
+        c.clear(us(34), Level::User);
+        assert_eq!(c.pick(us(34)), Pick::Idle);
+        assert_eq!(c.running(), None);
+        // Two bursts were preempted (user at 2 us, netisr at 5 us); each level got
+        // exactly the time it asked for, and the CPU was never idle until 34 us.
+        assert_eq!(c.preemptions, 2);
+        let (b, _) = c.snapshot(us(40));
+        assert_eq!(b[Level::User as usize], us(20).0);
+        assert_eq!(b[Level::SoftIrq as usize], us(10).0);
+        assert_eq!(b[Level::HardIrq as usize], us(4).0);
+        assert_eq!(b[LEVELS], us(6).0); // idle from 34 to 40 us
+        assert_eq!(b.iter().sum::<u64>(), us(40).0);
+    }
+
+    #[test]
+    fn every_level_outranks_the_levels_below_it() {
+        // Every level wants the CPU at once (asked lowest first): they are offered it
+        // strictly in the order of the level table, highest first.
+        let mut c = Cpu::new();
+        for l in Level::ALL.iter().rev() {
+            c.set_want(*l);
+        }
+        for l in Level::ALL {
+            assert_eq!(c.pick(us(1)), Pick::Begin(l));
+            c.clear(us(1), l);
+        }
+        assert_eq!(c.pick(us(1)), Pick::Idle);
+        // Nothing had a burst, so nothing was preempted.
+        assert_eq!(c.preemptions, 0);
+        // Work from the idle loop runs only when nothing else is ready, and anything
+        // else preempts it, here the clock.
+        c.set_burst(us(1), Level::IdleLoop, us(100), 0);
+        assert_eq!(dispatch(c.pick(us(1))).level, Level::IdleLoop);
+        c.set_want(Level::Clock);
+        assert_eq!(c.pick(us(2)), Pick::Begin(Level::Clock));
+        assert_eq!(c.preemptions, 1);
+    }
+
+    #[test]
+    fn a_higher_want_that_finds_nothing_to_do_gives_the_cpu_straight_back() {
+        let mut c = Cpu::new();
+        c.set_burst(us(0), Level::SoftIrq, us(10), 0);
+        let d = dispatch(c.pick(us(0)));
+        // An interrupt line is raised at 4 us but its handler finds no work: the model
+        // clears the want at the same instant.
+        c.set_want(Level::HardIrq);
+        assert_eq!(c.pick(us(4)), Pick::Begin(Level::HardIrq));
+        c.clear(us(4), Level::HardIrq);
+        // The netisr is re-dispatched with the same end (0 + 10 us: no time was lost)
+        // under a new generation, so its old completion event is stale.
+        let r = dispatch(c.pick(us(4)));
+        assert_eq!((r.level, r.done), (Level::SoftIrq, us(10)));
+        assert_eq!(r.generation, d.generation.wrapping_add(1));
+        assert!(!c.is_current(Level::SoftIrq, d.generation));
+        assert!(c.is_current(Level::SoftIrq, r.generation));
+        c.clear(us(10), Level::SoftIrq);
+        let (b, _) = c.snapshot(us(10));
+        assert_eq!(b[Level::SoftIrq as usize], us(10).0);
+        assert_eq!(b[Level::HardIrq as usize], 0);
+    }
+
+    #[test]
+    fn a_new_burst_at_the_running_level_is_dispatched_again() {
+        let mut c = Cpu::new();
+        c.set_burst(us(0), Level::HardIrq, us(5), 0);
+        let a = dispatch(c.pick(us(0)));
+        // The step ends at 5 us and the handler's next step is 3 us: done at 8 us.
+        c.set_burst(a.done, Level::HardIrq, us(3), 0);
+        let b = dispatch(c.pick(a.done));
+        assert_eq!(b.done, us(8));
+        assert_eq!(b.generation, a.generation + 1);
+        // At 6 us the model shortens the running burst to 1 us (as the interrupt code
+        // does when it cuts a handler): done at 7 us; the 8 us completion is stale.
+        c.set_burst(us(6), Level::HardIrq, us(1), 0);
+        let d = dispatch(c.pick(us(6)));
+        assert_eq!(d.done, us(7));
+        assert!(!c.is_current(Level::HardIrq, b.generation));
+        assert!(c.is_current(Level::HardIrq, d.generation));
+        c.clear(d.done, Level::HardIrq);
+        // Re-dispatching one level is not a preemption; 5 + 1 + 1 us were used.
+        assert_eq!(c.preemptions, 0);
+        assert_eq!(c.snapshot(us(7)).0[Level::HardIrq as usize], us(7).0);
+    }
+
+    #[test]
+    fn an_unchanged_cpu_is_not_dispatched_again() {
+        let mut c = Cpu::new();
+        // An idle CPU with nothing to do: Idle, and nothing is dirty.
+        assert_eq!(c.pick(us(0)), Pick::Idle);
+        assert!(!c.is_dirty());
+        c.set_burst(us(0), Level::Kernel, us(10), 0);
+        assert!(c.is_dirty());
+        let d = dispatch(c.pick(us(0)));
+        assert!(!c.is_dirty());
+        assert_eq!(c.pick(us(1)), Pick::Unchanged);
+        // A want at a level that already has a burst changes nothing.
+        c.set_want(Level::Kernel);
+        assert!(!c.is_dirty());
+        // Lower-level work arriving, then leaving, does not disturb the running burst:
+        // its completion event stays current.
+        c.set_want(Level::User);
+        assert_eq!(c.pick(us(2)), Pick::Unchanged);
+        c.clear(us(3), Level::User);
+        assert!(c.is_dirty());
+        assert_eq!(c.pick(us(3)), Pick::Unchanged);
+        assert!(c.is_current(Level::Kernel, d.generation));
+        assert_eq!(c.running(), Some(Level::Kernel));
+        assert_eq!(c.remaining_at(us(3), Level::Kernel), Some(us(7)));
+    }
+
+    #[test]
+    fn time_is_charged_per_level_per_tag_and_to_idle() {
+        let mut c = Cpu::new();
+        // Idle 0-3 us; user (tag 1) 3-5 us; netisr (tag 0) 5-7 us; user again 7-10 us;
+        // idle 10-12 us.
+        c.set_burst(us(3), Level::User, us(5), 1);
+        assert_eq!(dispatch(c.pick(us(3))).done, us(8));
+        assert_eq!(c.remaining_at(us(4), Level::User), Some(us(4)));
+        c.set_want(Level::SoftIrq);
+        assert_eq!(c.pick(us(5)), Pick::Begin(Level::SoftIrq));
+        c.set_burst(us(5), Level::SoftIrq, us(2), 0);
+        assert_eq!(dispatch(c.pick(us(5))).done, us(7));
+        c.clear(us(7), Level::SoftIrq);
+        // The user burst had 5 - 2 = 3 us left: done at 10 us.
+        assert_eq!(dispatch(c.pick(us(7))).done, us(10));
+        // Mid-burst snapshot at 8 us: user 2 + 1 us, netisr 2 us, idle 3 us. It does
+        // not change the state: the fields still stop at the last change (7 us).
+        let (b, g) = c.snapshot(us(8));
+        assert_eq!(
+            (
+                b[Level::User as usize],
+                b[Level::SoftIrq as usize],
+                b[LEVELS]
+            ),
+            (us(3).0, us(2).0, us(3).0)
+        );
+        assert_eq!((g[0], g[1]), (us(2).0, us(3).0));
+        assert_eq!(c.busy_ps[Level::User as usize], us(2).0);
+        assert_eq!(c.snapshot(us(8)), (b, g));
+        c.clear(us(10), Level::User);
+        assert_eq!(c.pick(us(10)), Pick::Idle);
+        let (b, g) = c.snapshot(us(12));
+        // User 2 + 3 = 5 us, netisr 2 us, idle 3 + 2 = 5 us; the tags split the busy
+        // time the same way (idle time has no tag).
+        assert_eq!(b[Level::User as usize], us(5).0);
+        assert_eq!(b[Level::SoftIrq as usize], us(2).0);
+        assert_eq!(b[LEVELS], us(5).0);
+        assert_eq!(g, [us(2).0, us(5).0, 0, 0]);
+        assert_eq!(b.iter().sum::<u64>(), us(12).0);
+    }
+
+    #[test]
+    fn clock_rate_is_checked() {
+        let bad = |mhz: f64| {
+            let mut p = Problems::new();
+            CpuConfig { clock_mhz: mhz }.validate(&mut p);
+            p.list.iter().map(|x| x.path.clone()).collect::<Vec<_>>()
+        };
+        // (0, 1e6] MHz, finite.
+        assert!(bad(448.0).is_empty());
+        assert!(bad(1e6).is_empty());
+        for mhz in [0.0, -1.0, 1e6 + 1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(bad(mhz), vec!["clock_mhz"], "{mhz}");
+        }
+    }
 }

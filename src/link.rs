@@ -83,4 +83,33 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn wire_time_is_the_frame_plus_preamble_and_gap_at_the_line_rate() {
+        let fe = Link::new(100e6);
+        // 64 bytes at 100 Mbit/s (80 ns per byte): 5.12 us of frame, plus 20 bytes of
+        // preamble and gap (1.6 us) = 6.72 us on the wire.
+        assert_eq!(fe.bytes_time(64), SimTime(5_120_000));
+        assert_eq!(fe.wire_time(64), SimTime(6_720_000));
+        assert_eq!(fe.wire_time(64).0 - fe.bytes_time(64).0, 1_600_000);
+        // 1,518 bytes at 10 Mbit/s: 1,538 x 800 ns = 1,230.4 us.
+        assert_eq!(Link::new(10e6).wire_time(1518), SimTime(1_230_400_000));
+        // 64 bytes at 1 Gbit/s: 84 x 8 ns = 672 ns.
+        assert_eq!(Link::new(1e9).wire_time(64), SimTime(672_000));
+        // A zero-byte frame still costs its preamble and gap.
+        assert_eq!(fe.wire_time(0), SimTime(1_600_000));
+    }
+
+    #[test]
+    fn a_rate_without_whole_picoseconds_per_byte_rounds_to_the_nearest() {
+        // OC-3's 155.52 Mbit/s: 8e12 / 155.52e6 = 51,440.329... ps per byte.
+        let oc3 = Link::new(155.52e6);
+        // 64 bytes: 3,292,181.07 ps -> 3,292,181; 84 bytes: 4,320,987.65 -> 4,320,988.
+        assert_eq!(oc3.bytes_time(64), SimTime(3_292_181));
+        assert_eq!(oc3.wire_time(64), SimTime(4_320_988));
+        // The frame rate is the inverse of the wire time: 155.52e6 / 672 bits.
+        assert!((oc3.line_rate_fps(64.0) - 231_428.571).abs() < 1e-3);
+        let from_wire = 1e12 / oc3.wire_time(64).0 as f64;
+        assert!((from_wire / oc3.line_rate_fps(64.0) - 1.0).abs() < 1e-6);
+    }
 }

@@ -168,4 +168,114 @@ mod tests {
         q.begun(Level::User, ksoftirqd(), Step::Yield);
         assert_eq!(q.begin_next(Level::User), Some(Task::UserProc));
     }
+
+    #[test]
+    fn a_task_woken_while_another_holds_the_level_waits_without_a_new_want() {
+        let mut q = RunQueues::default();
+        assert!(q.wake(taskq(0)));
+        let t = q.begin_next(Level::Kernel).expect("ready");
+        q.begun(Level::Kernel, t, RUN);
+        // taskq(1) is woken while taskq(0) holds the level: the level already has the
+        // CPU (or a burst), so no want; it waits.
+        assert!(!q.wake(taskq(1)));
+        assert_eq!(
+            (q.waiting(Level::Kernel), q.contended(Level::Kernel)),
+            (1, true)
+        );
+        assert_eq!(q.current(Level::Kernel), Some(taskq(0)));
+        // A second wake of the waiting task changes nothing.
+        assert!(!q.wake(taskq(1)));
+        assert_eq!(q.waiting(Level::Kernel), 1);
+        // taskq(0) finishes: the level reports the waiting task, which is next.
+        assert!(q.ended(Level::Kernel, t, Step::Done));
+        assert_eq!(q.current(Level::Kernel), None);
+        assert_eq!(q.begin_next(Level::Kernel), Some(taskq(1)));
+        q.begun(Level::Kernel, taskq(1), RUN);
+        // Nobody waits behind it now, and taskq(0) (Done, not woken) is gone.
+        assert!(!q.ended(Level::Kernel, taskq(1), Step::Done));
+        assert_eq!(q.begin_next(Level::Kernel), None);
+    }
+
+    #[test]
+    fn three_user_tasks_take_turns_round_robin() {
+        let mut q = RunQueues::default();
+        for t in [Task::UserProc, Task::Sender, ksoftirqd()] {
+            q.wake(t);
+        }
+        // Each runs a step and yields in turn: the order repeats A B C A B C. The first
+        // round yields from its first step (begun), the second after a step (ended).
+        let mut order = Vec::new();
+        for _ in 0..3 {
+            let t = q.begin_next(Level::User).expect("ready");
+            order.push(t);
+            q.begun(Level::User, t, Step::Yield);
+        }
+        for _ in 0..3 {
+            let t = q.begin_next(Level::User).expect("ready");
+            order.push(t);
+            q.begun(Level::User, t, RUN);
+            assert!(q.ended(Level::User, t, Step::Yield));
+        }
+        let abc = [Task::UserProc, Task::Sender, ksoftirqd()];
+        assert_eq!(order, [abc, abc].concat());
+        assert_eq!(q.waiting(Level::User), 3);
+    }
+
+    #[test]
+    fn a_task_woken_during_a_first_step_that_runs_gets_no_second_turn() {
+        // Module doc: a task woken during its first step that then takes the CPU needs
+        // no second turn.
+        let mut q = RunQueues::default();
+        assert!(q.wake(Task::Swi));
+        let t = q.begin_next(Level::SoftIrq).expect("ready");
+        assert!(!q.wake(Task::Swi)); // it holds the level: remembered, no want
+        q.begun(Level::SoftIrq, t, RUN);
+        // It runs, then ends with nothing to do: nobody waits, it is not re-queued.
+        assert!(!q.ended(Level::SoftIrq, t, Step::Done));
+        assert_eq!(q.waiting(Level::SoftIrq), 0);
+        assert_eq!(q.begin_next(Level::SoftIrq), None);
+    }
+
+    #[test]
+    fn a_task_woken_while_running_that_then_yields_is_queued_once() {
+        let mut q = RunQueues::default();
+        q.wake(Task::UserProc);
+        let t = q.begin_next(Level::User).expect("ready");
+        q.begun(Level::User, t, RUN);
+        assert!(!q.wake(Task::UserProc));
+        // Woken and yielding: one place at the tail, not two.
+        assert!(q.ended(Level::User, t, Step::Yield));
+        assert_eq!(q.waiting(Level::User), 1);
+        // The same through a first step that yields.
+        let t = q.begin_next(Level::User).expect("ready");
+        assert!(!q.wake(Task::UserProc));
+        q.begun(Level::User, t, Step::Yield);
+        assert_eq!(q.waiting(Level::User), 1);
+        assert_eq!(q.current(Level::User), None);
+    }
+
+    #[test]
+    fn levels_are_independent() {
+        let mut q = RunQueues::default();
+        // Nothing ready anywhere: no task begins.
+        for l in Level::ALL {
+            assert_eq!(q.begin_next(l), None);
+        }
+        // The netisr holds the softirq level; an interrupt handler woken meanwhile
+        // wants its own (free) level, and waits in its own queue.
+        q.wake(Task::Swi);
+        let s = q.begin_next(Level::SoftIrq).expect("ready");
+        q.begun(Level::SoftIrq, s, RUN);
+        assert!(q.wake(Task::Isr(0)));
+        assert!(q.wake(Task::Isr(1)));
+        assert_eq!(q.waiting(Level::HardIrq), 2);
+        assert_eq!(q.waiting(Level::SoftIrq), 0);
+        assert!(!q.contended(Level::SoftIrq));
+        assert_eq!(q.begin_next(Level::HardIrq), Some(Task::Isr(0)));
+        q.begun(Level::HardIrq, Task::Isr(0), Step::Done);
+        // A first step with nothing to do releases the level at once.
+        assert_eq!(q.current(Level::HardIrq), None);
+        assert_eq!(q.current(Level::SoftIrq), Some(Task::Swi));
+        assert_eq!(q.begin_next(Level::HardIrq), Some(Task::Isr(1)));
+    }
 }

@@ -200,4 +200,195 @@ mod tests {
             vec![Signal::Forward(0), Signal::Forward(200), Signal::Forward(1)]
         );
     }
+
+    #[test]
+    fn a_frame_costs_its_receive_and_forwarding_and_is_forwarded_at_the_next_step() {
+        let mut env = Script::new(&[2]);
+        env.rx_ns = 2_000;
+        env.forward_ns = 3_000;
+        let mut b = BusyPoll::new(empty_pass_ns(100.0), vec![true]);
+        assert_eq!(b.held(), 0);
+        // Frame 0 taken: rx 2 us + forward 3 us = 5 us; it is held, not yet forwarded.
+        assert_eq!(b.step(&mut env), Step::Run(ns(5_000)));
+        assert_eq!(b.held(), 1);
+        assert!(env.take_log().is_empty());
+        // Next step: frame 0 leaves (if_output), frame 1 is taken.
+        assert_eq!(b.step(&mut env), Step::Run(ns(5_000)));
+        assert_eq!(env.take_log(), vec![Signal::Forward(0)]);
+        // Then frame 1 leaves and the ring is empty: an empty pass, nothing held.
+        assert_eq!(b.step(&mut env), Step::Run(ns(100)));
+        assert_eq!(env.take_log(), vec![Signal::Forward(1)]);
+        assert_eq!((b.held(), b.empty_polls), (0, 1));
+    }
+
+    #[test]
+    fn the_loop_never_sleeps_and_counts_every_empty_pass() {
+        let mut env = Script::new(&[0, 0]);
+        let mut b = BusyPoll::new(empty_pass_ns(250.0), vec![true, true]);
+        // Empty rings: every step is a 250 ns pass, never Done or Yield, no signal (no
+        // interrupt unmasked: the loop keeps the NICs' interrupts off).
+        for k in 1..=5 {
+            assert_eq!(b.step(&mut env), Step::Run(ns(250)));
+            assert_eq!(b.empty_polls, k);
+        }
+        assert!(env.take_log().is_empty());
+        // A frame arriving on NIC 1 is found by the next pass: rx 1 us + forward 5 us.
+        env.rings[1].push_back(crate::policy::env::mock::pkt(7));
+        assert_eq!(b.step(&mut env), Step::Run(ns(6_000)));
+        assert_eq!(b.step(&mut env), Step::Run(ns(250)));
+        assert_eq!(env.take_log(), vec![Signal::Forward(7)]);
+        assert_eq!(b.empty_polls, 6);
+    }
+
+    #[test]
+    fn round_robin_takes_one_frame_per_ring_in_turn() {
+        // Three frames on each of two rings: they alternate, NIC 0 first.
+        let mut env = Script::new(&[3, 3]);
+        let mut b = BusyPoll::new(empty_pass_ns(100.0), vec![true, true]);
+        for _ in 0..6 {
+            assert_eq!(b.step(&mut env), Step::Run(ns(6_000)));
+        }
+        // The 7th step forwards the last frame and finds both rings empty.
+        assert_eq!(b.step(&mut env), Step::Run(ns(100)));
+        let order: Vec<Signal> = [0, 100, 1, 101, 2, 102]
+            .into_iter()
+            .map(Signal::Forward)
+            .collect();
+        assert_eq!(env.take_log(), order);
+        // A burst on one ring does not starve the other: after NIC 0's frame the pass
+        // starts at NIC 1, which is served even though NIC 0 has more.
+        env.rings[0].extend((10..13).map(crate::policy::env::mock::pkt));
+        env.rings[1].push_back(crate::policy::env::mock::pkt(110));
+        for _ in 0..5 {
+            b.step(&mut env);
+        }
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Forward(10),
+                Signal::Forward(110),
+                Signal::Forward(11),
+                Signal::Forward(12)
+            ]
+        );
+    }
+
+    /// The registry's view: NICs 0 and 2 busy-poll with `empty` ns passes, NIC 1 is
+    /// interrupt-driven.
+    fn ctx_nics(empty: [f64; 2]) -> [PolicyConfig; 3] {
+        let bp = |ns: f64| {
+            PolicyConfig::BusyPoll(BusyPollParams {
+                empty_poll: CostParam::ns(ns),
+            })
+        };
+        [bp(empty[0]), PolicyConfig::Interrupt, bp(empty[1])]
+    }
+
+    fn kernel() -> crate::kernel::KernelConfig {
+        serde_json::from_value(serde_json::json!({ "netisr_per_packet": 5000 })).expect("kernel")
+    }
+
+    #[test]
+    fn the_registry_builds_one_loop_for_its_nics_and_wakes_it_at_the_start() {
+        let nics = ctx_nics([400.0, 400.0]);
+        let kernel = kernel();
+        let ctx = BuildCtx {
+            kind: 4,
+            nics: &nics,
+            kernel: &kernel,
+            clock_mhz: 1000.0,
+            timeslice: crate::time::SimTime::from_ns_f64(1e7),
+        };
+        let mut b = BusyPoll::build(&ctx).expect("two NICs busy-poll");
+        // The loop is one kernel thread (registry index 4), woken at the start.
+        let mut env = Script::new(&[1, 1, 1]);
+        RxPolicy::start(&mut b, &mut env);
+        let task = Task::policy(4, 0, Level::Kernel);
+        assert_eq!(env.take_log(), vec![Signal::Wake(task)]);
+        let Task::Policy(t) = task else {
+            unreachable!()
+        };
+        assert_eq!(BusyPoll::task_name(t, &[]), "busy poll");
+        // It polls NICs 0 and 2 only, with the 400 ns empty pass.
+        let steps: Vec<Step> = (0..3)
+            .map(|k| RxPolicy::step(&mut b, t, k == 0, &mut env))
+            .collect();
+        assert_eq!(steps, [Step::Run(ns(6_000)), Step::Run(ns(6_000)), Step::Run(ns(400))]);
+        assert_eq!(env.rings[1].len(), 1);
+        assert_eq!(RxPolicy::held(&b), 0);
+        let mut c = BTreeMap::new();
+        RxPolicy::counters(&b, &[], &mut c);
+        assert_eq!(c.get("busy_poll.empty_polls"), Some(&1.0));
+        // With interrupts off, moderation does not apply to a busy-polled NIC.
+        assert!(!nics[0].interrupt_driven());
+        assert!(nics[1].interrupt_driven());
+        // No NIC busy-polls: no loop.
+        let none = [PolicyConfig::Interrupt];
+        let ctx = BuildCtx { nics: &none, ..ctx };
+        assert!(BusyPoll::build(&ctx).is_none());
+    }
+
+    #[test]
+    fn validation_wants_one_empty_pass_cost_of_at_least_1_ns() {
+        let kernel = kernel();
+        let problems = |nics: &[PolicyConfig], mhz: f64| {
+            let ctx = BuildCtx {
+                kind: 4,
+                nics,
+                kernel: &kernel,
+                clock_mhz: mhz,
+                timeslice: crate::time::SimTime::from_ns_f64(1e7),
+            };
+            let mut p = Problems::new();
+            BusyPoll::validate_model(&ctx, &mut p);
+            p.list.into_iter().map(|x| x.path).collect::<Vec<_>>()
+        };
+        assert!(problems(&ctx_nics([100.0, 100.0]), 1000.0).is_empty());
+        // Two busy-poll NICs with different costs: the second is reported.
+        assert_eq!(
+            problems(&ctx_nics([100.0, 200.0]), 1000.0),
+            ["nics[2].policy.empty_poll"]
+        );
+        // 0.5 ns is too short (a pass must advance time): both NICs are reported.
+        assert_eq!(
+            problems(&ctx_nics([0.5, 0.5]), 1000.0),
+            ["nics[0].policy.empty_poll", "nics[2].policy.empty_poll"]
+        );
+        // In cycles the bound depends on the clock: 2 cycles are 1 ns at 2 GHz, 0.5 ns
+        // at 4 GHz.
+        let cycles = |c: f64| {
+            PolicyConfig::BusyPoll(BusyPollParams {
+                empty_poll: CostParam(crate::cost::CostSpec {
+                    cycles: Some(c),
+                    ..Default::default()
+                }),
+            })
+        };
+        assert!(problems(&[cycles(2.0)], 2000.0).is_empty());
+        assert_eq!(problems(&[cycles(2.0)], 4000.0), ["nics[0].policy.empty_poll"]);
+        // The parameters' own check: a negative cost.
+        let mut p = Problems::new();
+        BusyPollParams {
+            empty_poll: CostParam::ns(-1.0),
+        }
+        .validate(&mut p);
+        assert_eq!(p.list.len(), 1);
+        assert_eq!(p.list[0].path, "empty_poll");
+    }
+
+    #[test]
+    fn an_empty_pass_in_cycles_takes_its_time_at_the_cpu_clock() {
+        // 448 cycles at 448 MHz: exactly 1 us.
+        let c = CostParam(crate::cost::CostSpec {
+            cycles: Some(448.0),
+            ..Default::default()
+        })
+        .build(448.0);
+        let mut env = Script::new(&[0]);
+        let mut b = BusyPoll::new(c, vec![true]);
+        assert_eq!(b.step(&mut env), Step::Run(ns(1_000)));
+        // The default parameters: a 100 ns pass.
+        let d: BusyPollParams = serde_json::from_str("{}").expect("defaults");
+        assert_eq!(d.empty_poll, CostParam::ns(100.0));
+    }
 }
