@@ -120,9 +120,8 @@ impl Host {
         } else {
             // No driver handler modelled: the chip steps its threshold and goes on.
             self.ports[nic].nic.underrun_cause = false;
-            self.ports[nic].nic.tx_halted = false;
             self.ports[nic].dma_mut().raise_threshold();
-            self.if_start(nic, now, s);
+            self.tx_restart(nic, now, s);
         }
     }
 

@@ -120,8 +120,7 @@ impl Host {
             .as_ref()
             .is_some_and(|w| w.reinit_on_underrun());
         if !reinit {
-            self.ports[nic].nic.tx_halted = false;
-            self.if_start(nic, now, s);
+            self.tx_restart(nic, now, s);
             return SimTime::ZERO;
         }
         self.reinit(nic, now, s)

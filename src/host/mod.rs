@@ -917,6 +917,14 @@ impl Host {
         self.sender_room(nic);
     }
 
+    /// The driver restarts `nic`'s transmitter after an underrun ([`Nic::tx_restart`]).
+    pub(crate) fn tx_restart(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        if let Some(tx) = self.ports[nic].nic.tx_restart(now) {
+            self.transmit(nic, tx, now, s);
+        }
+        self.sender_room(nic);
+    }
+
     fn next_arrival(&mut self, flow: usize, s: &mut Scheduler<Event>) {
         let f = &mut self.flows[flow];
         f.pending = f.source.next_frame();
