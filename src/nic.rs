@@ -28,7 +28,9 @@
 //!
 //! Counters (in results as `<nic>.<counter>`): `rx_frames` (placed in the RX ring),
 //! `rx_ring.drops` (refused by a full ring), `rx_ring.high_water`, `interrupts` (handler
-//! invocations with work), `tx_frames` (sent on the wire), `if_snd.drops`,
+//! invocations with work; taken by the host when a handler reads the chip's status),
+//! `tx_frames` (transmissions started and not aborted: counted when the transmitter
+//! commits to a frame, uncounted if an underrun or a reset cuts it), `if_snd.drops`,
 //! `if_snd.high_water`.
 
 use crate::counters::{StatsCounters, StatsCountersConfig};
@@ -251,7 +253,7 @@ pub struct Nic {
     pub rx_frames: u64,
     /// Interrupts taken (handler invocations) -- counter.
     pub interrupts: u64,
-    /// Frames put on the output wire -- counter.
+    /// Frames put on the output wire, less those an underrun or a reset cut -- counter.
     pub tx_frames: u64,
     /// Statistics counters, when modelled.
     pub stats: Option<StatsCounters>,
@@ -396,6 +398,14 @@ impl Nic {
         })
     }
 
+    /// The frame the transmitter had committed to (counted in `kick`) is cut.
+    fn uncount_tx(&mut self) {
+        self.tx_frames = self
+            .tx_frames
+            .checked_sub(1)
+            .expect("an active transmission was counted when it started");
+    }
+
     /// The frame on the wire has been sent: free its descriptor (txeof), refill from
     /// if_snd, and start the next one.
     #[inline]
@@ -424,6 +434,9 @@ impl Nic {
     /// The transmitter aborted the frame at the head of the ring (underrun) and
     /// stopped; returns the frame.
     pub fn tx_abort(&mut self) -> Option<Packet> {
+        if self.tx_active {
+            self.uncount_tx();
+        }
         self.tx_active = false;
         self.tx_halted = true;
         self.underrun_cause = true;
@@ -442,6 +455,10 @@ impl Nic {
         // active; after an earlier reset that frame is no longer in the ring (and a
         // second reset while it is still on the wire leaves it there).
         let head_on_wire = keep_head && self.tx_active;
+        if self.tx_active && !head_on_wire {
+            // The frame being sent is cut short: it does not count as sent.
+            self.uncount_tx();
+        }
         self.skip_done = head_on_wire || (keep_head && self.skip_done);
         let mut first = true;
         while let Some(t) = self.tx_ring.pop() {
@@ -836,8 +853,10 @@ mod tests {
         let mut n = nic();
         n.output(us(0.0), small(0)).unwrap().expect("starts");
         n.output(us(0.0), small(1)).unwrap();
-        // The head frame is aborted: returned (lost), the transmitter halts.
+        assert_eq!(n.tx_frames, 1);
+        // The head frame is aborted: returned (lost), uncounted; the transmitter halts.
         assert_eq!(n.tx_abort().map(|p| p.seq), Some(0));
+        assert_eq!(n.tx_frames, 0);
         assert!(n.tx_halted && n.underrun_cause && n.wants_interrupt());
         // Nothing starts while halted, even a new frame.
         assert!(n.output(us(1.0), small(2)).unwrap().is_none());
@@ -852,6 +871,20 @@ mod tests {
         assert!(n.underrun_cause && n.tx_halted && !n.link_up);
         assert!(!n.tx_cause && !n.rx_error_cause);
         assert_eq!(n.held(), 0);
+    }
+
+    #[test]
+    fn a_reset_uncounts_the_frame_it_cuts_but_not_the_one_that_completes() {
+        let mut n = nic();
+        n.output(us(0.0), small(0)).unwrap().expect("starts");
+        // The frame on the wire is whole and completes: still counted.
+        n.reset(true);
+        assert_eq!(n.tx_frames, 1);
+        let mut n = nic();
+        n.output(us(0.0), small(0)).unwrap().expect("starts");
+        // A frame still being fetched (cut-through) is cut by the reset: uncounted.
+        n.reset(false);
+        assert_eq!(n.tx_frames, 0);
     }
 
     #[test]
