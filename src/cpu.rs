@@ -234,7 +234,7 @@ impl Cpu {
     }
 
     /// Decide what runs now.
-    #[inline]
+    #[inline(always)]
     pub fn pick(&mut self, now: SimTime) -> Pick {
         if !self.dirty {
             // Nothing changed since the last pick: the same burst runs on (its time is

@@ -452,7 +452,7 @@ impl FlowSource {
     }
 
     /// The next frame, or `None` once the flow has finished sending.
-    #[inline]
+    #[inline(always)]
     pub fn next_frame(&mut self) -> Option<Frame> {
         if self.sent >= self.limit {
             return None;

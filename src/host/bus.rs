@@ -10,7 +10,7 @@ use crate::host::{Event, Host, SLOT_BUS};
 use crate::policy::PolicyConfig;
 use crate::time::SimTime;
 
-impl Host {
+impl<const BUS: bool> Host<BUS> {
     /// A frame reached `nic`'s RX FIFO: queue it for DMA, or drop it if the FIFO is
     /// full.
     #[inline]

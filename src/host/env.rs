@@ -17,13 +17,13 @@ use crate::time::SimTime;
 /// The host at one instant, lent to a policy for one step. The policy's own state is
 /// taken out of the host for the step (so that both can be borrowed); nothing the
 /// policy calls reaches back into that state.
-pub(crate) struct HostEnv<'a> {
-    pub h: &'a mut Host,
+pub(crate) struct HostEnv<'a, const BUS: bool> {
+    pub h: &'a mut Host<BUS>,
     pub now: SimTime,
     pub s: &'a mut Scheduler<Event>,
 }
 
-impl RxEnv for HostEnv<'_> {
+impl<const BUS: bool> RxEnv for HostEnv<'_, BUS> {
     #[inline(always)]
     fn now(&self) -> SimTime {
         self.now
@@ -102,7 +102,7 @@ impl RxEnv for HostEnv<'_> {
     }
 }
 
-impl IsrEnv for HostEnv<'_> {
+impl<const BUS: bool> IsrEnv for HostEnv<'_, BUS> {
     #[inline(always)]
     fn costs(&mut self, nic: usize) -> &mut DriverCosts {
         &mut self.h.ports[nic].driver
@@ -161,7 +161,7 @@ impl IsrEnv for HostEnv<'_> {
     }
 }
 
-impl LineEnv for HostEnv<'_> {
+impl<const BUS: bool> LineEnv for HostEnv<'_, BUS> {
     #[inline(always)]
     fn now(&self) -> SimTime {
         self.now
@@ -204,7 +204,7 @@ impl LineEnv for HostEnv<'_> {
     }
 }
 
-impl SwiEnv for HostEnv<'_> {
+impl<const BUS: bool> SwiEnv for HostEnv<'_, BUS> {
     #[inline(always)]
     fn netisr(&mut self) -> &mut Netisr {
         &mut self.h.core.netisr
@@ -229,13 +229,13 @@ impl SwiEnv for HostEnv<'_> {
 /// (some NIC uses the policy): then the state was re-entered while lent, a bug that
 /// debug builds stop on.
 #[inline(always)]
-pub(crate) fn lend<T, R>(
-    h: &mut Host,
+pub(crate) fn lend<T, R, const BUS: bool>(
+    h: &mut Host<BUS>,
     now: SimTime,
     s: &mut Scheduler<Event>,
-    mut slot: impl FnMut(&mut Host) -> &mut Option<Box<T>>,
-    should_exist: impl FnOnce(&Host) -> bool,
-    f: impl FnOnce(&mut T, &mut HostEnv<'_>) -> R,
+    mut slot: impl FnMut(&mut Host<BUS>) -> &mut Option<Box<T>>,
+    should_exist: impl FnOnce(&Host<BUS>) -> bool,
+    f: impl FnOnce(&mut T, &mut HostEnv<'_, BUS>) -> R,
 ) -> Option<R> {
     let Some(mut state) = slot(h).take() else {
         debug_assert!(!should_exist(h), "a policy re-entered while lent to a step");

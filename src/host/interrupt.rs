@@ -7,7 +7,7 @@ use crate::host::{Event, Host, Step, Task};
 use crate::rng::StreamRng;
 use crate::time::SimTime;
 
-impl Host {
+impl<const BUS: bool> Host<BUS> {
     /// A frame entered `nic`'s RX ring: the receive-interrupt cause is set.
     pub(crate) fn rx_cause(
         &mut self,

@@ -7,7 +7,7 @@ use crate::kernel::{NETISR_IP, Netisr};
 use crate::packet::Packet;
 use crate::time::SimTime;
 
-impl Host {
+impl<const BUS: bool> Host<BUS> {
     /// schednetisr: mark `bits` pending and make the dispatcher ready.
     pub(crate) fn swi_raise(&mut self, bits: u32) {
         self.core.netisr.raise(bits);

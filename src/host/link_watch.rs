@@ -5,7 +5,7 @@ use crate::host::{Event, Host, Step, Task};
 use crate::link_watch::{NicView, TickStart};
 use crate::time::SimTime;
 
-impl Host {
+impl<const BUS: bool> Host<BUS> {
     /// Arm the first link check of every NIC that has one.
     pub(crate) fn link_watch_start(&mut self, s: &mut Scheduler<Event>) {
         for nic in 0..self.ports.len() {

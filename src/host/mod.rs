@@ -277,8 +277,11 @@ pub(crate) struct FlowState {
     pub stats: FlowStats,
 }
 
-/// The host during a run.
-pub struct Host {
+/// The host during a run. `BUS` says whether the model has a DMA bus: chosen once when
+/// the host is assembled ([`simulate`]), so that the per-frame path of a host without
+/// one checks for none (the bus and the NICs' DMA engines are then absent, `None`, and
+/// never looked at on that path).
+pub struct Host<const BUS: bool> {
     /// The processor: its scheduler state and its kernel queues.
     pub(crate) core: Core,
     /// The one-of-a-kind pending events, outside the heap: the completion of the CPU
@@ -385,10 +388,11 @@ const TAG_USER: u8 = 1;
 const TAG_KSOFTIRQD: u8 = 2;
 const TAG_SENDER: u8 = 3;
 
-impl Host {
+impl<const BUS: bool> Host<BUS> {
     /// Build the host for one run. The configuration must have been validated and the
     /// flows must name existing NICs.
-    pub fn new(cfg: &ModelConfig, spec: &RunSpec) -> Host {
+    pub(crate) fn new(cfg: &ModelConfig, spec: &RunSpec) -> Self {
+        assert_eq!(cfg.bus.is_some(), BUS, "a host assembled for the wrong bus");
         let mhz = cfg.cpu.clock_mhz;
         let key = spec.key;
         let nics: Vec<Nic> = cfg
@@ -682,10 +686,10 @@ impl Host {
             return false;
         }
         // With a bus, a frame that starts after the one on the wire could underrun.
-        if self.bus.is_some() && n.tx_backlog() {
+        if BUS && n.tx_backlog() {
             return false;
         }
-        if self.ports[nic].dma.as_ref().is_some_and(|d| !d.idle()) {
+        if BUS && self.ports[nic].dma.as_ref().is_some_and(|d| !d.idle()) {
             return false;
         }
         self.ports[nic]
@@ -824,7 +828,7 @@ impl Host {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        if self.bus.is_some() {
+        if BUS {
             self.tx_fetch_begin(nic, tx.pkt, tx.start, now, s);
             return;
         }
@@ -884,11 +888,7 @@ impl Host {
     /// The frame on `nic`'s output wire has been sent: free its descriptor, start the
     /// next one, raise a transmit cause if one is due.
     fn tx_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.ports[nic]
-            .dma
-            .as_mut()
-            .is_some_and(|d| d.tx_wire_end())
-        {
+        if BUS && self.ports[nic].dma_mut().tx_wire_end() {
             // The wire reached the end of the frame before all of it was in the FIFO:
             // it ran dry on the way.
             self.tx_underrun(nic, now, s);
@@ -945,7 +945,7 @@ impl Host {
             t_in: fr.end,
         };
         self.next_arrival(flow, s);
-        if self.bus.is_some() {
+        if BUS {
             self.dma_rx_in(nic, pkt, now, s);
         } else {
             self.rx_complete(nic, pkt, now, s);
@@ -1299,7 +1299,24 @@ impl Host {
 /// Validate `cfg`, check the flows against it, build the host and run it.
 pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
     check(cfg, spec)?;
-    Host::new(cfg, spec).run(spec)
+    if cfg.bus.is_some() {
+        Host::<true>::new(cfg, spec).run(spec)
+    } else {
+        Host::<false>::new(cfg, spec).run(spec)
+    }
+}
+
+/// [`simulate`] with every handler step as its own CPU burst and event
+/// ([`Host::unmerged`]): for checking that merged bursts change nothing but the event
+/// count.
+#[doc(hidden)]
+pub fn simulate_unmerged(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
+    check(cfg, spec)?;
+    if cfg.bus.is_some() {
+        Host::<true>::new(cfg, spec).unmerged().run(spec)
+    } else {
+        Host::<false>::new(cfg, spec).unmerged().run(spec)
+    }
 }
 
 /// [`simulate`], recording the window of `trace` (see [`crate::trace`]). The run is the
@@ -1328,7 +1345,11 @@ pub fn simulate_traced(
     if !p.is_empty() {
         return Err(SimError::Invalid(p.list));
     }
-    Host::new(cfg, spec).run_traced(spec, trace)
+    if cfg.bus.is_some() {
+        Host::<true>::new(cfg, spec).run_traced(spec, trace)
+    } else {
+        Host::<false>::new(cfg, spec).run_traced(spec, trace)
+    }
 }
 
 /// The checks of a model and a run before simulating.
@@ -1378,7 +1399,7 @@ mod tests {
 
     /// Two NICs `a` -> `b` with small constant costs, one flow at 1,000 frames/s for
     /// 10 ms.
-    fn host() -> (Host, RunSpec) {
+    fn host() -> (Host<false>, RunSpec) {
         let cfg: ModelConfig = serde_json::from_value(json!({
             "cpu": { "clock_mhz": 1000 },
             "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },

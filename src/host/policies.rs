@@ -132,7 +132,7 @@ macro_rules! registry {
             }
         }
 
-        impl Host {
+        impl<const BUS: bool> Host<BUS> {
             /// One step of policy task `t` (out of line: it keeps the policies' code out
             /// of `Host::step`, whose other arms are the interrupt path).
             #[inline(never)]
@@ -308,7 +308,7 @@ fn owns(bits: u32, bit: u32) -> bool {
 // The registry: the policies of `crate::policy::with_policies!`, one line each there.
 crate::policy::with_policies!(registry);
 
-impl Host {
+impl<const BUS: bool> Host<BUS> {
     /// Whether the queue after the receive path is full (`half`: more than half full)
     /// for the frame at the head of `nic`'s RX ring: the screend-like process's queue,
     /// or the output interface's if_snd.

@@ -4,7 +4,7 @@ use crate::engine::Scheduler;
 use crate::host::{Event, Host, Step, Task};
 use crate::time::SimTime;
 
-impl Host {
+impl<const BUS: bool> Host<BUS> {
     /// One step of the sending process: hand over the packet just built, then build the
     /// next one, or sleep on a full if_snd, or yield at the end of a time slice.
     pub(crate) fn sender_step(

@@ -42,7 +42,7 @@ impl Taps {
     }
 }
 
-impl Host {
+impl<const BUS: bool> Host<BUS> {
     /// [`Host::run`], recording `trace`'s window.
     pub fn run_traced(
         mut self,

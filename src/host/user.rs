@@ -5,7 +5,7 @@ use crate::host::{Event, Host, Step, Task};
 use crate::packet::Packet;
 use crate::time::SimTime;
 
-impl Host {
+impl<const BUS: bool> Host<BUS> {
     /// A forwarded packet for the screend-like process.
     pub(crate) fn user_enqueue(&mut self, p: Packet) {
         let Some(u) = self.user.as_mut().filter(|u| u.consumes_packets()) else {

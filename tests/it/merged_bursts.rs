@@ -2,7 +2,7 @@
 //! edge cases found in review, each once a real difference, now equal to the last bit
 //! (see also `multi_nic::merged_handler_bursts_change_the_event_count_and_nothing_else`).
 
-use irqsim::host::{Host, ModelConfig, RunSpec, RunStats};
+use irqsim::host::{self, ModelConfig, RunSpec, RunStats};
 use irqsim::rng::RunKey;
 use irqsim::time::SimTime;
 use irqsim::traffic::FlowConfig;
@@ -69,8 +69,8 @@ fn both(
 
         latency_from: Default::default(),
     };
-    let m = Host::new(&cfg, &spec).run(&spec).expect("run");
-    let p = Host::new(&cfg, &spec).unmerged().run(&spec).expect("run");
+    let m = host::simulate(&cfg, &spec).expect("run");
+    let p = host::simulate_unmerged(&cfg, &spec).expect("run");
     Pair { m, p }
 }
 

@@ -552,13 +552,8 @@ fn merged_handler_bursts_change_the_event_count_and_nothing_else() {
             timeline: None,
             latency_from: Default::default(),
         };
-        let merged = irqsim::host::Host::new(&cfg, &spec)
-            .run(&spec)
-            .expect("run");
-        let plain = irqsim::host::Host::new(&cfg, &spec)
-            .unmerged()
-            .run(&spec)
-            .expect("run");
+        let merged = irqsim::host::simulate(&cfg, &spec).expect("run");
+        let plain = irqsim::host::simulate_unmerged(&cfg, &spec).expect("run");
         let figures = |r: &RunStats| {
             format!(
                 "{:?} {:?} {:?} {} {} {:?}",
