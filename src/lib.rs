@@ -26,7 +26,8 @@
 //!   Nothing about networking.
 //! - Model components: [`cpu`], [`nic`], [`queue`], [`link`], [`bus`], [`dma`],
 //!   [`kernel`], [`traffic`], [`cost`], [`policy`], wired in [`host`], measured by
-//!   [`stats`]. No files, no JSON.
+//!   [`stats`]; [`rss`] (receive-queue selection, for multi-queue NICs) is not wired in
+//!   yet. No files, no JSON.
 //! - [`scenario`]: turns scenario and model files into a configuration, with errors that
 //!   name file, JSON path and reason; [`grid`] expands a scenario's grid of parameter
 //!   values into variants.
@@ -62,6 +63,7 @@ pub mod queue;
 pub mod report;
 pub mod results;
 pub mod rng;
+pub mod rss;
 pub mod runner;
 pub mod runq;
 pub mod scenario;
