@@ -494,14 +494,15 @@ fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts) -> ExitCode {
 /// Simulated packets per wall-clock second on one worker thread, for the expected wall
 /// time printed before a run: `cargo bench --bench sweeps -- all-points-1thread` (the
 /// 64-byte dc21143 sweep, interrupt policy, full statistics, one thread) gave a median
-/// of 5.45 M packets/s (rounded to 5.4 M) on the 2-core machine of docs/performance.md,
-/// "What was measured" (four-port router with the PCI bus, merged handler bursts).
+/// of 3.58 M packets/s (rounded to 3.6 M) on the 2-core machine of docs/performance.md
+/// (the shipped profile: four-port router with the PCI bus, the transmit poll and
+/// TX_NOBUF completions, merged handler bursts).
 /// Remeasure and update it when the hot path changes. Other scenarios run at other
 /// rates: overloads that drop most frames at a full RX ring go faster (21 M packets/s
 /// for the 1 Gbit/s NAPI sweep), light loads with a timeline slower (4.5 M for the
 /// xl(4) sweep, 4.0 M for the 600-byte four-flow sweep), so the estimate is good to a
 /// factor of a few.
-const PACKETS_PER_S_PER_THREAD: f64 = 5.4e6;
+const PACKETS_PER_S_PER_THREAD: f64 = 3.6e6;
 
 /// The work of a run, estimated from the experiment before it starts.
 struct Estimate {

@@ -7,7 +7,6 @@ use crate::bus::Dir;
 use crate::dma::{RxIn, TxRequest, TxStep};
 use crate::engine::Scheduler;
 use crate::host::{Event, Host, SLOT_BUS};
-use crate::policy::PolicyConfig;
 use crate::time::SimTime;
 
 impl<const BUS: bool> Host<BUS> {
@@ -25,9 +24,7 @@ impl<const BUS: bool> Host<BUS> {
             RxIn::Dropped => {
                 self.flows[pkt.flow as usize].stats.drops.rx_fifo += 1;
                 // The damaged frame's descriptor carries the overflow error.
-                if !self.ports[nic].nic.rx_error_cause
-                    && matches!(self.ports[nic].policy, PolicyConfig::Interrupt)
-                {
+                if !self.ports[nic].nic.rx_error_cause && self.ports[nic].interrupt_policy() {
                     self.ports[nic].nic.rx_error_cause = true;
                     self.irq_cause(nic, now, s);
                 }
@@ -115,7 +112,7 @@ impl<const BUS: bool> Host<BUS> {
         if let Some(p) = self.ports[nic].nic.tx_abort() {
             self.flows[p.flow as usize].stats.drops.tx_underrun += 1;
         }
-        if matches!(self.ports[nic].policy, PolicyConfig::Interrupt) {
+        if self.ports[nic].interrupt_policy() {
             self.irq_cause(nic, now, s);
         } else {
             // No driver handler modelled: the chip steps its threshold and goes on.

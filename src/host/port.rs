@@ -1,8 +1,7 @@
 //! One network interface as the host sees it: the device, its DMA engines, its
 //! interrupt moderation and link watch, the driver's costs, which interrupt line it
 //! asserts and how its arrivals are routed to the receive policy. One struct per
-//! interface, so that the per-frame path reads one place (it was eleven parallel
-//! vectors indexed by NIC).
+//! interface, so that the per-frame path reads one place.
 //!
 //! The interrupt handler (the driver instance that the line's chain runs) stays in
 //! [`crate::host::Host::handlers`]: it is lent out for its step, while its environment
@@ -44,6 +43,13 @@ pub(crate) struct Port {
 }
 
 impl Port {
+    /// Whether its policy is the built-in `interrupt` one (the only one the registry
+    /// does not list), whose handler handles receive errors and underruns.
+    #[inline(always)]
+    pub fn interrupt_policy(&self) -> bool {
+        self.policy_kind.is_none()
+    }
+
     /// Its DMA engines: only called on the paths of a model with a bus, where every
     /// port has them.
     #[inline(always)]

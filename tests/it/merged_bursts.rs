@@ -1,5 +1,5 @@
 //! Merged handler bursts against every step a burst of its own (`Host::unmerged`): the
-//! edge cases found in review, each once a real difference, now equal to the last bit
+//! edge cases where merging could change a result, each equal to the last bit
 //! (see also `multi_nic::merged_handler_bursts_change_the_event_count_and_nothing_else`).
 
 use irqsim::host::{self, ModelConfig, RunSpec, RunStats};

@@ -207,6 +207,38 @@ fn two_underruns(model: Value) -> RunStats {
 }
 
 #[test]
+fn without_a_reset_an_underrun_restarts_the_transmitter_at_its_next_poll() {
+    // The slow-read dc profile of the test below, but the driver only raises the
+    // threshold on an underrun (no dc_init). Two ports, dc0 and dc2, each send a
+    // 600-byte frame to dc1 at the same instants (200/s, in step): the second frame of
+    // each pair is in dc1's transmit ring, behind the first, when the first underruns
+    // (thresholds 128 and 256 bytes, as computed below), and if_snd is empty. The
+    // suspended transmitter finds it at its next automatic poll (81.9 us), not when the
+    // next pair comes 5 ms later: every frame leaves within a millisecond of arriving.
+    let mut m = dc_slow_reads();
+    for nic in m["nics"].as_array_mut().expect("nics") {
+        nic["driver"]["link_watch"]["reinit_on_underrun"] = json!(false);
+    }
+    let r = run(
+        m,
+        vec![flow("dc0", "dc1", 600), flow("dc2", "dc1", 600)],
+        vec![200.0, 200.0],
+        1.0,
+        0.5,
+    );
+    assert_eq!(counter(&r, "dc1.tx_underruns"), 2.0);
+    assert_eq!(counter(&r, "dc1.tx_threshold_step"), 2.0);
+    assert_eq!(counter(&r, "dc1.resets"), 0.0);
+    let f = &r.total;
+    assert_eq!((f.sent, f.drops.tx_underrun), (400, 2));
+    assert_eq!((f.received, f.in_flight_at_end), (398, 0));
+    // The two aborted frames never left: the NIC does not count them as sent.
+    assert_eq!(counter(&r, "dc1.tx_frames"), 398.0);
+    let max_us = f.latency.summary().max;
+    assert!(max_us < 1_000.0, "max latency {max_us} us");
+}
+
+#[test]
 fn underruns_step_the_threshold_and_each_reset_holds_frames_until_dc_tick() {
     // 600-byte frames, 200/s, dc0 -> dc1. Read bursts of 128 bytes come 31 us apart.
     // Threshold 128: the wire has sent its 128 bytes after (8 + 128) x 80 ns = 10.9 us,
@@ -427,8 +459,8 @@ fn a_frame_whose_data_arrives_after_the_wire_needed_it_is_an_underrun() {
     // 200-byte frames, 20 us before every read burst, one threshold (128 bytes) and no
     // driver reset: the second burst (bytes 128-199) comes 21 us after the start, when
     // the wire has long sent the frame's 208 bytes (16.6 us). Every frame underruns;
-    // each is counted once, as a tx_underrun drop (review finding: the end of the wire
-    // time used to pass the frame as sent and lose it uncounted).
+    // each is counted once, as a tx_underrun drop (not passed as sent at the end of its
+    // wire time, and not lost uncounted).
     let mut m = simple_model(&["a", "b"]);
     m["bus"] = json!({ "read_latency_ns": 20_000, "burst_bytes": 128 });
     m["nics"][1]["dma"] =
