@@ -48,11 +48,11 @@ pub struct BusConfig {
     pub burst_bytes: u32,
     /// Fixed cost of a burst the device writes to memory: arbitration, address phase,
     /// turnaround; posted by a bridge [ns] (default 120).
-    #[serde(default = "d_write")]
+    #[serde(default = "d_overhead")]
     pub write_overhead_ns: f64,
     /// Bus time of a burst the device reads from memory beyond its data clocks
     /// (default 120) [ns].
-    #[serde(default = "d_write")]
+    #[serde(default = "d_overhead")]
     pub read_overhead_ns: f64,
     /// Time a read burst waits before it can use the bus, without holding it: memory
     /// latency and, behind a PCI-PCI bridge, the delayed transaction the bridge runs on
@@ -71,8 +71,8 @@ impl Default for BusConfig {
             clock_mhz: d_clock(),
             width_bytes: d_width(),
             burst_bytes: d_burst(),
-            write_overhead_ns: d_write(),
-            read_overhead_ns: d_write(),
+            write_overhead_ns: d_overhead(),
+            read_overhead_ns: d_overhead(),
             read_latency_ns: 0.0,
             descriptor_bytes: d_desc(),
         }
@@ -88,7 +88,8 @@ fn d_width() -> u32 {
 fn d_burst() -> u32 {
     64
 }
-fn d_write() -> f64 {
+/// Default overhead of a burst, write or read [ns]: 4 clocks at 33 MHz.
+fn d_overhead() -> f64 {
     120.0
 }
 fn d_desc() -> u32 {

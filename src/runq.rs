@@ -6,7 +6,8 @@
 //! waits at the tail of its level's queue; a task that yields goes back to the tail
 //! (round robin among normal-priority processes); a task woken while it runs is kept
 //! ready for when its current step sequence ends. (A task woken during its first step
-//! that then takes the CPU needs no second turn: it is running.) The
+//! that then takes the CPU needs no second turn: it is running; one woken during a
+//! first step that yields is queued once, at the tail.) The
 //! [`crate::cpu::Cpu`] decides which level runs and accounts the time; this decides
 //! which task of a level runs. Parameters: none. Counters: none.
 
