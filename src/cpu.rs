@@ -201,6 +201,38 @@ impl Cpu {
         self.active |= 1 << l;
     }
 
+    /// [`Cpu::set_burst`] for the level that is running (its task's next step) or that
+    /// [`Cpu::pick`] has just asked to begin, and, when no higher level has work, what
+    /// `pick` would then decide: the burst runs from now (`Some`, already picked),
+    /// without the general decision. `None`: a higher level has work, or another level
+    /// holds the processor; pick as usual.
+    #[inline(always)]
+    pub fn next_burst(
+        &mut self,
+        now: SimTime,
+        level: Level,
+        dur: SimTime,
+        tag: u8,
+    ) -> Option<Dispatch> {
+        self.set_burst(now, level, dur, tag);
+        let l = level as usize;
+        if self.running.is_some_and(|r| r != level) || self.active & ((1u8 << l) - 1) != 0 {
+            return None;
+        }
+        // Level `l` is the highest with work and has a fresh burst, and it was running
+        // or nothing was: no preemption, time accounted to `now` by `set_burst`. What
+        // changed below it does not change the decision.
+        self.running = Some(level);
+        self.dirty = false;
+        self.fresh[l] = false;
+        self.generation[l] = self.generation[l].wrapping_add(1);
+        Some(Dispatch {
+            level,
+            generation: self.generation[l],
+            done: now + dur,
+        })
+    }
+
     /// `level` has no more work for now.
     #[inline]
     pub fn clear(&mut self, now: SimTime, level: Level) {
@@ -553,5 +585,57 @@ mod tests {
         for mhz in [0.0, -1.0, 1e6 + 1.0, f64::NAN, f64::INFINITY] {
             assert_eq!(bad(mhz), vec!["clock_mhz"], "{mhz}");
         }
+    }
+
+    #[test]
+    fn the_next_burst_of_the_top_level_is_what_pick_would_decide() {
+        // Two CPUs in the same state: one takes the general path (set_burst, pick), the
+        // other next_burst. A handler burst of 3 us ends at 5 us; its next step is 2 us;
+        // a softirq want arrived meanwhile (below it: no change).
+        let us = |x: u64| SimTime(x * 1_000_000);
+        let mut a = Cpu::new();
+        a.set_burst(us(2), Level::HardIrq, us(3), 0);
+        let first = dispatch(a.pick(us(2)));
+        a.set_want(Level::SoftIrq);
+        let mut b = a.clone();
+        a.set_burst(us(5), Level::HardIrq, us(2), 0);
+        let general = dispatch(a.pick(us(5)));
+        let fast = b
+            .next_burst(us(5), Level::HardIrq, us(2), 0)
+            .expect("top level");
+        assert_eq!(fast, general);
+        assert_eq!(fast.done, us(7));
+        assert_ne!(
+            fast.generation, first.generation,
+            "the old completion is stale"
+        );
+        assert!(!b.is_dirty() && b.is_current(Level::HardIrq, fast.generation));
+        assert_eq!((b.busy_ps, b.preemptions), (a.busy_ps, a.preemptions));
+        // The level asked to begin (nothing running) gets its first burst the same way.
+        let mut c = Cpu::new();
+        c.set_want(Level::SoftIrq);
+        assert_eq!(c.pick(us(1)), Pick::Begin(Level::SoftIrq));
+        let mut d = c.clone();
+        c.set_burst(us(1), Level::SoftIrq, us(4), 0);
+        assert_eq!(
+            d.next_burst(us(1), Level::SoftIrq, us(4), 0),
+            Some(dispatch(c.pick(us(1))))
+        );
+    }
+
+    #[test]
+    fn the_next_burst_waits_for_pick_when_a_higher_level_has_work() {
+        // A netisr burst's next step while an interrupt is wanted: the interrupt
+        // preempts, so the general decision is needed.
+        let mut c = Cpu::new();
+        c.set_burst(SimTime(0), Level::SoftIrq, SimTime(1_000), 0);
+        dispatch(c.pick(SimTime(0)));
+        c.set_want(Level::HardIrq);
+        assert_eq!(
+            c.next_burst(SimTime(1_000), Level::SoftIrq, SimTime(500), 0),
+            None
+        );
+        assert!(c.is_dirty());
+        assert_eq!(c.pick(SimTime(1_000)), Pick::Begin(Level::HardIrq));
     }
 }

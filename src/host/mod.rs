@@ -388,6 +388,18 @@ const TAG_USER: u8 = 1;
 const TAG_KSOFTIRQD: u8 = 2;
 const TAG_SENDER: u8 = 3;
 
+/// The CPU burst tag of `task`.
+#[inline(always)]
+fn tag(task: Task) -> u8 {
+    match task {
+        Task::UserProc => TAG_USER,
+        // A policy's normal-priority kernel thread (ksoftirqd).
+        Task::Policy(t) if t.level == Level::User => TAG_KSOFTIRQD,
+        Task::Sender => TAG_SENDER,
+        _ => 0,
+    }
+}
+
 impl<const BUS: bool> Host<BUS> {
     /// Build the host for one run. The configuration must have been validated and the
     /// flows must name existing NICs.
@@ -713,16 +725,16 @@ impl<const BUS: bool> Host<BUS> {
         self.core.runq.contended(Level::User)
     }
 
+    /// The CPU runs burst `d`: its completion goes in the CPU slot. A CPU burst that
+    /// ends at the same instant as other events ends after them (the software's next
+    /// check sees what the hardware did at that instant), whenever its completion was
+    /// scheduled: how a handler's steps are split into bursts then cannot reorder
+    /// simultaneous events.
     #[inline(always)]
-    fn set_burst(&mut self, now: SimTime, task: Task, dur: SimTime) {
-        let tag = match task {
-            Task::UserProc => TAG_USER,
-            // A policy's normal-priority kernel thread (ksoftirqd).
-            Task::Policy(t) if t.level == Level::User => TAG_KSOFTIRQD,
-            Task::Sender => TAG_SENDER,
-            _ => 0,
-        };
-        self.core.cpu.set_burst(now, task.level(), dur, tag);
+    fn cpu_dispatched(&mut self, d: crate::cpu::Dispatch, s: &mut Scheduler<Event>) {
+        let at = s.stamp(d.done).at;
+        self.slots.set(SLOT_CPU, Some(Slot { at, seq: u64::MAX }));
+        self.core.due = (d.level, d.generation);
     }
 
     /// Give the CPU to the highest level with work, beginning tasks as needed.
@@ -739,24 +751,22 @@ impl<const BUS: bool> Host<BUS> {
             match self.core.cpu.pick(now) {
                 Pick::Idle | Pick::Unchanged => return,
                 Pick::Dispatch(d) => {
-                    // A CPU burst that ends at the same instant as other events ends
-                    // after them (the software's next check sees what the hardware did
-                    // at that instant), whenever its completion was scheduled: how a
-                    // handler's steps are split into bursts then cannot reorder
-                    // simultaneous events.
-                    let at = s.stamp(d.done).at;
-                    self.slots.set(SLOT_CPU, Some(Slot { at, seq: u64::MAX }));
-                    self.core.due = (d.level, d.generation);
+                    self.cpu_dispatched(d, s);
                     return;
                 }
-                Pick::Begin(l) => self.begin_level(l, now, s),
+                Pick::Begin(l) => {
+                    if self.begin_level(l, now, s) {
+                        return;
+                    }
+                }
             }
         }
     }
 
     /// Level `l` got the CPU with no task holding it: begin the first ready task that has
-    /// work, or clear the level's want.
-    fn begin_level(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) {
+    /// work, or clear the level's want. Returns whether its burst was dispatched (nothing
+    /// above it has work: no further decision is needed).
+    fn begin_level(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) -> bool {
         // Each waiting task is asked at most once, so tasks that yield cannot spin.
         for _ in 0..self.core.runq.waiting(l) {
             let Some(task) = self.core.runq.begin_next(l) else {
@@ -765,11 +775,17 @@ impl<const BUS: bool> Host<BUS> {
             let step = self.step(task, now, true, s);
             self.core.runq.begun(l, task, step);
             if let Step::Run(d) = step {
-                self.set_burst(now, task, d);
-                return;
+                return match self.core.cpu.next_burst(now, l, d, tag(task)) {
+                    Some(d) => {
+                        self.cpu_dispatched(d, s);
+                        true
+                    }
+                    None => false,
+                };
             }
         }
         self.core.cpu.clear(now, l);
+        false
     }
 
     /// The burst at `l` completed.
@@ -780,7 +796,12 @@ impl<const BUS: bool> Host<BUS> {
         };
         match self.step(task, now, false, s) {
             // A wake-up while the task runs is kept for when this step sequence ends.
-            Step::Run(d) => self.set_burst(now, task, d),
+            // When nothing above it has work, the burst runs on at once.
+            Step::Run(d) => {
+                if let Some(d) = self.core.cpu.next_burst(now, l, d, tag(task)) {
+                    self.cpu_dispatched(d, s);
+                }
+            }
             step => {
                 let more = self.core.runq.ended(l, task, step);
                 self.core.cpu.clear(now, l);
