@@ -222,15 +222,23 @@ impl Cpu {
         // Level `l` is the highest with work and has a fresh burst, and it was running
         // or nothing was: no preemption, time accounted to `now` by `set_burst`. What
         // changed below it does not change the decision.
-        self.running = Some(level);
         self.dirty = false;
+        Some(self.dispatch(level, now + dur))
+    }
+
+    /// `level`'s fresh burst gets the processor until `done`: [`Cpu::pick`]'s decision,
+    /// shared with [`Cpu::next_burst`].
+    #[inline(always)]
+    fn dispatch(&mut self, level: Level, done: SimTime) -> Dispatch {
+        let l = level as usize;
+        self.running = Some(level);
         self.fresh[l] = false;
         self.generation[l] = self.generation[l].wrapping_add(1);
-        Some(Dispatch {
+        Dispatch {
             level,
             generation: self.generation[l],
-            done: now + dur,
-        })
+            done,
+        }
     }
 
     /// `level` has no more work for now.
@@ -300,14 +308,7 @@ impl Cpu {
                 if self.running == Some(top) && !self.fresh[t] {
                     return Pick::Unchanged;
                 }
-                self.running = Some(top);
-                self.fresh[t] = false;
-                self.generation[t] = self.generation[t].wrapping_add(1);
-                Pick::Dispatch(Dispatch {
-                    level: top,
-                    generation: self.generation[t],
-                    done: now + rem,
-                })
+                Pick::Dispatch(self.dispatch(top, now + rem))
             }
         }
     }

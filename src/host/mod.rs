@@ -32,7 +32,7 @@ mod trace;
 mod user;
 
 use crate::bus::{Bus, BusConfig};
-use crate::cpu::{Cpu, CpuConfig, LEVELS, Level, Pick};
+use crate::cpu::{Cpu, CpuConfig, Dispatch, LEVELS, Level, Pick};
 use crate::dma::NicDma;
 use crate::engine::{Scheduler, Slot, SlotTable};
 use crate::irq::{IrqLineConfig, Line};
@@ -731,7 +731,7 @@ impl<const BUS: bool> Host<BUS> {
     /// scheduled: how a handler's steps are split into bursts then cannot reorder
     /// simultaneous events.
     #[inline(always)]
-    fn cpu_dispatched(&mut self, d: crate::cpu::Dispatch, s: &mut Scheduler<Event>) {
+    fn cpu_dispatched(&mut self, d: Dispatch, s: &mut Scheduler<Event>) {
         let at = s.stamp(d.done).at;
         self.slots.set(SLOT_CPU, Some(Slot { at, seq: u64::MAX }));
         self.core.due = (d.level, d.generation);
@@ -765,7 +765,8 @@ impl<const BUS: bool> Host<BUS> {
 
     /// Level `l` got the CPU with no task holding it: begin the first ready task that has
     /// work, or clear the level's want. Returns whether its burst was dispatched (nothing
-    /// above it has work: no further decision is needed).
+    /// above it has work: no further decision is needed); `false` when the general
+    /// decision must be made again (a higher level has work, or no task began).
     fn begin_level(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) -> bool {
         // Each waiting task is asked at most once, so tasks that yield cannot spin.
         for _ in 0..self.core.runq.waiting(l) {
