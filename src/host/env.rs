@@ -141,11 +141,11 @@ impl<const BUS: bool> IsrEnv for HostEnv<'_, BUS> {
     }
     #[inline(always)]
     fn quiet_until(&self, nic: usize, t: SimTime) -> bool {
-        self.h.quiet_until(nic, t)
+        self.h.quiet_until(nic, t) && self.h.no_tick_within(self.now, t)
     }
     #[inline(always)]
     fn nothing_arrives(&self, nic: usize, t: SimTime) -> bool {
-        self.h.nothing_arrives(nic, t)
+        self.h.nothing_arrives(nic, t) && self.h.no_tick_within(self.now, t)
     }
     #[inline(always)]
     fn lone_frame(&self, nic: usize) -> Option<u32> {

@@ -608,9 +608,11 @@ impl<const BUS: bool> Host<BUS> {
             load_stop: spec.duration,
             violation: None,
         };
-        // Nothing preempts interrupt handlers but the clock interrupt; with it, a
-        // handler's CPU time does not map to wall time in advance.
-        if host.hardclock.is_some() || host.rx_policies.preempt_handlers() {
+        // Nothing preempts interrupt handlers but the clock interrupt and a policy that
+        // runs at its level. The clock's ticks are known in advance (a burst that no
+        // tick can reach keeps its wall time, `Host::no_tick_within`); a policy's
+        // preemptions are not.
+        if host.rx_policies.preempt_handlers() {
             host.ports.iter_mut().for_each(|p| p.lookahead = false);
         }
         host
@@ -671,6 +673,23 @@ impl<const BUS: bool> Host<BUS> {
         self
     }
 
+    /// Whether no clock tick falls in [`from`, `to`]: a handler burst that starts at
+    /// `from` then reaches `to` at wall time `to`, whatever its CPU time, since only the
+    /// clock preempts it (policies that preempt handlers turn the look-ahead off). The
+    /// ticks are at every multiple of the period from the first one on; a tick at
+    /// `from` may not have been taken yet, and one at `to` is taken before a burst
+    /// ending then completes, so both count.
+    #[inline(always)]
+    pub(crate) fn no_tick_within(&self, from: SimTime, to: SimTime) -> bool {
+        match &self.hardclock {
+            None => true,
+            Some((tick, _)) => {
+                let next = from.0.div_ceil(tick.0).max(1) * tick.0;
+                next > to.0
+            }
+        }
+    }
+
     /// Whether nothing can change what `nic`'s interrupt handler finds on its next check
     /// of the chip if that check happens at `t`, an empty ring: no frame can reach its
     /// RX ring before then (no frame in its receive FIFO or on the bus, every flow's
@@ -681,8 +700,10 @@ impl<const BUS: bool> Host<BUS> {
     /// reaches too). The handler then runs its last frame and its exit as one CPU
     /// burst: one event instead of two, same result. Only for the `interrupt` policy,
     /// without statistics counters (whose overflow cause a transmission could raise)
-    /// and without a clock interrupt (which could preempt the burst and move the check
-    /// later in time).
+    /// and without a policy that preempts handlers; with a clock interrupt, only when
+    /// no tick falls between the burst's start and `t` (the caller's
+    /// `Host::no_tick_within`: a tick would preempt the burst and move the check later
+    /// in time).
     pub(crate) fn quiet_until(&self, nic: usize, t: SimTime) -> bool {
         self.ports[nic].nic.rx_ring.is_empty() && self.nothing_arrives(nic, t)
     }
