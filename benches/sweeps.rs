@@ -69,7 +69,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 4_791_660,
-        events: 44_336_750,
+        events: 36_285_499,
     },
     Case {
         group: "dc21143-64b-interrupt",
@@ -79,7 +79,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 2,
         packets: 4_791_660,
-        events: 44_336_750,
+        events: 36_285_499,
     },
     Case {
         group: "dc21143-64b-interrupt",
@@ -89,7 +89,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 1_339_284,
-        events: 9_870_024,
+        events: 7_285_798,
     },
     Case {
         group: "napi-1g-64b",
@@ -119,7 +119,7 @@ const CASES: &[Case] = &[
         replications: Some(1),
         threads: 1,
         packets: 4_435_464,
-        events: 57_976_762,
+        events: 52_746_926,
     },
 ];
 

@@ -715,7 +715,15 @@ impl<const BUS: bool> Host<BUS> {
             return false;
         }
         let n = &self.ports[nic].nic;
-        if t > self.stop || n.rx_error_cause || n.underrun_cause || n.tx_completion_interrupts() {
+        if t > self.stop || n.rx_error_cause || n.underrun_cause {
+            return false;
+        }
+        // A transmit-completion cause can arise, or is pending, only while a frame is in
+        // the transmit ring or a sent one's descriptor waits to be reclaimed (`tx_idle`).
+        // While the handler runs nothing fills an empty ring: the netisr and processes
+        // run below it, and frames left in if_snd with an empty ring wait for a link
+        // check (below it too) or an underrun's handling (a cause, refused above).
+        if n.tx_completion_interrupts() && !n.tx_idle() {
             return false;
         }
         // With a bus, a frame that starts after the one on the wire could underrun.
