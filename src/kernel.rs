@@ -226,7 +226,12 @@ impl Netisr {
         }
     }
 
-    /// Packets held by ipintr (the one being forwarded).
+    /// The packet ipintr is forwarding, if any.
+    pub fn in_hand(&self) -> Option<&Packet> {
+        self.current.as_ref()
+    }
+
+    /// Packets held by ipintr (the one being forwarded: 0 or 1).
     pub fn held(&self) -> usize {
         self.current.is_some() as usize
     }

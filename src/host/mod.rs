@@ -695,9 +695,9 @@ impl<const BUS: bool> Host<BUS> {
     /// RX ring before then (no frame in its receive FIFO or on the bus, every flow's
     /// next frame due later), and no other cause is pending or can arise (with a bus,
     /// no transmission in its DMA engine or waiting behind the frame on the wire, which
-    /// could underrun; no transmit-completion interrupts); and the run does not end
-    /// before `t` (the end of a merged burst must be an instant the unmerged run
-    /// reaches too). The handler then runs its last frame and its exit as one CPU
+    /// could underrun; with transmit-completion interrupts, an idle transmitter); and
+    /// the run does not end before `t` (the end of a merged burst must be an instant
+    /// the unmerged run reaches too). The handler then runs its last frame and its exit as one CPU
     /// burst: one event instead of two, same result. Only for the `interrupt` policy,
     /// without statistics counters (whose overflow cause a transmission could raise)
     /// and without a policy that preempts handlers; with a clock interrupt, only when

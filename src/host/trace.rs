@@ -248,6 +248,8 @@ impl<const BUS: bool> Host<BUS> {
                 Place::RxRing
             } else if self.core.netisr.ipintrq.iter().any(is) {
                 Place::Ipintrq
+            } else if self.core.netisr.in_hand().is_some_and(is) {
+                Place::Ipintr
             } else {
                 Place::Elsewhere
             };

@@ -23,7 +23,8 @@
 //! - a slice per frame on each wire (`<nic> wire in`, `<nic> wire out`);
 //! - *flow arrows* for every frame whose sequence number is a multiple of
 //!   [`TraceSpec::sample_every`]: from its arrival on the input wire to the CPU slice that
-//!   took it from the RX ring, the one that took it from ipintrq, and its transmission.
+//!   took it from the RX ring, the one that forwarded it from ipintrq (ipintr), and its
+//!   transmission.
 //!
 //! Every slice, counter sample and instant lies inside the window; slices on one track
 //! never overlap. Time is written in microseconds with six decimals (the file's
@@ -155,6 +156,8 @@ pub enum Place {
     RxRing,
     /// On ipintrq.
     Ipintrq,
+    /// Being forwarded by ipintr (the netisr's step holds it).
+    Ipintr,
     /// Anywhere else (a FIFO, a user queue, if_snd, the TX ring, dropped).
     Elsewhere,
 }
@@ -559,16 +562,22 @@ impl Recorder {
             .map(|(i, f)| (i, f.flow, f.seq, f.place))
     }
 
-    /// Followed frame `i` is at `place` after the event at `now`: leaving the RX ring or
-    /// ipintrq was the doing of the CPU slice that ran until now.
+    /// Followed frame `i` is at `place` after the event at `now`: leaving the RX ring,
+    /// or ipintrq or ipintr for anywhere but ipintr, was the doing of the CPU slice that
+    /// ran until now. (A frame that the handler takes from the ring and the netisr from
+    /// ipintrq at one instant goes from the ring to ipintr in one event: the handler's
+    /// point; the netisr's comes when ipintr is done with it.)
     pub fn moved(&mut self, i: usize, now: SimTime, place: Place) {
         let was = self.followed[i].place;
         if was == Some(place) {
             return;
         }
-        if matches!(was, Some(Place::RxRing) | Some(Place::Ipintrq))
-            && let Some(p) = self.responsible(now)
-        {
+        let done_with = match was {
+            Some(Place::RxRing) => true,
+            Some(Place::Ipintrq) | Some(Place::Ipintr) => place != Place::Ipintr,
+            _ => false,
+        };
+        if done_with && let Some(p) = self.responsible(now) {
             self.followed[i].points.push(p);
         }
         if was.is_none() && place != Place::RxRing {
