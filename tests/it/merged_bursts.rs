@@ -102,64 +102,23 @@ fn short_diff(a: &RunStats, b: &RunStats) -> String {
     out
 }
 
-/// The end of the run falling inside what would be a merged burst: a burst that would
-/// end after it is not merged (8 of these 800 phases once lost a frame's count).
-#[test]
-fn the_run_ending_inside_a_handler() {
-    let mut m = simple_model(&["a", "b"]);
-    m["irq_lines"] = json!([{ "name": "irq9", "chain": ["a"], "dispatch": 2000 }]);
-    let mut found = 0;
-    for k in 0..800u64 {
-        let phase = k as f64 / 800.0;
-        let flows = vec![flow(
-            json!({"from": "a", "to": "b", "frame_bytes": 64, "start_phase": phase}),
-        )];
-        let r = both(
-            &m,
-            &flows,
-            &[10_000.0],
-            SimTime::from_secs_f64(0.01),
-            SimTime::ZERO,
-            1,
-        );
-        if figures(&r.m) != figures(&r.p) {
-            found += 1;
-            if found <= 3 {
-                eprintln!(
-                    "phase {phase}: merged vs unmerged:{}",
-                    short_diff(&r.m, &r.p)
-                );
-            }
-        }
-    }
-    assert_eq!(found, 0);
-}
-
-/// Merged handler bursts beside a clock interrupt: a burst is merged only when no tick
-/// falls between its start and its last check (`Host::no_tick_within`), since a tick
-/// preempts it and moves the check later. A flow at 100,000 frames/s (10 us apart)
-/// against a 10 kHz clock (a tick every 100 us costing 3 us) at 400 phases: the
-/// handler's bursts (5 us entry, 2 us per frame, 1 us exit) meet ticks at every offset,
-/// and the next frame often arrives within the 3 us a tick adds (assuming no tick
-/// away, 320 of the 400 runs differed). Every run merges some bursts (fewer events)
-/// and gives the unmerged run's figures.
-#[test]
-fn a_clock_tick_during_what_would_be_a_merged_burst() {
-    let mut m = simple_model(&["a", "b"]);
-    m["kernel"]["clock"] = json!({ "hz": 10_000, "hardclock": { "ns": 3000 } });
-    const RATE: f64 = 100_000.0;
+/// One flow `a` -> `b` of 64-byte frames at `rate` frames/s, run merged and unmerged at
+/// `phases` start phases spread over a period (`dur` of sending, `drain` after):
+/// the number of runs whose figures differ (the first three printed), and the number
+/// in which merging saved events.
+fn over_phases(m: &Value, rate: f64, phases: u64, dur: f64, drain: f64) -> (u32, u32) {
     let (mut differ, mut fewer) = (0, 0);
-    for k in 0..400u64 {
-        let phase = k as f64 / 400.0;
+    for k in 0..phases {
+        let phase = k as f64 / phases as f64;
         let flows = vec![flow(
             json!({"from": "a", "to": "b", "frame_bytes": 64, "start_phase": phase}),
         )];
         let r = both(
-            &m,
+            m,
             &flows,
-            &[RATE],
-            SimTime::from_secs_f64(0.005),
-            SimTime::from_secs_f64(0.001),
+            &[rate],
+            SimTime::from_secs_f64(dur),
+            SimTime::from_secs_f64(drain),
             1,
         );
         if figures(&r.m) != figures(&r.p) {
@@ -175,8 +134,32 @@ fn a_clock_tick_during_what_would_be_a_merged_burst() {
             fewer += 1;
         }
     }
+    (differ, fewer)
+}
+
+/// The end of the run falling inside what would be a merged burst: a burst that would
+/// end after it is not merged (8 of these 800 phases once lost a frame's count).
+#[test]
+fn the_run_ending_inside_a_handler() {
+    let mut m = simple_model(&["a", "b"]);
+    m["irq_lines"] = json!([{ "name": "irq9", "chain": ["a"], "dispatch": 2000 }]);
+    let (differ, _) = over_phases(&m, 10_000.0, 800, 0.01, 0.0);
     assert_eq!(differ, 0);
-    assert_eq!(fewer, 400);
+}
+
+/// Merged handler bursts beside a clock interrupt: a burst is merged only when no tick
+/// falls between its start and its last check (`Host::no_tick_within`), since a tick
+/// preempts it and moves the check later. A flow at 100,000 frames/s (10 us apart)
+/// against a 10 kHz clock (a tick every 100 us costing 3 us) at 400 phases: the
+/// handler's bursts (5 us entry, 2 us per frame, 1 us exit) meet ticks at every offset,
+/// and the next frame often arrives within the 3 us a tick adds (assuming no tick
+/// away, 320 of the 400 runs differed). Every run merges some bursts (fewer events)
+/// and gives the unmerged run's figures.
+#[test]
+fn a_clock_tick_during_what_would_be_a_merged_burst() {
+    let mut m = simple_model(&["a", "b"]);
+    m["kernel"]["clock"] = json!({ "hz": 10_000, "hardclock": { "ns": 3000 } });
+    assert_eq!(over_phases(&m, 100_000.0, 400, 0.005, 0.001), (0, 400));
 }
 
 /// A transmit underrun of the working NIC during its merged burst, of a frame that
