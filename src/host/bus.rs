@@ -6,10 +6,11 @@
 use crate::bus::Dir;
 use crate::dma::{RxIn, TxRequest, TxStep};
 use crate::engine::Scheduler;
+use crate::host::attach::{Attached, BusModel};
 use crate::host::{Event, Host, SLOT_BUS};
 use crate::time::SimTime;
 
-impl<const BUS: bool> Host<BUS> {
+impl<M: BusModel> Host<M> {
     /// A frame reached `nic`'s RX FIFO: queue it for DMA, or drop it if the FIFO is
     /// full.
     #[inline]
@@ -62,14 +63,14 @@ impl<const BUS: bool> Host<BUS> {
     #[inline]
     fn bus_request(&mut self, b: crate::bus::Burst, ready: SimTime, s: &mut Scheduler<Event>) {
         let now = s.now();
-        if let Some(end) = self.bus.as_mut().expect("bus").request(b, ready, now) {
+        if let Some(end) = self.bus.get_mut().expect("bus").request(b, ready, now) {
             self.slots.set(SLOT_BUS, Some(s.stamp(end)));
         }
     }
 
     /// A burst ended: advance its engine, start the next burst.
     pub(crate) fn bus_done(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        let (b, next) = self.bus.as_mut().expect("bus").complete(now);
+        let (b, next) = self.bus.get_mut().expect("bus").complete(now);
         if let Some(end) = next {
             self.slots.set(SLOT_BUS, Some(s.stamp(end)));
         }
@@ -127,19 +128,16 @@ impl<const BUS: bool> Host<BUS> {
     pub(crate) fn chip_reset(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         // A frame is on the wire, and whole (not a cut-through frame still being
         // fetched, which the reset cuts short): without a bus every frame on the wire is.
-        let on_wire = self.ports[nic]
-            .dma
-            .as_ref()
-            .is_none_or(|d| !d.tx_fetching())
+        let on_wire = self.ports[nic].dma.get().is_none_or(|d| !d.tx_fetching())
             && self.tx_slot(nic).is_some();
         for p in self.ports[nic].nic.reset(on_wire) {
             self.flows[p.flow as usize].stats.drops.reset += 1;
         }
-        if let Some(d) = self.ports[nic].dma.as_mut() {
+        if let Some(d) = self.ports[nic].dma.get_mut() {
             for p in d.reset() {
                 self.flows[p.flow as usize].stats.drops.reset += 1;
             }
-            if let Some(bus) = self.bus.as_mut() {
+            if let Some(bus) = self.bus.get_mut() {
                 // Waiting and reserved bursts are gone; only one already on the bus
                 // completes, and its engine ignores it.
                 if let Some(end) = bus.cancel(nic as u16, now) {

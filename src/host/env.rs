@@ -3,6 +3,7 @@
 
 use crate::cost::Cost;
 use crate::engine::Scheduler;
+use crate::host::attach::BusModel;
 use crate::host::{Event, Host};
 use crate::irq::LineEnv;
 use crate::kernel::{Netisr, SwiEnv};
@@ -17,13 +18,13 @@ use crate::time::SimTime;
 /// The host at one instant, lent to a policy for one step. The policy's own state is
 /// taken out of the host for the step (so that both can be borrowed); nothing the
 /// policy calls reaches back into that state.
-pub(crate) struct HostEnv<'a, const BUS: bool> {
-    pub h: &'a mut Host<BUS>,
+pub(crate) struct HostEnv<'a, M: BusModel> {
+    pub h: &'a mut Host<M>,
     pub now: SimTime,
     pub s: &'a mut Scheduler<Event>,
 }
 
-impl<const BUS: bool> RxEnv for HostEnv<'_, BUS> {
+impl<M: BusModel> RxEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn now(&self) -> SimTime {
         self.now
@@ -102,7 +103,7 @@ impl<const BUS: bool> RxEnv for HostEnv<'_, BUS> {
     }
 }
 
-impl<const BUS: bool> IsrEnv for HostEnv<'_, BUS> {
+impl<M: BusModel> IsrEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn costs(&mut self, nic: usize) -> &mut DriverCosts {
         &mut self.h.ports[nic].driver
@@ -161,7 +162,7 @@ impl<const BUS: bool> IsrEnv for HostEnv<'_, BUS> {
     }
 }
 
-impl<const BUS: bool> LineEnv for HostEnv<'_, BUS> {
+impl<M: BusModel> LineEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn now(&self) -> SimTime {
         self.now
@@ -204,7 +205,7 @@ impl<const BUS: bool> LineEnv for HostEnv<'_, BUS> {
     }
 }
 
-impl<const BUS: bool> SwiEnv for HostEnv<'_, BUS> {
+impl<M: BusModel> SwiEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn netisr(&mut self) -> &mut Netisr {
         &mut self.h.core.netisr
@@ -229,13 +230,13 @@ impl<const BUS: bool> SwiEnv for HostEnv<'_, BUS> {
 /// (some NIC uses the policy): then the state was re-entered while lent, a bug that
 /// debug builds stop on.
 #[inline(always)]
-pub(crate) fn lend<T, R, const BUS: bool>(
-    h: &mut Host<BUS>,
+pub(crate) fn lend<T, R, M: BusModel>(
+    h: &mut Host<M>,
     now: SimTime,
     s: &mut Scheduler<Event>,
-    mut slot: impl FnMut(&mut Host<BUS>) -> &mut Option<Box<T>>,
-    should_exist: impl FnOnce(&Host<BUS>) -> bool,
-    f: impl FnOnce(&mut T, &mut HostEnv<'_, BUS>) -> R,
+    mut slot: impl FnMut(&mut Host<M>) -> &mut Option<Box<T>>,
+    should_exist: impl FnOnce(&Host<M>) -> bool,
+    f: impl FnOnce(&mut T, &mut HostEnv<'_, M>) -> R,
 ) -> Option<R> {
     let Some(mut state) = slot(h).take() else {
         debug_assert!(!should_exist(h), "a policy re-entered while lent to a step");

@@ -2,12 +2,13 @@
 
 use crate::cpu::Level;
 use crate::engine::Scheduler;
+use crate::host::attach::BusModel;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
 use crate::rng::StreamRng;
 use crate::time::SimTime;
 
-impl<const BUS: bool> Host<BUS> {
+impl<M: BusModel> Host<M> {
     /// A frame entered `nic`'s RX ring: the receive-interrupt cause is set.
     pub(crate) fn rx_cause(
         &mut self,

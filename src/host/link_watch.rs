@@ -1,11 +1,12 @@
 //! The host's routing for [`crate::link_watch`].
 
 use crate::engine::Scheduler;
+use crate::host::attach::{Attached, BusModel};
 use crate::host::{Event, Host, Step, Task};
 use crate::link_watch::{NicView, TickStart};
 use crate::time::SimTime;
 
-impl<const BUS: bool> Host<BUS> {
+impl<M: BusModel> Host<M> {
     /// Arm the first link check of every NIC that has one.
     pub(crate) fn link_watch_start(&mut self, s: &mut Scheduler<Event>) {
         for nic in 0..self.ports.len() {
@@ -112,7 +113,7 @@ impl<const BUS: bool> Host<BUS> {
         s: &mut Scheduler<Event>,
     ) -> SimTime {
         self.ports[nic].nic.underrun_cause = false;
-        if let Some(d) = self.ports[nic].dma.as_mut() {
+        if let Some(d) = self.ports[nic].dma.get_mut() {
             d.raise_threshold();
         }
         let reinit = self.ports[nic]

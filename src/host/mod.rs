@@ -19,6 +19,7 @@
 //! [`Step::Yield`] / [`Step::Done`]. After every event [`Host::reschedule`] asks the
 //! [`Cpu`] which level runs.
 
+mod attach;
 mod bus;
 mod env;
 mod interrupt;
@@ -52,6 +53,7 @@ pub use crate::task::{Step, Task};
 use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
 use crate::user::{UserConfig, UserProcess};
+use attach::{Attached, BusModel, NoBus, WithBus};
 use port::Port;
 use processor::Core;
 use serde::{Deserialize, Serialize};
@@ -226,15 +228,13 @@ pub struct RunSpec {
     pub latency_from: crate::stats::LatencyFrom,
 }
 
-/// Events of the host model.
+/// The host's timer events, kept in the scheduler's heap: each names its handler, so
+/// an event is dispatched once. The one-of-a-kind events (a CPU burst's completion, the
+/// end of the burst on the bus, a flow's next frame, a frame's end on a wire) are not
+/// events of this type but slots ([`Host::slots`]), dispatched by their index
+/// ([`Host::fire`]).
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    /// The pending frame of flow `0` has been DMA'd by its input NIC.
-    RxDma(u32),
-    /// The CPU burst at a level completed (stale unless the generation matches).
-    CpuDone(Level, u32),
-    /// The frame on NIC `0`'s output wire has been sent.
-    TxDone(u16),
     /// An interrupt-moderation timer of NIC `0` expired (stale unless generation `1`
     /// matches).
     Moderation(u16, u32),
@@ -247,8 +247,6 @@ pub enum Event {
     Harvest(u16),
     /// The tester stops sending: snapshot the load-period counters.
     EndOfLoad,
-    /// The burst on the bus ended.
-    BusDone,
     /// The link-check callout of NIC `0` fired (stale unless generation `1` matches).
     LinkTick(u16, u32),
 }
@@ -277,11 +275,10 @@ pub(crate) struct FlowState {
     pub stats: FlowStats,
 }
 
-/// The host during a run. `BUS` says whether the model has a DMA bus: chosen once when
-/// the host is assembled ([`simulate`]), so that the per-frame path of a host without
-/// one checks for none (the bus and the NICs' DMA engines are then absent, `None`, and
-/// never looked at on that path).
-pub struct Host<const BUS: bool> {
+/// The host during a run. `M` says whether the model has a DMA bus: chosen once when
+/// the host is assembled ([`simulate`]), so that a host without one neither stores nor
+/// checks a bus (its bus and its NICs' DMA engines are [`attach::Absent`], of size zero).
+pub(crate) struct Host<M: BusModel> {
     /// The processor: its scheduler state and its kernel queues.
     pub(crate) core: Core,
     /// The one-of-a-kind pending events, outside the heap: the completion of the CPU
@@ -295,13 +292,13 @@ pub struct Host<const BUS: bool> {
     tx_base: usize,
     /// Each NIC with what is wired to it (device, DMA engines, moderation, link watch,
     /// driver costs, line, policy routing), indexed by NIC.
-    pub(crate) ports: Vec<Port>,
+    pub(crate) ports: Vec<Port<M::Dma>>,
     /// Each NIC's interrupt handler (taken out as a whole while one steps).
     pub(crate) handlers: Vec<Handler>,
     /// Interrupt lines, shared or private (taken out while one steps).
     pub(crate) lines: Vec<Line>,
     /// The DMA bus, if modelled.
-    pub(crate) bus: Option<Bus>,
+    pub(crate) bus: M::Bus,
     /// The receive policies' states (see `policies.rs`, the registry).
     pub(crate) rx_policies: policies::Policies,
     pub(crate) user: Option<UserProcess>,
@@ -400,11 +397,10 @@ fn tag(task: Task) -> u8 {
     }
 }
 
-impl<const BUS: bool> Host<BUS> {
+impl<M: BusModel> Host<M> {
     /// Build the host for one run. The configuration must have been validated and the
     /// flows must name existing NICs.
     pub(crate) fn new(cfg: &ModelConfig, spec: &RunSpec) -> Self {
-        assert_eq!(cfg.bus.is_some(), BUS, "a host assembled for the wrong bus");
         let mhz = cfg.cpu.clock_mhz;
         let key = spec.key;
         let nics: Vec<Nic> = cfg
@@ -514,7 +510,7 @@ impl<const BUS: bool> Host<BUS> {
             clock_mhz: mhz,
             timeslice,
         });
-        let ports: Vec<Port> = nics
+        let ports: Vec<Port<M::Dma>> = nics
             .into_iter()
             .zip(policies)
             .zip(rx_flows)
@@ -526,10 +522,11 @@ impl<const BUS: bool> Host<BUS> {
                     lookahead: policy == PolicyConfig::Interrupt
                         && nic.stats.is_none()
                         && rx_flows.iter().all(|&f| !flows[f].source.is_closed_loop()),
-                    dma: cfg
-                        .bus
-                        .as_ref()
-                        .map(|bus| NicDma::new(i as u16, &c.dma.clone().unwrap_or_default(), bus)),
+                    dma: M::dma(
+                        cfg.bus.as_ref().map(|bus| {
+                            NicDma::new(i as u16, &c.dma.clone().unwrap_or_default(), bus)
+                        }),
+                    ),
                     moderation: c.moderation.as_ref().map(Moderation::new),
                     link_watch: c
                         .driver
@@ -572,7 +569,7 @@ impl<const BUS: bool> Host<BUS> {
                 })
                 .collect(),
             lines,
-            bus: cfg.bus.as_ref().map(Bus::new),
+            bus: M::bus(cfg.bus.as_ref().map(Bus::new)),
             rx_policies,
             user: cfg.user.as_ref().map(|u| {
                 UserProcess::new(
@@ -727,10 +724,10 @@ impl<const BUS: bool> Host<BUS> {
             return false;
         }
         // With a bus, a frame that starts after the one on the wire could underrun.
-        if BUS && n.tx_backlog() {
+        if M::PRESENT && n.tx_backlog() {
             return false;
         }
-        if BUS && self.ports[nic].dma.as_ref().is_some_and(|d| !d.idle()) {
+        if self.ports[nic].dma.get().is_some_and(|d| !d.idle()) {
             return false;
         }
         self.ports[nic]
@@ -879,7 +876,7 @@ impl<const BUS: bool> Host<BUS> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        if BUS {
+        if M::PRESENT {
             self.tx_fetch_begin(nic, tx.pkt, tx.start, now, s);
             return;
         }
@@ -939,7 +936,7 @@ impl<const BUS: bool> Host<BUS> {
     /// The frame on `nic`'s output wire has been sent: free its descriptor, start the
     /// next one, raise a transmit cause if one is due.
     fn tx_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if BUS && self.ports[nic].dma_mut().tx_wire_end() {
+        if M::PRESENT && self.ports[nic].dma_mut().tx_wire_end() {
             // The wire reached the end of the frame before all of it was in the FIFO:
             // it ran dry on the way.
             self.tx_underrun(nic, now, s);
@@ -996,7 +993,7 @@ impl<const BUS: bool> Host<BUS> {
             t_in: fr.end,
         };
         self.next_arrival(flow, s);
-        if BUS {
+        if M::PRESENT {
             self.dma_rx_in(nic, pkt, now, s);
         } else {
             self.rx_complete(nic, pkt, now, s);
@@ -1048,24 +1045,44 @@ impl<const BUS: bool> Host<BUS> {
 
     // ------------------------------------------------------------------ the loop
 
-    /// Handle one event. Inlined into [`Host::run`]'s loop, the hot path; other loops
-    /// (a traced run) call [`Host::handle_apart`].
+    /// Run the next event, found by [`Host::peek_next`]: a slot goes straight to the
+    /// component whose event it is, a timer event from the heap to its handler; then
+    /// the CPU goes to the level that should run. Inlined into [`Host::run`]'s loop,
+    /// the hot path; other loops (a traced run) call [`Host::fire_apart`].
     #[inline(always)]
-    fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
-        match ev {
-            Event::RxDma(flow) => self.on_rx(flow as usize, now, s),
-            Event::CpuDone(level, generation) => {
-                if !self.core.cpu.is_current(level, generation) {
-                    return;
+    fn fire(&mut self, s: &mut Scheduler<Event>, (key, slot): (Slot, Option<usize>)) {
+        let now = key.at;
+        match slot {
+            Some(i) => {
+                s.advance(key);
+                self.slots.set(i, None);
+                match i {
+                    SLOT_CPU => {
+                        let (level, generation) = self.core.due;
+                        if self.core.cpu.is_current(level, generation) {
+                            self.burst_done(level, now, s);
+                        }
+                    }
+                    SLOT_BUS => self.bus_done(now, s),
+                    i if i < self.tx_base => self.on_rx(i - SLOT_RX0, now, s),
+                    i => self.tx_end(i - self.tx_base, now, s),
                 }
-                self.burst_done(level, now, s);
             }
-            Event::TxDone(nic) => self.tx_end(nic as usize, now, s),
+            None => {
+                let (_, ev) = s.pop().expect("peeked");
+                self.timer(now, ev, s);
+            }
+        }
+        self.reschedule(now, s);
+    }
+
+    /// A timer event from the heap.
+    fn timer(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
+        match ev {
             Event::Moderation(nic, generation) => {
                 self.moderation_timer(nic as usize, generation, now, s)
             }
             Event::PolicyTimer(k) => self.policy_timer(k, now, s),
-            Event::BusDone => self.bus_done(now, s),
             Event::LinkTick(nic, generation) => self.link_tick_due(nic as usize, generation),
             Event::Clock => {
                 if let Some((tick, _)) = &self.hardclock {
@@ -1084,13 +1101,19 @@ impl<const BUS: bool> Host<BUS> {
             }
             Event::EndOfLoad => self.load_end = Some(self.load_snapshot(now)),
         }
-        self.reschedule(now, s);
     }
 
-    /// [`Host::handle`] as a function of its own, for the loops that are not the hot path.
+    /// [`Host::fire`] as a function of its own, for the loops that are not the hot path.
     #[inline(never)]
-    fn handle_apart(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
-        self.handle(now, ev, s);
+    fn fire_apart(&mut self, s: &mut Scheduler<Event>, next: (Slot, Option<usize>)) {
+        self.fire(s, next);
+    }
+
+    /// The flow whose next frame the event found by [`Host::peek_next`] delivers to its
+    /// NIC, if it is such an event.
+    fn arriving_flow(&self, (_, slot): (Slot, Option<usize>)) -> Option<usize> {
+        slot.filter(|&i| (SLOT_RX0..self.tx_base).contains(&i))
+            .map(|i| i - SLOT_RX0)
     }
 
     /// Run to the end of sending plus the drain period (or until nothing is left to do)
@@ -1099,8 +1122,7 @@ impl<const BUS: bool> Host<BUS> {
         let mut s = Scheduler::new();
         self.start(spec, &mut s);
         while let Some(next) = self.peek_next(&s) {
-            let (now, ev) = self.take_next(&mut s, next);
-            self.handle(now, ev, &mut s);
+            self.fire(&mut s, next);
         }
         let end = s.now().max(spec.duration);
         self.finish(spec, end, s.events_processed())
@@ -1132,29 +1154,6 @@ impl<const BUS: bool> Host<BUS> {
             return None;
         }
         Some(next)
-    }
-
-    /// Take the event [`Host::peek_next`] found.
-    #[inline(always)]
-    fn take_next(
-        &mut self,
-        s: &mut Scheduler<Event>,
-        (key, slot): (Slot, Option<usize>),
-    ) -> (SimTime, Event) {
-        let ev = match slot {
-            None => s.pop().expect("peeked").1,
-            Some(i) => {
-                s.advance(key);
-                self.slots.set(i, None);
-                match i {
-                    SLOT_CPU => Event::CpuDone(self.core.due.0, self.core.due.1),
-                    SLOT_BUS => Event::BusDone,
-                    i if i < self.tx_base => Event::RxDma((i - SLOT_RX0) as u32),
-                    i => Event::TxDone((i - self.tx_base) as u16),
-                }
-            }
-        };
-        (key.at, ev)
     }
 
     /// Periodic timers and always-running tasks.
@@ -1218,11 +1217,11 @@ impl<const BUS: bool> Host<BUS> {
         for l in self.lines.iter().filter(|l| l.shared) {
             c.insert(format!("{}.passes", l.name), l.passes as f64);
         }
-        if let Some(b) = &self.bus {
+        if let Some(b) = self.bus.get() {
             c.insert("bus.busy_ms".into(), b.busy_ps as f64 / 1e9);
             c.insert("bus.bursts".into(), b.bursts as f64);
         }
-        for (p, d) in self.ports.iter().filter_map(|p| Some((p, p.dma.as_ref()?))) {
+        for (p, d) in self.ports.iter().filter_map(|p| Some((p, p.dma.get()?))) {
             let n = &p.nic.name;
             c.insert(format!("{n}.tx_underruns"), d.tx_underruns() as f64);
             c.insert(format!("{n}.tx_threshold_step"), d.threshold_step() as f64);
@@ -1340,7 +1339,7 @@ impl<const BUS: bool> Host<BUS> {
         let fifos: usize = self
             .ports
             .iter()
-            .filter_map(|p| p.dma.as_ref())
+            .filter_map(|p| p.dma.get())
             .map(|d| d.rx_fifo_frames())
             .sum();
         nic + fifos + self.core.netisr.ipintrq.len() + tasks
@@ -1351,9 +1350,9 @@ impl<const BUS: bool> Host<BUS> {
 pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
     check(cfg, spec)?;
     if cfg.bus.is_some() {
-        Host::<true>::new(cfg, spec).run(spec)
+        Host::<WithBus>::new(cfg, spec).run(spec)
     } else {
-        Host::<false>::new(cfg, spec).run(spec)
+        Host::<NoBus>::new(cfg, spec).run(spec)
     }
 }
 
@@ -1364,9 +1363,9 @@ pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError>
 pub fn simulate_unmerged(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
     check(cfg, spec)?;
     if cfg.bus.is_some() {
-        Host::<true>::new(cfg, spec).unmerged().run(spec)
+        Host::<WithBus>::new(cfg, spec).unmerged().run(spec)
     } else {
-        Host::<false>::new(cfg, spec).unmerged().run(spec)
+        Host::<NoBus>::new(cfg, spec).unmerged().run(spec)
     }
 }
 
@@ -1397,9 +1396,9 @@ pub fn simulate_traced(
         return Err(SimError::Invalid(p.list));
     }
     if cfg.bus.is_some() {
-        Host::<true>::new(cfg, spec).run_traced(spec, trace)
+        Host::<WithBus>::new(cfg, spec).run_traced(spec, trace)
     } else {
-        Host::<false>::new(cfg, spec).run_traced(spec, trace)
+        Host::<NoBus>::new(cfg, spec).run_traced(spec, trace)
     }
 }
 
@@ -1450,7 +1449,7 @@ mod tests {
 
     /// Two NICs `a` -> `b` with small constant costs, one flow at 1,000 frames/s for
     /// 10 ms.
-    fn host() -> (Host<false>, RunSpec) {
+    fn host() -> (Host<NoBus>, RunSpec) {
         let cfg: ModelConfig = serde_json::from_value(json!({
             "cpu": { "clock_mhz": 1000 },
             "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },

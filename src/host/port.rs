@@ -8,6 +8,7 @@
 //! reads this port.
 
 use crate::dma::NicDma;
+use crate::host::attach::Attached;
 use crate::link_watch::LinkWatch;
 use crate::nic::Nic;
 use crate::policy::PolicyConfig;
@@ -15,11 +16,12 @@ use crate::policy::interrupt::DriverCosts;
 use crate::policy::moderation::Moderation;
 
 /// One interface: the device and what the host wires to it.
-pub(crate) struct Port {
+pub(crate) struct Port<D> {
     /// The device: rings, FIFO state, interrupt causes and mask, wires.
     pub nic: Nic,
-    /// Its DMA engines, when the model has a bus.
-    pub dma: Option<NicDma>,
+    /// Its DMA engines: [`NicDma`] when the model has a bus,
+    /// [`Absent`](crate::host::attach::Absent) when it has none.
+    pub dma: D,
     /// Its interrupt moderation, if any.
     pub moderation: Option<Moderation>,
     /// Its underrun response and link check, if any.
@@ -42,7 +44,7 @@ pub(crate) struct Port {
     pub lookahead: bool,
 }
 
-impl Port {
+impl<D: Attached<NicDma>> Port<D> {
     /// Whether its policy is the built-in `interrupt` one (the only one the registry
     /// does not list), whose handler handles receive errors and underruns.
     #[inline(always)]
@@ -55,7 +57,7 @@ impl Port {
     #[inline(always)]
     pub fn dma_mut(&mut self) -> &mut NicDma {
         self.dma
-            .as_mut()
+            .get_mut()
             .expect("a model with a bus gives every NIC DMA engines")
     }
 }

@@ -7,7 +7,8 @@
 //! trace executes exactly what it did before.
 
 use crate::engine::Scheduler;
-use crate::host::{Event, Host, RunSpec, RunStats, SimError, Task};
+use crate::host::attach::{Attached, BusModel};
+use crate::host::{Host, RunSpec, RunStats, SimError, Task};
 use crate::packet::Packet;
 use crate::time::SimTime;
 use crate::timeline::Timeline;
@@ -42,7 +43,7 @@ impl Taps {
     }
 }
 
-impl<const BUS: bool> Host<BUS> {
+impl<M: BusModel> Host<M> {
     /// [`Host::run`], recording `trace`'s window.
     pub fn run_traced(
         mut self,
@@ -59,8 +60,7 @@ impl<const BUS: bool> Host<BUS> {
             if next.0.at >= from {
                 break;
             }
-            let (now, ev) = self.take_next(&mut s, next);
-            self.handle_apart(now, ev, &mut s);
+            self.fire_apart(&mut s, next);
         }
         let mut rec = self.take_recorder();
         let holding: Vec<_> = crate::cpu::Level::ALL
@@ -78,20 +78,20 @@ impl<const BUS: bool> Host<BUS> {
             if next.0.at >= to {
                 break;
             }
-            let (now, ev) = self.take_next(&mut s, next);
-            if let Event::RxDma(flow) = ev
-                && let Some(fr) = self.flows[flow as usize].pending
+            let now = next.0.at;
+            if let Some(flow) = self.arriving_flow(next)
+                && let Some(fr) = self.flows[flow].pending
             {
                 let pkt = Packet {
-                    flow,
+                    flow: flow as u32,
                     bytes: fr.bytes,
                     seq: fr.seq,
                     t_in: fr.end,
                 };
-                let nic = self.flows[flow as usize].in_nic;
+                let nic = self.flows[flow].in_nic;
                 self.recorder().frame_in(pkt, nic);
             }
-            self.handle_apart(now, ev, &mut s);
+            self.fire_apart(&mut s, next);
             let mut rec = self.take_recorder();
             self.observe(now, &mut rec, &queues);
             let full = rec.full();
@@ -119,8 +119,7 @@ impl<const BUS: bool> Host<BUS> {
         let c = self.trace_counters(end);
         self.recorder().finish_window(end, &c, truncated);
         while let Some(next) = self.peek_next(&s) {
-            let (now, ev) = self.take_next(&mut s, next);
-            self.handle_apart(now, ev, &mut s);
+            self.fire_apart(&mut s, next);
         }
         let rec = self.take_recorder();
         let end = s.now().max(spec.duration);
@@ -183,7 +182,7 @@ impl<const BUS: bool> Host<BUS> {
             q.extend([Queue::RxRing(n), Queue::TxRing(n), Queue::IfSnd(n)]);
         }
         q.push(Queue::Ipintrq);
-        if self.bus.is_some() {
+        if M::PRESENT {
             q.push(Queue::Bus);
         }
         q
@@ -266,7 +265,7 @@ impl<const BUS: bool> Host<BUS> {
                 Queue::TxRing(n) => self.ports[n].nic.tx_ring_len(),
                 Queue::IfSnd(n) => self.ports[n].nic.if_snd.len(),
                 Queue::Ipintrq => self.core.netisr.ipintrq.len(),
-                Queue::Bus => self.bus.as_ref().map_or(0, |b| b.requests()),
+                Queue::Bus => self.bus.get().map_or(0, |b| b.requests()),
             };
             rec.queue(now, i, len);
         }

@@ -1,11 +1,12 @@
 //! The host's routing for [`crate::user`].
 
 use crate::engine::Scheduler;
+use crate::host::attach::BusModel;
 use crate::host::{Event, Host, Step, Task};
 use crate::packet::Packet;
 use crate::time::SimTime;
 
-impl<const BUS: bool> Host<BUS> {
+impl<M: BusModel> Host<M> {
     /// A forwarded packet for the screend-like process.
     pub(crate) fn user_enqueue(&mut self, p: Packet) {
         let Some(u) = self.user.as_mut().filter(|u| u.consumes_packets()) else {

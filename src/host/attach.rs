@@ -1,0 +1,129 @@
+//! Whether a host has a DMA bus, as a type chosen once when the host is assembled.
+//!
+//! A model either has a bus (one [`Bus`], and DMA engines, [`NicDma`], on every NIC)
+//! or has none: the NICs then move frames to and from memory at no cost. The host is
+//! generic over [`BusModel`]: [`WithBus`] stores the bus and the engines, [`NoBus`]
+//! stores [`Absent`] in their place, a type of size zero whose accessors return `None`
+//! as a constant. The per-frame path of a host without a bus therefore neither stores
+//! nor checks a bus: `if M::PRESENT` and `Attached::get` fold away when the host is
+//! compiled for its model.
+
+use crate::bus::Bus;
+use crate::dma::NicDma;
+
+/// A component that may be absent: `Some` for the component itself, `None` for
+/// [`Absent`].
+pub(crate) trait Attached<T> {
+    /// The component, if present.
+    fn get(&self) -> Option<&T>;
+    /// The component, if present.
+    fn get_mut(&mut self) -> Option<&mut T>;
+}
+
+/// An absent component: no state, no checks.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Absent;
+
+impl<T> Attached<T> for Absent {
+    #[inline(always)]
+    fn get(&self) -> Option<&T> {
+        None
+    }
+    #[inline(always)]
+    fn get_mut(&mut self) -> Option<&mut T> {
+        None
+    }
+}
+
+/// Implements [`Attached`] for a component type that is present.
+macro_rules! present {
+    ($t:ty) => {
+        impl Attached<$t> for $t {
+            #[inline(always)]
+            fn get(&self) -> Option<&$t> {
+                Some(self)
+            }
+            #[inline(always)]
+            fn get_mut(&mut self) -> Option<&mut $t> {
+                Some(self)
+            }
+        }
+    };
+}
+present!(Bus);
+present!(NicDma);
+
+/// The bus, and the NICs' DMA engines, of a host: present or absent.
+pub(crate) trait BusModel: 'static {
+    /// Whether the model has a bus (a constant the compiler folds).
+    const PRESENT: bool;
+    /// The bus as the host stores it.
+    type Bus: Attached<Bus>;
+    /// A NIC's DMA engines as its port stores them.
+    type Dma: Attached<NicDma>;
+    /// The stored bus from the one built for the model (`Some` exactly when
+    /// [`Self::PRESENT`]).
+    fn bus(b: Option<Bus>) -> Self::Bus;
+    /// A port's stored engines from those built for the model (`Some` exactly when
+    /// [`Self::PRESENT`]).
+    fn dma(d: Option<NicDma>) -> Self::Dma;
+}
+
+/// A host with a DMA bus.
+pub(crate) struct WithBus;
+
+impl BusModel for WithBus {
+    const PRESENT: bool = true;
+    type Bus = Bus;
+    type Dma = NicDma;
+    fn bus(b: Option<Bus>) -> Bus {
+        b.expect("a host assembled with a bus for a model without one")
+    }
+    fn dma(d: Option<NicDma>) -> NicDma {
+        d.expect("a model with a bus gives every NIC DMA engines")
+    }
+}
+
+/// A host without a bus.
+pub(crate) struct NoBus;
+
+impl BusModel for NoBus {
+    const PRESENT: bool = false;
+    type Bus = Absent;
+    type Dma = Absent;
+    fn bus(b: Option<Bus>) -> Absent {
+        assert!(
+            b.is_none(),
+            "a host assembled without a bus for a model with one"
+        );
+        Absent
+    }
+    fn dma(d: Option<NicDma>) -> Absent {
+        assert!(
+            d.is_none(),
+            "a NIC with DMA engines on a host without a bus"
+        );
+        Absent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_absent_component_takes_no_space_and_is_none() {
+        assert_eq!(std::mem::size_of::<<NoBus as BusModel>::Bus>(), 0);
+        assert_eq!(std::mem::size_of::<<NoBus as BusModel>::Dma>(), 0);
+        let mut a = <NoBus as BusModel>::dma(None);
+        assert!(Attached::<NicDma>::get(&a).is_none());
+        assert!(Attached::<NicDma>::get_mut(&mut a).is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "without a bus for a model with one")]
+    fn a_bus_given_to_a_host_without_one_is_refused() {
+        let b = Bus::new(&crate::bus::BusConfig::default());
+        let _ = <NoBus as BusModel>::bus(Some(b));
+    }
+}
