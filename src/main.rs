@@ -494,7 +494,7 @@ fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts) -> ExitCode {
 /// Simulated packets per wall-clock second on one worker thread, for the expected wall
 /// time printed before a run: `cargo bench --bench sweeps -- all-points-1thread` (the
 /// 64-byte dc21143 sweep, interrupt policy, full statistics, one thread) gave a median
-/// of 3.58 M packets/s (rounded to 3.6 M) on the 2-core machine of docs/performance.md
+/// of 4.62 M packets/s (rounded to 4.6 M) on the 2-core machine of docs/performance.md
 /// (the shipped profile: four-port router with the PCI bus, the transmit poll and
 /// TX_NOBUF completions, merged handler bursts).
 /// Remeasure and update it when the hot path changes. Other scenarios run at other
@@ -502,7 +502,7 @@ fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts) -> ExitCode {
 /// for the 1 Gbit/s NAPI sweep), light loads with a timeline slower (4.5 M for the
 /// xl(4) sweep, 4.0 M for the 600-byte four-flow sweep), so the estimate is good to a
 /// factor of a few.
-const PACKETS_PER_S_PER_THREAD: f64 = 3.6e6;
+const PACKETS_PER_S_PER_THREAD: f64 = 4.6e6;
 
 /// The work of a run, estimated from the experiment before it starts.
 struct Estimate {
