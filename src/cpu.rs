@@ -24,13 +24,17 @@
 //! not start (e.g. dequeue its packet) early. Completion events carry a generation
 //! number so a completion scheduled before a preemption is recognised as stale.
 //!
-//! Parameters ([`CpuConfig`]): `clock_mhz`, used to convert costs given in cycles.
+//! Parameters ([`CpuConfig`]): `clock_mhz`, used to convert costs given in cycles;
+//! `cores`, how many such processors the host has (default 1), and `irq_affinity`,
+//! which core takes each interrupt line. A host with several cores has one [`Cpu`] per
+//! core, each with its own levels, preemption and accounting.
 //!
 //! Counters: busy time per level and idle time (`busy_ps`), preemptions.
 
 use crate::problems::Problems;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// CPU parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -38,11 +42,53 @@ use serde::{Deserialize, Serialize};
 pub struct CpuConfig {
     /// Core clock [MHz]; costs written in cycles are converted with it. Required.
     pub clock_mhz: f64,
+    /// Processors (cores) of the host, each with its own priority levels, preemption,
+    /// time accounting, software interrupts and protocol input queue (ipintrq, Linux's
+    /// per-CPU backlog) (default 1, at most 64). An interrupt handler runs on the core
+    /// its line is bound to (`irq_affinity`), and so does the protocol work it queues;
+    /// the user process, the sender and the clock interrupt run on core 0. Cache and
+    /// lock contention between cores are not modelled: a core runs as fast as a lone
+    /// processor. With more than one core every NIC must use the `interrupt` policy.
+    #[serde(default = "d_cores", skip_serializing_if = "is_one")]
+    pub cores: u16,
+    /// The core each interrupt line is bound to, by line name (a shared line's
+    /// `irq_lines[].name`, or a NIC's name for the line of its own), as
+    /// `/proc/irq/N/smp_affinity` with one CPU set. Lines not listed are spread round
+    /// robin in line order (shared lines first, then the NICs' own lines in NIC order):
+    /// line `i` on core `i % cores`, one vector per core as drivers' affinity hints set
+    /// them (default: none listed).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub irq_affinity: BTreeMap<String, u16>,
+}
+
+fn d_cores() -> u16 {
+    1
+}
+
+fn is_one(n: &u16) -> bool {
+    *n == 1
 }
 
 impl CpuConfig {
     /// Range checks.
     pub fn validate(&self, p: &mut Problems) {
+        if !(1..=64).contains(&self.cores) {
+            p.push(
+                "cores",
+                format!("must be between 1 and 64, got {}", self.cores),
+            );
+        }
+        for (line, &c) in &self.irq_affinity {
+            if c >= self.cores {
+                p.push(
+                    &format!("irq_affinity.{line}"),
+                    format!(
+                        "core {c} does not exist: the host has {} core(s), numbered from 0",
+                        self.cores
+                    ),
+                );
+            }
+        }
         if !(self.clock_mhz.is_finite() && self.clock_mhz > 0.0 && self.clock_mhz <= 1e6) {
             p.push(
                 "clock_mhz",
@@ -577,7 +623,12 @@ mod tests {
     fn clock_rate_is_checked() {
         let bad = |mhz: f64| {
             let mut p = Problems::new();
-            CpuConfig { clock_mhz: mhz }.validate(&mut p);
+            CpuConfig {
+                clock_mhz: mhz,
+                cores: 1,
+                irq_affinity: BTreeMap::new(),
+            }
+            .validate(&mut p);
             p.list.iter().map(|x| x.path.clone()).collect::<Vec<_>>()
         };
         // (0, 1e6] MHz, finite.

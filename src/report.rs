@@ -19,6 +19,12 @@ pub fn table(r: &Results) -> String {
     let with_m = measured.is_some();
     let with_user = r.points.iter().any(|p| p.figures.user.is_some());
     let with_sender = r.points.iter().any(|p| p.figures.sender.is_some());
+    let cores = r
+        .points
+        .iter()
+        .map(|p| p.figures.cores.len())
+        .max()
+        .unwrap_or(0);
     for v in variants(r) {
         let _ = writeln!(s, "\nvariant: {v}");
         let _ = write!(
@@ -42,6 +48,9 @@ pub fn table(r: &Results) -> String {
             let _ = write!(s, " {:>6}", "user%");
         }
         let _ = write!(s, " {:>6} {:>5}", "idle%", "pkt/i");
+        for k in 0..cores {
+            let _ = write!(s, " {:>6}", format!("cpu{k}%"));
+        }
         if with_sender {
             let _ = write!(s, " {:>9} {:>7} {:>6}", "snd pps", "Mbit/s", "snd%");
         }
@@ -86,6 +95,12 @@ pub fn table(r: &Results) -> String {
                 100.0 * c.idle,
                 p.figures.packets_per_interrupt
             );
+            for k in 0..cores {
+                let _ = match p.figures.cores.get(k) {
+                    Some(c) => write!(s, " {:>6.1}", 100.0 * (1.0 - c.idle)),
+                    None => write!(s, " {:>6}", "-"),
+                };
+            }
             if with_sender {
                 let _ = match &p.figures.sender {
                     Some(x) => write!(
@@ -112,6 +127,12 @@ pub fn table(r: &Results) -> String {
         let _ = writeln!(
             s,
             "latency: from the input frame's first bit to the output frame's first bit (FIFO)"
+        );
+    }
+    if cores > 0 {
+        let _ = writeln!(
+            s,
+            "\nintr% .. idle%: the host's CPU time over its {cores} cores; cpuK%: core K busy (100 - its idle%)"
         );
     }
     if with_sender {

@@ -116,6 +116,30 @@ pub struct CpuResult {
     pub idle: f64,
 }
 
+impl CpuResult {
+    /// The split of `cpu_ps` (time per level, then idle [ps]), of which `ksoftirqd_ps`
+    /// at the User level was ksoftirqd's (counted as software-interrupt time).
+    pub fn split(cpu_ps: &[u64; LEVELS + 1], ksoftirqd_ps: u64) -> CpuResult {
+        let busy: u64 = cpu_ps.iter().sum();
+        let frac = |ps: u64| {
+            if busy > 0 {
+                ps as f64 / busy as f64
+            } else {
+                0.0
+            }
+        };
+        CpuResult {
+            interrupt: frac(cpu_ps[Level::Clock as usize] + cpu_ps[Level::HardIrq as usize]),
+            softirq: frac(
+                cpu_ps[Level::SoftIrq as usize] + cpu_ps[Level::SoftClock as usize] + ksoftirqd_ps,
+            ),
+            kernel: frac(cpu_ps[Level::Kernel as usize] + cpu_ps[Level::IdleLoop as usize]),
+            user: frac(cpu_ps[Level::User as usize] - ksoftirqd_ps),
+            idle: frac(cpu_ps[LEVELS]),
+        }
+    }
+}
+
 /// The user process's share and progress during the sending period.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UserResult {
@@ -148,8 +172,11 @@ pub struct PointFigures {
     pub interrupts_per_s: f64,
     /// Frames taken by interrupt handlers per interrupt taken (whole run).
     pub packets_per_interrupt: f64,
-    /// CPU time by level.
+    /// CPU time by level (over all cores: each core's time counts once).
     pub cpu: CpuResult,
+    /// CPU time by level on each core, on a host with more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cores: Vec<CpuResult>,
     /// The user process, when the model has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserResult>,
@@ -523,19 +550,12 @@ impl PointFigures {
             } else {
                 0.0
             },
-            cpu: CpuResult {
-                interrupt: frac(
-                    r.cpu_ps[Level::Clock as usize] + r.cpu_ps[Level::HardIrq as usize],
-                ),
-                softirq: frac(
-                    r.cpu_ps[Level::SoftIrq as usize]
-                        + r.cpu_ps[Level::SoftClock as usize]
-                        + ksoftirqd_ps,
-                ),
-                kernel: frac(r.cpu_ps[Level::Kernel as usize] + r.cpu_ps[Level::IdleLoop as usize]),
-                user: frac(r.cpu_ps[Level::User as usize] - ksoftirqd_ps),
-                idle: frac(r.cpu_ps[LEVELS]),
-            },
+            cpu: CpuResult::split(&r.cpu_ps, ksoftirqd_ps),
+            cores: r
+                .core_cpu_ps
+                .iter()
+                .map(|c| CpuResult::split(c, 0))
+                .collect(),
             user: has_user.then(|| UserResult {
                 cpu_share: frac(user_ps),
                 work_per_s: r.user_work / secs,

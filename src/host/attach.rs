@@ -1,15 +1,24 @@
-//! Whether a host has a DMA bus, as a type chosen once when the host is assembled.
+//! The shape of a host, as a type chosen once when the host is assembled: whether it
+//! has a DMA bus, and whether it has one core or several.
 //!
 //! A model either has a bus (one [`Bus`], and DMA engines, [`NicDma`], on every NIC)
 //! or has none: the NICs then move frames to and from memory at no cost. The host is
-//! generic over [`BusModel`]: [`WithBus`] stores the bus and the engines, [`NoBus`]
+//! generic over [`Shape`]: [`WithBus`] stores the bus and the engines, [`NoBus`]
 //! stores [`Absent`] in their place, a type of size zero whose accessors return `None`
 //! as a constant. The per-frame path of a host without a bus therefore neither stores
 //! nor checks a bus: `if M::PRESENT` and `Attached::get` fold away when the host is
 //! compiled for its model.
+//!
+//! Likewise for the cores ([`CoreModel`]): a host with one ([`OneCore`]) keeps its
+//! core's state in place and never asks which core a task runs on; a host with several
+//! ([`ManyCores`]) keeps the core in hand boxed, so that switching to another core
+//! moves two pointers.
 
 use crate::bus::Bus;
 use crate::dma::NicDma;
+use crate::host::processor::Core;
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
 
 /// A component that may be absent: `Some` for the component itself, `None` for
 /// [`Absent`].
@@ -53,8 +62,10 @@ macro_rules! present {
 present!(Bus);
 present!(NicDma);
 
-/// The bus, and the NICs' DMA engines, of a host: present or absent.
-pub(crate) trait BusModel: 'static {
+/// The bus, and the NICs' DMA engines, of a host: present or absent; and its cores.
+pub(crate) trait Shape: 'static {
+    /// One core or several.
+    type Cores: CoreModel;
     /// Whether the model has a bus (a constant the compiler folds).
     const PRESENT: bool;
     /// The bus as the host stores it.
@@ -69,10 +80,11 @@ pub(crate) trait BusModel: 'static {
     fn dma(d: Option<NicDma>) -> Self::Dma;
 }
 
-/// A host with a DMA bus.
-pub(crate) struct WithBus;
+/// A host with a DMA bus, and cores `C`.
+pub(crate) struct WithBus<C>(PhantomData<C>);
 
-impl BusModel for WithBus {
+impl<C: CoreModel> Shape for WithBus<C> {
+    type Cores = C;
     const PRESENT: bool = true;
     type Bus = Bus;
     type Dma = NicDma;
@@ -84,10 +96,11 @@ impl BusModel for WithBus {
     }
 }
 
-/// A host without a bus.
-pub(crate) struct NoBus;
+/// A host without a bus, with cores `C`.
+pub(crate) struct NoBus<C>(PhantomData<C>);
 
-impl BusModel for NoBus {
+impl<C: CoreModel> Shape for NoBus<C> {
+    type Cores = C;
     const PRESENT: bool = false;
     type Bus = Absent;
     type Dma = Absent;
@@ -107,15 +120,65 @@ impl BusModel for NoBus {
     }
 }
 
+/// One core or several.
+pub(crate) trait CoreModel: 'static {
+    /// Whether the host has more than one core (a constant the compiler folds).
+    const MANY: bool;
+    /// The core in hand, as the host stores it.
+    type Hand: DerefMut<Target = Core>;
+    /// The stored form of `c`.
+    fn hand(c: Core) -> Self::Hand;
+}
+
+/// A host with one core: the core in place.
+pub(crate) struct OneCore;
+
+impl CoreModel for OneCore {
+    const MANY: bool = false;
+    type Hand = InPlace;
+    fn hand(c: Core) -> InPlace {
+        InPlace(c)
+    }
+}
+
+/// A host with several cores: the core in hand boxed.
+pub(crate) struct ManyCores;
+
+impl CoreModel for ManyCores {
+    const MANY: bool = true;
+    type Hand = Box<Core>;
+    fn hand(c: Core) -> Box<Core> {
+        Box::new(c)
+    }
+}
+
+/// A core stored in place.
+pub(crate) struct InPlace(Core);
+
+impl Deref for InPlace {
+    type Target = Core;
+    #[inline(always)]
+    fn deref(&self) -> &Core {
+        &self.0
+    }
+}
+
+impl DerefMut for InPlace {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn an_absent_component_takes_no_space_and_is_none() {
-        assert_eq!(std::mem::size_of::<<NoBus as BusModel>::Bus>(), 0);
-        assert_eq!(std::mem::size_of::<<NoBus as BusModel>::Dma>(), 0);
-        let mut a = <NoBus as BusModel>::dma(None);
+        assert_eq!(std::mem::size_of::<<NoBus<OneCore> as Shape>::Bus>(), 0);
+        assert_eq!(std::mem::size_of::<<NoBus<OneCore> as Shape>::Dma>(), 0);
+        let mut a = <NoBus<OneCore> as Shape>::dma(None);
         assert!(Attached::<NicDma>::get(&a).is_none());
         assert!(Attached::<NicDma>::get_mut(&mut a).is_none());
     }
@@ -124,6 +187,6 @@ mod tests {
     #[should_panic(expected = "without a bus for a model with one")]
     fn a_bus_given_to_a_host_without_one_is_refused() {
         let b = Bus::new(&crate::bus::BusConfig::default());
-        let _ = <NoBus as BusModel>::bus(Some(b));
+        let _ = <NoBus<OneCore> as Shape>::bus(Some(b));
     }
 }

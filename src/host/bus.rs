@@ -6,11 +6,11 @@
 use crate::bus::Dir;
 use crate::dma::{RxIn, TxRequest, TxStep};
 use crate::engine::Scheduler;
-use crate::host::attach::{Attached, BusModel};
+use crate::host::attach::{Attached, Shape};
 use crate::host::{Event, Host, SLOT_BUS};
 use crate::time::SimTime;
 
-impl<M: BusModel> Host<M> {
+impl<M: Shape> Host<M> {
     /// A frame reached `nic`'s RX FIFO: queue it for DMA, or drop it if the FIFO is
     /// full.
     #[inline]

@@ -3,7 +3,7 @@
 
 use crate::cost::Cost;
 use crate::engine::Scheduler;
-use crate::host::attach::BusModel;
+use crate::host::attach::Shape;
 use crate::host::{Event, Host};
 use crate::irq::LineEnv;
 use crate::kernel::{Netisr, SwiEnv};
@@ -18,13 +18,13 @@ use crate::time::SimTime;
 /// The host at one instant, lent to a policy for one step. The policy's own state is
 /// taken out of the host for the step (so that both can be borrowed); nothing the
 /// policy calls reaches back into that state.
-pub(crate) struct HostEnv<'a, M: BusModel> {
+pub(crate) struct HostEnv<'a, M: Shape> {
     pub h: &'a mut Host<M>,
     pub now: SimTime,
     pub s: &'a mut Scheduler<Event>,
 }
 
-impl<M: BusModel> RxEnv for HostEnv<'_, M> {
+impl<M: Shape> RxEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn now(&self) -> SimTime {
         self.now
@@ -103,7 +103,7 @@ impl<M: BusModel> RxEnv for HostEnv<'_, M> {
     }
 }
 
-impl<M: BusModel> IsrEnv for HostEnv<'_, M> {
+impl<M: Shape> IsrEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn costs(&mut self, nic: usize) -> &mut DriverCosts {
         &mut self.h.ports[nic].driver
@@ -162,7 +162,7 @@ impl<M: BusModel> IsrEnv for HostEnv<'_, M> {
     }
 }
 
-impl<M: BusModel> LineEnv for HostEnv<'_, M> {
+impl<M: Shape> LineEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn now(&self) -> SimTime {
         self.now
@@ -205,7 +205,7 @@ impl<M: BusModel> LineEnv for HostEnv<'_, M> {
     }
 }
 
-impl<M: BusModel> SwiEnv for HostEnv<'_, M> {
+impl<M: Shape> SwiEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn netisr(&mut self) -> &mut Netisr {
         &mut self.h.core.netisr
@@ -230,7 +230,7 @@ impl<M: BusModel> SwiEnv for HostEnv<'_, M> {
 /// (some NIC uses the policy): then the state was re-entered while lent, a bug that
 /// debug builds stop on.
 #[inline(always)]
-pub(crate) fn lend<T, R, M: BusModel>(
+pub(crate) fn lend<T, R, M: Shape>(
     h: &mut Host<M>,
     now: SimTime,
     s: &mut Scheduler<Event>,

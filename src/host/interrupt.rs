@@ -2,13 +2,13 @@
 
 use crate::cpu::Level;
 use crate::engine::Scheduler;
-use crate::host::attach::BusModel;
+use crate::host::attach::{CoreModel, Shape};
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
 use crate::rng::StreamRng;
 use crate::time::SimTime;
 
-impl<M: BusModel> Host<M> {
+impl<M: Shape> Host<M> {
     /// A frame entered `nic`'s RX ring: the receive-interrupt cause is set.
     pub(crate) fn rx_cause(
         &mut self,
@@ -95,8 +95,17 @@ impl<M: BusModel> Host<M> {
             }
             return;
         }
+        let core = self.line_core(l);
         let line = &mut self.lines[l];
-        let cpu = &self.core.cpu;
+        // The core's CPU, borrowed beside the line.
+        let parked = match M::Cores::MANY {
+            true => self.parked.get(core).and_then(|c| c.as_deref()),
+            false => None,
+        };
+        let cpu = match parked {
+            Some(parked) => &parked.cpu,
+            None => &self.core.cpu,
+        };
         let used = |fold_len: SimTime| {
             cpu.remaining_at(now, Level::HardIrq)
                 .map(|left| fold_len.saturating_sub(left))
@@ -108,7 +117,9 @@ impl<M: BusModel> Host<M> {
             // The handler whose entry was folded in has not begun after all.
             self.undo_start(started, rng);
         }
-        self.core.cpu.set_burst(now, Level::HardIrq, cut.left, 0);
+        self.core_at(core)
+            .cpu
+            .set_burst(now, Level::HardIrq, cut.left, 0);
     }
 
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):

@@ -1,14 +1,14 @@
 //! The host's routing for [`crate::kernel`].
 
 use crate::engine::Scheduler;
-use crate::host::attach::BusModel;
+use crate::host::attach::Shape;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
 use crate::kernel::{NETISR_IP, Netisr};
 use crate::packet::Packet;
 use crate::time::SimTime;
 
-impl<M: BusModel> Host<M> {
+impl<M: Shape> Host<M> {
     /// schednetisr: mark `bits` pending and make the dispatcher ready.
     pub(crate) fn swi_raise(&mut self, bits: u32) {
         self.core.netisr.raise(bits);

@@ -1,12 +1,12 @@
 //! The host's routing for [`crate::link_watch`].
 
 use crate::engine::Scheduler;
-use crate::host::attach::{Attached, BusModel};
+use crate::host::attach::{Attached, Shape};
 use crate::host::{Event, Host, Step, Task};
 use crate::link_watch::{NicView, TickStart};
 use crate::time::SimTime;
 
-impl<M: BusModel> Host<M> {
+impl<M: Shape> Host<M> {
     /// Arm the first link check of every NIC that has one.
     pub(crate) fn link_watch_start(&mut self, s: &mut Scheduler<Event>) {
         for nic in 0..self.ports.len() {

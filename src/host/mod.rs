@@ -53,7 +53,7 @@ pub use crate::task::{Step, Task};
 use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
 use crate::user::{UserConfig, UserProcess};
-use attach::{Attached, BusModel, NoBus, WithBus};
+use attach::{Attached, CoreModel, ManyCores, NoBus, OneCore, Shape, WithBus};
 use port::Port;
 use processor::Core;
 use serde::{Deserialize, Serialize};
@@ -155,6 +155,57 @@ impl ModelConfig {
                 })
             });
         }
+        let names = self.line_names();
+        for line in self.cpu.irq_affinity.keys() {
+            if !names.contains(line) {
+                p.push(
+                    &format!("cpu.irq_affinity.{line}"),
+                    format!(
+                        "no interrupt line named `{line}` (the lines are {})",
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
+        if self.cpu.cores > 1 {
+            for (i, n) in self.nics.iter().enumerate() {
+                if n.policy != PolicyConfig::Interrupt {
+                    p.push(
+                        &format!("nics[{i}].policy"),
+                        format!(
+                            "a host with {} cores models only the `interrupt` policy so far \
+                             (per-core polling, NAPI and their threads are not modelled)",
+                            self.cpu.cores
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The interrupt lines' names in line order: the shared lines, then the line of its
+    /// own of each NIC not on one, named after the NIC.
+    pub fn line_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.irq_lines.iter().map(|l| l.name.clone()).collect();
+        for n in &self.nics {
+            if !self.irq_lines.iter().any(|l| l.chain.contains(&n.name)) {
+                names.push(n.name.clone());
+            }
+        }
+        names
+    }
+
+    /// The core each interrupt line is bound to, in line order ([`Self::line_names`]):
+    /// `cpu.irq_affinity`'s, or round robin.
+    pub fn line_cores(&self) -> Vec<usize> {
+        self.line_names()
+            .iter()
+            .enumerate()
+            .map(|(i, name)| match self.cpu.irq_affinity.get(name) {
+                Some(&c) => c as usize,
+                None => i % self.cpu.cores.max(1) as usize,
+            })
+            .collect()
     }
 
     /// The driver costs each NIC's role needs, given the flows of a run: a NIC that
@@ -278,18 +329,29 @@ pub(crate) struct FlowState {
 /// The host during a run. `M` says whether the model has a DMA bus: chosen once when
 /// the host is assembled ([`simulate`]), so that a host without one neither stores nor
 /// checks a bus (its bus and its NICs' DMA engines are [`attach::Absent`], of size zero).
-pub(crate) struct Host<M: BusModel> {
-    /// The processor: its scheduler state and its kernel queues.
-    pub(crate) core: Core,
+pub(crate) struct Host<M: Shape> {
+    /// The processor in hand: core `on`, whose CPU burst is being handled (whose task
+    /// steps), switched to when a core's burst completes or its next task begins; a
+    /// software interrupt raised by the step runs on it. Boxed, so that a switch moves
+    /// two pointers.
+    pub(crate) core: <M::Cores as CoreModel>::Hand,
+    /// The processors (`cpu.cores`, one by default), by number: each one's scheduler
+    /// state and kernel queues, except the one in hand (`None` at `on`).
+    pub(crate) parked: Vec<Option<<M::Cores as CoreModel>::Hand>>,
+    /// The number of the core in hand.
+    pub(crate) on: usize,
+    /// The core each interrupt line is bound to, by line.
+    line_core: Vec<usize>,
     /// The one-of-a-kind pending events, outside the heap: the completion of the CPU
-    /// burst now running (the only CPU event that is not stale), the end of the burst on
-    /// the bus, each flow's next frame reaching its NIC (DMA done, or into the FIFO with
-    /// a bus), the end of the frame on each NIC's output wire. Indices: [`SLOT_CPU`],
-    /// [`SLOT_BUS`], `SLOT_RX0 + flow`, `tx_base + nic` up to the last NIC some flow
-    /// leaves by (the NICs after it never transmit and have no slot, so the scan is
-    /// shorter).
+    /// burst now running on each core (the only CPU event that is not stale), the end of
+    /// the burst on the bus, each flow's next frame reaching its NIC (DMA done, or into
+    /// the FIFO with a bus), the end of the frame on each NIC's output wire. Indices:
+    /// [`SLOT_CPU`] (core 0), [`SLOT_BUS`], `SLOT_RX0 + flow`, `tx_base + nic` up to the
+    /// last NIC some flow leaves by (the NICs after it never transmit and have no slot,
+    /// so the scan is shorter), then `cpu_base + c - 1` for core `c` >= 1.
     pub(crate) slots: SlotTable,
     tx_base: usize,
+    cpu_base: usize,
     /// Each NIC with what is wired to it (device, DMA engines, moderation, link watch,
     /// driver costs, line, policy routing), indexed by NIC.
     pub(crate) ports: Vec<Port<M::Dma>>,
@@ -328,6 +390,7 @@ pub(crate) struct Host<M: BusModel> {
 #[derive(Clone, Debug)]
 struct LoadSnapshot {
     cpu_ps: [u64; LEVELS + 1],
+    core_cpu_ps: Vec<[u64; LEVELS + 1]>,
     task_ps: [u64; 2],
     interrupts: u64,
     user_work: f64,
@@ -343,8 +406,11 @@ pub struct RunStats {
     pub flows: Vec<(String, FlowStats)>,
     /// Sum over flows.
     pub total: FlowStats,
-    /// CPU time per level, then idle, during the sending period [ps].
+    /// CPU time per level, then idle, during the sending period, summed over the cores
+    /// [ps].
     pub cpu_ps: [u64; LEVELS + 1],
+    /// The same for each core, on a host with more than one (empty with one) [ps].
+    pub core_cpu_ps: Vec<[u64; LEVELS + 1]>,
     /// CPU time of the user process and of ksoftirqd during the sending period [ps].
     pub task_ps: [u64; 2],
     /// Interrupts taken (passes over each line's handler chain; one per handler on a
@@ -397,7 +463,7 @@ fn tag(task: Task) -> u8 {
     }
 }
 
-impl<M: BusModel> Host<M> {
+impl<M: Shape> Host<M> {
     /// Build the host for one run. The configuration must have been validated and the
     /// flows must name existing NICs.
     pub(crate) fn new(cfg: &ModelConfig, spec: &RunSpec) -> Self {
@@ -538,6 +604,7 @@ impl<M: BusModel> Host<M> {
                     polled_by: policy_kind.filter(|_| !policy.interrupt_driven()),
                     policy_kind,
                     policy,
+                    transmits: flows.iter().any(|f| f.out_nic == i),
                     rx_flows,
                     nic,
                 }
@@ -546,16 +613,39 @@ impl<M: BusModel> Host<M> {
         // TX slots up to the last NIC frames leave by.
         let tx_base = SLOT_RX0 + flows.len();
         let tx_nics = flows.iter().map(|f| f.out_nic + 1).max().unwrap_or(0);
+        let cores = cfg.cpu.cores.max(1) as usize;
+        let cpu_base = tx_base + tx_nics;
         let mut host = Host {
-            core: Core {
+            core: M::Cores::hand(Core {
                 cpu: Cpu::new(),
                 due: (Level::HardIrq, 0),
                 runq: RunQueues::default(),
                 netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),
                 isr_running: None,
-            },
-            slots: SlotTable::new(tx_base + tx_nics),
+            }),
+            // Core 0 is in hand; the others' netisr streams are their own.
+            parked: (0..cores)
+                .map(|c| {
+                    (c > 0).then(|| {
+                        M::Cores::hand(Core {
+                            cpu: Cpu::new(),
+                            due: (Level::HardIrq, 0),
+                            runq: RunQueues::default(),
+                            netisr: Netisr::new(
+                                &cfg.kernel,
+                                mhz,
+                                key.stream(&format!("cpu{c}.netisr")),
+                            ),
+                            isr_running: None,
+                        })
+                    })
+                })
+                .collect(),
+            on: 0,
+            line_core: cfg.line_cores(),
+            slots: SlotTable::new(cpu_base + cores - 1),
             tx_base,
+            cpu_base,
             handlers: cfg
                 .nics
                 .iter()
@@ -723,6 +813,12 @@ impl<M: BusModel> Host<M> {
         if n.tx_completion_interrupts() && !n.tx_idle() {
             return false;
         }
+        // On a host with several cores another core's netisr can start a transmission
+        // on it while the handler runs (a completion or an underrun to come): only a NIC
+        // that no flow leaves by is certain.
+        if M::Cores::MANY && self.ports[nic].transmits {
+            return false;
+        }
         // With a bus, a frame that starts after the one on the wire could underrun.
         if M::PRESENT && n.tx_backlog() {
             return false;
@@ -738,11 +834,91 @@ impl<M: BusModel> Host<M> {
 
     // ------------------------------------------------------------------ scheduling
 
-    /// Make `task` ready at its level (no effect if it is running or already waiting).
+    /// Make `task` ready at its level on its core (no effect if it is running or
+    /// already waiting there).
     #[inline]
     pub(crate) fn wake(&mut self, task: Task) {
-        if self.core.runq.wake(task) {
-            self.core.cpu.set_want(task.level());
+        let c = self.core_of(task);
+        let core = self.core_at(c);
+        if core.runq.wake(task) {
+            core.cpu.set_want(task.level());
+        }
+    }
+
+    /// The core `task` runs on: an interrupt line's handlers on the line's core
+    /// (`cpu.irq_affinity`), a NIC's callouts and splimp work on its line's core, the
+    /// software-interrupt dispatcher on the core that raised it (the one whose step is
+    /// running: `on`), a receive policy's tasks on the core that scheduled them (one
+    /// core: a host with several runs only the `interrupt` policy), everything else
+    /// (the clock interrupt, the user process, the sender) on core 0.
+    #[inline(always)]
+    fn core_of(&self, task: Task) -> usize {
+        if !M::Cores::MANY {
+            return 0;
+        }
+        match task {
+            Task::Isr(l) => self.line_core[l as usize],
+            Task::HarvestImp(n)
+            | Task::HarvestSoft(n)
+            | Task::LinkTick(n)
+            | Task::LinkTickImp(n) => self.line_core[self.ports[n as usize].line],
+            Task::Swi | Task::Policy(_) => self.on,
+            Task::Hardclock | Task::UserProc | Task::Sender => 0,
+        }
+    }
+
+    /// Make core `c` the one in hand ([`Host::core`]).
+    #[inline(always)]
+    fn switch_to(&mut self, c: usize) {
+        if M::Cores::MANY && c != self.on {
+            let next = self.parked[c].take().expect("a parked core");
+            let prev = std::mem::replace(&mut self.core, next);
+            self.parked[self.on] = Some(prev);
+            self.on = c;
+        }
+    }
+
+    /// Core `c`, in hand or parked.
+    #[inline(always)]
+    pub(crate) fn core_at(&mut self, c: usize) -> &mut Core {
+        if !M::Cores::MANY || c == self.on {
+            &mut self.core
+        } else {
+            self.parked[c].as_deref_mut().expect("a parked core")
+        }
+    }
+
+    /// Core `c`, in hand or parked.
+    fn core_ref(&self, c: usize) -> &Core {
+        if c == self.on {
+            &self.core
+        } else {
+            self.parked[c].as_deref().expect("a parked core")
+        }
+    }
+
+    /// The cores in order of their numbers.
+    fn all_cores(&self) -> impl Iterator<Item = &Core> {
+        (0..self.parked.len()).map(|c| self.core_ref(c))
+    }
+
+    /// The core line `l` is bound to.
+    #[inline(always)]
+    pub(crate) fn line_core(&self, l: usize) -> usize {
+        if !M::Cores::MANY {
+            return 0;
+        }
+        self.line_core[l]
+    }
+
+    /// The slot of core `c`'s CPU burst: core 0's is [`SLOT_CPU`], the others' follow
+    /// the wires' slots.
+    #[inline(always)]
+    fn cpu_slot(&self, c: usize) -> usize {
+        if !M::Cores::MANY || c == 0 {
+            SLOT_CPU
+        } else {
+            self.cpu_base + c - 1
         }
     }
 
@@ -759,14 +935,29 @@ impl<M: BusModel> Host<M> {
     #[inline(always)]
     fn cpu_dispatched(&mut self, d: Dispatch, s: &mut Scheduler<Event>) {
         let at = s.stamp(d.done).at;
-        self.slots.set(SLOT_CPU, Some(Slot { at, seq: u64::MAX }));
+        self.slots
+            .set(self.cpu_slot(self.on), Some(Slot { at, seq: u64::MAX }));
         self.core.due = (d.level, d.generation);
     }
 
-    /// Give the CPU to the highest level with work, beginning tasks as needed.
+    /// Give each core's CPU to its highest level with work, beginning tasks as needed.
     #[inline(always)]
     pub(crate) fn reschedule(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.core.cpu.is_dirty() {
+        if !M::Cores::MANY {
+            if self.core.cpu.is_dirty() {
+                self.reschedule_changed(now, s);
+            }
+        } else {
+            self.reschedule_cores(now, s);
+        }
+    }
+
+    /// [`Host::reschedule`] on a host with several cores: in core order, until none has
+    /// a decision left (a task beginning on one core can wake one on another).
+    #[inline(never)]
+    fn reschedule_cores(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        while let Some(c) = (0..self.parked.len()).find(|&c| self.core_ref(c).cpu.is_dirty()) {
+            self.switch_to(c);
             self.reschedule_changed(now, s);
         }
     }
@@ -1057,15 +1248,11 @@ impl<M: BusModel> Host<M> {
                 s.advance(key);
                 self.slots.set(i, None);
                 match i {
-                    SLOT_CPU => {
-                        let (level, generation) = self.core.due;
-                        if self.core.cpu.is_current(level, generation) {
-                            self.burst_done(level, now, s);
-                        }
-                    }
+                    SLOT_CPU => self.cpu_done(0, now, s),
                     SLOT_BUS => self.bus_done(now, s),
                     i if i < self.tx_base => self.on_rx(i - SLOT_RX0, now, s),
-                    i => self.tx_end(i - self.tx_base, now, s),
+                    i if i < self.cpu_base => self.tx_end(i - self.tx_base, now, s),
+                    i => self.cpu_done(i - self.cpu_base + 1, now, s),
                 }
             }
             None => {
@@ -1074,6 +1261,17 @@ impl<M: BusModel> Host<M> {
             }
         }
         self.reschedule(now, s);
+    }
+
+    /// The burst due on core `c` completed (ignored if it is no longer the one
+    /// running).
+    #[inline(always)]
+    fn cpu_done(&mut self, c: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        self.switch_to(c);
+        let (level, generation) = self.core.due;
+        if self.core.cpu.is_current(level, generation) {
+            self.burst_done(level, now, s);
+        }
     }
 
     /// A timer event from the heap.
@@ -1236,11 +1434,26 @@ impl<M: BusModel> Host<M> {
                 c.insert(format!("{n}.link_down_ms"), w.down_until(end) as f64 / 1e9);
             }
         }
-        c.insert("cpu.preemptions".into(), self.core.cpu.preemptions as f64);
+        c.insert(
+            "cpu.preemptions".into(),
+            self.all_cores().map(|k| k.cpu.preemptions).sum::<u64>() as f64,
+        );
         c.insert(
             "ipintrq.high_water".into(),
-            self.core.netisr.ipintrq.high_water as f64,
+            self.all_cores()
+                .map(|k| k.netisr.ipintrq.high_water)
+                .max()
+                .unwrap_or(0) as f64,
         );
+        if self.parked.len() > 1 {
+            for (i, k) in self.all_cores().enumerate() {
+                c.insert(format!("cpu{i}.preemptions"), k.cpu.preemptions as f64);
+                c.insert(
+                    format!("cpu{i}.ipintrq.high_water"),
+                    k.netisr.ipintrq.high_water as f64,
+                );
+            }
+        }
         c
     }
 
@@ -1291,6 +1504,7 @@ impl<M: BusModel> Host<M> {
             flows,
             total,
             cpu_ps: snap.cpu_ps,
+            core_cpu_ps: snap.core_cpu_ps,
             task_ps: snap.task_ps,
             interrupts: snap.interrupts,
             isr_packets: self.handlers.iter().map(|h| h.packets).sum(),
@@ -1310,9 +1524,20 @@ impl<M: BusModel> Host<M> {
 
     /// The load-period counters as of `now`.
     fn load_snapshot(&self, now: SimTime) -> LoadSnapshot {
-        let (cpu_ps, tag_ps) = self.core.cpu.snapshot(now);
+        let (mut cpu_ps, mut tag_ps) = self.core_ref(0).cpu.snapshot(now);
+        let mut core_cpu_ps = Vec::new();
+        if self.parked.len() > 1 {
+            core_cpu_ps.push(cpu_ps);
+            for k in self.all_cores().skip(1) {
+                let (c, t) = k.cpu.snapshot(now);
+                core_cpu_ps.push(c);
+                cpu_ps.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+                tag_ps.iter_mut().zip(t).for_each(|(a, b)| *a += b);
+            }
+        }
         LoadSnapshot {
             cpu_ps,
+            core_cpu_ps,
             task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
             interrupts: self.lines.iter().map(|l| l.passes).sum(),
             user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
@@ -1333,7 +1558,7 @@ impl<M: BusModel> Host<M> {
     fn packets_held(&self) -> usize {
         let nic: usize = self.ports.iter().map(|p| p.nic.held()).sum();
         let tasks = self.handlers.iter().map(|h| h.held()).sum::<usize>()
-            + self.core.netisr.held()
+            + self.all_cores().map(|k| k.netisr.held()).sum::<usize>()
             + self.rx_policies.held()
             + self.user.as_ref().map_or(0, |u| u.held());
         let fifos: usize = self
@@ -1342,18 +1567,40 @@ impl<M: BusModel> Host<M> {
             .filter_map(|p| p.dma.get())
             .map(|d| d.rx_fifo_frames())
             .sum();
-        nic + fifos + self.core.netisr.ipintrq.len() + tasks
+        let ipintrq: usize = self.all_cores().map(|k| k.netisr.ipintrq.len()).sum();
+        nic + fifos + ipintrq + tasks
     }
+}
+
+/// Build the host of `cfg`'s shape (a bus or none, one core or several: [`Shape`])
+/// as `$h` and evaluate `$body` with it.
+macro_rules! assembled {
+    ($cfg:expr, $spec:expr, $h:ident => $body:expr) => {
+        match ($cfg.bus.is_some(), $cfg.cpu.cores > 1) {
+            (true, false) => {
+                let $h = Host::<WithBus<OneCore>>::new($cfg, $spec);
+                $body
+            }
+            (true, true) => {
+                let $h = Host::<WithBus<ManyCores>>::new($cfg, $spec);
+                $body
+            }
+            (false, false) => {
+                let $h = Host::<NoBus<OneCore>>::new($cfg, $spec);
+                $body
+            }
+            (false, true) => {
+                let $h = Host::<NoBus<ManyCores>>::new($cfg, $spec);
+                $body
+            }
+        }
+    };
 }
 
 /// Validate `cfg`, check the flows against it, build the host and run it.
 pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
     check(cfg, spec)?;
-    if cfg.bus.is_some() {
-        Host::<WithBus>::new(cfg, spec).run(spec)
-    } else {
-        Host::<NoBus>::new(cfg, spec).run(spec)
-    }
+    assembled!(cfg, spec, h => h.run(spec))
 }
 
 /// [`simulate`] with every handler step as its own CPU burst and event
@@ -1362,11 +1609,7 @@ pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError>
 #[doc(hidden)]
 pub fn simulate_unmerged(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
     check(cfg, spec)?;
-    if cfg.bus.is_some() {
-        Host::<WithBus>::new(cfg, spec).unmerged().run(spec)
-    } else {
-        Host::<NoBus>::new(cfg, spec).unmerged().run(spec)
-    }
+    assembled!(cfg, spec, h => h.unmerged().run(spec))
 }
 
 /// [`simulate`], recording the window of `trace` (see [`crate::trace`]). The run is the
@@ -1380,6 +1623,15 @@ pub fn simulate_traced(
     let mut p = Problems::new();
     if trace.to <= trace.from {
         p.push("trace", "the window must end after it starts");
+    }
+    if cfg.cpu.cores > 1 {
+        p.push(
+            "trace",
+            format!(
+                "traces show one CPU; this model has {} cores (cpu.cores)",
+                cfg.cpu.cores
+            ),
+        );
     }
     if trace.to > spec.duration + spec.drain {
         p.push(
@@ -1395,11 +1647,7 @@ pub fn simulate_traced(
     if !p.is_empty() {
         return Err(SimError::Invalid(p.list));
     }
-    if cfg.bus.is_some() {
-        Host::<WithBus>::new(cfg, spec).run_traced(spec, trace)
-    } else {
-        Host::<NoBus>::new(cfg, spec).run_traced(spec, trace)
-    }
+    assembled!(cfg, spec, h => h.run_traced(spec, trace))
 }
 
 /// The checks of a model and a run before simulating.
@@ -1449,7 +1697,7 @@ mod tests {
 
     /// Two NICs `a` -> `b` with small constant costs, one flow at 1,000 frames/s for
     /// 10 ms.
-    fn host() -> (Host<NoBus>, RunSpec) {
+    fn host() -> (Host<NoBus<OneCore>>, RunSpec) {
         let cfg: ModelConfig = serde_json::from_value(json!({
             "cpu": { "clock_mhz": 1000 },
             "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },

@@ -12,7 +12,7 @@
 //! on the per-packet path ([`RxPolicy::WATCHES_OUTPUT`]) are skipped at compile time.
 
 use crate::engine::Scheduler;
-use crate::host::attach::BusModel;
+use crate::host::attach::Shape;
 use crate::host::env::lend;
 use crate::host::{Event, Host, Step};
 use crate::policy::interrupt::HandlerMode;
@@ -133,7 +133,7 @@ macro_rules! registry {
             }
         }
 
-        impl<M: BusModel> Host<M> {
+        impl<M: Shape> Host<M> {
             /// One step of policy task `t` (out of line: it keeps the policies' code out
             /// of `Host::step`, whose other arms are the interrupt path).
             #[inline(never)]
@@ -309,7 +309,7 @@ fn owns(bits: u32, bit: u32) -> bool {
 // The registry: the policies of `crate::policy::with_policies!`, one line each there.
 crate::policy::with_policies!(registry);
 
-impl<M: BusModel> Host<M> {
+impl<M: Shape> Host<M> {
     /// Whether the queue after the receive path is full (`half`: more than half full)
     /// for the frame at the head of `nic`'s RX ring: the screend-like process's queue,
     /// or the output interface's if_snd.

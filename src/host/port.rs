@@ -39,6 +39,8 @@ pub(crate) struct Port<D> {
     pub polled_by: Option<u8>,
     /// The flows it receives.
     pub rx_flows: Vec<usize>,
+    /// Whether some flow leaves by it.
+    pub transmits: bool,
     /// Whether its handler may decide its next step ahead of time (see
     /// `Host::quiet_until`).
     pub lookahead: bool,

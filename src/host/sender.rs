@@ -1,11 +1,11 @@
 //! The host's routing for [`crate::sender`].
 
 use crate::engine::Scheduler;
-use crate::host::attach::BusModel;
+use crate::host::attach::Shape;
 use crate::host::{Event, Host, Step, Task};
 use crate::time::SimTime;
 
-impl<M: BusModel> Host<M> {
+impl<M: Shape> Host<M> {
     /// One step of the sending process: hand over the packet just built, then build the
     /// next one, or sleep on a full if_snd, or yield at the end of a time slice.
     pub(crate) fn sender_step(

@@ -7,7 +7,7 @@
 //! trace executes exactly what it did before.
 
 use crate::engine::Scheduler;
-use crate::host::attach::{Attached, BusModel};
+use crate::host::attach::{Attached, Shape};
 use crate::host::{Host, RunSpec, RunStats, SimError, Task};
 use crate::packet::Packet;
 use crate::time::SimTime;
@@ -43,7 +43,7 @@ impl Taps {
     }
 }
 
-impl<M: BusModel> Host<M> {
+impl<M: Shape> Host<M> {
     /// [`Host::run`], recording `trace`'s window.
     pub fn run_traced(
         mut self,

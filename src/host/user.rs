@@ -1,12 +1,12 @@
 //! The host's routing for [`crate::user`].
 
 use crate::engine::Scheduler;
-use crate::host::attach::BusModel;
+use crate::host::attach::Shape;
 use crate::host::{Event, Host, Step, Task};
 use crate::packet::Packet;
 use crate::time::SimTime;
 
-impl<M: BusModel> Host<M> {
+impl<M: Shape> Host<M> {
     /// A forwarded packet for the screend-like process.
     pub(crate) fn user_enqueue(&mut self, p: Packet) {
         let Some(u) = self.user.as_mut().filter(|u| u.consumes_packets()) else {

@@ -9,6 +9,7 @@ mod fit;
 mod golden;
 mod grid;
 mod livelock_table;
+mod many_cores;
 mod merged_bursts;
 mod multi_nic;
 mod p100_de;

@@ -1,0 +1,287 @@
+//! A host with several cores (`cpu.cores`): each core has its own CPU levels,
+//! preemption and accounting, its own software interrupts and ipintrq; an interrupt
+//! line's handlers, and the protocol work they queue, run on the core the line is bound
+//! to (`cpu.irq_affinity`, round robin by default). The expected values come from the
+//! one-core host: cores that share no work must each behave exactly as a lone
+//! processor with that work, and a host whose lines are all on core 0 exactly as a
+//! one-core host.
+
+use irqsim::host::{self, ModelConfig, RunSpec, RunStats, SimError};
+use irqsim::results::PointFigures;
+use irqsim::rng::RunKey;
+use irqsim::time::SimTime;
+use irqsim::traffic::FlowConfig;
+use serde_json::{Value, json};
+
+/// NICs `names`, each on a line of its own: 5 us handler entry, 2 us per frame, 1 us
+/// exit, 5 us of forwarding in the netisr, ring 64, ipintrq 50, no bus.
+fn simple_model(names: &[&str]) -> Value {
+    let nics: Vec<Value> = names
+        .iter()
+        .map(|n| {
+            json!({ "name": n,
+            "driver": { "isr_entry": 5000, "rx_per_packet": 2000, "isr_exit": 1000 } })
+        })
+        .collect();
+    json!({
+        "cpu": { "clock_mhz": 1000 },
+        "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },
+        "nics": nics
+    })
+}
+
+/// The four-port dc21143 router profile (PCI bus, transmit completions, driver costs
+/// drawn at random) with each port on an interrupt line of its own instead of the
+/// shared irq11, so that lines can be bound to different cores.
+fn dc_model_own_lines() -> Value {
+    let mut m: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/models/p3-448-dc21143-freebsd4.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    m.as_object_mut().unwrap().remove("irq_lines");
+    m
+}
+
+fn flow(from: &str, to: &str) -> FlowConfig {
+    serde_json::from_value(json!({ "from": from, "to": to, "frame_bytes": 64 })).expect("flow")
+}
+
+fn spec(flows: Vec<FlowConfig>, rate_pps: f64, secs: f64) -> RunSpec {
+    RunSpec {
+        rates_pps: vec![rate_pps; flows.len()],
+        flows,
+        duration: SimTime::from_secs_f64(secs),
+        drain: SimTime::from_secs_f64(0.01),
+        key: RunKey::single(11),
+        timeline: None,
+        latency_from: Default::default(),
+    }
+}
+
+fn run(model: &Value, spec: &RunSpec) -> RunStats {
+    let cfg: ModelConfig = serde_json::from_value(model.clone()).expect("model");
+    host::simulate(&cfg, spec).expect("run")
+}
+
+fn with_cores(mut model: Value, cores: u16, affinity: Value) -> Value {
+    model["cpu"]["cores"] = json!(cores);
+    model["cpu"]["irq_affinity"] = affinity;
+    model
+}
+
+const LEVELS_AND_IDLE: usize = irqsim::cpu::LEVELS + 1;
+
+#[test]
+fn two_flows_on_two_cores_each_forward_exactly_as_one_flow_on_a_lone_cpu() {
+    // 60,000 frames/s per flow. One flow costs 5 + 2 + 1 us of handler and 5 us of
+    // netisr per frame at this rate (one frame per interrupt): 13 us, 78 % of a CPU.
+    // Two flows on one CPU need 156 %: it loses frames. On two cores (lines a, b, c, d
+    // round robin: a and c on core 0, b and d on core 1) each core carries one flow,
+    // its input and its output NIC, and shares nothing with the other: each flow must
+    // be forwarded exactly as when it is alone on a one-core host.
+    let model = simple_model(&["a", "b", "c", "d"]);
+    let both = spec(vec![flow("a", "c"), flow("b", "d")], 60_000.0, 0.2);
+    let two = run(&with_cores(model.clone(), 2, json!({})), &both);
+    let one = run(&model, &both);
+    let alone_a = run(&model, &spec(vec![flow("a", "c")], 60_000.0, 0.2));
+    let alone_b = run(&model, &spec(vec![flow("b", "d")], 60_000.0, 0.2));
+
+    assert_eq!(
+        format!("{:?}", two.flows[0].1),
+        format!("{:?}", alone_a.flows[0].1)
+    );
+    assert_eq!(
+        format!("{:?}", two.flows[1].1),
+        format!("{:?}", alone_b.flows[0].1)
+    );
+    assert_eq!(two.total.sent, 24_000);
+    assert_eq!(
+        two.total.received, 24_000,
+        "each core keeps up with its flow"
+    );
+    // Each core's time is its lone counterpart's, level by level.
+    assert_eq!(two.core_cpu_ps.len(), 2);
+    assert_eq!(two.core_cpu_ps[0], alone_a.cpu_ps);
+    assert_eq!(two.core_cpu_ps[1], alone_b.cpu_ps);
+    let summed: [u64; LEVELS_AND_IDLE] =
+        std::array::from_fn(|i| two.core_cpu_ps[0][i] + two.core_cpu_ps[1][i]);
+    assert_eq!(two.cpu_ps, summed);
+    // One CPU cannot carry both: at most 1 / 13 us = 76,923 frames/s in all, under the
+    // 120,000 offered (the rest is lost at its rings and ipintrq).
+    let forwarded_one = one.total.received as f64 / 0.2;
+    assert!(
+        forwarded_one < 76_923.0,
+        "one core forwarded {forwarded_one} frames/s"
+    );
+    assert!(one.total.received < two.total.received);
+}
+
+#[test]
+fn lines_all_bound_to_core_0_of_two_give_exactly_the_one_core_host() {
+    // The dc21143 router at 100,000 frames/s (67 % of line rate) on two ports, past
+    // what one CPU forwards (it livelocks), with bus, transmit completions and random
+    // driver costs. With every line on core 0, core 1 has nothing to run: every frame,
+    // counter and CPU figure of core 0 must be the one-core host's, and core 1 idle
+    // throughout.
+    let model = dc_model_own_lines();
+    let s = spec(vec![flow("dc0", "dc2"), flow("dc1", "dc3")], 100_000.0, 0.1);
+    let one = run(&model, &s);
+    let affinity = json!({ "dc0": 0, "dc1": 0, "dc2": 0, "dc3": 0 });
+    let two = run(&with_cores(model, 2, affinity), &s);
+
+    assert_eq!(format!("{:?}", two.flows), format!("{:?}", one.flows));
+    assert_eq!(two.core_cpu_ps[0], one.cpu_ps);
+    let idle = two.core_cpu_ps[1];
+    assert_eq!(idle[..LEVELS_AND_IDLE - 1].iter().sum::<u64>(), 0);
+    assert_eq!(idle[LEVELS_AND_IDLE - 1], one.cpu_ps.iter().sum::<u64>());
+    assert_eq!(
+        (two.interrupts, two.isr_packets),
+        (one.interrupts, one.isr_packets)
+    );
+    for (k, v) in &one.counters {
+        assert_eq!(two.counters.get(k), Some(v), "counter {k}");
+    }
+    assert_eq!(two.counters["cpu1.preemptions"], 0.0);
+    assert!(
+        one.total.drops.total() > 0,
+        "the load is past the CPU's capacity"
+    );
+}
+
+#[test]
+fn spreading_the_lines_over_two_cores_lifts_the_livelocked_router() {
+    // The same router and load. Round robin puts dc0 and dc2 (flow 1's input and
+    // output) on core 0, dc1 and dc3 on core 1: each core carries one flow. The
+    // expected value is one flow alone on a lone CPU (10,000 of 10,000 frames at this
+    // rate). The bus stays shared and the two cores' random streams differ from the lone
+    // run's, so equality is not expected: each flow must get at least 99 % of what it
+    // gets alone, and the two cores together more than 1.5 times what one core forwards
+    // with both flows (3,827 frames: receive livelock).
+    let model = dc_model_own_lines();
+    let s = spec(vec![flow("dc0", "dc2"), flow("dc1", "dc3")], 100_000.0, 0.1);
+    let one = run(&model, &s);
+    let two = run(&with_cores(model.clone(), 2, json!({})), &s);
+    let alone = run(&model, &spec(vec![flow("dc0", "dc2")], 100_000.0, 0.1));
+    let per_flow_alone = alone.total.received as f64;
+    for (name, f) in &two.flows {
+        assert!(
+            f.received as f64 >= 0.99 * per_flow_alone,
+            "{name}: {} against {per_flow_alone} alone",
+            f.received
+        );
+    }
+    assert!(
+        two.total.received as f64 > 1.5 * one.total.received as f64,
+        "two cores {} against one {}",
+        two.total.received,
+        one.total.received
+    );
+}
+
+#[test]
+fn merged_handler_bursts_on_several_cores_change_the_event_count_and_nothing_else() {
+    // Spread lines, bus, transmit completions: every merged burst must give the result
+    // of every step as a burst of its own (`simulate_unmerged`). Straight: flows dc0 to
+    // dc2 and dc1 to dc3, the receiving ports never transmit and their handlers merge
+    // (fewer events). Crossed: flows dc0 to dc1 and back, each core's netisr fills the
+    // transmit ring of a NIC whose handler runs on the other core; such a NIC's handler
+    // is not merged on a host with several cores.
+    let model = with_cores(dc_model_own_lines(), 2, json!({}));
+    let cfg: ModelConfig = serde_json::from_value(model).expect("model");
+    for (straight, flows) in [
+        (true, [flow("dc0", "dc2"), flow("dc1", "dc3")]),
+        (false, [flow("dc0", "dc1"), flow("dc1", "dc0")]),
+    ] {
+        for rate in [5_000.0, 44_643.0, 100_000.0] {
+            let s = spec(flows.to_vec(), rate, 0.05);
+            let m = host::simulate(&cfg, &s).expect("run");
+            let u = host::simulate_unmerged(&cfg, &s).expect("run");
+            let at = format!("straight {straight}, {rate} frames/s");
+            assert_eq!(format!("{:?}", m.flows), format!("{:?}", u.flows), "{at}");
+            assert_eq!(m.core_cpu_ps, u.core_cpu_ps, "{at}");
+            assert_eq!(m.counters, u.counters, "{at}");
+            if straight {
+                assert!(
+                    m.events < u.events,
+                    "{at}: {} against {}",
+                    m.events,
+                    u.events
+                );
+            } else {
+                assert_eq!(m.events, u.events, "{at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn each_core_has_its_cpu_split_in_the_results() {
+    let model = with_cores(simple_model(&["a", "b", "c", "d"]), 2, json!({}));
+    let r = run(&model, &spec(vec![flow("a", "c")], 60_000.0, 0.1));
+    let fig = PointFigures::from_run(&r, false);
+    assert_eq!(fig.cores.len(), 2);
+    for c in &fig.cores {
+        let sum = c.interrupt + c.softirq + c.kernel + c.user + c.idle;
+        assert!((sum - 1.0).abs() < 1e-12, "{c:?}");
+    }
+    // Core 1 has b and d, which carry nothing: idle throughout. Core 0 has all the
+    // work: 13 us per frame at 60,000 frames/s = 78 % busy.
+    assert_eq!(fig.cores[1].idle, 1.0);
+    assert!(
+        (fig.cores[0].idle - 0.22).abs() < 0.005,
+        "{:?}",
+        fig.cores[0]
+    );
+    // The host's split is the mean of the cores'.
+    let mean_idle = (fig.cores[0].idle + fig.cores[1].idle) / 2.0;
+    assert!((fig.cpu.idle - mean_idle).abs() < 1e-12);
+    // A one-core host reports no per-core split (its results are unchanged).
+    let lone = run(
+        &simple_model(&["a", "b", "c", "d"]),
+        &spec(vec![flow("a", "c")], 60_000.0, 0.1),
+    );
+    assert!(PointFigures::from_run(&lone, false).cores.is_empty());
+}
+
+fn problems(model: Value) -> String {
+    let cfg: ModelConfig = serde_json::from_value(model).expect("model");
+    match host::simulate(&cfg, &spec(vec![flow("a", "c")], 1000.0, 0.01)) {
+        Err(SimError::Invalid(p)) => p
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join("; "),
+        other => panic!("expected invalid, got {:?}", other.map(|r| r.total)),
+    }
+}
+
+#[test]
+fn bad_core_settings_name_the_field_and_the_reason() {
+    let m = simple_model(&["a", "c"]);
+    let p = problems(with_cores(m.clone(), 0, json!({})));
+    assert!(
+        p.contains("cpu.cores") && p.contains("between 1 and 64"),
+        "{p}"
+    );
+    let p = problems(with_cores(m.clone(), 2, json!({ "a": 2 })));
+    assert!(
+        p.contains("cpu.irq_affinity.a") && p.contains("core 2 does not exist"),
+        "{p}"
+    );
+    let p = problems(with_cores(m.clone(), 2, json!({ "irq9": 1 })));
+    assert!(
+        p.contains("no interrupt line named `irq9`") && p.contains("a, c"),
+        "{p}"
+    );
+    let mut napi = with_cores(m, 2, json!({}));
+    napi["nics"][0]["policy"] = json!({ "kind": "napi" });
+    let p = problems(napi);
+    assert!(
+        p.contains("nics[0].policy") && p.contains("only the `interrupt` policy"),
+        "{p}"
+    );
+}
