@@ -44,6 +44,7 @@ pub mod checkpoint;
 pub mod cost;
 pub mod counters;
 pub mod cpu;
+pub mod dim;
 pub mod dma;
 pub mod engine;
 pub mod error;
