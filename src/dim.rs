@@ -1,8 +1,8 @@
 //! Dynamic Interrupt Moderation: Linux's `net_dim`, the adaptive choice of a receive or
 //! transmit queue's interrupt moderation (mlx5e, bnxt, virtio_net, enetc, ... use it).
 //!
-//! Not wired into the host yet: it stands alone for a later multi-queue model, like
-//! [`crate::rss`].
+//! Not wired into the host yet: it stands alone, for the queues of multi-queue NICs
+//! (`nics[].queues`).
 //!
 //! ## The mechanism
 //!

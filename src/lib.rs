@@ -26,8 +26,8 @@
 //!   Nothing about networking.
 //! - Model components: [`cpu`], [`nic`], [`queue`], [`link`], [`bus`], [`dma`],
 //!   [`kernel`], [`traffic`], [`cost`], [`policy`], wired in [`host`], measured by
-//!   [`stats`]; [`rss`] (receive-queue selection, for multi-queue NICs) and [`dim`]
-//!   (Linux's adaptive interrupt moderation) are not wired in yet. No files, no JSON.
+//!   [`stats`]; [`rss`] picks a multi-queue NIC's receive queue; [`dim`] (Linux's
+//!   adaptive interrupt moderation) is not wired in yet. No files, no JSON.
 //! - [`scenario`]: turns scenario and model files into a configuration, with errors that
 //!   name file, JSON path and reason; [`grid`] expands a scenario's grid of parameter
 //!   values into variants.

@@ -45,6 +45,33 @@ use crate::queue::BoundedQueue;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
+fn d_queues() -> u16 {
+    1
+}
+
+fn is_one_queue(q: &u16) -> bool {
+    *q == 1
+}
+
+/// Receive-side scaling as a driver configures it ([`crate::rss`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RssConfig {
+    /// Whether UDP ports enter the hash (`ethtool -N <dev> rx-flow-hash udp4 sdfn`);
+    /// default false: UDP by its addresses, TCP always by its 4-tuple.
+    #[serde(default)]
+    pub udp_4tuple: bool,
+    /// Indirection table size [entries], a power of two (default 128).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indirection_entries: Option<usize>,
+}
+
+impl RssConfig {
+    fn is_default(&self) -> bool {
+        *self == RssConfig::default()
+    }
+}
+
 /// NIC parameters as written in a model file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -57,6 +84,19 @@ pub struct NicConfig {
     /// Receive descriptors [slots] (default 64).
     #[serde(default = "d_rx_slots")]
     pub rx_ring_slots: u32,
+    /// Receive queues (default 1, at most 64): a multi-queue NIC has this many receive
+    /// rings of `rx_ring_slots` each, each with an MSI-X vector of its own (never
+    /// shared; its line is named `<name>-q<k>`), its own moderation state and its own
+    /// instance of the receive policy; receive-side scaling (`rss`) picks a frame's
+    /// queue from its flow's addresses and ports. Frames leave by queue 0's transmit
+    /// ring (transmit-queue selection, XPS, is not modelled). Per-queue counters are
+    /// named after the queue (`<name>-q<k>.rx_frames`).
+    #[serde(default = "d_queues", skip_serializing_if = "is_one_queue")]
+    pub queues: u16,
+    /// Receive-side scaling of a multi-queue NIC (default: UDP hashed by addresses
+    /// only, a 128-entry round-robin indirection table, Microsoft's default key).
+    #[serde(default, skip_serializing_if = "RssConfig::is_default")]
+    pub rss: RssConfig,
     /// Transmit descriptors [slots] (default 256).
     #[serde(default = "d_tx_slots")]
     pub tx_ring_slots: u32,
@@ -137,6 +177,20 @@ impl NicConfig {
         p.positive("line_rate_bps", self.line_rate_bps, "bit/s");
         p.at_least("rx_ring_slots", self.rx_ring_slots as u64, 1, "slot");
         p.at_least("tx_ring_slots", self.tx_ring_slots as u64, 1, "slot");
+        if !(1..=64).contains(&self.queues) {
+            p.push(
+                "queues",
+                format!("must be between 1 and 64, got {}", self.queues),
+            );
+        }
+        if let Some(e) = self.rss.indirection_entries
+            && !(e.is_power_of_two() && (1..=65_536).contains(&e))
+        {
+            p.push(
+                "rss.indirection_entries",
+                format!("must be a power of two from 1 to 65536, got {e}"),
+            );
+        }
         p.time_ns("rx_latency_ns", self.rx_latency_ns);
         p.time_ns("tx_latency_ns", self.tx_latency_ns);
         if self.tx_poll_interval_ns != 0.0 {

@@ -215,6 +215,79 @@ pub struct FlowConfig {
     /// background traffic beside the flows under test [frames/s] (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_pps: Option<f64>,
+    /// The flow's IPv4 addresses, ports and protocol, which a multi-queue NIC's
+    /// receive-side scaling hashes (default for the flow numbered `i` from 0 in the
+    /// scenario: UDP from 10.0.0.1 + `i` port 1024 + `i` to 10.1.0.1 port 9, a tester's
+    /// streams with distinct sources).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuple: Option<TupleConfig>,
+}
+
+/// A flow's addresses, ports and protocol ([`crate::rss::FlowTuple`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TupleConfig {
+    /// Source IPv4 address, dotted quad.
+    pub src_addr: std::net::Ipv4Addr,
+    /// Destination IPv4 address, dotted quad.
+    pub dst_addr: std::net::Ipv4Addr,
+    /// Source port (default 1024).
+    #[serde(default = "d_src_port")]
+    pub src_port: u16,
+    /// Destination port (default 9, discard).
+    #[serde(default = "d_dst_port")]
+    pub dst_port: u16,
+    /// `"udp"` (default) or `"tcp"`.
+    #[serde(default)]
+    pub protocol: TupleProtocol,
+}
+
+fn d_src_port() -> u16 {
+    1024
+}
+
+fn d_dst_port() -> u16 {
+    9
+}
+
+/// The transport protocol of a flow's frames.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum TupleProtocol {
+    /// UDP (a tester's usual stream).
+    #[default]
+    Udp,
+    /// TCP.
+    Tcp,
+}
+
+impl TupleConfig {
+    /// The default tuple of the flow numbered `i` (see [`FlowConfig::tuple`]).
+    pub fn default_for(i: usize) -> TupleConfig {
+        TupleConfig {
+            src_addr: std::net::Ipv4Addr::from(0x0A00_0001u32.wrapping_add(i as u32)),
+            dst_addr: std::net::Ipv4Addr::new(10, 1, 0, 1),
+            src_port: 1024u16.wrapping_add(i as u16),
+            dst_port: 9,
+            protocol: TupleProtocol::Udp,
+        }
+    }
+
+    /// The tuple as RSS sees it.
+    pub fn flow_tuple(&self) -> crate::rss::FlowTuple {
+        crate::rss::FlowTuple {
+            src_addr: self.src_addr,
+            dst_addr: self.dst_addr,
+            src_port: self.src_port,
+            dst_port: self.dst_port,
+            protocol: match self.protocol {
+                TupleProtocol::Udp => crate::rss::Protocol::Udp,
+                TupleProtocol::Tcp => crate::rss::Protocol::Tcp,
+            },
+        }
+    }
 }
 
 /// A number, or `"random"` for a value drawn for every run (see the fields using it).
@@ -546,6 +619,7 @@ mod tests {
 
     fn flow(arrivals: Arrivals) -> FlowConfig {
         FlowConfig {
+            tuple: None,
             name: None,
             from: "a".into(),
             to: "b".into(),

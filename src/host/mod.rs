@@ -28,6 +28,7 @@ mod link_watch;
 mod policies;
 mod port;
 mod processor;
+pub mod queues;
 mod sender;
 mod trace;
 mod user;
@@ -143,6 +144,14 @@ impl ModelConfig {
                     for (j, n) in l.chain.iter().enumerate() {
                         if self.nic_index(n).is_none() {
                             p.push(&format!("chain[{j}]"), format!("no NIC named `{n}`"));
+                        } else if self.nics.iter().any(|m| m.name == *n && m.queues > 1) {
+                            p.push(
+                                &format!("chain[{j}]"),
+                                format!(
+                                    "NIC `{n}` has several queues, each with an MSI-X \
+                                     vector of its own: it cannot share a line"
+                                ),
+                            );
                         } else if seen.contains(&n.as_str()) {
                             p.push(
                                 &format!("chain[{j}]"),
@@ -184,11 +193,14 @@ impl ModelConfig {
     }
 
     /// The interrupt lines' names in line order: the shared lines, then the line of its
-    /// own of each NIC not on one, named after the NIC.
+    /// own of each NIC not on one, named after the NIC, or the vector of each queue of a
+    /// multi-queue NIC, named after the queue (`<nic>-q<k>`).
     pub fn line_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.irq_lines.iter().map(|l| l.name.clone()).collect();
         for n in &self.nics {
-            if !self.irq_lines.iter().any(|l| l.chain.contains(&n.name)) {
+            if n.queues > 1 {
+                names.extend((0..n.queues).map(|k| queues::queue_name(&n.name, k)));
+            } else if !self.irq_lines.iter().any(|l| l.chain.contains(&n.name)) {
                 names.push(n.name.clone());
             }
         }
@@ -528,6 +540,7 @@ impl<M: Shape> Host<M> {
         let sender = cfg.sender.as_ref().map(|c| {
             let nic = cfg.nic_index(&c.nic).expect("validated sender NIC");
             let silent: FlowConfig = FlowConfig {
+                tuple: None,
                 name: Some(c.name.clone()),
                 from: c.nic.clone(),
                 to: c.nic.clone(),
@@ -1600,6 +1613,8 @@ macro_rules! assembled {
 /// Validate `cfg`, check the flows against it, build the host and run it.
 pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
     check(cfg, spec)?;
+    let expanded = queues::expand(cfg, spec);
+    let (cfg, spec) = expanded.as_ref().map_or((cfg, spec), |(c, s)| (c, s));
     assembled!(cfg, spec, h => h.run(spec))
 }
 
@@ -1609,6 +1624,8 @@ pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError>
 #[doc(hidden)]
 pub fn simulate_unmerged(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError> {
     check(cfg, spec)?;
+    let expanded = queues::expand(cfg, spec);
+    let (cfg, spec) = expanded.as_ref().map_or((cfg, spec), |(c, s)| (c, s));
     assembled!(cfg, spec, h => h.unmerged().run(spec))
 }
 
@@ -1647,6 +1664,8 @@ pub fn simulate_traced(
     if !p.is_empty() {
         return Err(SimError::Invalid(p.list));
     }
+    let expanded = queues::expand(cfg, spec);
+    let (cfg, spec) = expanded.as_ref().map_or((cfg, spec), |(c, s)| (c, s));
     assembled!(cfg, spec, h => h.run_traced(spec, trace))
 }
 

@@ -285,3 +285,204 @@ fn bad_core_settings_name_the_field_and_the_reason() {
         "{p}"
     );
 }
+
+// ------------------------------------------------------------------ multi-queue NICs
+
+use irqsim::host::queues::{rss_queue, tuple_of};
+use irqsim::nic::NicConfig;
+use irqsim::traffic::TupleConfig;
+
+/// NIC `in` with `queues` receive queues and NIC `out` (10 Gbit/s, so that its wire
+/// never limits), the simple model's costs, on `cores` cores.
+fn multi_queue_model(queues: u16, cores: u16) -> Value {
+    let mut m = simple_model(&["in", "out"]);
+    m["nics"][0]["queues"] = json!(queues);
+    m["nics"][1]["line_rate_bps"] = json!(10e9);
+    m["cpu"]["cores"] = json!(cores);
+    m
+}
+
+fn nic_config(model: &Value, i: usize) -> NicConfig {
+    serde_json::from_value(model["nics"][i].clone()).expect("nic")
+}
+
+/// E[most balls in one bin] for `m` balls thrown uniformly into `n` bins, by
+/// enumerating all n^m throws.
+fn expected_max_load(m: u32, n: u32) -> f64 {
+    let total = n.pow(m);
+    let mut sum = 0u64;
+    for throw in 0..total {
+        let mut bins = vec![0u32; n as usize];
+        let mut t = throw;
+        for _ in 0..m {
+            bins[(t % n) as usize] += 1;
+            t /= n;
+        }
+        sum += *bins.iter().max().unwrap() as u64;
+    }
+    sum as f64 / total as f64
+}
+
+#[test]
+fn rss_spreads_flows_over_queues_as_balls_into_bins() {
+    // 8 UDP flows with random source addresses hashed into 4 queues, 4,000 times: the
+    // mean of the busiest queue's flow count must match the balls-into-bins expectation
+    // for 8 balls in 4 bins (enumerated over the 65,536 throws: 3.5381), within 4
+    // standard errors (the count's standard deviation is under 1, so 4 / sqrt(4000) <
+    // 0.064).
+    let nic = nic_config(&multi_queue_model(4, 4), 0);
+    let expected = expected_max_load(8, 4);
+    assert!((expected - 3.5381).abs() < 1e-4, "{expected}");
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15; // splitmix64 state
+    let mut next = || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let trials = 4_000;
+    let mut sum = 0u64;
+    for _ in 0..trials {
+        let mut bins = [0u32; 4];
+        for _ in 0..8 {
+            let mut t = TupleConfig::default_for(0);
+            t.src_addr = std::net::Ipv4Addr::from(next() as u32);
+            bins[rss_queue(&nic, &t) as usize] += 1;
+        }
+        sum += *bins.iter().max().unwrap() as u64;
+    }
+    let mean = sum as f64 / trials as f64;
+    assert!(
+        (mean - expected).abs() < 0.064,
+        "mean {mean} against {expected}"
+    );
+}
+
+#[test]
+fn each_flow_lands_on_the_queue_rss_picks_and_is_received_there() {
+    // 8 flows at 1,000 frames/s into a 4-queue NIC for 0.1 s: each queue's frames are
+    // 100 x the flows RSS puts on it.
+    let model = multi_queue_model(4, 1);
+    let nic = nic_config(&model, 0);
+    let flows: Vec<FlowConfig> = (0..8).map(|_| flow("in", "out")).collect();
+    let mut per_queue = [0.0; 4];
+    for i in 0..flows.len() {
+        per_queue[rss_queue(&nic, &tuple_of(&flows, i)) as usize] += 100.0;
+    }
+    let r = run(&model, &spec(flows, 1_000.0, 0.1));
+    for (k, want) in per_queue.iter().enumerate() {
+        assert_eq!(
+            r.counters[&format!("in-q{k}.rx_frames")],
+            *want,
+            "queue {k}"
+        );
+    }
+    assert_eq!(r.total.received, 800);
+    // Flow names are kept (`from-to` of the scenario, not of the queue).
+    assert!(
+        r.flows.iter().all(|(n, _)| n == "in-out"),
+        "{:?}",
+        r.flows[0].0
+    );
+}
+
+/// The most flows on one queue among `flows` on `nic`.
+fn busiest(nic: &NicConfig, flows: &[FlowConfig]) -> usize {
+    let mut bins = vec![0usize; nic.queues as usize];
+    for i in 0..flows.len() {
+        bins[rss_queue(nic, &tuple_of(flows, i)) as usize] += 1;
+    }
+    *bins.iter().max().unwrap()
+}
+
+#[test]
+fn rss_over_four_cores_forwards_what_one_core_cannot() {
+    // 16 flows into a 4-queue NIC whose vectors are on 4 cores (one queue per core).
+    // A frame costs a core 13 us (handler 5 + 2 + 1 us and netisr 5 us) when it has an
+    // interrupt of its own, down to 7 us when one interrupt takes many (2 us + netisr):
+    // a core forwards at least 1 / 13 us = 76,923 and at most 1 / 7 us = 142,857
+    // frames/s. The rate per flow puts the busiest queue at 90 % of the lower figure,
+    // so four cores lose nothing; one core is offered 16 / busiest times that and
+    // forwards at most 142,857 frames/s.
+    let model = multi_queue_model(4, 4);
+    let nic = nic_config(&model, 0);
+    let flows: Vec<FlowConfig> = (0..16).map(|_| flow("in", "out")).collect();
+    let b = busiest(&nic, &flows);
+    let rate = 0.9 * 76_923.0 / b as f64;
+    let s = spec(flows, rate, 0.2);
+    let four = run(&model, &s);
+    let one = run(&multi_queue_model(4, 1), &s);
+    assert_eq!(
+        four.total.received, four.total.sent,
+        "no loss on four cores"
+    );
+    let one_pps = one.total.received as f64 / 0.2;
+    assert!(
+        one_pps <= 142_857.0,
+        "one core forwarded {one_pps} frames/s"
+    );
+    let offered = 16.0 * rate;
+    let gain = four.total.received as f64 / one.total.received as f64;
+    assert!(
+        gain >= offered / 142_857.0,
+        "gain {gain}, busiest queue {b} flows"
+    );
+    // Each core is busy its queue's flows x rate x 7 to 13 us per second.
+    let fig = PointFigures::from_run(&four, false);
+    let mut bins = [0usize; 4];
+    for i in 0..16 {
+        bins[rss_queue(&nic, &tuple_of(&s.flows, i)) as usize] += 1;
+    }
+    for (k, c) in fig.cores.iter().enumerate() {
+        let (lo, hi) = (bins[k] as f64 * rate * 7e-6, bins[k] as f64 * rate * 13e-6);
+        let busy = 1.0 - c.idle;
+        assert!(
+            lo - 1e-3 <= busy && busy <= hi + 1e-3,
+            "core {k}: busy {busy}, expected {lo}..{hi}"
+        );
+    }
+}
+
+#[test]
+fn all_vectors_on_core_0_livelock_it_while_the_others_idle() {
+    // The same 16 flows at twice the rate (each core would be at 180 %: spread, the
+    // cores all lose frames), with every vector bound to core 0: cores 1-3 idle, and
+    // core 0 forwards less than a core at capacity (receive livelock: interrupts take
+    // the CPU the netisr needs).
+    let mut model = multi_queue_model(4, 4);
+    model["cpu"]["irq_affinity"] =
+        json!({ "in-q0": 0, "in-q1": 0, "in-q2": 0, "in-q3": 0, "out": 0 });
+    let nic = nic_config(&model, 0);
+    let flows: Vec<FlowConfig> = (0..16).map(|_| flow("in", "out")).collect();
+    let rate = 1.8 * 76_923.0 / busiest(&nic, &flows) as f64;
+    let r = run(&model, &spec(flows, rate, 0.2));
+    let fig = PointFigures::from_run(&r, false);
+    for c in &fig.cores[1..] {
+        assert_eq!(c.idle, 1.0);
+    }
+    assert!(fig.cores[0].idle < 0.01);
+    let pps = r.total.received as f64 / 0.2;
+    assert!(pps < 0.5 * 76_923.0, "core 0 forwarded {pps} frames/s");
+}
+
+#[test]
+fn a_multi_queue_nic_cannot_share_a_line() {
+    let mut m = multi_queue_model(4, 1);
+    m["irq_lines"] = json!([{ "name": "irq5", "chain": ["in", "out"] }]);
+    let cfg: ModelConfig = serde_json::from_value(m).expect("model");
+    match host::simulate(&cfg, &spec(vec![flow("in", "out")], 1000.0, 0.01)) {
+        Err(SimError::Invalid(p)) => {
+            let p = p
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join("; ");
+            assert!(
+                p.contains("irq_lines[0].chain[0]") && p.contains("MSI-X"),
+                "{p}"
+            );
+        }
+        other => panic!("expected invalid, got {:?}", other.map(|r| r.total)),
+    }
+}
