@@ -52,7 +52,8 @@ pub struct CpuConfig {
     #[serde(default = "d_cores", skip_serializing_if = "is_one")]
     pub cores: u16,
     /// The core each interrupt line is bound to, by line name (a shared line's
-    /// `irq_lines[].name`, or a NIC's name for the line of its own), as
+    /// `irq_lines[].name`, a NIC's name for the line of its own, or `<nic>-q<k>` for
+    /// queue `k`'s vector of a multi-queue NIC), as
     /// `/proc/irq/N/smp_affinity` with one CPU set. Lines not listed are spread round
     /// robin in line order (shared lines first, then the NICs' own lines in NIC order):
     /// line `i` on core `i % cores`, one vector per core as drivers' affinity hints set

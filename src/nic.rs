@@ -87,7 +87,9 @@ pub struct NicConfig {
     /// Receive queues (default 1, at most 64): a multi-queue NIC has this many receive
     /// rings of `rx_ring_slots` each, each with an MSI-X vector of its own (never
     /// shared; its line is named `<name>-q<k>`), its own moderation state and its own
-    /// instance of the receive policy; receive-side scaling (`rss`) picks a frame's
+    /// instance of the receive policy; each queue is modelled as a device with this
+    /// NIC's parameters, so it also has its own statistics counters, link check and,
+    /// with a bus, DMA engine and RX FIFO. Receive-side scaling (`rss`) picks a frame's
     /// queue from its flow's addresses and ports. Frames leave by queue 0's transmit
     /// ring (transmit-queue selection, XPS, is not modelled). Per-queue counters are
     /// named after the queue (`<name>-q<k>.rx_frames`).

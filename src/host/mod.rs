@@ -165,6 +165,39 @@ impl ModelConfig {
             });
         }
         let names = self.line_names();
+        // A queue's name (`<nic>-q<k>`) names its port and its vector: it must not be a
+        // NIC's or a shared line's name too.
+        for (i, n) in self.nics.iter().enumerate() {
+            for k in (0..n.queues).filter(|_| n.queues > 1) {
+                let q = queues::queue_name(&n.name, k);
+                if self.nics.iter().any(|m| m.name == q)
+                    || self.irq_lines.iter().any(|l| l.name == q)
+                {
+                    p.push(
+                        &format!("nics[{i}].queues"),
+                        format!(
+                            "queue {k} of `{}` is named `{q}`, which is already a NIC's or \
+                             a line's name",
+                            n.name
+                        ),
+                    );
+                }
+            }
+            let entries = n
+                .rss
+                .indirection_entries
+                .unwrap_or(crate::rss::DEFAULT_ENTRIES);
+            if n.queues > 1 && entries < n.queues as usize {
+                p.push(
+                    &format!("nics[{i}].rss.indirection_entries"),
+                    format!(
+                        "{entries} entries for {} queues: the queues from {entries} on \
+                         would never receive",
+                        n.queues
+                    ),
+                );
+            }
+        }
         for line in self.cpu.irq_affinity.keys() {
             if !names.contains(line) {
                 p.push(
@@ -728,7 +761,7 @@ impl<M: Shape> Host<M> {
     #[inline(always)]
     pub(crate) fn tx_slot(&self, nic: usize) -> Option<Slot> {
         let i = self.tx_base + nic;
-        if i < self.slots.len() {
+        if i < self.cpu_base {
             self.slots.get(i)
         } else {
             None
@@ -740,7 +773,7 @@ impl<M: Shape> Host<M> {
     #[inline(always)]
     pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>) {
         let i = self.tx_base + nic;
-        if i < self.slots.len() {
+        if i < self.cpu_base {
             if k.is_some() && self.slots.get(i).is_some() {
                 self.wire_broken(nic, true);
             }

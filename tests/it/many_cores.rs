@@ -167,6 +167,10 @@ fn spreading_the_lines_over_two_cores_lifts_the_livelocked_router() {
     let two = run(&with_cores(model.clone(), 2, json!({})), &s);
     let alone = run(&model, &spec(vec![flow("dc0", "dc2")], 100_000.0, 0.1));
     let per_flow_alone = alone.total.received as f64;
+    assert_eq!(
+        two.total.received, two.total.sent,
+        "two cores forward every frame"
+    );
     for (name, f) in &two.flows {
         assert!(
             f.received as f64 >= 0.99 * per_flow_alone,
@@ -215,6 +219,32 @@ fn merged_handler_bursts_on_several_cores_change_the_event_count_and_nothing_els
                 assert_eq!(m.events, u.events, "{at}");
             }
         }
+    }
+}
+
+#[test]
+fn shared_lines_on_two_cores_with_a_clock_merge_bursts_exactly() {
+    // The dc21143 router with its four ports on two shared lines, irq10 (dc1, dc0) on
+    // core 0 and irq11 (dc3, dc2) on core 1, a 1 kHz clock interrupt on core 0, and
+    // flows across the cores (dc0 to dc3, dc2 to dc1): folded idle handlers cut short
+    // by an assertion on the other line's core, and ticks, must give with merged bursts
+    // exactly what every step as its own burst gives.
+    let mut m = dc_model_own_lines();
+    m["irq_lines"] = json!([
+        { "name": "irq10", "chain": ["dc1", "dc0"], "dispatch": { "ns": 13330 } },
+        { "name": "irq11", "chain": ["dc3", "dc2"], "dispatch": { "ns": 13330 } }
+    ]);
+    m["kernel"]["clock"] = json!({ "hz": 1000, "hardclock": { "ns": 2000 } });
+    let m = with_cores(m, 2, json!({ "irq10": 0, "irq11": 1 }));
+    let cfg: ModelConfig = serde_json::from_value(m).expect("model");
+    for rate in [5_000.0, 30_000.0, 100_000.0] {
+        let s = spec(vec![flow("dc0", "dc3"), flow("dc2", "dc1")], rate, 0.05);
+        let a = host::simulate(&cfg, &s).expect("run");
+        let b = host::simulate_unmerged(&cfg, &s).expect("run");
+        assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows), "{rate}");
+        assert_eq!(a.core_cpu_ps, b.core_cpu_ps, "{rate}");
+        assert_eq!(a.counters, b.counters, "{rate}");
+        assert!(a.core_cpu_ps[1][irqsim::cpu::Level::HardIrq as usize] > 0);
     }
 }
 
@@ -272,6 +302,15 @@ fn bad_core_settings_name_the_field_and_the_reason() {
         p.contains("cpu.irq_affinity.a") && p.contains("core 2 does not exist"),
         "{p}"
     );
+    let mut q = simple_model(&["a", "a-q1", "c"]);
+    q["nics"][0]["queues"] = json!(2);
+    let p = problems(q.clone());
+    assert!(p.contains("nics[0].queues") && p.contains("`a-q1`"), "{p}");
+    q["nics"][1]["name"] = json!("b");
+    q["nics"][0]["queues"] = json!(8);
+    q["nics"][0]["rss"] = json!({ "indirection_entries": 4 });
+    let p = problems(q);
+    assert!(p.contains("nics[0].rss.indirection_entries"), "{p}");
     let p = problems(with_cores(m.clone(), 2, json!({ "irq9": 1 })));
     assert!(
         p.contains("no interrupt line named `irq9`") && p.contains("a, c"),
@@ -422,12 +461,11 @@ fn rss_over_four_cores_forwards_what_one_core_cannot() {
         one_pps <= 142_857.0,
         "one core forwarded {one_pps} frames/s"
     );
-    let offered = 16.0 * rate;
-    let gain = four.total.received as f64 / one.total.received as f64;
-    assert!(
-        gain >= offered / 142_857.0,
-        "gain {gain}, busiest queue {b} flows"
-    );
+    // One core loses frames where four lose none: here interrupts take one frame each
+    // often enough that its cost per frame stays near 13 us (measured: 113,600 of
+    // 138,461 frames/s forwarded, 18 % lost; the check is for more than 10 %).
+    let lost = 1.0 - one.total.received as f64 / one.total.sent as f64;
+    assert!(lost > 0.10, "one core lost {lost}, busiest queue {b} flows");
     // Each core is busy its queue's flows x rate x 7 to 13 us per second.
     let fig = PointFigures::from_run(&four, false);
     let mut bins = [0usize; 4];
@@ -446,17 +484,26 @@ fn rss_over_four_cores_forwards_what_one_core_cannot() {
 
 #[test]
 fn all_vectors_on_core_0_livelock_it_while_the_others_idle() {
-    // The same 16 flows at twice the rate (each core would be at 180 %: spread, the
-    // cores all lose frames), with every vector bound to core 0: cores 1-3 idle, and
-    // core 0 forwards less than a core at capacity (receive livelock: interrupts take
-    // the CPU the netisr needs).
+    // The same 16 flows at twice the rate (the busiest queue's core at 180 % of a core
+    // taking one frame per interrupt), with every vector bound to core 0: cores 1-3
+    // idle, and core 0 forwards less than half of what a core does at one frame per
+    // interrupt (receive livelock: interrupts take the CPU the netisr needs), and less
+    // than a fifth of what the same host forwards with the vectors spread.
     let mut model = multi_queue_model(4, 4);
     model["cpu"]["irq_affinity"] =
         json!({ "in-q0": 0, "in-q1": 0, "in-q2": 0, "in-q3": 0, "out": 0 });
     let nic = nic_config(&model, 0);
     let flows: Vec<FlowConfig> = (0..16).map(|_| flow("in", "out")).collect();
     let rate = 1.8 * 76_923.0 / busiest(&nic, &flows) as f64;
-    let r = run(&model, &spec(flows, rate, 0.2));
+    let s = spec(flows, rate, 0.2);
+    let r = run(&model, &s);
+    let spread = run(&multi_queue_model(4, 4), &s);
+    assert!(
+        r.total.received * 5 < spread.total.received,
+        "pinned {} against spread {}",
+        r.total.received,
+        spread.total.received
+    );
     let fig = PointFigures::from_run(&r, false);
     for c in &fig.cores[1..] {
         assert_eq!(c.idle, 1.0);
