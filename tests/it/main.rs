@@ -11,6 +11,7 @@ mod grid;
 mod livelock_table;
 mod many_cores;
 mod merged_bursts;
+mod models;
 mod multi_nic;
 mod p100_de;
 mod plots;

@@ -6,6 +6,7 @@
 //! processor with that work, and a host whose lines are all on core 0 exactly as a
 //! one-core host.
 
+use crate::models::{dc_model, simple_model};
 use irqsim::host::{self, ModelConfig, RunSpec, RunStats, SimError};
 use irqsim::results::PointFigures;
 use irqsim::rng::RunKey;
@@ -13,35 +14,11 @@ use irqsim::time::SimTime;
 use irqsim::traffic::FlowConfig;
 use serde_json::{Value, json};
 
-/// NICs `names`, each on a line of its own: 5 us handler entry, 2 us per frame, 1 us
-/// exit, 5 us of forwarding in the netisr, ring 64, ipintrq 50, no bus.
-fn simple_model(names: &[&str]) -> Value {
-    let nics: Vec<Value> = names
-        .iter()
-        .map(|n| {
-            json!({ "name": n,
-            "driver": { "isr_entry": 5000, "rx_per_packet": 2000, "isr_exit": 1000 } })
-        })
-        .collect();
-    json!({
-        "cpu": { "clock_mhz": 1000 },
-        "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },
-        "nics": nics
-    })
-}
-
 /// The four-port dc21143 router profile (PCI bus, transmit completions, driver costs
 /// drawn at random) with each port on an interrupt line of its own instead of the
 /// shared irq11, so that lines can be bound to different cores.
 fn dc_model_own_lines() -> Value {
-    let mut m: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/models/p3-448-dc21143-freebsd4.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    let mut m = dc_model();
     m.as_object_mut().unwrap().remove("irq_lines");
     m
 }

@@ -2,37 +2,12 @@
 //! edge cases where merging could change a result, each equal to the last bit
 //! (see also `multi_nic::merged_handler_bursts_change_the_event_count_and_nothing_else`).
 
+use crate::models::{dc_model, simple_model};
 use irqsim::host::{self, ModelConfig, RunSpec, RunStats};
 use irqsim::rng::RunKey;
 use irqsim::time::SimTime;
 use irqsim::traffic::FlowConfig;
 use serde_json::{Value, json};
-
-fn dc_model() -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/models/p3-448-dc21143-freebsd4.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap()
-}
-
-fn simple_model(names: &[&str]) -> Value {
-    let nics: Vec<Value> = names
-        .iter()
-        .map(|n| {
-            json!({ "name": n,
-            "driver": { "isr_entry": 5000, "rx_per_packet": 2000, "isr_exit": 1000 } })
-        })
-        .collect();
-    json!({
-        "cpu": { "clock_mhz": 1000 },
-        "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },
-        "nics": nics
-    })
-}
 
 fn flow(v: Value) -> FlowConfig {
     serde_json::from_value(v).expect("flow")

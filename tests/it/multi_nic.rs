@@ -3,6 +3,7 @@
 //! report's 600-byte four-flow table. Each test states where its expected value comes
 //! from: a formula over the configured costs, or the measured table.
 
+use crate::models::{DC_MODEL, dc_model, simple_model};
 use irqsim::host::{ModelConfig, RunSpec, RunStats, simulate};
 use irqsim::results::Results;
 use irqsim::rng::RunKey;
@@ -12,16 +13,6 @@ use irqsim::traffic::FlowConfig;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::OnceLock;
-
-const DC_MODEL: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/models/p3-448-dc21143-freebsd4.json"
-);
-
-/// The four-port dc21143 router profile as JSON, to be modified by a test.
-fn dc_model() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(DC_MODEL).expect("model")).expect("json")
-}
 
 /// The dc profile without its transmit-side interrupts and poll (no TX_NOBUF
 /// completions, a transmit poll demand per frame): for tests of receive-path
@@ -36,25 +27,6 @@ fn dc_model_rx_only() -> Value {
     // c_f = 5.61 us is all netisr when no TX_NOBUF work shares it (profile `method`).
     m["kernel"]["netisr_per_packet"] = json!({ "ns": 5610 });
     m
-}
-
-/// A simple model: NICs `names` with 5 us entry, 2 us per frame, 1 us exit, no bus;
-/// 5 us forwarding.
-fn simple_model(names: &[&str]) -> Value {
-    let nics: Vec<Value> = names
-        .iter()
-        .map(|n| {
-            json!({
-                "name": n,
-                "driver": { "isr_entry": 5000, "rx_per_packet": 2000, "isr_exit": 1000 }
-            })
-        })
-        .collect();
-    json!({
-        "cpu": { "clock_mhz": 1000 },
-        "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },
-        "nics": nics
-    })
 }
 
 fn flow(from: &str, to: &str, bytes: u32) -> FlowConfig {

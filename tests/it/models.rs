@@ -1,0 +1,34 @@
+//! Model files shared by the integration tests.
+
+use serde_json::{Value, json};
+
+/// The four-port dc21143 router profile's path.
+pub const DC_MODEL: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/models/p3-448-dc21143-freebsd4.json"
+);
+
+/// The four-port dc21143 router profile as JSON, to be modified by a test.
+pub fn dc_model() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(DC_MODEL).expect("model")).expect("json")
+}
+
+/// A simple model: NICs `names`, each on a line of its own, with 5 us handler entry,
+/// 2 us per frame, 1 us exit; 5 us of forwarding in the netisr; ring 64, ipintrq 50,
+/// if_snd 50, no bus, 1,000 MHz.
+pub fn simple_model(names: &[&str]) -> Value {
+    let nics: Vec<Value> = names
+        .iter()
+        .map(|n| {
+            json!({
+                "name": n,
+                "driver": { "isr_entry": 5000, "rx_per_packet": 2000, "isr_exit": 1000 }
+            })
+        })
+        .collect();
+    json!({
+        "cpu": { "clock_mhz": 1000 },
+        "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },
+        "nics": nics
+    })
+}
