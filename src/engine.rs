@@ -228,6 +228,96 @@ impl SlotTable {
     }
 }
 
+/// A set of slots as the model uses it: [`SlotTable`] (a scan, for a handful) or
+/// [`SlotTree`] (indexed, for many), chosen by the model when it is assembled. Both
+/// give the same earliest slot: the least (time, sequence), the lowest slot of equal
+/// keys.
+pub trait Slots {
+    /// `n` empty slots.
+    fn with_slots(n: usize) -> Self;
+    /// Set or clear slot `i`.
+    fn set(&mut self, i: usize, k: Option<Slot>);
+    /// Slot `i`, if it holds an event.
+    fn get(&self, i: usize) -> Option<Slot>;
+    /// The earliest slot, if any holds an event.
+    fn earliest(&self) -> Option<(usize, Slot)>;
+}
+
+impl Slots for SlotTable {
+    fn with_slots(n: usize) -> Self {
+        SlotTable::new(n)
+    }
+    #[inline(always)]
+    fn set(&mut self, i: usize, k: Option<Slot>) {
+        SlotTable::set(self, i, k)
+    }
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<Slot> {
+        SlotTable::get(self, i)
+    }
+    #[inline(always)]
+    fn earliest(&self) -> Option<(usize, Slot)> {
+        SlotTable::earliest(self)
+    }
+}
+
+/// Slots in a tournament tree: setting a slot replays the matches on its leaf's path
+/// to the root (log2 of the slots), and the earliest slot is at the root, instead of a
+/// scan of every slot per event: for models with many one-of-a-kind events (many flows,
+/// many cores).
+#[derive(Clone, Debug)]
+pub struct SlotTree {
+    /// Node `j`, from 1: the least key below it and its slot (the lower slot of two
+    /// equal keys); its children are `2j` and `2j + 1`; leaf `cap + i` is slot `i`
+    /// (padding leaves stay empty).
+    nodes: Vec<(u128, u32)>,
+    /// Leaves: a power of two, at least the number of slots.
+    cap: usize,
+    /// Number of slots.
+    n: usize,
+}
+
+impl Slots for SlotTree {
+    fn with_slots(n: usize) -> Self {
+        let cap = n.max(2).next_power_of_two();
+        let mut nodes = vec![(SlotTable::EMPTY, 0u32); 2 * cap];
+        for (i, leaf) in nodes[cap..].iter_mut().enumerate() {
+            leaf.1 = i as u32;
+        }
+        for j in (1..cap).rev() {
+            let (l, r) = (nodes[2 * j], nodes[2 * j + 1]);
+            nodes[j] = if r.0 < l.0 { r } else { l };
+        }
+        SlotTree { nodes, cap, n }
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize, k: Option<Slot>) {
+        assert!(i < self.n, "slot {i} of {}", self.n);
+        let mut j = self.cap + i;
+        self.nodes[j].0 = k.map_or(SlotTable::EMPTY, SlotTable::pack);
+        while j > 1 {
+            let left = j & !1;
+            let (l, r) = (self.nodes[left], self.nodes[left + 1]);
+            j /= 2;
+            self.nodes[j] = if r.0 < l.0 { r } else { l };
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<Slot> {
+        assert!(i < self.n, "slot {i} of {}", self.n);
+        let k = self.nodes[self.cap + i].0;
+        (k != SlotTable::EMPTY).then(|| SlotTable::unpack(k))
+    }
+
+    #[inline]
+    fn earliest(&self) -> Option<(usize, Slot)> {
+        let (k, i) = self.nodes[1];
+        (k != SlotTable::EMPTY).then(|| (i as usize, SlotTable::unpack(k)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +333,36 @@ mod tests {
         assert_eq!(order, vec!['a', 'b', 'c', 'd']);
         assert_eq!(s.now(), SimTime(5));
         assert_eq!(s.events_processed(), 4);
+    }
+
+    #[test]
+    fn a_slot_tree_finds_what_a_slot_table_finds() {
+        // 1, 5, 17 and 43 slots; random sets and clears with repeated keys (equal keys:
+        // the lowest slot wins): after every change the tree's earliest and each slot
+        // equal the scanning table's.
+        for n in [1, 5, 17, 43] {
+            let mut tree = SlotTree::with_slots(n);
+            let mut table = SlotTable::new(n);
+            let mut x: u64 = 12345;
+            for step in 0..20_000u64 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let i = (x >> 33) as usize % n;
+                let k = ((x >> 20) % 4 != 0).then(|| Slot {
+                    at: SimTime((x >> 40) % 50),
+                    seq: if (x >> 12) % 3 == 0 { u64::MAX } else { step },
+                });
+                Slots::set(&mut tree, i, k);
+                table.set(i, k);
+                assert_eq!(
+                    Slots::earliest(&tree),
+                    table.earliest(),
+                    "n {n}, step {step}"
+                );
+                assert_eq!(Slots::get(&tree, i), table.get(i));
+            }
+        }
     }
 
     #[test]

@@ -12,10 +12,12 @@
 //! Likewise for the cores ([`CoreModel`]): a host with one ([`OneCore`]) keeps its
 //! core's state in place and never asks which core a task runs on; a host with several
 //! ([`ManyCores`]) keeps the core in hand boxed, so that switching to another core
-//! moves two pointers.
+//! moves two pointers, and finds its next one-of-a-kind event in a tournament tree
+//! ([`SlotTree`]) rather than by a scan of every slot.
 
 use crate::bus::Bus;
 use crate::dma::NicDma;
+use crate::engine::{SlotTable, SlotTree, Slots};
 use crate::host::processor::Core;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
@@ -126,6 +128,10 @@ pub(crate) trait CoreModel: 'static {
     const MANY: bool;
     /// The core in hand, as the host stores it.
     type Hand: DerefMut<Target = Core>;
+    /// The host's slots of one-of-a-kind events: scanned with one core (a handful of
+    /// slots), indexed with several (a CPU slot per core, and the many flows such hosts
+    /// carry).
+    type Slots: Slots;
     /// The stored form of `c`.
     fn hand(c: Core) -> Self::Hand;
 }
@@ -136,6 +142,7 @@ pub(crate) struct OneCore;
 impl CoreModel for OneCore {
     const MANY: bool = false;
     type Hand = InPlace;
+    type Slots = SlotTable;
     fn hand(c: Core) -> InPlace {
         InPlace(c)
     }
@@ -147,6 +154,7 @@ pub(crate) struct ManyCores;
 impl CoreModel for ManyCores {
     const MANY: bool = true;
     type Hand = Box<Core>;
+    type Slots = SlotTree;
     fn hand(c: Core) -> Box<Core> {
         Box::new(c)
     }

@@ -5,7 +5,7 @@
 
 use crate::bus::Dir;
 use crate::dma::{RxIn, TxRequest, TxStep};
-use crate::engine::Scheduler;
+use crate::engine::{Scheduler, Slots};
 use crate::host::attach::{Attached, Shape};
 use crate::host::{Event, Host, SLOT_BUS};
 use crate::time::SimTime;

@@ -36,7 +36,7 @@ mod user;
 use crate::bus::{Bus, BusConfig};
 use crate::cpu::{Cpu, CpuConfig, Dispatch, LEVELS, Level, Pick};
 use crate::dma::NicDma;
-use crate::engine::{Scheduler, Slot, SlotTable};
+use crate::engine::{Scheduler, Slot, Slots};
 use crate::irq::{IrqLineConfig, Line};
 use crate::kernel::{KernelConfig, Netisr};
 use crate::link_watch::LinkWatch;
@@ -394,7 +394,7 @@ pub(crate) struct Host<M: Shape> {
     /// [`SLOT_CPU`] (core 0), [`SLOT_BUS`], `SLOT_RX0 + flow`, `tx_base + nic` up to the
     /// last NIC some flow leaves by (the NICs after it never transmit and have no slot,
     /// so the scan is shorter), then `cpu_base + c - 1` for core `c` >= 1.
-    pub(crate) slots: SlotTable,
+    pub(crate) slots: <M::Cores as CoreModel>::Slots,
     tx_base: usize,
     cpu_base: usize,
     /// Each NIC with what is wired to it (device, DMA engines, moderation, link watch,
@@ -689,7 +689,7 @@ impl<M: Shape> Host<M> {
                 .collect(),
             on: 0,
             line_core: cfg.line_cores(),
-            slots: SlotTable::new(cpu_base + cores - 1),
+            slots: Slots::with_slots(cpu_base + cores - 1),
             tx_base,
             cpu_base,
             handlers: cfg
