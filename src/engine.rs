@@ -349,9 +349,13 @@ mod tests {
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 let i = (x >> 33) as usize % n;
-                let k = ((x >> 20) % 4 != 0).then(|| Slot {
+                let k = (!(x >> 20).is_multiple_of(4)).then_some(Slot {
                     at: SimTime((x >> 40) % 50),
-                    seq: if (x >> 12) % 3 == 0 { u64::MAX } else { step },
+                    seq: if (x >> 12).is_multiple_of(3) {
+                        u64::MAX
+                    } else {
+                        step
+                    },
                 });
                 Slots::set(&mut tree, i, k);
                 table.set(i, k);
