@@ -384,7 +384,7 @@ pub(crate) struct Host<M: Shape> {
     /// state and kernel queues, except the one in hand (`None` at `on`).
     pub(crate) parked: Vec<Option<<M::Cores as CoreModel>::Hand>>,
     /// The number of the core in hand.
-    pub(crate) on: usize,
+    on: usize,
     /// The core each interrupt line is bound to, by line.
     line_core: Vec<usize>,
     /// The one-of-a-kind pending events, outside the heap: the completion of the CPU

@@ -51,21 +51,19 @@ pub fn expand(cfg: &ModelConfig, spec: &RunSpec) -> Option<(ModelConfig, RunSpec
     out.nics = cfg
         .nics
         .iter()
-        .flat_map(|n| {
-            let copies: Vec<_> = if n.queues <= 1 {
-                vec![n.clone()]
-            } else {
-                (0..n.queues)
-                    .map(|k| {
-                        let mut q = n.clone();
-                        q.name = queue_name(&n.name, k);
-                        q.queues = 1;
-                        q.rss = Default::default();
-                        q
-                    })
-                    .collect()
-            };
-            copies
+        .flat_map(|n| -> Vec<crate::nic::NicConfig> {
+            if n.queues <= 1 {
+                return vec![n.clone()];
+            }
+            (0..n.queues)
+                .map(|k| {
+                    let mut q = n.clone();
+                    q.name = queue_name(&n.name, k);
+                    q.queues = 1;
+                    q.rss = Default::default();
+                    q
+                })
+                .collect()
         })
         .collect();
     let by_name = |name: &str| cfg.nics.iter().find(|n| n.name == name);
