@@ -90,12 +90,38 @@ impl<M: Shape> RxEnv for HostEnv<'_, M> {
         self.h.swi_raise(bits)
     }
     #[inline(always)]
+    fn raise_softirq_on(&mut self, core: usize, bits: u32) {
+        self.h.swi_raise_on(core, bits)
+    }
+    #[inline(always)]
+    fn flow_hash(&self, p: &Packet) -> u32 {
+        self.h.flows[p.flow as usize].hash
+    }
+    #[inline(always)]
+    fn backlog_drop(&mut self, p: Packet) {
+        self.h.flows[p.flow as usize].stats.drops.ipintrq += 1;
+    }
+    #[inline(always)]
     fn irq_unmask(&mut self, nic: usize) {
         self.h.irq_unmask(nic, self.now, self.s)
     }
     #[inline(always)]
     fn wake(&mut self, task: Task) {
         self.h.wake(task)
+    }
+    #[inline(always)]
+    fn wake_on(&mut self, core: usize, task: Task) {
+        self.h.wake_on(core, task)
+    }
+    #[inline(always)]
+    fn core(&self) -> usize {
+        self.h.on_core()
+    }
+    #[inline(always)]
+    fn set_alarm(&mut self, after: SimTime, kind: u8, arg: u16) {
+        let core = self.h.on_core() as u8;
+        self.s
+            .at(self.now + after, Event::PolicyAlarm(kind, core, arg));
     }
     #[inline(always)]
     fn user_level_contended(&self) -> bool {

@@ -15,6 +15,13 @@ impl<M: Shape> Host<M> {
         self.wake(Task::Swi);
     }
 
+    /// Mark software-interrupt `bits` pending on core `c` and make its dispatcher ready
+    /// there.
+    pub(crate) fn swi_raise_on(&mut self, c: usize, bits: u32) {
+        self.core_at(c).netisr.raise(bits);
+        self.wake_on(c, Task::Swi);
+    }
+
     /// IF_ENQUEUE on ipintrq and schednetisr(NETISR_IP).
     pub(crate) fn ipintrq_enqueue(&mut self, p: Packet) {
         if let Err(p) = self.core.netisr.ipintrq.push(p) {

@@ -119,6 +119,7 @@ impl ModelConfig {
                 kernel: &self.kernel,
                 clock_mhz: self.cpu.clock_mhz,
                 timeslice: SimTime::from_ns_f64(self.kernel.timeslice_ns),
+                cores: self.cpu.cores as usize,
             },
             p,
         );
@@ -211,12 +212,13 @@ impl ModelConfig {
         }
         if self.cpu.cores > 1 {
             for (i, n) in self.nics.iter().enumerate() {
-                if n.policy != PolicyConfig::Interrupt {
+                if !matches!(n.policy, PolicyConfig::Interrupt | PolicyConfig::Napi(_)) {
                     p.push(
                         &format!("nics[{i}].policy"),
                         format!(
-                            "a host with {} cores models only the `interrupt` policy so far \
-                             (per-core polling, NAPI and their threads are not modelled)",
+                            "a host with {} cores models the `interrupt` and `napi` policies \
+                             (per-core FreeBSD polling, polling threads, taskqueues and \
+                             busy-poll loops are not modelled)",
                             self.cpu.cores
                         ),
                     );
@@ -337,6 +339,9 @@ pub enum Event {
     /// The periodic timer of the receive policy of registry index `0` (FreeBSD
     /// polling's hardclock tick, the end of Mogul-Ramakrishnan's cycle-limit period).
     PolicyTimer(u8),
+    /// A one-shot timer of the receive policy of registry index `0`, armed on core `1`,
+    /// with the policy's argument `2` (NAPI's per-device hrtimer).
+    PolicyAlarm(u8, u8, u16),
     /// The clock interrupt (hardclock).
     Clock,
     /// The periodic statistics harvest of NIC `0` is due (a softclock callout).
@@ -369,6 +374,9 @@ pub(crate) struct FlowState {
     pub out_nic: usize,
     /// Its counters and latency statistics.
     pub stats: FlowStats,
+    /// The flow hash of its frames (skb->hash, for RPS): the Toeplitz hash of its tuple
+    /// under the input NIC's RSS settings.
+    pub hash: u32,
 }
 
 /// The host during a run. `M` says whether the model has a DMA bus: chosen once when
@@ -542,6 +550,9 @@ impl<M: Shape> Host<M> {
                     in_nic,
                     out_nic,
                     stats: FlowStats::default(),
+                    hash: queues::tuple_of(&spec.flows, i)
+                        .flow_tuple()
+                        .rss_hash(&crate::rss::DEFAULT_KEY, cfg.nics[in_nic].rss.udp_4tuple),
                 }
             })
             .collect();
@@ -599,6 +610,7 @@ impl<M: Shape> Host<M> {
                 in_nic: nic,
                 out_nic: nic,
                 stats: FlowStats::default(),
+                hash: 0,
             });
             Sender::new(
                 c,
@@ -621,6 +633,7 @@ impl<M: Shape> Host<M> {
             kernel: &cfg.kernel,
             clock_mhz: mhz,
             timeslice,
+            cores: cfg.cpu.cores as usize,
         });
         let ports: Vec<Port<M::Dma>> = nics
             .into_iter()
@@ -884,7 +897,12 @@ impl<M: Shape> Host<M> {
     /// already waiting there).
     #[inline]
     pub(crate) fn wake(&mut self, task: Task) {
-        let c = self.core_of(task);
+        self.wake_on(self.core_of(task), task)
+    }
+
+    /// Make `task` ready at its level on core `c`.
+    #[inline(always)]
+    pub(crate) fn wake_on(&mut self, c: usize, task: Task) {
         let core = self.core_at(c);
         if core.runq.wake(task) {
             core.cpu.set_want(task.level());
@@ -913,9 +931,15 @@ impl<M: Shape> Host<M> {
         }
     }
 
+    /// The number of the core in hand (0 on a host with one core).
+    #[inline(always)]
+    pub(crate) fn on_core(&self) -> usize {
+        if M::Cores::MANY { self.on } else { 0 }
+    }
+
     /// Make core `c` the one in hand ([`Host::core`]).
     #[inline(always)]
-    fn switch_to(&mut self, c: usize) {
+    pub(crate) fn switch_to(&mut self, c: usize) {
         if M::Cores::MANY && c != self.on {
             let next = self.parked[c].take().expect("a parked core");
             let prev = std::mem::replace(&mut self.core, next);
@@ -1327,6 +1351,10 @@ impl<M: Shape> Host<M> {
                 self.moderation_timer(nic as usize, generation, now, s)
             }
             Event::PolicyTimer(k) => self.policy_timer(k, now, s),
+            Event::PolicyAlarm(k, core, arg) => {
+                self.switch_to(core as usize);
+                self.policy_alarm(k, arg, now, s)
+            }
             Event::LinkTick(nic, generation) => self.link_tick_due(nic as usize, generation),
             Event::Clock => {
                 if let Some((tick, _)) = &self.hardclock {

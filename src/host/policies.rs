@@ -222,6 +222,28 @@ macro_rules! registry {
                 }
             }
 
+            /// A one-shot timer of policy `k` fired (on the core in hand: the one that
+            /// armed it).
+            pub(crate) fn policy_alarm(
+                &mut self,
+                k: u8,
+                arg: u16,
+                now: SimTime,
+                s: &mut Scheduler<Event>,
+            ) {
+                match k {
+                    $(kind::$name => {
+                        lend(
+                            self, now, s,
+                            |h| &mut h.rx_policies.$name,
+                            |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
+                            |p, env| <crate::policy::$file::$ty as RxPolicy>::alarm(p, arg, env),
+                        );
+                    })*
+                    _ => {}
+                }
+            }
+
             /// The policies' first timers, in registry order.
             pub(crate) fn start_policy_timers(&mut self, s: &mut Scheduler<Event>) {
                 $(if let Some(t) = self.rx_policies.$name.as_ref().and_then(|p| {

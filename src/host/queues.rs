@@ -60,7 +60,6 @@ pub fn expand(cfg: &ModelConfig, spec: &RunSpec) -> Option<(ModelConfig, RunSpec
                     let mut q = n.clone();
                     q.name = queue_name(&n.name, k);
                     q.queues = 1;
-                    q.rss = Default::default();
                     q
                 })
                 .collect()

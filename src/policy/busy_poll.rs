@@ -298,6 +298,7 @@ mod tests {
             kernel: &kernel,
             clock_mhz: 1000.0,
             timeslice: crate::time::SimTime::from_ns_f64(1e7),
+            cores: 1,
         };
         let mut b = BusyPoll::build(&ctx).expect("two NICs busy-poll");
         // The loop is one kernel thread (registry index 4), woken at the start.
@@ -338,6 +339,7 @@ mod tests {
                 kernel: &kernel,
                 clock_mhz: mhz,
                 timeslice: crate::time::SimTime::from_ns_f64(1e7),
+                cores: 1,
             };
             let mut p = Problems::new();
             BusyPoll::validate_model(&ctx, &mut p);

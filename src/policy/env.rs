@@ -63,6 +63,14 @@ pub trait RxEnv {
     fn ipintrq_enqueue(&mut self, p: Packet);
     /// Mark software-interrupt bits pending (schednetisr, raise_softirq).
     fn raise_softirq(&mut self, bits: u32);
+    /// Mark software-interrupt bits pending on core `core` (raise_softirq there; from
+    /// another core, what an IPI does).
+    fn raise_softirq_on(&mut self, core: usize, bits: u32);
+    /// The flow hash of `p` (skb->hash: the NIC's RSS hash of its flow's tuple).
+    fn flow_hash(&self, p: &Packet) -> u32;
+    /// A queue after the driver (an RPS backlog) was full: `p` is dropped there
+    /// (counted as a drop at ipintrq, the protocol input queue).
+    fn backlog_drop(&mut self, p: Packet);
 
     // ---- the interrupt controller and the CPU
 
@@ -70,6 +78,13 @@ pub trait RxEnv {
     fn irq_unmask(&mut self, nic: usize);
     /// Make `task` ready at its level.
     fn wake(&mut self, task: Task);
+    /// Make `task` ready at its level on core `core`.
+    fn wake_on(&mut self, core: usize, task: Task);
+    /// The core whose task is running (0 on a host with one core).
+    fn core(&self) -> usize;
+    /// Arm a one-shot timer of policy `kind` (its registry index) on the current core:
+    /// after `after`, [`crate::policy::RxPolicy::alarm`] gets `arg` there.
+    fn set_alarm(&mut self, after: SimTime, kind: u8, arg: u16);
     /// Whether another normal-priority task waits for the CPU (the user level).
     fn user_level_contended(&self) -> bool;
 }
@@ -87,12 +102,20 @@ pub(crate) mod mock {
         Forward(u64),
         /// `ipintrq_enqueue(p)`: packet sequence number.
         Ipintrq(u64),
-        /// `raise_softirq(bits)`.
+        /// `raise_softirq(bits)`, or `raise_softirq_on` the mock's current core.
         Raise(u32),
+        /// `raise_softirq_on(core, bits)` on another core.
+        RaiseOn(usize, u32),
+        /// `backlog_drop(p)`: packet sequence number.
+        BacklogDrop(u64),
+        /// `set_alarm(after, _, arg)`.
+        Alarm(SimTime, u16),
         /// `irq_unmask(nic)`.
         Unmask(usize),
-        /// `wake(task)`.
+        /// `wake(task)`, or `wake_on` the mock's current core.
         Wake(Task),
+        /// `wake_on(core, task)` on another core.
+        WakeOn(usize, Task),
         /// `if_start(nic)`.
         IfStart(usize),
     }
@@ -108,6 +131,10 @@ pub(crate) mod mock {
         pub full: Vec<bool>,
         pub above_half: Vec<bool>,
         pub contended: bool,
+        /// The current core.
+        pub core: usize,
+        /// Every frame's flow hash.
+        pub hash: u32,
         /// Constant costs [ns]: rx per frame, poll call, txeof per descriptor, forward.
         pub rx_ns: u64,
         pub poll_ns: u64,
@@ -212,11 +239,37 @@ pub(crate) mod mock {
         fn raise_softirq(&mut self, bits: u32) {
             self.log.push(Signal::Raise(bits));
         }
+        fn raise_softirq_on(&mut self, core: usize, bits: u32) {
+            self.log.push(if core == self.core {
+                Signal::Raise(bits)
+            } else {
+                Signal::RaiseOn(core, bits)
+            });
+        }
+        fn flow_hash(&self, _p: &Packet) -> u32 {
+            self.hash
+        }
+        fn backlog_drop(&mut self, p: Packet) {
+            self.log.push(Signal::BacklogDrop(p.seq));
+        }
         fn irq_unmask(&mut self, nic: usize) {
             self.log.push(Signal::Unmask(nic));
         }
         fn wake(&mut self, task: Task) {
             self.log.push(Signal::Wake(task));
+        }
+        fn wake_on(&mut self, core: usize, task: Task) {
+            self.log.push(if core == self.core {
+                Signal::Wake(task)
+            } else {
+                Signal::WakeOn(core, task)
+            });
+        }
+        fn core(&self) -> usize {
+            self.core
+        }
+        fn set_alarm(&mut self, after: SimTime, _kind: u8, arg: u16) {
+            self.log.push(Signal::Alarm(after, arg));
         }
         fn user_level_contended(&self) -> bool {
             self.contended

@@ -533,6 +533,24 @@ mod tests {
         fn wake(&mut self, task: Task) {
             self.env.wake(task)
         }
+        fn raise_softirq_on(&mut self, core: usize, bits: u32) {
+            self.env.raise_softirq_on(core, bits)
+        }
+        fn flow_hash(&self, p: &Packet) -> u32 {
+            self.env.flow_hash(p)
+        }
+        fn backlog_drop(&mut self, p: Packet) {
+            self.env.backlog_drop(p)
+        }
+        fn wake_on(&mut self, core: usize, task: Task) {
+            self.env.wake_on(core, task)
+        }
+        fn core(&self) -> usize {
+            self.env.core()
+        }
+        fn set_alarm(&mut self, after: SimTime, kind: u8, arg: u16) {
+            self.env.set_alarm(after, kind, arg)
+        }
         fn user_level_contended(&self) -> bool {
             false
         }

@@ -179,6 +179,8 @@ pub trait RxPolicy: Sized {
     fn timer(&mut self, _env: &mut impl RxEnv) -> Option<SimTime> {
         None
     }
+    /// A one-shot timer it armed ([`RxEnv::set_alarm`]) fired, on the core that armed it.
+    fn alarm(&mut self, _arg: u16, _env: &mut impl RxEnv) {}
     /// The run starts (wake the tasks that run from time 0).
     fn start(&mut self, _env: &mut impl RxEnv) {}
     /// A downstream queue drained a little (a frame left an output wire); only called
@@ -227,6 +229,8 @@ pub struct BuildCtx<'a> {
     pub clock_mhz: f64,
     /// The scheduler's time slice for normal-priority tasks.
     pub timeslice: SimTime,
+    /// The number of cores (`cpu.cores`).
+    pub cores: usize,
 }
 
 impl BuildCtx<'_> {

@@ -1,28 +1,67 @@
-//! Linux NAPI (net/core/dev.c, kernel/softirq.c; NAPI_HOWTO).
+//! Linux NAPI (net/core/dev.c, kernel/softirq.c; Documentation/networking/napi.rst and
+//! scaling.rst), per core.
 //!
-//! The receive interrupt handler (isr_entry + isr_exit) leaves the device's interrupt
-//! masked and schedules a poll (napi_schedule): the device goes on the poll list and the
-//! NET_RX softirq is raised. `net_rx_action` polls the devices on the list in turn; a
+//! **The softirq poll.** The receive interrupt handler (isr_entry + isr_exit) leaves the
+//! device's interrupt masked and schedules a poll (napi_schedule): the device goes on the
+//! poll list of the core the interrupt ran on (`softnet_data.poll_list`) and NET_RX is
+//! raised there. That core's `net_rx_action` polls the devices on its list in turn; a
 //! poll takes at most `weight` frames (each frame: `rx_per_packet` plus the whole
 //! protocol path `netisr_per_packet`, since netif_receive_skb runs ip_rcv, ip_forward
 //! and dev_queue_xmit inline). A device whose poll took fewer than `weight` frames is
-//! done: napi_complete takes it off the list and re-enables its interrupt -- and then
-//! re-checks its ring, so that a frame that arrived in between raises the interrupt
-//! again instead of rotting until the next frame (the "rotting packet" race of
-//! NAPI_HOWTO); one that used its whole weight goes to the tail
-//! of the list. A softirq run stops when it has handled `netdev_budget` frames or run
+//! done: napi_complete_done takes it off the list and the driver re-enables its
+//! interrupt -- and then re-checks its ring, so that a frame that arrived in between
+//! raises the interrupt again instead of rotting until the next frame (the "rotting
+//! packet" race of NAPI_HOWTO); one that used its whole weight goes to the tail of the
+//! list. A softirq run stops when it has handled `netdev_budget` frames or run
 //! `netdev_budget_usecs` (counted in `time_squeeze`) and raises NET_RX again.
 //! `__do_softirq` restarts itself while softirqs are pending, at most `max_restart`
-//! times and for at most `max_restart_ns`; after that it wakes ksoftirqd, a kernel
-//! thread at normal priority that shares the CPU round robin with user processes, and
-//! while ksoftirqd is awake raised softirqs are left to it.
+//! times and for at most `max_restart_ns`; after that it wakes the core's ksoftirqd, a
+//! kernel thread at normal priority that shares the core round robin with user
+//! processes, and while it is awake raised softirqs are left to it. Each core has its
+//! own poll list, softirq state and ksoftirqd.
 //!
-//! Parameters: per NIC `weight` (default 64); [`NapiConfig`] (`kernel.napi`) with
-//! defaults `netdev_budget` 300 [frames], `netdev_budget_usecs` 2,000 [us],
-//! `max_restart` 10, `max_restart_ns` 2,000,000 (MAX_SOFTIRQ_TIME 2 ms).
+//! **Deferred hard interrupts** (`defer_hard_irqs`, `gro_flush_timeout_ns`, the
+//! device's `napi_defer_hard_irqs` and `gro_flush_timeout`): napi_complete_done resets
+//! the device's count to `defer_hard_irqs` after a poll that found work; while the count
+//! is above zero each completion decrements it and, if `gro_flush_timeout_ns` is set,
+//! leaves the interrupt masked and arms the device's hrtimer instead, pinned to the
+//! core; when it fires (napi_watchdog) the device is scheduled again on that core. After
+//! `defer_hard_irqs` empty polls in a row the interrupt is re-enabled.
 //!
-//! Counters: `napi.polls`, `napi.complete`, `napi.time_squeeze`, `napi.softirq_runs`, `napi.ksoftirqd_wakeups`.
+//! **Threaded NAPI** (`threaded`, /sys/class/net/<dev>/threaded): napi_schedule wakes
+//! the device's kernel thread `napi/<dev>` instead of raising NET_RX; the thread
+//! (napi_threaded_poll) polls the device, `weight` frames a poll, until a poll completes
+//! it, at normal priority: it yields to other normal-priority tasks after a time slice.
+//! It runs on the core that woke it (the scheduler's wake-affine choice; the thread is
+//! not pinned).
+//!
+//! **RPS** (`rps_cpus`, the rx queue's /sys/class/net/<dev>/queues/rx-N/rps_cpus):
+//! netif_receive_skb asks get_rps_cpu for a core, `rps_cpus[reciprocal_scale(hash,
+//! len)]` with the frame's flow hash (the NIC's RSS hash, skb->hash), and
+//! enqueue_to_backlog puts the frame on that core's backlog (`input_pkt_queue`, at most
+//! `netdev_max_backlog` frames, else dropped and counted in softnet_stat's `dropped` --
+//! in results, a drop at ipintrq, the protocol input queue); the polling core pays
+//! `rps_per_packet` for this. A backlog that was empty is scheduled as a NAPI device of
+//! its own on its core (process_backlog, weight `dev_weight`), with NET_RX raised there
+//! (by IPI when it is another core: the IPI's own cost is not modelled, and it is sent
+//! at once rather than at the end of the running net_rx_action). Its poll runs the
+//! protocol path (`netisr_per_packet`) for each frame. Every frame of a flow has the
+//! same hash: a flow is steered to one core.
+//!
+//! Parameters: per NIC [`NapiParams`] (`weight` 64, `threaded` false, `defer_hard_irqs`
+//! 0, `gro_flush_timeout_ns` 0, `rps_cpus` none); [`NapiConfig`] (`kernel.napi`):
+//! `netdev_budget` 300 [frames], `netdev_budget_usecs` 2,000 [us], `max_restart` 10,
+//! `max_restart_ns` 2,000,000 (MAX_SOFTIRQ_TIME 2 ms), `dev_weight` 64 [frames],
+//! `netdev_max_backlog` 1,000 [frames], `rps_per_packet` 0 [cost].
+//!
+//! Counters: `napi.polls`, `napi.complete`, `napi.time_squeeze`, `napi.softirq_runs`,
+//! `napi.ksoftirqd_wakeups`; when a device uses the mechanism, `napi.deferred_irqs` (completions that left the interrupt
+//! masked), `napi.watchdog` (hrtimer polls), `napi.thread_polls`, `napi.rps_steered`,
+//! `napi.backlog_dropped`; on a host with several cores, per core as in
+//! /proc/net/softnet_stat: `cpu<k>.softnet.processed`, `.dropped`, `.time_squeeze`,
+//! `.received_rps` (backlog schedulings from another core).
 
+use crate::cost::{Cost, CostParam};
 use crate::cpu::Level;
 use crate::packet::Packet;
 use crate::policy::env::RxEnv;
@@ -42,16 +81,58 @@ pub struct NapiParams {
     /// Packets one poll of this device may take (default 64).
     #[serde(default = "d_weight")]
     pub weight: u32,
+    /// Poll in the device's own kernel thread, `napi/<dev>`, instead of the NET_RX
+    /// softirq (/sys/class/net/<dev>/threaded; default false).
+    #[serde(default)]
+    pub threaded: bool,
+    /// napi_defer_hard_irqs: empty polls after which the interrupt is re-enabled, while
+    /// the hrtimer of `gro_flush_timeout_ns` polls instead [polls] (default 0: off).
+    #[serde(default)]
+    pub defer_hard_irqs: u32,
+    /// gro_flush_timeout: the delay of that hrtimer [ns] (default 0: off; with it 0,
+    /// `defer_hard_irqs` has no effect, as in the kernel).
+    #[serde(default)]
+    pub gro_flush_timeout_ns: f64,
+    /// RPS: the cores the device's received frames are steered to by flow hash
+    /// (rps_cpus of its receive queues; default empty: RPS off).
+    #[serde(default)]
+    pub rps_cpus: Vec<u16>,
 }
 
 fn d_weight() -> u32 {
     64
 }
 
+impl Default for NapiParams {
+    fn default() -> Self {
+        NapiParams {
+            weight: d_weight(),
+            threaded: false,
+            defer_hard_irqs: 0,
+            gro_flush_timeout_ns: 0.0,
+            rps_cpus: Vec::new(),
+        }
+    }
+}
+
 impl NapiParams {
     /// Range checks.
     pub fn validate(&self, p: &mut Problems) {
         p.at_least("weight", self.weight as u64, 1, "packet");
+        if !(self.gro_flush_timeout_ns.is_finite() && self.gro_flush_timeout_ns >= 0.0) {
+            p.push(
+                "gro_flush_timeout_ns",
+                format!(
+                    "must be a duration of 0 ns or more, got {}",
+                    self.gro_flush_timeout_ns
+                ),
+            );
+        }
+        let mut seen = self.rps_cpus.clone();
+        seen.sort_unstable();
+        if seen.windows(2).any(|w| w[0] == w[1]) {
+            p.push("rps_cpus", "lists a core twice (it is a set of cores)".to_string());
+        }
     }
 }
 
@@ -71,6 +152,18 @@ pub struct NapiConfig {
     /// Time __do_softirq may run before waking ksoftirqd [ns] (default 2,000,000).
     #[serde(default = "d_restart_ns")]
     pub max_restart_ns: f64,
+    /// Frames one poll of a core's RPS backlog may take (net.core.dev_weight) [frames]
+    /// (default 64).
+    #[serde(default = "d_weight")]
+    pub dev_weight: u32,
+    /// Length of each core's RPS backlog (net.core.netdev_max_backlog) [frames]
+    /// (default 1000).
+    #[serde(default = "d_backlog")]
+    pub netdev_max_backlog: u32,
+    /// CPU cost of steering one frame to a backlog (get_rps_cpu and enqueue_to_backlog),
+    /// on the polling core [cost] (default 0).
+    #[serde(default)]
+    pub rps_per_packet: CostParam,
 }
 
 fn d_budget() -> u32 {
@@ -85,6 +178,9 @@ fn d_restart() -> u32 {
 fn d_restart_ns() -> f64 {
     2_000_000.0
 }
+fn d_backlog() -> u32 {
+    1000
+}
 
 impl Default for NapiConfig {
     fn default() -> Self {
@@ -93,6 +189,9 @@ impl Default for NapiConfig {
             netdev_budget_usecs: d_budget_us(),
             max_restart: d_restart(),
             max_restart_ns: d_restart_ns(),
+            dev_weight: d_weight(),
+            netdev_max_backlog: d_backlog(),
+            rps_per_packet: CostParam::default(),
         }
     }
 }
@@ -103,236 +202,514 @@ impl NapiConfig {
         p.at_least("netdev_budget", self.netdev_budget as u64, 1, "frame");
         p.period_ns("netdev_budget_usecs", self.netdev_budget_usecs * 1e3);
         p.period_ns("max_restart_ns", self.max_restart_ns);
+        p.at_least("dev_weight", self.dev_weight as u64, 1, "frame");
+        p.at_least("netdev_max_backlog", self.netdev_max_backlog as u64, 1, "frame");
+        if let Err(e) = self.rps_per_packet.check() {
+            p.push("rps_per_packet", e);
+        }
     }
 }
 
-/// NAPI state: the poll list, the running net_rx_action, __do_softirq's restarts and
-/// ksoftirqd.
-#[derive(Clone, Debug)]
-pub struct Napi {
-    cfg: NapiConfig,
-    /// Each NIC's weight [frames per poll] (0: not a NAPI device).
-    weight: Vec<u32>,
+/// The bit of [`PolicyTask::nic`] that marks a core's ksoftirqd (the rest: the core);
+/// without it the task is the kernel thread of threaded NAPI device `nic`.
+const KSOFTIRQD: u16 = 0x8000;
+
+/// A frame taken by a poll step, and where it goes when the step ends.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    p: Packet,
+    /// `Some(core)`: to that core's backlog (RPS); `None`: up the protocol path here.
+    to: Option<u16>,
+}
+
+/// A device NAPI polls: a NIC, or a core's RPS backlog.
+#[derive(Clone, Debug, Default)]
+struct Dev {
+    weight: u32,
+    threaded: bool,
+    defer_hard_irqs: u32,
+    gro_flush_timeout: SimTime,
+    rps: Vec<u16>,
+    /// On a poll list, or its thread has it (NAPI_STATE_SCHED).
+    scheduled: bool,
+    /// napi->defer_hard_irqs_count.
+    defer_count: u32,
+    // Its thread's poll in progress (threaded devices).
+    thread_work: u32,
+    thread_polling: bool,
+    thread_current: Option<Held>,
+    thread_slice_start: SimTime,
+}
+
+/// One core's softirq state (its softnet_data): the poll list, the running
+/// net_rx_action, __do_softirq's restarts, its ksoftirqd and its RPS backlog.
+#[derive(Clone, Debug, Default)]
+struct Softnet {
     poll_list: VecDeque<usize>,
     /// NET_RX raised and not yet handled.
     raised: bool,
     ksoftirqd_awake: bool,
-    timeslice: SimTime,
     slice_start: SimTime,
     // The running net_rx_action.
     budget_left: u32,
     t_end: SimTime,
     dev: Option<usize>,
     work: u32,
-    current: Option<Packet>,
+    current: Option<Held>,
     restarts: u32,
     softirq_start: SimTime,
+    /// input_pkt_queue: frames RPS steered here.
+    backlog: VecDeque<Packet>,
+    // softnet_stat.
+    processed: u64,
+    dropped: u64,
+    time_squeeze: u64,
+    received_rps: u64,
+}
+
+/// NAPI state: each device's, and each core's poll list, softirq and ksoftirqd.
+#[derive(Clone, Debug)]
+pub struct Napi {
+    cfg: NapiConfig,
+    rps_cost: Cost,
+    /// Devices: the NICs by index (weight 0: not a NAPI device), then each core's backlog.
+    devs: Vec<Dev>,
+    /// The number of NICs (the index of core 0's backlog device).
+    nics: usize,
+    cores: Vec<Softnet>,
+    timeslice: SimTime,
     polls: u64,
     complete: u64,
-    time_squeeze: u64,
     softirq_runs: u64,
     ksoftirqd_wakeups: u64,
-    /// Registry index (for ksoftirqd's task).
+    deferred_irqs: u64,
+    watchdog: u64,
+    thread_polls: u64,
+    rps_steered: u64,
+    /// Registry index (for its tasks and alarms).
     kind: u8,
 }
 
 impl Napi {
-    /// State from the parameters, each NIC's weight (0 for NICs that do not use NAPI)
-    /// and the scheduler's time slice (for ksoftirqd).
-    pub fn new(cfg: &NapiConfig, weight: Vec<u32>, timeslice: SimTime) -> Napi {
+    /// State from the parameters, each NIC's parameters (`None` for NICs that do not
+    /// use NAPI), the number of cores, the CPU clock [MHz] and the scheduler's time
+    /// slice (for ksoftirqd and the NAPI threads).
+    pub fn new(
+        cfg: &NapiConfig,
+        nics: &[Option<&NapiParams>],
+        cores: usize,
+        clock_mhz: f64,
+        timeslice: SimTime,
+    ) -> Napi {
+        let mut devs: Vec<Dev> = nics
+            .iter()
+            .map(|p| match p {
+                Some(p) => Dev {
+                    weight: p.weight,
+                    threaded: p.threaded,
+                    defer_hard_irqs: p.defer_hard_irqs,
+                    gro_flush_timeout: SimTime::from_ns_f64(p.gro_flush_timeout_ns),
+                    rps: p.rps_cpus.clone(),
+                    ..Dev::default()
+                },
+                None => Dev::default(),
+            })
+            .collect();
+        devs.extend((0..cores).map(|_| Dev {
+            weight: cfg.dev_weight,
+            ..Dev::default()
+        }));
         Napi {
             cfg: cfg.clone(),
-            weight,
-            poll_list: VecDeque::new(),
-            raised: false,
-            ksoftirqd_awake: false,
+            rps_cost: cfg.rps_per_packet.build(clock_mhz),
+            devs,
+            nics: nics.len(),
+            cores: vec![Softnet::default(); cores],
             timeslice,
-            slice_start: SimTime::ZERO,
-            budget_left: 0,
-            t_end: SimTime::ZERO,
-            dev: None,
-            work: 0,
-            current: None,
-            restarts: 0,
-            softirq_start: SimTime::ZERO,
             polls: 0,
             complete: 0,
-            time_squeeze: 0,
             softirq_runs: 0,
             ksoftirqd_wakeups: 0,
+            deferred_irqs: 0,
+            watchdog: 0,
+            thread_polls: 0,
+            rps_steered: 0,
             kind: 0,
         }
     }
 
-    /// ksoftirqd: a kernel thread at normal priority (the User level).
-    pub fn ksoftirqd(&self) -> Task {
-        Task::policy(self.kind, 0, Level::User)
+    /// Core `c`'s ksoftirqd: a kernel thread at normal priority (the User level).
+    pub fn ksoftirqd(&self, c: usize) -> Task {
+        Task::policy(self.kind, KSOFTIRQD as usize | c, Level::User)
     }
 
-    /// Frames held by a poll step.
+    /// The kernel thread of threaded NAPI device `nic`, at normal priority.
+    pub fn napi_thread(&self, nic: usize) -> Task {
+        Task::policy(self.kind, nic, Level::User)
+    }
+
+    /// Frames held by poll steps and waiting in the backlogs.
     pub fn held(&self) -> usize {
-        self.current.is_some() as usize
+        self.cores
+            .iter()
+            .map(|c| c.current.is_some() as usize + c.backlog.len())
+            .sum::<usize>()
+            + self
+                .devs
+                .iter()
+                .filter(|d| d.thread_current.is_some())
+                .count()
     }
 
-    /// napi_schedule (from the receive interrupt): put `nic` on the poll list and raise
-    /// NET_RX.
-    pub fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
-        if !self.poll_list.contains(&nic) {
-            self.poll_list.push_back(nic);
+    /// napi_schedule on the current core (from the receive interrupt, or the hrtimer):
+    /// wake the device's thread, or put it on the core's poll list and raise NET_RX.
+    pub fn schedule(&mut self, dev: usize, env: &mut impl RxEnv) {
+        let c = env.core();
+        self.schedule_on(c, dev, env);
+    }
+
+    fn schedule_on(&mut self, c: usize, dev: usize, env: &mut impl RxEnv) {
+        let d = &mut self.devs[dev];
+        if d.scheduled {
+            return;
         }
-        self.raise(env);
-    }
-
-    /// raise_softirq(NET_RX): to ksoftirqd while it is awake, else to the dispatcher.
-    fn raise(&mut self, env: &mut impl RxEnv) {
-        self.raised = true;
-        if self.ksoftirqd_awake {
-            env.wake(self.ksoftirqd());
+        d.scheduled = true;
+        if d.threaded {
+            env.wake_on(c, self.napi_thread(dev));
         } else {
-            env.raise_softirq(NET_RX);
+            self.cores[c].poll_list.push_back(dev);
+            self.raise(c, env);
         }
     }
 
-    /// The softirq dispatcher reached the NET_RX bit: start a net_rx_action unless
-    /// ksoftirqd has the job. Returns whether it started.
-    pub fn softirq_begin(&mut self, now: SimTime) -> bool {
-        if self.ksoftirqd_awake || !self.raised {
+    /// raise_softirq(NET_RX) on core `c`: to its ksoftirqd while it is awake, else to
+    /// the core's dispatcher.
+    fn raise(&mut self, c: usize, env: &mut impl RxEnv) {
+        self.cores[c].raised = true;
+        if self.cores[c].ksoftirqd_awake {
+            env.wake_on(c, self.ksoftirqd(c));
+        } else {
+            env.raise_softirq_on(c, NET_RX);
+        }
+    }
+
+    /// The softirq dispatcher of the current core reached the NET_RX bit: start a
+    /// net_rx_action unless ksoftirqd has the job. Returns whether it started.
+    pub fn softirq_begin(&mut self, env: &mut impl RxEnv) -> bool {
+        let now = env.now();
+        let sn = &mut self.cores[env.core()];
+        if sn.ksoftirqd_awake || !sn.raised {
             return false;
         }
-        if self.restarts == 0 {
-            self.softirq_start = now;
+        if sn.restarts == 0 {
+            sn.softirq_start = now;
         }
-        self.action_start(now);
+        self.action_start(env.core(), now);
         true
     }
 
-    fn action_start(&mut self, now: SimTime) {
-        self.raised = false;
+    fn action_start(&mut self, c: usize, now: SimTime) {
         self.softirq_runs += 1;
-        self.budget_left = self.cfg.netdev_budget;
-        self.t_end = now + SimTime::from_ns_f64(self.cfg.netdev_budget_usecs * 1e3);
-        self.dev = None;
+        let sn = &mut self.cores[c];
+        sn.raised = false;
+        sn.budget_left = self.cfg.netdev_budget;
+        sn.t_end = now + SimTime::from_ns_f64(self.cfg.netdev_budget_usecs * 1e3);
+        sn.dev = None;
     }
 
     /// One step of net_rx_action in softirq context; at its end, __do_softirq's restart
     /// or hand-over to ksoftirqd.
     pub fn softirq_step(&mut self, env: &mut impl RxEnv) -> Step {
         let now = env.now();
-        if let Step::Run(d) = self.action_step(env) {
+        let c = env.core();
+        if let Step::Run(d) = self.action_step(c, env) {
             return Step::Run(d);
         }
-        if self.raised {
-            let elapsed = now.saturating_sub(self.softirq_start);
-            self.restarts += 1;
-            if self.restarts < self.cfg.max_restart
+        let sn = &mut self.cores[c];
+        if sn.raised {
+            let elapsed = now.saturating_sub(sn.softirq_start);
+            sn.restarts += 1;
+            if sn.restarts < self.cfg.max_restart
                 && elapsed < SimTime::from_ns_f64(self.cfg.max_restart_ns)
             {
                 // Restart at once (the dispatcher picks NET_RX again).
-                env.raise_softirq(NET_RX);
+                env.raise_softirq_on(c, NET_RX);
             } else {
-                self.restarts = 0;
-                self.ksoftirqd_awake = true;
+                sn.restarts = 0;
+                sn.ksoftirqd_awake = true;
                 self.ksoftirqd_wakeups += 1;
-                env.wake(self.ksoftirqd());
+                env.wake_on(c, self.ksoftirqd(c));
             }
         } else {
-            self.restarts = 0;
+            sn.restarts = 0;
         }
         Step::Done
     }
 
-    /// ksoftirqd: run net_rx_action while NET_RX is raised; after a time slice, yield
-    /// to other normal-priority tasks (cond_resched under a fair scheduler); sleep when
-    /// nothing is pending.
+    /// ksoftirqd of the current core: run net_rx_action while NET_RX is raised; after a
+    /// time slice, yield to other normal-priority tasks (cond_resched under a fair
+    /// scheduler); sleep when nothing is pending.
     pub fn ksoftirqd_step(&mut self, first: bool, env: &mut impl RxEnv) -> Step {
         let now = env.now();
+        let c = env.core();
         if first {
-            if !self.raised {
-                self.ksoftirqd_awake = false;
+            if !self.cores[c].raised {
+                self.cores[c].ksoftirqd_awake = false;
                 return Step::Done;
             }
-            self.slice_start = now;
-            self.action_start(now);
+            self.cores[c].slice_start = now;
+            self.action_start(c, now);
         }
         loop {
-            if let Step::Run(d) = self.action_step(env) {
+            if let Step::Run(d) = self.action_step(c, env) {
                 return Step::Run(d);
             }
-            if !self.raised {
-                self.ksoftirqd_awake = false;
+            if !self.cores[c].raised {
+                self.cores[c].ksoftirqd_awake = false;
                 return Step::Done;
             }
-            if env.user_level_contended() && now.saturating_sub(self.slice_start) >= self.timeslice
+            if env.user_level_contended()
+                && now.saturating_sub(self.cores[c].slice_start) >= self.timeslice
             {
                 return Step::Yield;
             }
-            self.action_start(now);
+            self.action_start(c, now);
         }
     }
 
-    /// One frame or device switch of net_rx_action.
-    fn action_step(&mut self, env: &mut impl RxEnv) -> Step {
+    /// One frame or device switch of core `c`'s net_rx_action.
+    fn action_step(&mut self, c: usize, env: &mut impl RxEnv) -> Step {
         let now = env.now();
-        if let Some(p) = self.current.take() {
-            env.forward(p);
+        if let Some(h) = self.cores[c].current.take() {
+            self.deliver(h, env);
         }
         loop {
-            let dev = match self.dev {
+            let sn = &mut self.cores[c];
+            let dev = match sn.dev {
                 Some(d) => d,
                 None => {
-                    if self.budget_left == 0 || now >= self.t_end {
-                        if !self.poll_list.is_empty() {
-                            self.time_squeeze += 1;
-                            self.raise(env);
+                    if sn.budget_left == 0 || now >= sn.t_end {
+                        if !sn.poll_list.is_empty() {
+                            sn.time_squeeze += 1;
+                            self.raise(c, env);
                         }
                         return Step::Done;
                     }
-                    let Some(&d) = self.poll_list.front() else {
+                    let Some(&d) = sn.poll_list.front() else {
                         return Step::Done;
                     };
-                    self.dev = Some(d);
-                    self.work = 0;
+                    sn.dev = Some(d);
+                    sn.work = 0;
                     self.polls += 1;
-                    return Step::Run(env.poll_call_cost(d));
+                    if d < self.nics {
+                        return Step::Run(env.poll_call_cost(d));
+                    }
+                    // process_backlog: no driver call to pay for.
+                    continue;
                 }
             };
-            let weight = self.weight[dev];
+            let weight = self.devs[dev].weight;
             debug_assert!(weight > 0, "only NAPI devices are on the poll list");
-            if self.work < weight
-                && self.budget_left > 0
-                && let Some(p) = env.rx_pop(dev)
+            if sn.work < weight
+                && sn.budget_left > 0
+                && let Some((h, d)) = self.take(c, dev, env)
             {
-                self.work += 1;
-                self.budget_left -= 1;
-                self.current = Some(p);
-                let d = env.rx_cost(dev, p.bytes) + env.forward_cost();
+                let sn = &mut self.cores[c];
+                sn.work += 1;
+                sn.budget_left -= 1;
+                sn.processed += 1;
+                sn.current = Some(h);
                 return Step::Run(d);
             }
             // The poll of `dev` is over.
-            self.dev = None;
-            self.poll_list.pop_front();
-            if self.work < weight && env.rx_empty(dev) {
-                self.complete += 1;
-                // napi_complete, then re-enable the interrupt and re-check the ring:
-                // frames already there raise the interrupt again (irq_unmask), so none
-                // is left waiting for a later frame's interrupt.
-                env.irq_unmask(dev);
+            let sn = &mut self.cores[c];
+            let work = sn.work;
+            sn.dev = None;
+            sn.poll_list.pop_front();
+            if work < weight && self.dev_empty(c, dev, env) {
+                self.complete(dev, work, env);
             } else {
-                self.poll_list.push_back(dev);
+                self.cores[c].poll_list.push_back(dev);
             }
         }
     }
 
-    /// Publish the counters.
+    /// Whether `dev` has nothing left to poll (core `c`'s backlog when it is one).
+    fn dev_empty(&self, c: usize, dev: usize, env: &impl RxEnv) -> bool {
+        if dev < self.nics {
+            env.rx_empty(dev)
+        } else {
+            debug_assert_eq!(dev - self.nics, c, "a backlog is polled by its core");
+            self.cores[c].backlog.is_empty()
+        }
+    }
+
+    /// Take the next frame of `dev` on core `c`, and the CPU time of handling it: the
+    /// driver's receive work and, without RPS, the protocol path; with RPS, the
+    /// steering; for a backlog, the protocol path.
+    fn take(&mut self, c: usize, dev: usize, env: &mut impl RxEnv) -> Option<(Held, SimTime)> {
+        if dev >= self.nics {
+            let p = self.cores[c].backlog.pop_front()?;
+            return Some((Held { p, to: None }, env.forward_cost()));
+        }
+        let p = env.rx_pop(dev)?;
+        let rx = env.rx_cost(dev, p.bytes);
+        let rps = &self.devs[dev].rps;
+        if rps.is_empty() {
+            return Some((Held { p, to: None }, rx + env.forward_cost()));
+        }
+        // get_rps_cpu: reciprocal_scale(skb->hash, map->len).
+        let k = ((env.flow_hash(&p) as u64 * rps.len() as u64) >> 32) as usize;
+        let to = Some(rps[k]);
+        self.rps_steered += 1;
+        Some((Held { p, to }, rx + env.kernel_cost(&self.rps_cost)))
+    }
+
+    /// The end of a frame's step: up the protocol path (the output interface), or
+    /// enqueue_to_backlog of the core RPS chose, scheduling its backlog if it was idle.
+    fn deliver(&mut self, h: Held, env: &mut impl RxEnv) {
+        let Some(t) = h.to else {
+            env.forward(h.p);
+            return;
+        };
+        let t = t as usize;
+        let sn = &mut self.cores[t];
+        if sn.backlog.len() >= self.cfg.netdev_max_backlog as usize {
+            sn.dropped += 1;
+            env.backlog_drop(h.p);
+            return;
+        }
+        sn.backlog.push_back(h.p);
+        let dev = self.nics + t;
+        if !self.devs[dev].scheduled {
+            if t != env.core() {
+                self.cores[t].received_rps += 1;
+            }
+            self.schedule_on(t, dev, env);
+        }
+    }
+
+    /// napi_complete_done for `dev` after a poll that took `work` frames: off its list
+    /// (a backlog: that is all), then the interrupt re-enabled -- or, while hard
+    /// interrupts are deferred, the hrtimer armed instead.
+    fn complete(&mut self, dev: usize, work: u32, env: &mut impl RxEnv) {
+        self.complete += 1;
+        let d = &mut self.devs[dev];
+        d.scheduled = false;
+        if dev >= self.nics {
+            return;
+        }
+        if work > 0 {
+            d.defer_count = d.defer_hard_irqs;
+        }
+        if d.defer_count > 0 {
+            d.defer_count -= 1;
+            if d.gro_flush_timeout > SimTime::ZERO {
+                self.deferred_irqs += 1;
+                env.set_alarm(d.gro_flush_timeout, self.kind, dev as u16);
+                return;
+            }
+        }
+        // Re-enable the interrupt and re-check the ring: frames already there raise
+        // the interrupt again (irq_unmask), so none is left waiting for a later frame's
+        // interrupt.
+        env.irq_unmask(dev);
+    }
+
+    /// napi_watchdog: `dev`'s hrtimer fired on the current core; schedule its poll.
+    pub fn watchdog(&mut self, dev: usize, env: &mut impl RxEnv) {
+        if !self.devs[dev].scheduled {
+            self.watchdog += 1;
+            self.schedule(dev, env);
+        }
+    }
+
+    /// napi_threaded_poll of device `dev`'s thread: poll, `weight` frames a poll, until
+    /// a poll completes the device; after a time slice, yield to other normal-priority
+    /// tasks.
+    pub fn thread_step(&mut self, dev: usize, first: bool, env: &mut impl RxEnv) -> Step {
+        let now = env.now();
+        if first {
+            if !self.devs[dev].scheduled {
+                return Step::Done;
+            }
+            self.devs[dev].thread_slice_start = now;
+        }
+        if let Some(h) = self.devs[dev].thread_current.take() {
+            self.deliver(h, env);
+        }
+        let c = env.core();
+        loop {
+            let d = &mut self.devs[dev];
+            if !d.thread_polling {
+                d.thread_polling = true;
+                d.thread_work = 0;
+                self.thread_polls += 1;
+                return Step::Run(env.poll_call_cost(dev));
+            }
+            let weight = d.weight;
+            if d.thread_work < weight
+                && let Some((h, cost)) = self.take(c, dev, env)
+            {
+                let d = &mut self.devs[dev];
+                d.thread_work += 1;
+                d.thread_current = Some(h);
+                self.cores[c].processed += 1;
+                return Step::Run(cost);
+            }
+            let d = &mut self.devs[dev];
+            d.thread_polling = false;
+            let work = d.thread_work;
+            if work < weight && env.rx_empty(dev) {
+                self.complete(dev, work, env);
+                return Step::Done;
+            }
+            if env.user_level_contended()
+                && now.saturating_sub(self.devs[dev].thread_slice_start) >= self.timeslice
+            {
+                return Step::Yield;
+            }
+        }
+    }
+
+    /// Publish the counters (per core ones when there are several cores).
     pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
-        for (k, v) in [
-            ("polls", self.polls),
-            ("complete", self.complete),
-            ("time_squeeze", self.time_squeeze),
-            ("softirq_runs", self.softirq_runs),
-            ("ksoftirqd_wakeups", self.ksoftirqd_wakeups),
+        let squeeze: u64 = self.cores.iter().map(|s| s.time_squeeze).sum();
+        let dropped: u64 = self.cores.iter().map(|s| s.dropped).sum();
+        let nics = &self.devs[..self.nics];
+        let defer = nics
+            .iter()
+            .any(|d| d.defer_hard_irqs > 0 && d.gro_flush_timeout > SimTime::ZERO);
+        let threaded = nics.iter().any(|d| d.threaded);
+        let rps = nics.iter().any(|d| !d.rps.is_empty());
+        // The counters of a mechanism no device uses are left out.
+        for (k, v, used) in [
+            ("polls", self.polls, true),
+            ("complete", self.complete, true),
+            ("time_squeeze", squeeze, true),
+            ("softirq_runs", self.softirq_runs, true),
+            ("ksoftirqd_wakeups", self.ksoftirqd_wakeups, true),
+            ("deferred_irqs", self.deferred_irqs, defer),
+            ("watchdog", self.watchdog, defer),
+            ("thread_polls", self.thread_polls, threaded),
+            ("rps_steered", self.rps_steered, rps),
+            ("backlog_dropped", dropped, rps),
         ] {
-            c.insert(format!("napi.{k}"), v as f64);
+            if used {
+                c.insert(format!("napi.{k}"), v as f64);
+            }
+        }
+        if self.cores.len() > 1 {
+            for (i, s) in self.cores.iter().enumerate() {
+                for (k, v) in [
+                    ("processed", s.processed),
+                    ("dropped", s.dropped),
+                    ("time_squeeze", s.time_squeeze),
+                    ("received_rps", s.received_rps),
+                ] {
+                    c.insert(format!("cpu{i}.softnet.{k}"), v as f64);
+                }
+            }
         }
     }
 }
@@ -347,17 +724,41 @@ impl RxPolicy for Napi {
     }
     fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
         ctx.nics_of::<Self>().next()?;
-        let weight = ctx
+        let params: Vec<Option<&NapiParams>> = ctx
             .nics
             .iter()
             .map(|p| match p {
-                PolicyConfig::Napi(n) => n.weight,
-                _ => 0,
+                PolicyConfig::Napi(n) => Some(n),
+                _ => None,
             })
             .collect();
-        let mut n = Napi::new(&ctx.kernel.napi, weight, ctx.timeslice);
+        let mut n = Napi::new(
+            &ctx.kernel.napi,
+            &params,
+            ctx.cores,
+            ctx.clock_mhz,
+            ctx.timeslice,
+        );
         n.kind = ctx.kind;
         Some(n)
+    }
+    fn validate_model(ctx: &BuildCtx<'_>, p: &mut Problems) {
+        for (i, cfg) in ctx.nics_of::<Self>() {
+            let PolicyConfig::Napi(n) = cfg else { continue };
+            for &c in &n.rps_cpus {
+                if c as usize >= ctx.cores {
+                    p.push(
+                        &format!("nics[{i}].policy.rps_cpus"),
+                        format!(
+                            "core {c} does not exist (the host has {} core{}: 0 to {})",
+                            ctx.cores,
+                            if ctx.cores == 1 { "" } else { "s" },
+                            ctx.cores - 1
+                        ),
+                    );
+                }
+            }
+        }
     }
     fn held(&self) -> usize {
         Napi::held(self)
@@ -365,17 +766,28 @@ impl RxPolicy for Napi {
     fn counters(&self, _nic_names: &[String], c: &mut BTreeMap<String, f64>) {
         Napi::counters(self, c)
     }
-    fn task_name(_task: PolicyTask, _nic_names: &[String]) -> String {
-        "ksoftirqd".into()
+    fn task_name(task: PolicyTask, nic_names: &[String]) -> String {
+        if task.nic & KSOFTIRQD != 0 {
+            format!("ksoftirqd/{}", task.nic & !KSOFTIRQD)
+        } else {
+            format!("napi/{}", crate::policy::nic_name(nic_names, task.nic))
+        }
     }
     fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
         Napi::schedule(self, nic, env)
     }
-    fn step(&mut self, _task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {
-        self.ksoftirqd_step(first, env)
+    fn step(&mut self, task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {
+        if task.nic & KSOFTIRQD != 0 {
+            self.ksoftirqd_step(first, env)
+        } else {
+            self.thread_step(task.nic as usize, first, env)
+        }
+    }
+    fn alarm(&mut self, arg: u16, env: &mut impl RxEnv) {
+        self.watchdog(arg as usize, env)
     }
     fn swi_begin(&mut self, _bit: u32, env: &mut impl RxEnv) -> bool {
-        self.softirq_begin(env.now())
+        self.softirq_begin(env)
     }
     fn swi_step(&mut self, _bit: u32, env: &mut impl RxEnv) -> Step {
         self.softirq_step(env)
@@ -385,19 +797,29 @@ impl RxPolicy for Napi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::env::mock::{Script, Signal, ns};
+    use crate::policy::env::mock::{Script, Signal, ns, pkt};
 
-    fn napi(budget: u32, weight: u32, nics: usize) -> Napi {
+    fn napi_with(budget: u32, params: &[NapiParams], cores: usize) -> Napi {
         let cfg = NapiConfig {
             netdev_budget: budget,
+            netdev_max_backlog: 3,
             ..NapiConfig::default()
         };
-        Napi::new(&cfg, vec![weight; nics], SimTime::from_ns_f64(1e6))
+        let p: Vec<Option<&NapiParams>> = params.iter().map(Some).collect();
+        Napi::new(&cfg, &p, cores, 1000.0, SimTime::from_ns_f64(1e6))
+    }
+
+    fn napi(budget: u32, weight: u32, nics: usize) -> Napi {
+        let p = NapiParams {
+            weight,
+            ..NapiParams::default()
+        };
+        napi_with(budget, &vec![p; nics], 1)
     }
 
     /// Run one softirq from the dispatcher's start to its end: the steps' lengths.
     fn softirq(n: &mut Napi, env: &mut Script) -> Vec<SimTime> {
-        assert!(n.softirq_begin(env.now));
+        assert!(n.softirq_begin(env));
         let mut runs = Vec::new();
         while let Step::Run(d) = n.softirq_step(env) {
             runs.push(d);
@@ -446,8 +868,8 @@ mod tests {
                 Signal::Raise(NET_RX),
             ]
         );
-        assert_eq!(n.time_squeeze, 1);
-        assert!(n.held() == 0 && n.poll_list.len() == 2);
+        assert_eq!(n.cores[0].time_squeeze, 1);
+        assert!(n.held() == 0 && n.cores[0].poll_list.len() == 2);
     }
 
     #[test]
@@ -460,10 +882,10 @@ mod tests {
             softirq(&mut n, &mut env);
         }
         let log = env.take_log();
-        assert_eq!(log.last(), Some(&Signal::Wake(n.ksoftirqd())));
+        assert_eq!(log.last(), Some(&Signal::Wake(n.ksoftirqd(0))));
         assert_eq!(n.ksoftirqd_wakeups, 1);
         // While ksoftirqd is awake, the dispatcher leaves NET_RX to it.
-        assert!(!n.softirq_begin(env.now));
+        assert!(!n.softirq_begin(&mut env));
         // ksoftirqd polls until nothing is pending, then sleeps.
         let mut steps = 0;
         let mut first = true;
@@ -473,6 +895,177 @@ mod tests {
         }
         // 30 frames left, each a poll call and a frame (budget 1 per net_rx_action).
         assert_eq!(steps, 60);
-        assert!(env.rings[0].is_empty() && !n.ksoftirqd_awake);
+        assert!(env.rings[0].is_empty() && !n.cores[0].ksoftirqd_awake);
+    }
+
+    #[test]
+    fn each_core_polls_the_devices_its_interrupts_scheduled() {
+        // NIC 0's interrupt on core 0, NIC 1's on core 1: separate poll lists, NET_RX
+        // raised on each, each core's ksoftirqd its own task.
+        let mut env = Script::new(&[1, 1]);
+        let p = NapiParams::default();
+        let mut n = napi_with(300, &[p.clone(), p], 2);
+        n.schedule(0, &mut env);
+        env.core = 1;
+        n.schedule(1, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Raise(NET_RX), Signal::Raise(NET_RX)]
+        );
+        assert_eq!(n.cores[0].poll_list, [0]);
+        assert_eq!(n.cores[1].poll_list, [1]);
+        // Core 1's softirq polls NIC 1 only.
+        softirq(&mut n, &mut env);
+        assert_eq!(env.take_log(), vec![Signal::Forward(100), Signal::Unmask(1)]);
+        assert_eq!(n.cores[0].poll_list, [0]);
+        assert_ne!(n.ksoftirqd(0), n.ksoftirqd(1));
+        assert_eq!(
+            Napi::task_name(
+                match n.ksoftirqd(1) {
+                    Task::Policy(t) => t,
+                    _ => unreachable!(),
+                },
+                &[]
+            ),
+            "ksoftirqd/1"
+        );
+    }
+
+    #[test]
+    fn rps_steers_each_frame_to_the_backlog_of_the_core_its_hash_picks() {
+        // One NIC polled on core 0, rps_cpus [1, 2]; hash 0x8000_0000 picks index
+        // reciprocal_scale(2^31, 2) = 1: core 2.
+        let mut env = Script::new(&[2]);
+        env.hash = 0x8000_0000;
+        let p = NapiParams {
+            rps_cpus: vec![1, 2],
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 3);
+        n.schedule(0, &mut env);
+        env.take_log();
+        // Core 0: the poll call, then each frame's driver work only (1 us; steering
+        // costs 0 by default), no protocol work.
+        assert_eq!(
+            softirq(&mut n, &mut env),
+            vec![ns(500), ns(1_000), ns(1_000)]
+        );
+        // The first frame scheduled core 2's backlog (NET_RX raised there).
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::RaiseOn(2, NET_RX), Signal::Unmask(0)]
+        );
+        assert_eq!(n.cores[2].backlog.len(), 2);
+        assert_eq!((n.rps_steered, n.cores[2].received_rps), (2, 1));
+        assert_eq!(n.held(), 2);
+        // Core 2 polls its backlog: the protocol path (5 us) for each frame.
+        env.core = 2;
+        assert_eq!(softirq(&mut n, &mut env), vec![ns(5_000), ns(5_000)]);
+        assert_eq!(env.take_log(), vec![Signal::Forward(0), Signal::Forward(1)]);
+        assert_eq!(n.held(), 0);
+        assert!(!n.devs[1 + 2].scheduled);
+    }
+
+    #[test]
+    fn a_full_backlog_drops_the_frame() {
+        // netdev_max_backlog 3 (the test's): the fourth and fifth frames are dropped.
+        let mut env = Script::new(&[5]);
+        let p = NapiParams {
+            rps_cpus: vec![1],
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 2);
+        n.schedule(0, &mut env);
+        softirq(&mut n, &mut env);
+        let log = env.take_log();
+        assert_eq!(
+            log.iter()
+                .filter(|s| matches!(s, Signal::BacklogDrop(_)))
+                .collect::<Vec<_>>(),
+            [&Signal::BacklogDrop(3), &Signal::BacklogDrop(4)]
+        );
+        assert_eq!((n.cores[1].backlog.len(), n.cores[1].dropped), (3, 2));
+    }
+
+    #[test]
+    fn deferred_hard_irqs_poll_from_the_timer_until_that_many_polls_find_nothing() {
+        // defer_hard_irqs 2, gro_flush_timeout 20 us.
+        let mut env = Script::new(&[1]);
+        let p = NapiParams {
+            defer_hard_irqs: 2,
+            gro_flush_timeout_ns: 20_000.0,
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 1);
+        n.schedule(0, &mut env);
+        env.take_log();
+        // A poll with work: the count is reset to 2 and decremented to 1; the timer is
+        // armed and the interrupt stays masked.
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Forward(0), Signal::Alarm(ns(20_000), 0)]
+        );
+        // The timer: an empty poll (count 1 -> 0), the timer again.
+        n.watchdog(0, &mut env);
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Raise(NET_RX), Signal::Alarm(ns(20_000), 0)]
+        );
+        // The second empty poll: the count is 0, the interrupt is re-enabled.
+        n.watchdog(0, &mut env);
+        softirq(&mut n, &mut env);
+        assert_eq!(env.take_log(), vec![Signal::Raise(NET_RX), Signal::Unmask(0)]);
+        assert_eq!((n.deferred_irqs, n.watchdog), (2, 2));
+        // Without a timeout the count has no effect.
+        let p = NapiParams {
+            defer_hard_irqs: 2,
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 1);
+        env.rings[0].push_back(pkt(7));
+        n.schedule(0, &mut env);
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Raise(NET_RX), Signal::Forward(7), Signal::Unmask(0)]
+        );
+    }
+
+    #[test]
+    fn a_threaded_device_is_polled_by_its_thread_until_a_poll_completes_it() {
+        // Weight 2, 3 frames: the thread polls twice (the first uses its weight).
+        let mut env = Script::new(&[3]);
+        let p = NapiParams {
+            weight: 2,
+            threaded: true,
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 1);
+        n.schedule(0, &mut env);
+        assert_eq!(env.take_log(), vec![Signal::Wake(n.napi_thread(0))]);
+        let mut runs = Vec::new();
+        let mut first = true;
+        while let Step::Run(d) = n.thread_step(0, first, &mut env) {
+            first = false;
+            runs.push(d);
+        }
+        assert_eq!(
+            runs,
+            vec![ns(500), ns(6_000), ns(6_000), ns(500), ns(6_000)]
+        );
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Forward(0),
+                Signal::Forward(1),
+                Signal::Forward(2),
+                Signal::Unmask(0)
+            ]
+        );
+        assert_eq!((n.thread_polls, n.polls, n.complete), (2, 0, 1));
+        // Asleep: a step without a schedule does nothing.
+        assert_eq!(n.thread_step(0, true, &mut env), Step::Done);
     }
 }

@@ -13,6 +13,7 @@ mod many_cores;
 mod merged_bursts;
 mod models;
 mod multi_nic;
+mod napi_cores;
 mod p100_de;
 mod plots;
 mod policies;

@@ -293,11 +293,18 @@ fn bad_core_settings_name_the_field_and_the_reason() {
         p.contains("no interrupt line named `irq9`") && p.contains("a, c"),
         "{p}"
     );
-    let mut napi = with_cores(m, 2, json!({}));
-    napi["nics"][0]["policy"] = json!({ "kind": "napi" });
-    let p = problems(napi);
+    let mut polling = with_cores(m.clone(), 2, json!({}));
+    polling["nics"][0]["policy"] = json!({ "kind": "freebsd-polling" });
+    let p = problems(polling);
     assert!(
-        p.contains("nics[0].policy") && p.contains("only the `interrupt` policy"),
+        p.contains("nics[0].policy") && p.contains("the `interrupt` and `napi` policies"),
+        "{p}"
+    );
+    let mut rps = with_cores(m, 2, json!({}));
+    rps["nics"][0]["policy"] = json!({ "kind": "napi", "rps_cpus": [1, 2] });
+    let p = problems(rps);
+    assert!(
+        p.contains("nics[0].policy.rps_cpus") && p.contains("core 2 does not exist"),
         "{p}"
     );
 }
