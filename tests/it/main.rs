@@ -12,6 +12,7 @@ mod livelock_table;
 mod many_cores;
 mod merged_bursts;
 mod models;
+mod modern_linux;
 mod multi_nic;
 mod napi_cores;
 mod p100_de;
