@@ -27,17 +27,21 @@ pub enum Kind {
     Interrupts,
     /// Latency over time as a heat map, one row per load point; one panel per variant.
     Timeline,
+    /// Each core's busy time vs offered load, a line per core; one panel per series
+    /// (drawn only for results of hosts with several cores).
+    Cores,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Loss,
         Kind::Forwarded,
         Kind::Latency,
         Kind::Cpu,
         Kind::Interrupts,
         Kind::Timeline,
+        Kind::Cores,
     ];
 
     /// File stem under `plots/`.
@@ -49,6 +53,7 @@ impl Kind {
             Kind::Cpu => "cpu",
             Kind::Interrupts => "interrupts",
             Kind::Timeline => "timeline",
+            Kind::Cores => "cores",
         }
     }
 }
@@ -68,6 +73,7 @@ where
         Kind::Cpu => cpu(data, root),
         Kind::Interrupts => interrupts(data, root),
         Kind::Timeline => timeline_chart(data, root),
+        Kind::Cores => cores(data, root),
     }
 }
 
@@ -648,6 +654,73 @@ where
                 .map(|(x, y)| ct.translate(&(*x, *y)))
                 .collect();
             polyline(root, &pts, WHITE, Dash::Solid, 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// The most cores any point of `data` has (0 or 1: a one-core host).
+pub fn max_cores(data: &Data) -> usize {
+    data.series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.figures.cores.len()))
+        .max()
+        .unwrap_or(0)
+}
+
+fn cores<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
+where
+    DB::ErrorType: 'static,
+{
+    let head = header(root, data, "Each core's busy time vs offered load");
+    let n_cores = max_cores(data);
+    let legend: Vec<Entry> = (0..n_cores)
+        .map(|c| {
+            Entry::new(
+                format!("core {c}"),
+                Swatch::Line(style::series_colour(c), Dash::Solid, Some(Marker::Dot)),
+            )
+        })
+        .collect();
+    let area = frame::layout(root, &head, &legend)?;
+    let n = data.series.len();
+    let panels = area.split_evenly(grid(n));
+    let xr = padded(data.x_span());
+    for (s, panel) in data.series.iter().zip(&panels) {
+        let mut b = builder(panel, n > 1);
+        if n > 1 {
+            b.caption(&s.label, frame::font(style::PANEL_SIZE, s.colour));
+        }
+        let mut chart = b.build_cartesian_2d(xr.clone(), 0.0..105.0)?;
+        if n > 1 {
+            mesh!(chart, data.x_axis.desc(), "busy (%)", &num, &num, 1, 5);
+        } else {
+            mesh!(
+                chart,
+                data.x_axis.desc(),
+                "core busy (% of its time)",
+                &num,
+                &num
+            );
+        }
+        let ct = chart.as_coord_spec();
+        for c in 0..n_cores {
+            let pts: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .filter_map(|p| {
+                    let k = p.figures.cores.get(c)?;
+                    Some((data.x(p), 100.0 * (1.0 - k.idle)))
+                })
+                .collect();
+            line(
+                root,
+                ct,
+                &pts,
+                style::series_colour(c),
+                Dash::Solid,
+                Some(Marker::Dot),
+            )?;
         }
     }
     Ok(())

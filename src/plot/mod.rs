@@ -14,6 +14,7 @@
 //! | `cpu` | CPU time by level (interrupt, softirq, kernel, user, idle) stacked vs load, one panel per series |
 //! | `interrupts` | interrupts/s vs offered load, with one interrupt per offered frame for reference |
 //! | `timeline` | heat map of the largest latency per time bucket, time across, one row per load point, one panel per variant, with each row's mean spike spacing (only with `timeline.csv`) |
+//! | `cores` | each core's busy time vs offered load, a line per core, one panel per series (only for hosts with several cores) |
 //! | `grid-<metric>` | heat maps of a two-parameter grid's summaries ([`heatmap`]; `irqsim plot` and `run` only) |
 //!
 //! One line per series (a variant of a result set) on shared axes; measured tables are
@@ -60,13 +61,21 @@ pub fn write(
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let timeline = timeline.filter(|t| !t.is_empty());
     let data = data::Data::new(sources, timeline);
+    let many_cores = charts::max_cores(&data) > 1;
     let kinds: Vec<Kind> = Kind::ALL
         .into_iter()
         .filter(|k| *k != Kind::Timeline || timeline.is_some())
+        .filter(|k| *k != Kind::Cores || many_cores)
         .collect();
-    if timeline.is_none() {
+    for (kind, drawn) in [
+        (Kind::Timeline, timeline.is_some()),
+        (Kind::Cores, many_cores),
+    ] {
+        if drawn {
+            continue;
+        }
         for ext in ["svg", "png"] {
-            let stale = dir.join(format!("{}.{ext}", Kind::Timeline.name()));
+            let stale = dir.join(format!("{}.{ext}", kind.name()));
             if stale.exists() {
                 std::fs::remove_file(&stale)
                     .with_context(|| format!("removing {}", stale.display()))?;
