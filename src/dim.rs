@@ -1,8 +1,14 @@
 //! Dynamic Interrupt Moderation: Linux's `net_dim`, the adaptive choice of a receive or
 //! transmit queue's interrupt moderation (mlx5e, bnxt, virtio_net, enetc, ... use it).
 //!
-//! Not wired into the host yet: it stands alone, for the queues of multi-queue NICs
-//! (`nics[].queues`).
+//! In a model: `nics[].dim` (a NIC, or each queue of a multi-queue NIC, with the `napi`
+//! policy). The host samples the queue after each NAPI completion that re-enables the
+//! interrupt (not after one that defers it: mlx5e_napi_poll returns before its DIM
+//! call when napi_complete_done says no) and programs a new profile at once into the
+//! queue's moderation (`packets` = `pkts`; `packet_timer_ns` = `usec` in CQE mode,
+//! `absolute_timer_ns` in EQE mode); the work item's own CPU time and delay are not
+//! modelled. Counters: `<nic>.dim.profile` (programmed at the end),
+//! `.measurements`, `.profile_changes`, `.profile<k>_ms` (time in each profile).
 //!
 //! ## The mechanism
 //!

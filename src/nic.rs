@@ -120,6 +120,13 @@ pub struct NicConfig {
     /// Interrupt moderation of the chip (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moderation: Option<ModerationConfig>,
+    /// Adaptive receive moderation by Linux's DIM (`ethtool -C <dev> adaptive-rx on` on
+    /// mlx5; [`crate::dim`]): after each NAPI completion the driver samples the queue's
+    /// interrupts, frames and bytes, and the profile DIM picks sets the moderation's
+    /// frame threshold (`packets`) and timer (`packet_timer_ns` in `cqe` mode,
+    /// `absolute_timer_ns` in `eqe` mode). Needs the `napi` policy (default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dim: Option<crate::dim::DimConfig>,
     /// Statistics counters and their overflow interrupt (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats_counters: Option<StatsCountersConfig>,
@@ -242,6 +249,25 @@ impl NicConfig {
                 p.push("moderation", "moderation needs an interrupt-driven policy; this NIC polls with interrupts off");
             }
         }
+        if let Some(d) = &self.dim {
+            p.at("dim", |p| d.validate(p));
+            if !matches!(self.policy, PolicyConfig::Napi(_)) {
+                p.push(
+                    "dim",
+                    "DIM needs the `napi` policy: the driver samples it after each NAPI completion (mlx5e_napi_poll)",
+                );
+            }
+            if self
+                .moderation
+                .as_ref()
+                .is_some_and(|m| m.adaptive.is_some())
+            {
+                p.push(
+                    "dim",
+                    "DIM and `moderation.adaptive` both adapt the interrupt rate: choose one",
+                );
+            }
+        }
     }
 }
 
@@ -307,6 +333,8 @@ pub struct Nic {
     tx_poll: SimTime,
     /// Frames placed in the RX ring -- counter.
     pub rx_frames: u64,
+    /// Bytes of the frames placed in the RX ring -- counter.
+    pub rx_bytes: u64,
     /// Interrupts taken (handler invocations) -- counter.
     pub interrupts: u64,
     /// Frames put on the output wire, less those an underrun or a reset cut -- counter.
@@ -341,6 +369,7 @@ impl Nic {
             tx_latency: SimTime::from_ns_f64(cfg.tx_latency_ns),
             tx_poll: SimTime::from_ns_f64(cfg.tx_poll_interval_ns),
             rx_frames: 0,
+            rx_bytes: 0,
             interrupts: 0,
             tx_frames: 0,
             stats: cfg
@@ -362,10 +391,12 @@ impl Nic {
         // (Written as a branch: `self.rx_frames += ok as u64` left the counter at 0 in
         // release builds of rustc 1.95.0 and counted in builds with debug assertions;
         // the golden outputs caught it.)
+        let bytes = pkt.bytes as u64;
         if self.rx_ring.push(pkt).is_err() {
             return false;
         }
         self.rx_frames += 1;
+        self.rx_bytes += bytes;
         true
     }
 

@@ -49,6 +49,23 @@ impl<M: Shape> Host<M> {
         }
     }
 
+    /// DIM's sample after a NAPI completion of `nic` (mlx5e_handle_rx_dim): the queue's
+    /// interrupts, frames and bytes so far; a new profile is programmed at once (the
+    /// driver's work item, whose own CPU time and delay are not modelled).
+    pub(crate) fn dim_sample(&mut self, nic: usize, now: SimTime) {
+        let port = &mut self.ports[nic];
+        let Some((dim, cqe)) = &mut port.dim else {
+            return;
+        };
+        let n = &port.nic;
+        if let Some(p) = dim.sample(now, n.interrupts, n.rx_frames, n.rx_bytes) {
+            dim.profile_applied(now);
+            if let Some(m) = &mut port.moderation {
+                m.program(p.usecs, p.pkts, *cqe);
+            }
+        }
+    }
+
     /// A moderation timer expired.
     pub(crate) fn moderation_timer(
         &mut self,

@@ -359,6 +359,20 @@ pub(crate) const SLOT_BUS: usize = 1;
 /// Slot of flow 0's next frame; flow `f`'s is `SLOT_RX0 + f`.
 const SLOT_RX0: usize = 2;
 
+/// The moderation state of a NIC configured with `c`: its `moderation`, with DIM's
+/// initial profile programmed when DIM is on (a NIC with DIM and no `moderation` gets
+/// one with no ITR).
+fn moderation_of(c: &crate::nic::NicConfig) -> Option<Moderation> {
+    let Some(d) = &c.dim else {
+        return c.moderation.as_ref().map(Moderation::new);
+    };
+    let mut m = Moderation::new(&c.moderation.clone().unwrap_or_default());
+    let p = crate::dim::profiles(d.direction, d.mode)
+        [(d.initial_profile as usize).min(crate::dim::NUM_PROFILES - 1)];
+    m.program(p.usecs, p.pkts, d.mode == crate::dim::CqPeriodMode::Cqe);
+    Some(m)
+}
+
 /// Per-flow state during a run.
 #[derive(Clone, Debug)]
 pub(crate) struct FlowState {
@@ -652,7 +666,13 @@ impl<M: Shape> Host<M> {
                             NicDma::new(i as u16, &c.dma.clone().unwrap_or_default(), bus)
                         }),
                     ),
-                    moderation: c.moderation.as_ref().map(Moderation::new),
+                    moderation: moderation_of(c),
+                    dim: c.dim.as_ref().map(|d| {
+                        (
+                            crate::dim::Dim::new(d),
+                            d.mode == crate::dim::CqPeriodMode::Cqe,
+                        )
+                    }),
                     link_watch: c
                         .driver
                         .link_watch
@@ -1457,6 +1477,16 @@ impl<M: Shape> Host<M> {
                 let n = &p.nic.name;
                 c.insert(format!("{n}.moderation.raised"), m.raised as f64);
                 c.insert(format!("{n}.moderation.suppressed"), m.suppressed as f64);
+            }
+            if let Some((d, _)) = &p.dim {
+                let n = &p.nic.name;
+                let k = d.counters();
+                c.insert(format!("{n}.dim.profile"), d.programmed_profile() as f64);
+                c.insert(format!("{n}.dim.measurements"), k.measurements as f64);
+                c.insert(format!("{n}.dim.profile_changes"), k.profile_changes as f64);
+                for (i, t) in d.time_in_profiles(end).iter().enumerate() {
+                    c.insert(format!("{n}.dim.profile{i}_ms"), t.as_secs_f64() * 1e3);
+                }
             }
         }
         let nic_names: Vec<String> = self.ports.iter().map(|p| p.nic.name.clone()).collect();

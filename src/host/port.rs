@@ -24,6 +24,9 @@ pub(crate) struct Port<D> {
     pub dma: D,
     /// Its interrupt moderation, if any.
     pub moderation: Option<Moderation>,
+    /// Its DIM instance, if adaptive receive moderation is on (with whether its mode
+    /// restarts the timer per frame, `cqe`).
+    pub dim: Option<(crate::dim::Dim, bool)>,
     /// Its underrun response and link check, if any.
     pub link_watch: Option<LinkWatch>,
     /// The driver's CPU costs and their random stream.

@@ -76,6 +76,9 @@ pub trait RxEnv {
 
     /// The driver re-enables `nic`'s interrupt; frames already in its ring interrupt at once.
     fn irq_unmask(&mut self, nic: usize);
+    /// A NAPI poll of `nic` completed and its interrupt is about to be re-enabled: the
+    /// driver's adaptive moderation (DIM) samples the queue here, if it has one.
+    fn poll_completed(&mut self, nic: usize);
     /// Make `task` ready at its level.
     fn wake(&mut self, task: Task);
     /// Make `task` ready at its level on core `core`.
@@ -255,6 +258,7 @@ pub(crate) mod mock {
         fn irq_unmask(&mut self, nic: usize) {
             self.log.push(Signal::Unmask(nic));
         }
+        fn poll_completed(&mut self, _nic: usize) {}
         fn wake(&mut self, task: Task) {
             self.log.push(Signal::Wake(task));
         }

@@ -530,6 +530,9 @@ mod tests {
         fn irq_unmask(&mut self, nic: usize) {
             self.env.irq_unmask(nic)
         }
+        fn poll_completed(&mut self, nic: usize) {
+            self.env.poll_completed(nic)
+        }
         fn wake(&mut self, task: Task) {
             self.env.wake(task)
         }

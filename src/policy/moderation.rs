@@ -161,6 +161,19 @@ impl Moderation {
         }
     }
 
+    /// The driver programs a new profile (DIM's work item): interrupt at `pkts` frames,
+    /// or `usecs` after the last frame (`restart_per_frame`: DIM's CQE mode, RDTR-like)
+    /// or after the first (EQE mode, RADV-like). Takes effect from the next frame.
+    pub fn program(&mut self, usecs: u16, pkts: u16, restart_per_frame: bool) {
+        let t = SimTime::from_ns_f64(usecs as f64 * 1e3);
+        self.threshold = pkts as u32;
+        (self.rdtr, self.radv) = if restart_per_frame {
+            (t, SimTime::ZERO)
+        } else {
+            (SimTime::ZERO, t)
+        };
+    }
+
     /// A frame arrived.
     pub fn packet(&mut self, now: SimTime, bytes: u32) {
         self.count += 1;

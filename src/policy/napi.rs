@@ -610,9 +610,10 @@ impl Napi {
                 return;
             }
         }
-        // Re-enable the interrupt and re-check the ring: frames already there raise
-        // the interrupt again (irq_unmask), so none is left waiting for a later frame's
-        // interrupt.
+        // The driver's DIM sample, then re-enable the interrupt and re-check the ring:
+        // frames already there raise the interrupt again (irq_unmask), so none is left
+        // waiting for a later frame's interrupt.
+        env.poll_completed(dev);
         env.irq_unmask(dev);
     }
 
