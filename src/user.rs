@@ -9,14 +9,19 @@
 //! - `screend`: a user-level packet consumer (Mogul's screend firewall daemon). Every
 //!   forwarded packet first goes to its queue (`queue_len`, drops counted as
 //!   `user_queue`); the process takes each, spends `per_packet` on it, and hands it to
-//!   if_output. It sleeps when its queue is empty.
+//!   if_output. It sleeps when its queue is empty -- unless it busy-polls: with
+//!   `busy_read_us` > 0 (the socket's SO_BUSY_POLL, net.core.busy_read), a recv() that
+//!   finds the queue empty first spins in napi_busy_loop on the NAPI instance its last
+//!   packet came from (sk_napi_id), polling that device itself, until a packet is
+//!   queued or `busy_read_us` has passed (the `napi` policy does the polling:
+//!   [`crate::policy::napi`]).
 //!
 //! Both run at user priority: every interrupt, softirq and kernel thread preempts them,
 //! which is why they starve under receive livelock.
 //!
 //! Parameters ([`UserConfig`], tagged by `kind`): cpu-bound `work_unit` (default
 //! 1,000 ns); screend `per_packet` (required),
-//! `queue_len` (default 32).
+//! `queue_len` (default 32), `busy_read_us` (default 0: off).
 //!
 //! Reported per point: `user.cpu_share`, `user.work_per_s`; counters `user.packets`.
 
@@ -48,7 +53,17 @@ pub enum UserConfig {
         /// Queue between kernel and process [packets] (default 32).
         #[serde(default = "d_qlen")]
         queue_len: u32,
+        /// Socket busy polling (SO_BUSY_POLL / net.core.busy_read): how long a recv()
+        /// that finds the queue empty polls the device of its last packet before it
+        /// sleeps [us] (default 0: off; Linux recommends 50). Needs the `napi` policy
+        /// on the receiving NICs.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        busy_read_us: f64,
     },
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn d_unit() -> CostParam {
@@ -72,11 +87,18 @@ impl UserConfig {
             UserConfig::Screend {
                 per_packet,
                 queue_len,
+                busy_read_us,
             } => {
                 if let Err(e) = per_packet.check() {
                     p.push("per_packet", e);
                 }
                 p.at_least("queue_len", *queue_len as u64, 1, "packet");
+                if !(busy_read_us.is_finite() && *busy_read_us >= 0.0) {
+                    p.push(
+                        "busy_read_us",
+                        format!("must be a duration of 0 us or more, got {busy_read_us}"),
+                    );
+                }
             }
         }
     }
@@ -91,6 +113,12 @@ pub struct UserProcess {
     queue: Option<BoundedQueue<Packet>>,
     current: Option<Packet>,
     rng: StreamRng,
+    /// Socket busy polling: the longest busy loop (0: off).
+    pub busy_read: SimTime,
+    /// The NIC (NAPI instance) of the last packet it took (sk_napi_id), set by the host.
+    pub napi_nic: Option<usize>,
+    /// The deadline of the busy loop in progress, if one is.
+    pub busy_until: Option<SimTime>,
     /// Packets handled (screend) -- counter.
     pub packets: u64,
 }
@@ -111,11 +139,15 @@ impl UserProcess {
                 queue: None,
                 current: None,
                 rng,
+                busy_read: SimTime::ZERO,
+                napi_nic: None,
+                busy_until: None,
                 packets: 0,
             },
             UserConfig::Screend {
                 per_packet,
                 queue_len,
+                busy_read_us,
             } => UserProcess {
                 quantum: SimTime::ZERO,
                 unit_ns: 0.0,
@@ -123,6 +155,9 @@ impl UserProcess {
                 queue: Some(BoundedQueue::new(*queue_len as usize)),
                 current: None,
                 rng,
+                busy_read: SimTime::from_ns_f64(busy_read_us * 1e3),
+                napi_nic: None,
+                busy_until: None,
                 packets: 0,
             },
         }
@@ -131,6 +166,16 @@ impl UserProcess {
     /// Whether forwarded packets go through this process.
     pub fn consumes_packets(&self) -> bool {
         self.queue.is_some()
+    }
+
+    /// Whether its queue holds a packet (the socket is readable).
+    pub fn has_packet(&self) -> bool {
+        self.queue.as_ref().is_some_and(|q| !q.is_empty())
+    }
+
+    /// The packet in hand (screend).
+    pub fn current(&self) -> Option<&Packet> {
+        self.current.as_ref()
     }
 
     /// Whether its queue is full.

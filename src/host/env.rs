@@ -122,6 +122,10 @@ impl<M: Shape> RxEnv for HostEnv<'_, M> {
         self.h.on_core()
     }
     #[inline(always)]
+    fn socket_ready(&self) -> bool {
+        self.h.user.as_ref().is_some_and(|u| u.has_packet())
+    }
+    #[inline(always)]
     fn set_alarm(&mut self, after: SimTime, kind: u8, arg: u16) {
         let core = self.h.on_core() as u8;
         self.s

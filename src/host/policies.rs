@@ -244,6 +244,30 @@ macro_rules! registry {
                 }
             }
 
+            /// One step of the user process's busy loop on `nic`, by its policy (`Done`:
+            /// the loop is over).
+            pub(crate) fn policy_busy_poll(
+                &mut self,
+                nic: usize,
+                start: bool,
+                deadline: SimTime,
+                now: SimTime,
+                s: &mut Scheduler<Event>,
+            ) -> Step {
+                match self.ports[nic].policy_kind {
+                    $(Some(kind::$name) => lend(
+                        self, now, s,
+                        |h| &mut h.rx_policies.$name,
+                        |_| true,
+                        |p, env| <crate::policy::$file::$ty as RxPolicy>::busy_poll(
+                            p, nic, start, deadline, env,
+                        ),
+                    )
+                    .unwrap_or(Step::Done),)*
+                    _ => Step::Done,
+                }
+            }
+
             /// The policies' first timers, in registry order.
             pub(crate) fn start_policy_timers(&mut self, s: &mut Scheduler<Event>) {
                 $(if let Some(t) = self.rx_policies.$name.as_ref().and_then(|p| {

@@ -27,6 +27,9 @@ impl<M: Shape> Host<M> {
 
     /// One step of the user process: the packet it finished goes to if_output (and
     /// may let the polling thread's feedback resume input) before it takes the next.
+    /// A process that busy-polls (`busy_read_us`) runs its busy loop, by the policy of
+    /// the NIC its last packet came from, when it finds its queue empty, and takes
+    /// what the loop brought.
     pub(crate) fn user_step(
         &mut self,
         now: SimTime,
@@ -40,11 +43,45 @@ impl<M: Shape> Host<M> {
             self.if_output(p, now, s);
             self.output_drained(now, s);
         }
-        let contended = self.user_level_contended();
-        match self.user.as_mut() {
-            Some(u) => u.next(first, contended),
-            None => Step::Done,
+        // A busy loop in progress; when it is over, the process takes what it brought
+        // or sleeps (it does not loop again until a packet has woken it).
+        let mut ended = false;
+        if let Some(u) = self.user.as_ref()
+            && let (Some(deadline), Some(nic)) = (u.busy_until, u.napi_nic)
+        {
+            if let Step::Run(d) = self.policy_busy_poll(nic, false, deadline, now, s) {
+                return Step::Run(d);
+            }
+            if let Some(u) = self.user.as_mut() {
+                u.busy_until = None;
+            }
+            ended = true;
         }
+        let contended = self.user_level_contended();
+        let Some(u) = self.user.as_mut() else {
+            return Step::Done;
+        };
+        let step = u.next(first, contended);
+        if let Some(p) = u.current() {
+            u.napi_nic = Some(self.flows[p.flow as usize].in_nic);
+        }
+        if step != Step::Done || u.busy_read == SimTime::ZERO || ended {
+            return step;
+        }
+        let Some(nic) = u.napi_nic else {
+            return step;
+        };
+        // recv() found the socket empty: sk_busy_loop before sleeping.
+        let deadline = now + u.busy_read;
+        u.busy_until = Some(deadline);
+        if let Step::Run(d) = self.policy_busy_poll(nic, true, deadline, now, s) {
+            return Step::Run(d);
+        }
+        let Some(u) = self.user.as_mut() else {
+            return Step::Done;
+        };
+        u.busy_until = None;
+        u.next(first, contended)
     }
 
     /// Unit cost of the cpu-bound job [ns] (0 for screend).

@@ -81,6 +81,8 @@ pub trait RxEnv {
     fn poll_completed(&mut self, nic: usize);
     /// Make `task` ready at its level.
     fn wake(&mut self, task: Task);
+    /// Whether the user process's socket queue holds a packet (sk_busy_loop_end).
+    fn socket_ready(&self) -> bool;
     /// Make `task` ready at its level on core `core`.
     fn wake_on(&mut self, core: usize, task: Task);
     /// The core whose task is running (0 on a host with one core).
@@ -138,6 +140,8 @@ pub(crate) mod mock {
         pub core: usize,
         /// Every frame's flow hash.
         pub hash: u32,
+        /// The user process's socket holds a packet.
+        pub socket_ready: bool,
         /// Constant costs [ns]: rx per frame, poll call, txeof per descriptor, forward.
         pub rx_ns: u64,
         pub poll_ns: u64,
@@ -271,6 +275,9 @@ pub(crate) mod mock {
         }
         fn core(&self) -> usize {
             self.core
+        }
+        fn socket_ready(&self) -> bool {
+            self.socket_ready
         }
         fn set_alarm(&mut self, after: SimTime, _kind: u8, arg: u16) {
             self.log.push(Signal::Alarm(after, arg));

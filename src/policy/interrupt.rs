@@ -551,6 +551,9 @@ mod tests {
         fn core(&self) -> usize {
             self.env.core()
         }
+        fn socket_ready(&self) -> bool {
+            self.env.socket_ready()
+        }
         fn set_alarm(&mut self, after: SimTime, kind: u8, arg: u16) {
             self.env.set_alarm(after, kind, arg)
         }

@@ -181,6 +181,18 @@ pub trait RxPolicy: Sized {
     }
     /// A one-shot timer it armed ([`RxEnv::set_alarm`]) fired, on the core that armed it.
     fn alarm(&mut self, _arg: u16, _env: &mut impl RxEnv) {}
+    /// One step of the user process's socket busy loop on `nic` (`start`: the loop
+    /// begins, to end at `deadline`); `Done` when the loop is over. Policies that do not
+    /// support busy polling end it at once.
+    fn busy_poll(
+        &mut self,
+        _nic: usize,
+        _start: bool,
+        _deadline: SimTime,
+        _env: &mut impl RxEnv,
+    ) -> Step {
+        Step::Done
+    }
     /// The run starts (wake the tasks that run from time 0).
     fn start(&mut self, _env: &mut impl RxEnv) {}
     /// A downstream queue drained a little (a frame left an output wire); only called

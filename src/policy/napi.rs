@@ -164,6 +164,15 @@ pub struct NapiConfig {
     /// on the polling core [cost] (default 0).
     #[serde(default)]
     pub rps_per_packet: CostParam,
+    /// CPU cost of one round of napi_busy_loop besides the driver's poll: the bottom-half
+    /// disable and enable, the socket check, cpu_relax [cost] (default 100 ns, an
+    /// estimate; more than 0: it paces a loop that finds nothing).
+    #[serde(default = "d_busy_loop")]
+    pub busy_poll_loop: CostParam,
+}
+
+fn d_busy_loop() -> CostParam {
+    CostParam::ns(100.0)
 }
 
 fn d_budget() -> u32 {
@@ -192,6 +201,7 @@ impl Default for NapiConfig {
             dev_weight: d_weight(),
             netdev_max_backlog: d_backlog(),
             rps_per_packet: CostParam::default(),
+            busy_poll_loop: d_busy_loop(),
         }
     }
 }
@@ -206,6 +216,13 @@ impl NapiConfig {
         p.at_least("netdev_max_backlog", self.netdev_max_backlog as u64, 1, "frame");
         if let Err(e) = self.rps_per_packet.check() {
             p.push("rps_per_packet", e);
+        }
+        match self.busy_poll_loop.check() {
+            Err(e) => p.push("busy_poll_loop", e),
+            Ok(()) if self.busy_poll_loop.mean_ns(1.0) <= 0.0 => {
+                p.push("busy_poll_loop", "must be more than 0 ns")
+            }
+            Ok(()) => {}
         }
     }
 }
@@ -239,6 +256,24 @@ struct Dev {
     thread_polling: bool,
     thread_current: Option<Held>,
     thread_slice_start: SimTime,
+}
+
+/// Frames one busy-poll round may take (BUSY_POLL_BUDGET, include/net/busy_poll.h).
+const BUSY_POLL_BUDGET: u32 = 8;
+
+/// A busy loop in progress (napi_busy_loop, net/core/dev.c) on device `dev`.
+#[derive(Clone, Debug)]
+struct BusyLoop {
+    dev: usize,
+    deadline: SimTime,
+    /// It took the device (NAPI_STATE_SCHED | NAPI_STATE_IN_BUSY_POLL).
+    owned: bool,
+    /// A poll round is in progress, with the frames it took.
+    polling: bool,
+    work: u32,
+    /// busy_poll_stop's last poll is in progress.
+    stopping: bool,
+    current: Option<Held>,
 }
 
 /// One core's softirq state (its softnet_data): the poll list, the running
@@ -286,6 +321,10 @@ pub struct Napi {
     watchdog: u64,
     thread_polls: u64,
     rps_steered: u64,
+    busy: Option<BusyLoop>,
+    busy_loop_cost: Cost,
+    busy_polls: u64,
+    busy_packets: u64,
     /// Registry index (for its tasks and alarms).
     kind: u8,
 }
@@ -334,6 +373,10 @@ impl Napi {
             watchdog: 0,
             thread_polls: 0,
             rps_steered: 0,
+            busy: None,
+            busy_loop_cost: cfg.busy_poll_loop.build(clock_mhz),
+            busy_polls: 0,
+            busy_packets: 0,
             kind: 0,
         }
     }
@@ -359,6 +402,10 @@ impl Napi {
                 .iter()
                 .filter(|d| d.thread_current.is_some())
                 .count()
+            + self
+                .busy
+                .as_ref()
+                .is_some_and(|b| b.current.is_some()) as usize
     }
 
     /// napi_schedule on the current core (from the receive interrupt, or the hrtimer):
@@ -673,6 +720,92 @@ impl Napi {
         }
     }
 
+    /// One step of a process's busy loop on NIC `dev` (napi_busy_loop with
+    /// sk_busy_loop_end; `start`: recv() found the socket empty and begins the loop,
+    /// which ends at `deadline`). Each round: if the device is idle, take it (SCHED and
+    /// IN_BUSY_POLL: its interrupt, if it fires, can no longer schedule it) and poll it
+    /// for up to BUSY_POLL_BUDGET frames, which go up the stack to the socket; a poll
+    /// that empties the ring does not complete the device (napi_complete_done refuses
+    /// in busy poll); if the softirq or a thread has the device, just spin. The loop
+    /// ends when the socket has a packet or the deadline passes; busy_poll_stop then
+    /// polls once more and completes the device (re-enabling its interrupt) or, if that
+    /// poll used its whole budget, hands it to the softirq of the current core. Returns
+    /// `Done` when the loop is over.
+    pub fn busy_step(
+        &mut self,
+        dev: usize,
+        start: bool,
+        deadline: SimTime,
+        env: &mut impl RxEnv,
+    ) -> Step {
+        let now = env.now();
+        if start {
+            self.busy = Some(BusyLoop {
+                dev,
+                deadline,
+                owned: false,
+                polling: false,
+                work: 0,
+                stopping: false,
+                current: None,
+            });
+        }
+        let Some(mut b) = self.busy.take() else {
+            return Step::Done;
+        };
+        if let Some(h) = b.current.take() {
+            self.deliver(h, env);
+        }
+        let c = env.core();
+        if b.polling || b.stopping {
+            if b.work < BUSY_POLL_BUDGET
+                && let Some((h, d)) = self.take(c, b.dev, env)
+            {
+                b.work += 1;
+                b.current = Some(h);
+                self.busy_packets += 1;
+                self.busy = Some(b);
+                return Step::Run(d);
+            }
+            b.polling = false;
+            if b.stopping {
+                // busy_poll_stop: the driver's napi_complete_done now counts.
+                if b.work < BUSY_POLL_BUDGET && env.rx_empty(b.dev) {
+                    self.complete(b.dev, b.work, env);
+                } else {
+                    self.devs[b.dev].scheduled = false;
+                    self.schedule_on(c, b.dev, env);
+                }
+                return Step::Done;
+            }
+        }
+        if env.socket_ready() || now >= b.deadline {
+            if !b.owned {
+                return Step::Done;
+            }
+            b.stopping = true;
+            b.work = 0;
+            let call = env.poll_call_cost(b.dev);
+            self.busy = Some(b);
+            return Step::Run(call);
+        }
+        if !b.owned && !self.devs[b.dev].scheduled {
+            self.devs[b.dev].scheduled = true;
+            b.owned = true;
+        }
+        let round = env.kernel_cost(&self.busy_loop_cost);
+        if b.owned {
+            b.polling = true;
+            b.work = 0;
+            self.busy_polls += 1;
+            let call = env.poll_call_cost(b.dev);
+            self.busy = Some(b);
+            return Step::Run(round + call);
+        }
+        self.busy = Some(b);
+        Step::Run(round)
+    }
+
     /// Publish the counters (per core ones when there are several cores).
     pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
         let squeeze: u64 = self.cores.iter().map(|s| s.time_squeeze).sum();
@@ -695,6 +828,8 @@ impl Napi {
             ("thread_polls", self.thread_polls, threaded),
             ("rps_steered", self.rps_steered, rps),
             ("backlog_dropped", dropped, rps),
+            ("busy_polls", self.busy_polls, self.busy_polls > 0),
+            ("busy_poll_packets", self.busy_packets, self.busy_polls > 0),
         ] {
             if used {
                 c.insert(format!("napi.{k}"), v as f64);
@@ -786,6 +921,15 @@ impl RxPolicy for Napi {
     }
     fn alarm(&mut self, arg: u16, env: &mut impl RxEnv) {
         self.watchdog(arg as usize, env)
+    }
+    fn busy_poll(
+        &mut self,
+        nic: usize,
+        start: bool,
+        deadline: SimTime,
+        env: &mut impl RxEnv,
+    ) -> Step {
+        self.busy_step(nic, start, deadline, env)
     }
     fn swi_begin(&mut self, _bit: u32, env: &mut impl RxEnv) -> bool {
         self.softirq_begin(env)
