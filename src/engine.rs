@@ -237,9 +237,15 @@ pub trait Slots {
     fn with_slots(n: usize) -> Self;
     /// Set or clear slot `i`.
     fn set(&mut self, i: usize, k: Option<Slot>);
+    /// Clear slot `i`, whose event is being handled: [`Slots::get`] sees it empty at
+    /// once, [`Slots::earliest`] only after [`Slots::settle`] (the handler usually sets
+    /// the slot again, and the index is then updated once for both).
+    fn take(&mut self, i: usize);
+    /// Bring the index up to date after [`Slots::take`].
+    fn settle(&mut self);
     /// Slot `i`, if it holds an event.
     fn get(&self, i: usize) -> Option<Slot>;
-    /// The earliest slot, if any holds an event.
+    /// The earliest slot, if any holds an event (the slots settled).
     fn earliest(&self) -> Option<(usize, Slot)>;
 }
 
@@ -252,6 +258,12 @@ impl Slots for SlotTable {
         SlotTable::set(self, i, k)
     }
     #[inline(always)]
+    fn take(&mut self, i: usize) {
+        SlotTable::set(self, i, None)
+    }
+    #[inline(always)]
+    fn settle(&mut self) {}
+    #[inline(always)]
     fn get(&self, i: usize) -> Option<Slot> {
         SlotTable::get(self, i)
     }
@@ -261,60 +273,179 @@ impl Slots for SlotTable {
     }
 }
 
-/// Slots in a tournament tree: setting a slot replays the matches on its leaf's path
-/// to the root (log2 of the slots), and the earliest slot is at the root, instead of a
-/// scan of every slot per event: for models with many one-of-a-kind events (many flows,
-/// many cores).
+/// Slots in a tournament tree: each node holds the least key below it, the root the
+/// earliest slot; setting a slot replays the matches on its leaf's path towards the
+/// root, instead of a scan of every slot per event: for models with many one-of-a-kind
+/// events (many flows, many cores).
+///
+/// A node's key is `at << 64 | seq << b | slot`, with `b` the bits of a slot number:
+/// unique, ordered as (time, sequence, slot), so a match is the minimum of two integers
+/// (no branch, no tie rule) and the winner's slot number comes with its key. The
+/// sequence numbers must stay below `2^(64 - b) - 1` (a run would need more than 2^50
+/// events with 16,384 slots to reach that; checked); `u64::MAX`, the sequence of an
+/// event that runs after every other of its instant, is kept as `2^(64 - b) - 1`.
+///
+/// Cost: setting a slot replays at most log2 of the slots matches, and stops at the
+/// first node that does not change (nothing above it changes). A slot taken
+/// ([`Slots::take`]) is replayed once, when it is set again or at [`Slots::settle`],
+/// whichever comes first.
 #[derive(Clone, Debug)]
 pub struct SlotTree {
-    /// Node `j`, from 1: the least key below it and its slot (the lower slot of two
-    /// equal keys); its children are `2j` and `2j + 1`; leaf `cap + i` is slot `i`
-    /// (padding leaves stay empty).
-    nodes: Vec<(u128, u32)>,
-    /// Leaves: a power of two, at least the number of slots.
+    /// Node `j`, from 1 (children `2j` and `2j + 1`): the least packed key below it
+    /// ([`SlotTable::EMPTY`] when every slot below is empty); leaf `cap + i` is slot
+    /// `i` (padding leaves stay empty). `2 cap` of them, node 0 unused.
+    nodes: Vec<u128>,
+    /// Leaves: a power of two, at least the number of slots (and 2).
     cap: usize,
+    /// Bits of a slot number in a packed key: log2 of `cap`.
+    bits: u32,
     /// Number of slots.
     n: usize,
+    /// The slot taken and not yet replayed ([`SlotTree::NONE`] if none): the nodes on
+    /// its path may be stale, every other node is the least of its children.
+    taken: usize,
+}
+
+/// The lesser of `a` and `b`, with conditional moves (which of two keys is less is
+/// unpredictable from one event to the next, and a branch would be mispredicted).
+#[inline(always)]
+fn min_unpredictable(a: u128, b: u128) -> u128 {
+    let take_b = 0u128.wrapping_sub((b < a) as u128);
+    (b & take_b) | (a & !take_b)
+}
+
+impl SlotTree {
+    const NONE: usize = usize::MAX;
+
+    /// The packed sequence number that stands for `u64::MAX`; real ones are below it.
+    #[inline(always)]
+    fn seq_max(&self) -> u64 {
+        u64::MAX >> self.bits
+    }
+
+    #[inline(always)]
+    fn pack(&self, i: usize, k: Option<Slot>) -> u128 {
+        let Some(k) = k else {
+            return SlotTable::EMPTY;
+        };
+        let max = self.seq_max();
+        let seq = if k.seq == u64::MAX {
+            max
+        } else {
+            assert!(
+                k.seq < max,
+                "sequence number {} beyond the slot tree's",
+                k.seq
+            );
+            k.seq
+        };
+        ((k.at.0 as u128) << 64) | (((seq << self.bits) | i as u64) as u128)
+    }
+
+    #[inline(always)]
+    fn unpack(&self, k: u128) -> Slot {
+        let seq = (k as u64) >> self.bits;
+        Slot {
+            at: SimTime((k >> 64) as u64),
+            seq: if seq == self.seq_max() { u64::MAX } else { seq },
+        }
+    }
+
+    /// Node `j`.
+    #[inline(always)]
+    fn node(&self, j: usize) -> u128 {
+        self.nodes[j]
+    }
+
+    /// Replay the path from leaf `j`: each node the least of its children. `early`:
+    /// stop at the first node that keeps its key (valid when the nodes above it are up
+    /// to date but for the taken slot's path, which is replayed in full later).
+    #[inline(always)]
+    fn replay(&mut self, mut j: usize, early: bool) {
+        let nodes = &mut self.nodes[..];
+        let last = nodes.len() - 1;
+        let mut k = nodes[j & last];
+        while j > 1 {
+            let sib = nodes[(j ^ 1) & last];
+            // Which key wins is unpredictable: a conditional move, not a branch.
+            k = min_unpredictable(k, sib);
+            j >>= 1;
+            let node = &mut nodes[j & last];
+            if early && *node == k {
+                return;
+            }
+            *node = k;
+        }
+    }
+
+    /// Slot `i`'s path replayed in full (its nodes may be stale).
+    #[inline(never)]
+    fn replay_full(&mut self, i: usize) {
+        self.replay(self.cap + i, false);
+    }
+
+    /// Slot `i`'s path replayed up to the first node that keeps its key.
+    #[inline(never)]
+    fn replay_early(&mut self, i: usize) {
+        self.replay(self.cap + i, true);
+    }
 }
 
 impl Slots for SlotTree {
     fn with_slots(n: usize) -> Self {
         let cap = n.max(2).next_power_of_two();
-        let mut nodes = vec![(SlotTable::EMPTY, 0u32); 2 * cap];
-        for (i, leaf) in nodes[cap..].iter_mut().enumerate() {
-            leaf.1 = i as u32;
+        SlotTree {
+            nodes: vec![SlotTable::EMPTY; 2 * cap],
+            cap,
+            bits: cap.trailing_zeros(),
+            n,
+            taken: Self::NONE,
         }
-        for j in (1..cap).rev() {
-            let (l, r) = (nodes[2 * j], nodes[2 * j + 1]);
-            nodes[j] = if r.0 < l.0 { r } else { l };
-        }
-        SlotTree { nodes, cap, n }
     }
 
-    #[inline]
+    #[inline(always)]
     fn set(&mut self, i: usize, k: Option<Slot>) {
         assert!(i < self.n, "slot {i} of {}", self.n);
-        let mut j = self.cap + i;
-        self.nodes[j].0 = k.map_or(SlotTable::EMPTY, SlotTable::pack);
-        while j > 1 {
-            let left = j & !1;
-            let (l, r) = (self.nodes[left], self.nodes[left + 1]);
-            j /= 2;
-            self.nodes[j] = if r.0 < l.0 { r } else { l };
+        let j = self.cap + i;
+        self.nodes[j] = self.pack(i, k);
+        if i == self.taken {
+            self.taken = Self::NONE;
+            self.replay_full(i);
+        } else {
+            self.replay_early(i);
         }
     }
 
-    #[inline]
-    fn get(&self, i: usize) -> Option<Slot> {
+    #[inline(always)]
+    fn take(&mut self, i: usize) {
         assert!(i < self.n, "slot {i} of {}", self.n);
-        let k = self.nodes[self.cap + i].0;
-        (k != SlotTable::EMPTY).then(|| SlotTable::unpack(k))
+        self.settle();
+        let j = self.cap + i;
+        self.nodes[j] = SlotTable::EMPTY;
+        self.taken = i;
     }
 
-    #[inline]
+    #[inline(always)]
+    fn settle(&mut self) {
+        if self.taken != Self::NONE {
+            let i = self.taken;
+            self.taken = Self::NONE;
+            self.replay_full(i);
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<Slot> {
+        assert!(i < self.n, "slot {i} of {}", self.n);
+        let k = self.node(self.cap + i);
+        (k != SlotTable::EMPTY).then(|| self.unpack(k))
+    }
+
+    #[inline(always)]
     fn earliest(&self) -> Option<(usize, Slot)> {
-        let (k, i) = self.nodes[1];
-        (k != SlotTable::EMPTY).then(|| (i as usize, SlotTable::unpack(k)))
+        debug_assert!(self.taken == Self::NONE, "a taken slot not settled");
+        let k = self.node(1);
+        (k != SlotTable::EMPTY).then(|| ((k as usize) & (self.cap - 1), self.unpack(k)))
     }
 }
 
@@ -337,34 +468,58 @@ mod tests {
 
     #[test]
     fn a_slot_tree_finds_what_a_slot_table_finds() {
-        // 1, 5, 17 and 43 slots; random sets and clears with repeated keys (equal keys:
-        // the lowest slot wins): after every change the tree's earliest and each slot
-        // equal the scanning table's.
-        for n in [1, 5, 17, 43] {
+        // 1, 5, 17, 43 and 100 slots, used as a model uses them: take the earliest slot
+        // (its event fires) half of the time, then zero to three random sets and clears
+        // (the slot taken among them a third of the time), with repeated keys (equal
+        // keys: the lowest slot wins), then settle: after every set, each slot equals
+        // the scanning table's; after settling, the earliest too.
+        for n in [1, 5, 17, 43, 100] {
             let mut tree = SlotTree::with_slots(n);
             let mut table = SlotTable::new(n);
             let mut x: u64 = 12345;
-            for step in 0..20_000u64 {
+            let mut next = || {
                 x = x
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                let i = (x >> 33) as usize % n;
-                let k = (!(x >> 20).is_multiple_of(4)).then_some(Slot {
-                    at: SimTime((x >> 40) % 50),
-                    seq: if (x >> 12).is_multiple_of(3) {
-                        u64::MAX
-                    } else {
-                        step
-                    },
-                });
-                Slots::set(&mut tree, i, k);
-                table.set(i, k);
+                x >> 16
+            };
+            for step in 0..20_000u64 {
+                let mut taken = None;
+                if next().is_multiple_of(2)
+                    && let Some((i, _)) = table.earliest()
+                {
+                    Slots::take(&mut tree, i);
+                    table.set(i, None);
+                    assert_eq!(Slots::get(&tree, i), None);
+                    taken = Some(i);
+                }
+                for _ in 0..next() % 4 {
+                    let r = next();
+                    let i = match taken {
+                        Some(t) if r.is_multiple_of(3) => t,
+                        _ => (r >> 8) as usize % n,
+                    };
+                    let k = (!(r >> 20).is_multiple_of(4)).then_some(Slot {
+                        at: SimTime(step / 4 + (r >> 24) % 50),
+                        seq: if (r >> 30).is_multiple_of(3) {
+                            u64::MAX
+                        } else {
+                            step
+                        },
+                    });
+                    Slots::set(&mut tree, i, k);
+                    table.set(i, k);
+                    assert_eq!(Slots::get(&tree, i), table.get(i), "n {n}, step {step}");
+                }
+                Slots::settle(&mut tree);
                 assert_eq!(
                     Slots::earliest(&tree),
                     table.earliest(),
                     "n {n}, step {step}"
                 );
-                assert_eq!(Slots::get(&tree, i), table.get(i));
+                for i in 0..n {
+                    assert_eq!(Slots::get(&tree, i), table.get(i), "n {n}, step {step}");
+                }
             }
         }
     }

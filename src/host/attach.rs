@@ -132,6 +132,9 @@ pub(crate) trait CoreModel: 'static {
     /// slots), indexed with several (a CPU slot per core, and the many flows such hosts
     /// carry).
     type Slots: Slots;
+    /// A set of the host's cores (the parked cores that may have a decision to make):
+    /// nothing with one core, a bit mask with several.
+    type CoreSet: CoreSet;
     /// The stored form of `c`.
     fn hand(c: Core) -> Self::Hand;
 }
@@ -143,6 +146,7 @@ impl CoreModel for OneCore {
     const MANY: bool = false;
     type Hand = InPlace;
     type Slots = SlotTable;
+    type CoreSet = Absent;
     fn hand(c: Core) -> InPlace {
         InPlace(c)
     }
@@ -155,8 +159,55 @@ impl CoreModel for ManyCores {
     const MANY: bool = true;
     type Hand = Box<Core>;
     type Slots = SlotTree;
+    type CoreSet = u64;
     fn hand(c: Core) -> Box<Core> {
         Box::new(c)
+    }
+}
+
+/// A set of cores, by number (at most 64).
+pub(crate) trait CoreSet {
+    /// Cores `0..n`.
+    fn first(n: usize) -> Self;
+    /// Add core `c`.
+    fn insert(&mut self, c: usize);
+    /// Remove core `c`.
+    fn remove(&mut self, c: usize);
+    /// The cores as a mask: bit `c` for core `c`.
+    fn mask(&self) -> u64;
+}
+
+/// No cores: the set a host with one core keeps, of size zero.
+impl CoreSet for Absent {
+    fn first(_: usize) -> Self {
+        Absent
+    }
+    #[inline(always)]
+    fn insert(&mut self, _: usize) {}
+    #[inline(always)]
+    fn remove(&mut self, _: usize) {}
+    #[inline(always)]
+    fn mask(&self) -> u64 {
+        0
+    }
+}
+
+impl CoreSet for u64 {
+    fn first(n: usize) -> Self {
+        assert!((1..=64).contains(&n), "{n} cores in a set of at most 64");
+        u64::MAX >> (64 - n)
+    }
+    #[inline(always)]
+    fn insert(&mut self, c: usize) {
+        *self |= 1 << c;
+    }
+    #[inline(always)]
+    fn remove(&mut self, c: usize) {
+        *self &= !(1 << c);
+    }
+    #[inline(always)]
+    fn mask(&self) -> u64 {
+        *self
     }
 }
 

@@ -54,7 +54,7 @@ pub use crate::task::{Step, Task};
 use crate::time::SimTime;
 use crate::traffic::{FlowConfig, FlowSource, Frame};
 use crate::user::{UserConfig, UserProcess};
-use attach::{Attached, CoreModel, ManyCores, NoBus, OneCore, Shape, WithBus};
+use attach::{Attached, CoreModel, CoreSet, ManyCores, NoBus, OneCore, Shape, WithBus};
 use port::Port;
 use processor::Core;
 use serde::{Deserialize, Serialize};
@@ -419,6 +419,11 @@ pub(crate) struct Host<M: Shape> {
     pub(crate) slots: <M::Cores as CoreModel>::Slots,
     tx_base: usize,
     cpu_base: usize,
+    /// The parked cores whose CPU may have a decision to make (bit `c` for core `c`):
+    /// those put down with one ([`Host::switch_to`]) or reached ([`Host::core_at`])
+    /// since [`Host::reschedule_cores`] last found them clean. The core in hand is
+    /// always looked at.
+    unsettled_cores: <M::Cores as CoreModel>::CoreSet,
     /// Each NIC with what is wired to it (device, DMA engines, moderation, link watch,
     /// driver costs, line, policy routing), indexed by NIC.
     pub(crate) ports: Vec<Port<M::Dma>>,
@@ -725,6 +730,7 @@ impl<M: Shape> Host<M> {
             slots: Slots::with_slots(cpu_base + cores - 1),
             tx_base,
             cpu_base,
+            unsettled_cores: CoreSet::first(cores),
             handlers: cfg
                 .nics
                 .iter()
@@ -963,6 +969,9 @@ impl<M: Shape> Host<M> {
         if M::Cores::MANY && c != self.on {
             let next = self.parked[c].take().expect("a parked core");
             let prev = std::mem::replace(&mut self.core, next);
+            if prev.cpu.is_dirty() {
+                self.unsettled_cores.insert(self.on);
+            }
             self.parked[self.on] = Some(prev);
             self.on = c;
         }
@@ -974,6 +983,7 @@ impl<M: Shape> Host<M> {
         if !M::Cores::MANY || c == self.on {
             &mut self.core
         } else {
+            self.unsettled_cores.insert(c);
             self.parked[c].as_deref_mut().expect("a parked core")
         }
     }
@@ -1037,7 +1047,7 @@ impl<M: Shape> Host<M> {
             if self.core.cpu.is_dirty() {
                 self.reschedule_changed(now, s);
             }
-        } else {
+        } else if self.unsettled_cores.mask() != 0 || self.core.cpu.is_dirty() {
             self.reschedule_cores(now, s);
         }
     }
@@ -1046,8 +1056,23 @@ impl<M: Shape> Host<M> {
     /// a decision left (a task beginning on one core can wake one on another).
     #[inline(never)]
     fn reschedule_cores(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        while let Some(c) = (0..self.parked.len()).find(|&c| self.core_ref(c).cpu.is_dirty()) {
+        loop {
+            // The lowest-numbered core with a decision to make: only the core in hand
+            // and the unsettled ones can have one; those found clean are settled.
+            let mut look = self.unsettled_cores.mask() | 1 << self.on;
+            let c = loop {
+                if look == 0 {
+                    return;
+                }
+                let c = look.trailing_zeros() as usize;
+                if self.core_ref(c).cpu.is_dirty() {
+                    break c;
+                }
+                self.unsettled_cores.remove(c);
+                look &= look - 1;
+            };
             self.switch_to(c);
+            self.unsettled_cores.remove(c);
             self.reschedule_changed(now, s);
         }
     }
@@ -1336,7 +1361,7 @@ impl<M: Shape> Host<M> {
         match slot {
             Some(i) => {
                 s.advance(key);
-                self.slots.set(i, None);
+                self.slots.take(i);
                 match i {
                     SLOT_CPU => self.cpu_done(0, now, s),
                     SLOT_BUS => self.bus_done(now, s),
@@ -1351,6 +1376,7 @@ impl<M: Shape> Host<M> {
             }
         }
         self.reschedule(now, s);
+        self.slots.settle();
     }
 
     /// The burst due on core `c` completed (ignored if it is no longer the one
