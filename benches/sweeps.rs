@@ -99,7 +99,7 @@ const CASES: &[Case] = &[
         replications: None,
         threads: 1,
         packets: 788_687,
-        events: 2_121_054,
+        events: 2_120_992,
     },
     Case {
         group: "xl-stats-overflow",

@@ -554,7 +554,8 @@ impl PointFigures {
             cores: r
                 .core_cpu_ps
                 .iter()
-                .map(|c| CpuResult::split(c, 0))
+                .zip(&r.core_ksoftirqd_ps)
+                .map(|(c, &k)| CpuResult::split(c, k))
                 .collect(),
             user: has_user.then(|| UserResult {
                 cpu_share: frac(user_ps),

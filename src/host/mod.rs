@@ -388,8 +388,12 @@ pub(crate) struct FlowState {
     pub out_nic: usize,
     /// Its counters and latency statistics.
     pub stats: FlowStats,
-    /// The flow hash of its frames (skb->hash, for RPS): the Toeplitz hash of its tuple
-    /// under the input NIC's RSS settings.
+    /// The flow hash of its frames (skb->hash, for RPS): a hash of its 4-tuple. When
+    /// the NIC hashes the ports (TCP, or UDP with `rss.udp_4tuple`) that is its RSS
+    /// hash; when it hashes addresses only, get_rps_cpu finds no L4 hash and
+    /// skb_get_hash computes one in software over the ports too (the flow dissector's
+    /// keyed jhash/siphash, whose boot-time key is unknowable: the Toeplitz 4-tuple
+    /// hash stands in for it).
     pub hash: u32,
 }
 
@@ -463,6 +467,7 @@ pub(crate) struct Host<M: Shape> {
 struct LoadSnapshot {
     cpu_ps: [u64; LEVELS + 1],
     core_cpu_ps: Vec<[u64; LEVELS + 1]>,
+    core_ksoftirqd_ps: Vec<u64>,
     task_ps: [u64; 2],
     interrupts: u64,
     user_work: f64,
@@ -483,6 +488,9 @@ pub struct RunStats {
     pub cpu_ps: [u64; LEVELS + 1],
     /// The same for each core, on a host with more than one (empty with one) [ps].
     pub core_cpu_ps: Vec<[u64; LEVELS + 1]>,
+    /// Each core's time in normal-priority kernel threads (ksoftirqd, NAPI threads),
+    /// part of its User level in `core_cpu_ps` (empty with one core) [ps].
+    pub core_ksoftirqd_ps: Vec<u64>,
     /// CPU time of the user process and of ksoftirqd during the sending period [ps].
     pub task_ps: [u64; 2],
     /// Interrupts taken (passes over each line's handler chain; one per handler on a
@@ -571,7 +579,7 @@ impl<M: Shape> Host<M> {
                     stats: FlowStats::default(),
                     hash: queues::tuple_of(&spec.flows, i)
                         .flow_tuple()
-                        .rss_hash(&crate::rss::DEFAULT_KEY, cfg.nics[in_nic].rss.udp_4tuple),
+                        .rss_hash(&crate::rss::DEFAULT_KEY, true),
                 }
             })
             .collect();
@@ -938,8 +946,8 @@ impl<M: Shape> Host<M> {
     /// The core `task` runs on: an interrupt line's handlers on the line's core
     /// (`cpu.irq_affinity`), a NIC's callouts and splimp work on its line's core, the
     /// software-interrupt dispatcher on the core that raised it (the one whose step is
-    /// running: `on`), a receive policy's tasks on the core that scheduled them (one
-    /// core: a host with several runs only the `interrupt` policy), everything else
+    /// running: `on`), a receive policy's tasks on the core that scheduled them (the
+    /// interrupt's or the softirq's core), everything else
     /// (the clock interrupt, the user process, the sender) on core 0.
     #[inline(always)]
     fn core_of(&self, task: Task) -> usize {
@@ -1635,6 +1643,7 @@ impl<M: Shape> Host<M> {
             total,
             cpu_ps: snap.cpu_ps,
             core_cpu_ps: snap.core_cpu_ps,
+            core_ksoftirqd_ps: snap.core_ksoftirqd_ps,
             task_ps: snap.task_ps,
             interrupts: snap.interrupts,
             isr_packets: self.handlers.iter().map(|h| h.packets).sum(),
@@ -1656,11 +1665,14 @@ impl<M: Shape> Host<M> {
     fn load_snapshot(&self, now: SimTime) -> LoadSnapshot {
         let (mut cpu_ps, mut tag_ps) = self.core_ref(0).cpu.snapshot(now);
         let mut core_cpu_ps = Vec::new();
+        let mut core_ksoftirqd_ps = Vec::new();
         if self.parked.len() > 1 {
             core_cpu_ps.push(cpu_ps);
+            core_ksoftirqd_ps.push(tag_ps[TAG_KSOFTIRQD as usize]);
             for k in self.all_cores().skip(1) {
                 let (c, t) = k.cpu.snapshot(now);
                 core_cpu_ps.push(c);
+                core_ksoftirqd_ps.push(t[TAG_KSOFTIRQD as usize]);
                 cpu_ps.iter_mut().zip(c).for_each(|(a, b)| *a += b);
                 tag_ps.iter_mut().zip(t).for_each(|(a, b)| *a += b);
             }
@@ -1668,6 +1680,7 @@ impl<M: Shape> Host<M> {
         LoadSnapshot {
             cpu_ps,
             core_cpu_ps,
+            core_ksoftirqd_ps,
             task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
             interrupts: self.lines.iter().map(|l| l.passes).sum(),
             user_work: self.user_work_done(tag_ps[TAG_USER as usize]),

@@ -136,6 +136,23 @@ impl NapiParams {
     }
 }
 
+/// How net_rx_action walks its poll list.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxAction {
+    /// Linux 2.6 to 3.19: one live list; a device that used its weight goes to its tail
+    /// and may be polled again in the same run; the budget is checked before each poll.
+    #[default]
+    LiveList,
+    /// Linux 4.0 on (commit d75b1ade, "net: less interrupt masking in NAPI"): the run
+    /// takes the list as it was when it started and polls each device once; devices
+    /// that used their weight and devices scheduled meanwhile wait for the next run;
+    /// the budget is checked after each poll.
+    Spliced,
+}
+
 /// System-wide NAPI and softirq parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -164,6 +181,10 @@ pub struct NapiConfig {
     /// on the polling core [cost] (default 0).
     #[serde(default)]
     pub rps_per_packet: CostParam,
+    /// How net_rx_action walks its poll list: `live-list` (Linux 2.6-3.19) or
+    /// `spliced` (Linux 4.0 on) (default `live-list`).
+    #[serde(default)]
+    pub net_rx_action: RxAction,
     /// CPU cost of one round of napi_busy_loop besides the driver's poll: the bottom-half
     /// disable and enable, the socket check, cpu_relax [cost] (default 100 ns, an
     /// estimate; more than 0: it paces a loop that finds nothing).
@@ -201,6 +222,7 @@ impl Default for NapiConfig {
             dev_weight: d_weight(),
             netdev_max_backlog: d_backlog(),
             rps_per_packet: CostParam::default(),
+            net_rx_action: RxAction::LiveList,
             busy_poll_loop: d_busy_loop(),
         }
     }
@@ -281,12 +303,15 @@ struct BusyLoop {
 #[derive(Clone, Debug, Default)]
 struct Softnet {
     poll_list: VecDeque<usize>,
+    /// The running net_rx_action's own list and its repoll list (spliced mode).
+    list: VecDeque<usize>,
+    repoll: VecDeque<usize>,
     /// NET_RX raised and not yet handled.
     raised: bool,
     ksoftirqd_awake: bool,
     slice_start: SimTime,
     // The running net_rx_action.
-    budget_left: u32,
+    budget_left: i64,
     t_end: SimTime,
     dev: Option<usize>,
     work: u32,
@@ -459,7 +484,10 @@ impl Napi {
         self.softirq_runs += 1;
         let sn = &mut self.cores[c];
         sn.raised = false;
-        sn.budget_left = self.cfg.netdev_budget;
+        sn.budget_left = self.cfg.netdev_budget as i64;
+        if self.cfg.net_rx_action == RxAction::Spliced {
+            sn.list = std::mem::take(&mut sn.poll_list);
+        }
         sn.t_end = now + SimTime::from_ns_f64(self.cfg.netdev_budget_usecs * 1e3);
         sn.dev = None;
     }
@@ -524,25 +552,38 @@ impl Napi {
         }
     }
 
-    /// One frame or device switch of core `c`'s net_rx_action.
+    /// One frame or device switch of core `c`'s net_rx_action. A poll takes up to the
+    /// device's whole weight whatever is left of the budget (`n->poll(n, weight)`), so
+    /// the budget can go below zero. [`RxAction::LiveList`] (Linux 2.6-3.19): before
+    /// each poll, a spent budget or time ends the run (`time_squeeze` if devices are
+    /// left) and re-raises NET_RX; a device that used its weight goes to the tail of the
+    /// live list and may be polled again in this run. [`RxAction::Spliced`] (Linux 4.0
+    /// on): the run polls the devices that were on the list when it started, each once;
+    /// after each poll a spent budget or time ends it (`time_squeeze`); devices that
+    /// used their weight (repoll) and devices scheduled meanwhile wait for the next run.
     fn action_step(&mut self, c: usize, env: &mut impl RxEnv) -> Step {
         let now = env.now();
         if let Some(h) = self.cores[c].current.take() {
             self.deliver(h, env);
         }
+        let spliced = self.cfg.net_rx_action == RxAction::Spliced;
         loop {
             let sn = &mut self.cores[c];
             let dev = match sn.dev {
                 Some(d) => d,
                 None => {
-                    if sn.budget_left == 0 || now >= sn.t_end {
+                    let list = if spliced { &sn.list } else { &sn.poll_list };
+                    if !spliced && (sn.budget_left <= 0 || now >= sn.t_end) {
                         if !sn.poll_list.is_empty() {
                             sn.time_squeeze += 1;
                             self.raise(c, env);
                         }
                         return Step::Done;
                     }
-                    let Some(&d) = sn.poll_list.front() else {
+                    let Some(&d) = list.front() else {
+                        if spliced {
+                            self.action_end(c, env);
+                        }
                         return Step::Done;
                     };
                     sn.dev = Some(d);
@@ -558,7 +599,6 @@ impl Napi {
             let weight = self.devs[dev].weight;
             debug_assert!(weight > 0, "only NAPI devices are on the poll list");
             if sn.work < weight
-                && sn.budget_left > 0
                 && let Some((h, d)) = self.take(c, dev, env)
             {
                 let sn = &mut self.cores[c];
@@ -572,12 +612,38 @@ impl Napi {
             let sn = &mut self.cores[c];
             let work = sn.work;
             sn.dev = None;
-            sn.poll_list.pop_front();
+            if spliced {
+                sn.list.pop_front();
+            } else {
+                sn.poll_list.pop_front();
+            }
             if work < weight && self.dev_empty(c, dev, env) {
                 self.complete(dev, work, env);
+            } else if spliced {
+                self.cores[c].repoll.push_back(dev);
             } else {
                 self.cores[c].poll_list.push_back(dev);
             }
+            let sn = &mut self.cores[c];
+            if spliced && (sn.budget_left <= 0 || now >= sn.t_end) {
+                sn.time_squeeze += 1;
+                self.action_end(c, env);
+                return Step::Done;
+            }
+        }
+    }
+
+    /// The end of a spliced net_rx_action on core `c`: the devices left unpolled, then
+    /// those scheduled during the run, then those that used their weight, make the
+    /// poll list; NET_RX is raised again if it is not empty.
+    fn action_end(&mut self, c: usize, env: &mut impl RxEnv) {
+        let sn = &mut self.cores[c];
+        let mut list = std::mem::take(&mut sn.list);
+        list.append(&mut sn.poll_list);
+        list.append(&mut sn.repoll);
+        sn.poll_list = list;
+        if !sn.poll_list.is_empty() {
+            self.raise(c, env);
         }
     }
 
@@ -992,36 +1058,111 @@ mod tests {
 
     #[test]
     fn a_device_that_uses_its_weight_goes_to_the_tail_and_the_budget_squeezes() {
-        // Weight 2, budget 3: NIC 0 (3 frames) and NIC 1 (2 frames).
+        // Weight 2, budget 3: NIC 0 (3 frames) and NIC 1 (2 frames), Linux 2.6-3.19's
+        // live list.
         let mut env = Script::new(&[3, 2]);
         let mut n = napi(3, 2, 2);
         n.schedule(0, &mut env);
         n.schedule(1, &mut env);
         env.take_log();
         let runs = softirq(&mut n, &mut env);
-        // NIC 0: call + 2 frames (weight used: to the tail); NIC 1: call + 1 frame, then
-        // the budget is spent with NIC 1 still on the list: time_squeeze, NET_RX again,
-        // and __do_softirq restarts.
-        assert_eq!(runs.len(), 5);
+        // NIC 0: call + 2 frames (weight used: to the tail, budget 1 left); NIC 1: call
+        // + 2 frames (a poll takes its whole weight: the budget goes to -1; weight used:
+        // to the tail). The budget is spent with both still on the list: time_squeeze,
+        // NET_RX again, and __do_softirq restarts.
+        assert_eq!(runs.len(), 6);
         assert_eq!(
             env.take_log(),
             vec![
                 Signal::Forward(0),
                 Signal::Forward(1),
                 Signal::Forward(100),
+                Signal::Forward(101),
                 Signal::Raise(NET_RX),
                 Signal::Raise(NET_RX),
             ]
         );
         assert_eq!(n.cores[0].time_squeeze, 1);
-        assert!(n.held() == 0 && n.cores[0].poll_list.len() == 2);
+        assert_eq!(n.cores[0].poll_list, [0, 1]);
+        assert_eq!(n.held(), 0);
+    }
+
+    #[test]
+    fn a_spliced_run_polls_each_device_once_and_leaves_the_rest_to_the_next() {
+        // Linux 4.0 on: weight 2, budget 300; NIC 0 has 5 frames, NIC 1 one. The run
+        // polls NIC 0 once (2 frames, weight used: repoll) and NIC 1 once (completes),
+        // then ends with NIC 0 back on the list and NET_RX raised, though the budget
+        // is far from spent (no time_squeeze). The next run takes 2 more, the third
+        // the last one and completes NIC 0.
+        let mut env = Script::new(&[5, 1]);
+        let p = NapiParams {
+            weight: 2,
+            ..NapiParams::default()
+        };
+        let cfg = NapiConfig {
+            net_rx_action: RxAction::Spliced,
+            ..NapiConfig::default()
+        };
+        let mut n = Napi::new(&cfg, &[Some(&p), Some(&p)], 1, 1000.0, ns(1_000_000));
+        n.schedule(0, &mut env);
+        n.schedule(1, &mut env);
+        env.take_log();
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Forward(0),
+                Signal::Forward(1),
+                Signal::Forward(100),
+                Signal::Unmask(1),
+                // The run's end re-raises NET_RX; __do_softirq restarts.
+                Signal::Raise(NET_RX),
+                Signal::Raise(NET_RX),
+            ]
+        );
+        assert_eq!(n.cores[0].poll_list, [0]);
+        assert_eq!(n.cores[0].time_squeeze, 0);
+        softirq(&mut n, &mut env);
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Forward(2),
+                Signal::Forward(3),
+                Signal::Raise(NET_RX),
+                Signal::Raise(NET_RX),
+                Signal::Forward(4),
+                Signal::Unmask(0),
+            ]
+        );
+        assert!(n.cores[0].poll_list.is_empty());
+        // A device scheduled during a run waits for the next one.
+        env.rings[1].push_back(pkt(7));
+        env.rings[0].push_back(pkt(8));
+        n.schedule(0, &mut env);
+        env.take_log();
+        assert!(n.softirq_begin(&mut env));
+        assert!(matches!(n.softirq_step(&mut env), Step::Run(_))); // NIC 0's poll call
+        n.schedule(1, &mut env);
+        while let Step::Run(_) = n.softirq_step(&mut env) {}
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Raise(NET_RX),
+                Signal::Forward(8),
+                Signal::Unmask(0),
+                Signal::Raise(NET_RX),
+                Signal::Raise(NET_RX),
+            ]
+        );
+        assert_eq!(n.cores[0].poll_list, [1]);
     }
 
     #[test]
     fn after_max_restart_restarts_the_work_goes_to_ksoftirqd() {
-        // Budget 1 and a long ring: every run ends squeezed.
+        // Budget 1, weight 1 and a long ring: every run ends squeezed.
         let mut env = Script::new(&[40]);
-        let mut n = napi(1, 64, 1);
+        let mut n = napi(1, 1, 1);
         n.schedule(0, &mut env);
         for _ in 0..10 {
             softirq(&mut n, &mut env);
@@ -1038,8 +1179,9 @@ mod tests {
             first = false;
             steps += 1;
         }
-        // 30 frames left, each a poll call and a frame (budget 1 per net_rx_action).
-        assert_eq!(steps, 60);
+        // 30 frames left, each a poll call and a frame (budget 1 per net_rx_action);
+        // the last poll used its weight too, so one more poll call finds the ring empty.
+        assert_eq!(steps, 61);
         assert!(env.rings[0].is_empty() && !n.cores[0].ksoftirqd_awake);
     }
 

@@ -4,10 +4,11 @@
 //! 2018, raw data bench01_baseline.org `linux_fwd`: 1,739,672 frames/s on one core,
 //! then 3,370,584, 4,976,559, 6,488,625, 7,848,970 and 9,285,971 on 2-6 cores; 64-byte
 //! frames, single route). The profile's two per-frame costs are derived from the
-//! one-core figure (their sum is 575 ns), so the one-core point is a calibration check;
-//! the others are predictions. The model has no shared caches or locks, so its cores
-//! scale linearly: it must lie above the measured rates, by no more than the
-//! paper's loss of efficiency (11 % at six cores).
+//! one-core figure (their sum is 575 ns), so the one-core point is a calibration check.
+//! The model has no shared caches or locks, so its cores scale linearly; the measured
+//! host does not. The 2-6 core points are therefore not a match but a reported
+//! discrepancy, pinned here so that a change to it is seen: model / measured is
+//! N x 1,739,130 / measured, 1.032 at two cores to 1.124 at six.
 
 use irqsim::host::{self, ModelConfig, RunSpec, RunStats, queues};
 use irqsim::rng::RunKey;
@@ -115,11 +116,17 @@ fn one_core_forwards_the_papers_rate_and_more_cores_scale_above_the_measured_one
     }
     // Calibration check: the one-core point (0.5 %).
     assert!((ratios[0] - 1.0).abs() < 0.005, "{}", ratios[0]);
-    // Predictions: above the measured rates (no contention is modelled), by at most
-    // the paper's own loss of efficiency at six cores (1 - 9,285,971 / 6 / 1,739,672
-    // = 11.0 %), plus 1 %.
+    // The discrepancy of linear scaling against the measured rates, as documented in
+    // docs/validation.md (0.5 %): what the model leaves out (contention between cores)
+    // costs the real host this much.
     for (i, r) in ratios.iter().enumerate().skip(1) {
-        assert!(*r >= 1.0 && *r <= 1.13, "{} cores: ratio {r}", i + 1);
+        let cores = (i + 1) as f64;
+        let linear = cores * 1e9 / 575.0 / MEASURED[i];
+        assert!((r / linear - 1.0).abs() < 0.005, "{cores} cores: ratio {r}");
+        assert!(
+            *r > 1.0,
+            "{cores} cores: the measured host scales worse than linearly"
+        );
     }
 }
 
