@@ -6,11 +6,9 @@
 //! processor with that work, and a host whose lines are all on core 0 exactly as a
 //! one-core host.
 
-use crate::models::{dc_model, simple_model};
+use crate::models::{dc_model, flow64, run_json, simple_model, spec_seeded};
 use irqsim::host::{self, ModelConfig, RunSpec, RunStats, SimError};
 use irqsim::results::PointFigures;
-use irqsim::rng::RunKey;
-use irqsim::time::SimTime;
 use irqsim::traffic::FlowConfig;
 use serde_json::{Value, json};
 
@@ -24,24 +22,15 @@ fn dc_model_own_lines() -> Value {
 }
 
 fn flow(from: &str, to: &str) -> FlowConfig {
-    serde_json::from_value(json!({ "from": from, "to": to, "frame_bytes": 64 })).expect("flow")
+    flow64(from, to)
 }
 
 fn spec(flows: Vec<FlowConfig>, rate_pps: f64, secs: f64) -> RunSpec {
-    RunSpec {
-        rates_pps: vec![rate_pps; flows.len()],
-        flows,
-        duration: SimTime::from_secs_f64(secs),
-        drain: SimTime::from_secs_f64(0.01),
-        key: RunKey::single(11),
-        timeline: None,
-        latency_from: Default::default(),
-    }
+    spec_seeded(flows, rate_pps, secs, 11)
 }
 
 fn run(model: &Value, spec: &RunSpec) -> RunStats {
-    let cfg: ModelConfig = serde_json::from_value(model.clone()).expect("model");
-    host::simulate(&cfg, spec).expect("run")
+    run_json(model, spec)
 }
 
 fn with_cores(mut model: Value, cores: u16, affinity: Value) -> Value {

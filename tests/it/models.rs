@@ -1,5 +1,9 @@
-//! Model files shared by the integration tests.
+//! Model files, flows and run helpers shared by the integration tests.
 
+use irqsim::host::{self, ModelConfig, RunSpec, RunStats};
+use irqsim::rng::RunKey;
+use irqsim::time::SimTime;
+use irqsim::traffic::FlowConfig;
 use serde_json::{Value, json};
 
 /// The four-port dc21143 router profile's path.
@@ -31,4 +35,28 @@ pub fn simple_model(names: &[&str]) -> Value {
         "kernel": { "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000 },
         "nics": nics
     })
+}
+
+/// A flow of 64-byte frames from NIC `from` to NIC `to`.
+pub fn flow64(from: &str, to: &str) -> FlowConfig {
+    serde_json::from_value(json!({ "from": from, "to": to, "frame_bytes": 64 })).expect("flow")
+}
+
+/// A run of `flows`, each at `rate_pps`, for `secs` (10 ms of drain), seeded with `seed`.
+pub fn spec_seeded(flows: Vec<FlowConfig>, rate_pps: f64, secs: f64, seed: u64) -> RunSpec {
+    RunSpec {
+        rates_pps: vec![rate_pps; flows.len()],
+        flows,
+        duration: SimTime::from_secs_f64(secs),
+        drain: SimTime::from_secs_f64(0.01),
+        key: RunKey::single(seed),
+        timeline: None,
+        latency_from: Default::default(),
+    }
+}
+
+/// Simulate `spec` on the model given as JSON.
+pub fn run_json(model: &Value, spec: &RunSpec) -> RunStats {
+    let cfg: ModelConfig = serde_json::from_value(model.clone()).expect("model");
+    host::simulate(&cfg, spec).expect("run")
 }

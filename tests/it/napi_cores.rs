@@ -5,32 +5,21 @@
 //! model (capacities as 1 / the per-frame CPU time of the busiest core) and from the
 //! timer arithmetic of gro_flush_timeout.
 
-use crate::models::{dc_model, simple_model};
-use irqsim::host::{self, ModelConfig, RunSpec, RunStats};
-use irqsim::rng::RunKey;
-use irqsim::time::SimTime;
+use crate::models::{dc_model, flow64, run_json, simple_model, spec_seeded};
+use irqsim::host::{RunSpec, RunStats};
 use irqsim::traffic::FlowConfig;
 use serde_json::{Value, json};
 
 fn flow(from: &str, to: &str) -> FlowConfig {
-    serde_json::from_value(json!({ "from": from, "to": to, "frame_bytes": 64 })).expect("flow")
+    flow64(from, to)
 }
 
 fn spec(flows: Vec<FlowConfig>, rate_pps: f64, secs: f64) -> RunSpec {
-    RunSpec {
-        rates_pps: vec![rate_pps; flows.len()],
-        flows,
-        duration: SimTime::from_secs_f64(secs),
-        drain: SimTime::from_secs_f64(0.01),
-        key: RunKey::single(5),
-        timeline: None,
-        latency_from: Default::default(),
-    }
+    spec_seeded(flows, rate_pps, secs, 5)
 }
 
 fn run(model: &Value, spec: &RunSpec) -> RunStats {
-    let cfg: ModelConfig = serde_json::from_value(model.clone()).expect("model");
-    host::simulate(&cfg, spec).expect("run")
+    run_json(model, spec)
 }
 
 /// `model` with every NIC using `policy`, on `cores` cores with `affinity`.
