@@ -449,6 +449,102 @@ impl Slots for SlotTree {
     }
 }
 
+/// The next arrival of each of a set of members (a model's flows), each with at most
+/// one pending: the earliest by (time, sequence) found without a scan, and in O(1)
+/// when members arrive in turn (flows of equal constant rates: each new arrival is
+/// later than every pending one).
+///
+/// A FIFO of keys in increasing order, and a binary heap for the keys that would break
+/// its order: a new key later than the FIFO's last goes to its back, any other key to
+/// the heap; the earliest is the lesser of the FIFO's front and the heap's top. Keys
+/// are unique (the scheduler's sequence numbers), so there is no tie to order.
+///
+/// Used as the model uses its flows: a member is set only when it has no pending
+/// arrival ([`ArrivalQueue::push`]), and only the earliest is removed
+/// ([`ArrivalQueue::pop`], when its event fires).
+#[derive(Clone, Debug)]
+pub struct ArrivalQueue {
+    /// Each member's pending key (`at << 64 | seq`), [`SlotTable::EMPTY`] if none.
+    keys: Vec<u128>,
+    /// Keys and members in increasing key order.
+    fifo: std::collections::VecDeque<(u128, usize)>,
+    /// The other keys and members, earliest on top.
+    heap: BinaryHeap<std::cmp::Reverse<(u128, usize)>>,
+    /// The earliest key and its member (the lesser of the FIFO's front and the heap's
+    /// top), [`SlotTable::EMPTY`] if none: read on every event of the model, so kept
+    /// at hand.
+    first: (u128, usize),
+}
+
+impl ArrivalQueue {
+    /// `n` members with no pending arrival.
+    pub fn new(n: usize) -> Self {
+        ArrivalQueue {
+            keys: vec![SlotTable::EMPTY; n],
+            fifo: std::collections::VecDeque::with_capacity(n),
+            heap: BinaryHeap::with_capacity(n),
+            first: (SlotTable::EMPTY, 0),
+        }
+    }
+
+    /// Member `i`'s next arrival is at `k` (it has none pending).
+    #[inline(always)]
+    pub fn push(&mut self, i: usize, k: Slot) {
+        let key = SlotTable::pack(k);
+        assert!(key != SlotTable::EMPTY, "an arrival at the end of time");
+        debug_assert!(
+            self.keys[i] == SlotTable::EMPTY,
+            "member {i} already pending"
+        );
+        self.keys[i] = key;
+        if self.fifo.back().is_none_or(|&(b, _)| b < key) {
+            self.fifo.push_back((key, i));
+        } else {
+            self.heap.push(std::cmp::Reverse((key, i)));
+        }
+        if key < self.first.0 {
+            self.first = (key, i);
+        }
+    }
+
+    /// Member `i`'s pending arrival, if any.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<Slot> {
+        let k = self.keys[i];
+        (k != SlotTable::EMPTY).then(|| SlotTable::unpack(k))
+    }
+
+    /// The earliest pending arrival: its member and key.
+    #[inline(always)]
+    pub fn earliest(&self) -> Option<(usize, Slot)> {
+        let (k, i) = self.first;
+        (k != SlotTable::EMPTY).then(|| (i, SlotTable::unpack(k)))
+    }
+
+    /// Remove the earliest pending arrival, and return its member.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<usize> {
+        let (k, i) = self.first;
+        if k == SlotTable::EMPTY {
+            return None;
+        }
+        if self.fifo.front().is_some_and(|&(f, _)| f == k) {
+            self.fifo.pop_front();
+        } else {
+            self.heap.pop();
+        }
+        self.keys[i] = SlotTable::EMPTY;
+        let front = self.fifo.front().copied();
+        let top = self.heap.peek().map(|r| r.0);
+        self.first = match (front, top) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => (SlotTable::EMPTY, 0),
+        };
+        Some(i)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,6 +617,80 @@ mod tests {
                     assert_eq!(Slots::get(&tree, i), table.get(i), "n {n}, step {step}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn an_arrival_queue_finds_what_a_slot_table_finds() {
+        // 1, 4, 32 and 100 members, used as a model uses its flows: the earliest
+        // arrival fires (is popped), and its member's next one is pushed: one period
+        // later (members in turn: the FIFO), at a random later time (the heap), or never
+        // (a finished source, pushed again later); at times another member with none
+        // pending gets one. After every step each member's arrival, and the earliest,
+        // equal the scanning table's.
+        for n in [1, 4, 32, 100] {
+            let mut q = ArrivalQueue::new(n);
+            let mut table = SlotTable::new(n);
+            let mut x: u64 = 987654321;
+            let mut next = || {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                x >> 16
+            };
+            let mut seq = 0u64;
+            let mut stamp = |at: u64| {
+                seq += 1;
+                Slot {
+                    at: SimTime(at),
+                    seq,
+                }
+            };
+            let period = 1_000u64;
+            for i in 0..n {
+                let k = stamp((next() % period) / 4 * 4);
+                q.push(i, k);
+                table.set(i, Some(k));
+            }
+            for step in 0..20_000u64 {
+                let Some((i, k)) = table.earliest() else {
+                    break;
+                };
+                assert_eq!(q.earliest(), Some((i, k)), "n {n}, step {step}");
+                assert_eq!(q.pop(), Some(i));
+                table.set(i, None);
+                assert_eq!(q.get(i), None);
+                let now = k.at.0;
+                let r = next();
+                let later = match r % 8 {
+                    0..=4 => Some(now + period),
+                    5 | 6 => Some(now + (r >> 8) % (2 * period)),
+                    _ => None,
+                };
+                if let Some(at) = later {
+                    let k = stamp(at);
+                    q.push(i, k);
+                    table.set(i, Some(k));
+                }
+                if (r >> 20).is_multiple_of(5) {
+                    let j = (r >> 24) as usize % n;
+                    if table.get(j).is_none() {
+                        let k = stamp(now + (r >> 32) % period);
+                        q.push(j, k);
+                        table.set(j, Some(k));
+                    }
+                }
+                assert_eq!(q.earliest(), table.earliest(), "n {n}, step {step}");
+                for j in 0..n {
+                    assert_eq!(q.get(j), table.get(j), "n {n}, step {step}");
+                }
+            }
+            while let Some((i, _)) = table.earliest() {
+                assert_eq!(q.pop(), Some(i));
+                table.set(i, None);
+            }
+            assert_eq!(q.earliest(), None);
+            assert_eq!(q.pop(), None);
         }
     }
 
