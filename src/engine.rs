@@ -285,7 +285,12 @@ impl Slots for SlotTable {
 /// events with 16,384 slots to reach that; checked); `u64::MAX`, the sequence of an
 /// event that runs after every other of its instant, is kept as `2^(64 - b) - 1`.
 ///
-/// Cost: setting a slot replays at most log2 of the slots matches, and stops at the
+/// The leaves are nodes `n` to `2n - 1` of the array (a tree of any number of leaves:
+/// node `j`'s children are `2j` and `2j + 1`, and node 1 is the least of all), so a
+/// slot's path has floor or ceil of log2(n) nodes: 3 or 4 for 10 slots, where a
+/// power-of-two tree has 4 for each.
+///
+/// Cost: setting a slot replays at most ceil(log2(n)) matches, and stops at the
 /// first node that does not change (nothing above it changes). A slot taken
 /// ([`Slots::take`]) is replayed once, when it is set again or at [`Slots::settle`],
 /// whichever comes first.
@@ -293,11 +298,13 @@ impl Slots for SlotTable {
 pub struct SlotTree {
     /// Node `j`, from 1 (children `2j` and `2j + 1`): the least packed key below it
     /// ([`SlotTable::EMPTY`] when every slot below is empty); leaf `cap + i` is slot
-    /// `i` (padding leaves stay empty). `2 cap` of them, node 0 unused.
+    /// `i` (a padding leaf, with one slot, stays empty). A power of two of them, at
+    /// least `2 cap`, so that an index masked to the array is a node (no bounds check);
+    /// node 0 and those from `2 cap` unused.
     nodes: Vec<u128>,
-    /// Leaves: a power of two, at least the number of slots (and 2).
+    /// Leaves: the number of slots (at least 2).
     cap: usize,
-    /// Bits of a slot number in a packed key: log2 of `cap`.
+    /// Bits of a slot number in a packed key: ceil(log2(`cap`)).
     bits: u32,
     /// Number of slots.
     n: usize,
@@ -393,11 +400,11 @@ impl SlotTree {
 
 impl Slots for SlotTree {
     fn with_slots(n: usize) -> Self {
-        let cap = n.max(2).next_power_of_two();
+        let cap = n.max(2);
         SlotTree {
-            nodes: vec![SlotTable::EMPTY; 2 * cap],
+            nodes: vec![SlotTable::EMPTY; 2 * cap.next_power_of_two()],
             cap,
-            bits: cap.trailing_zeros(),
+            bits: cap.next_power_of_two().trailing_zeros(),
             n,
             taken: Self::NONE,
         }
@@ -445,7 +452,8 @@ impl Slots for SlotTree {
     fn earliest(&self) -> Option<(usize, Slot)> {
         debug_assert!(self.taken == Self::NONE, "a taken slot not settled");
         let k = self.node(1);
-        (k != SlotTable::EMPTY).then(|| ((k as usize) & (self.cap - 1), self.unpack(k)))
+        let slot = (k as usize) & ((1 << self.bits) - 1);
+        (k != SlotTable::EMPTY).then(|| (slot, self.unpack(k)))
     }
 }
 
@@ -466,8 +474,12 @@ impl Slots for SlotTree {
 pub struct ArrivalQueue {
     /// Each member's pending key (`at << 64 | seq`), [`SlotTable::EMPTY`] if none.
     keys: Vec<u128>,
-    /// Keys and members in increasing key order.
-    fifo: std::collections::VecDeque<(u128, usize)>,
+    /// Keys and members in increasing key order: `len` of them from `head`, in a ring
+    /// of a power of two entries, at least the number of members (each is in it at most
+    /// once, so it never fills).
+    ring: Vec<(u128, usize)>,
+    head: usize,
+    len: usize,
     /// The other keys and members, earliest on top.
     heap: BinaryHeap<std::cmp::Reverse<(u128, usize)>>,
     /// The earliest key and its member (the lesser of the FIFO's front and the heap's
@@ -481,7 +493,9 @@ impl ArrivalQueue {
     pub fn new(n: usize) -> Self {
         ArrivalQueue {
             keys: vec![SlotTable::EMPTY; n],
-            fifo: std::collections::VecDeque::with_capacity(n),
+            ring: vec![(SlotTable::EMPTY, 0); n.max(1).next_power_of_two()],
+            head: 0,
+            len: 0,
             heap: BinaryHeap::with_capacity(n),
             first: (SlotTable::EMPTY, 0),
         }
@@ -497,8 +511,10 @@ impl ArrivalQueue {
             "member {i} already pending"
         );
         self.keys[i] = key;
-        if self.fifo.back().is_none_or(|&(b, _)| b < key) {
-            self.fifo.push_back((key, i));
+        let mask = self.ring.len() - 1;
+        if self.len == 0 || self.ring[(self.head + self.len - 1) & mask].0 < key {
+            self.ring[(self.head + self.len) & mask] = (key, i);
+            self.len += 1;
         } else {
             self.heap.push(std::cmp::Reverse((key, i)));
         }
@@ -528,13 +544,15 @@ impl ArrivalQueue {
         if k == SlotTable::EMPTY {
             return None;
         }
-        if self.fifo.front().is_some_and(|&(f, _)| f == k) {
-            self.fifo.pop_front();
+        let mask = self.ring.len() - 1;
+        if self.len > 0 && self.ring[self.head].0 == k {
+            self.head = (self.head + 1) & mask;
+            self.len -= 1;
         } else {
             self.heap.pop();
         }
         self.keys[i] = SlotTable::EMPTY;
-        let front = self.fifo.front().copied();
+        let front = (self.len > 0).then(|| self.ring[self.head]);
         let top = self.heap.peek().map(|r| r.0);
         self.first = match (front, top) {
             (Some(a), Some(b)) => a.min(b),
