@@ -228,6 +228,75 @@ impl SlotTable {
     }
 }
 
+/// How a slot's key is packed in one integer: `at << 64 | seq << bits | slot`, with
+/// `bits` the bits of a slot number: unique, ordered as (time, sequence, slot), so the
+/// earliest of several keys is their minimum. The sequence numbers must stay below
+/// `2^(64 - bits) - 1` (checked); `u64::MAX`, the sequence of an event that runs after
+/// every other of its instant, is kept as `2^(64 - bits) - 1`. Keys of different
+/// queues packed alike compare as their events are ordered, the sequence numbers being
+/// unique among events that are not `u64::MAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyPacking {
+    bits: u32,
+    /// The packed sequence number that stands for `u64::MAX`; real ones are below it.
+    seq_max: u64,
+}
+
+impl KeyPacking {
+    /// The packing of `n` slots' keys.
+    pub fn for_slots(n: usize) -> Self {
+        let bits = n.max(2).next_power_of_two().trailing_zeros();
+        KeyPacking {
+            bits,
+            seq_max: u64::MAX >> bits,
+        }
+    }
+
+    /// Key `k` packed with slot number 0, for a key whose sequence number is not
+    /// `u64::MAX` (a queued event's, an arrival's).
+    #[inline(always)]
+    pub fn pack_event(self, k: Slot) -> u128 {
+        assert!(
+            k.seq < self.seq_max,
+            "sequence number {} beyond the slot tree's",
+            k.seq
+        );
+        ((k.at.0 as u128) << 64) | ((k.seq << self.bits) as u128)
+    }
+
+    /// Slot `i`'s key `k` packed ([`SlotTable::EMPTY`] for none).
+    #[inline(always)]
+    pub fn pack(self, i: usize, k: Option<Slot>) -> u128 {
+        let Some(k) = k else {
+            return SlotTable::EMPTY;
+        };
+        let max = self.seq_max;
+        let seq = if k.seq == u64::MAX {
+            max
+        } else {
+            assert!(
+                k.seq < max,
+                "sequence number {} beyond the slot tree's",
+                k.seq
+            );
+            k.seq
+        };
+        ((k.at.0 as u128) << 64) | (((seq << self.bits) | i as u64) as u128)
+    }
+
+    /// A packed key's slot and key (not [`SlotTable::EMPTY`]).
+    #[inline(always)]
+    pub fn unpack(self, k: u128) -> (usize, Slot) {
+        let seq = (k as u64) >> self.bits;
+        let slot = (k as usize) & ((1 << self.bits) - 1);
+        let slot_key = Slot {
+            at: SimTime((k >> 64) as u64),
+            seq: if seq == self.seq_max { u64::MAX } else { seq },
+        };
+        (slot, slot_key)
+    }
+}
+
 /// A set of slots as the model uses it: [`SlotTable`] (a scan, for a handful) or
 /// [`SlotTree`] (indexed, for many), chosen by the model when it is assembled. Both
 /// give the same earliest slot: the least (time, sequence), the lowest slot of equal
@@ -247,6 +316,11 @@ pub trait Slots {
     fn get(&self, i: usize) -> Option<Slot>;
     /// The earliest slot, if any holds an event (the slots settled).
     fn earliest(&self) -> Option<(usize, Slot)>;
+    /// How [`Slots::earliest_key`] packs a key.
+    fn packing(&self) -> KeyPacking;
+    /// The earliest slot and its key packed by [`Slots::packing`] ([`SlotTable::EMPTY`]
+    /// if none), for a model that compares it with keys of its own packed alike.
+    fn earliest_key(&self) -> u128;
 }
 
 impl Slots for SlotTable {
@@ -271,6 +345,14 @@ impl Slots for SlotTable {
     fn earliest(&self) -> Option<(usize, Slot)> {
         SlotTable::earliest(self)
     }
+    fn packing(&self) -> KeyPacking {
+        KeyPacking::for_slots(self.len())
+    }
+    fn earliest_key(&self) -> u128 {
+        SlotTable::earliest(self).map_or(SlotTable::EMPTY, |(i, k)| {
+            Slots::packing(self).pack(i, Some(k))
+        })
+    }
 }
 
 /// Slots in a tournament tree: each node holds the least key below it, the root the
@@ -278,12 +360,12 @@ impl Slots for SlotTable {
 /// root, instead of a scan of every slot per event: for models with many one-of-a-kind
 /// events (many flows, many cores).
 ///
-/// A node's key is `at << 64 | seq << b | slot`, with `b` the bits of a slot number:
-/// unique, ordered as (time, sequence, slot), so a match is the minimum of two integers
-/// (no branch, no tie rule) and the winner's slot number comes with its key. The
-/// sequence numbers must stay below `2^(64 - b) - 1` (a run would need more than 2^50
-/// events with 16,384 slots to reach that; checked); `u64::MAX`, the sequence of an
-/// event that runs after every other of its instant, is kept as `2^(64 - b) - 1`.
+/// A node's key is `at << 64 | seq << b | slot` ([`KeyPacking`]), with `b` the bits of
+/// a slot number: unique, ordered as (time, sequence, slot), so a match is the minimum
+/// of two integers (no branch, no tie rule) and the winner's slot number comes with its
+/// key. The sequence numbers must stay below `2^(64 - b) - 1` (a run would need more
+/// than 2^50 events with 16,384 slots to reach that; checked); `u64::MAX`, the sequence
+/// of an event that runs after every other of its instant, is kept as `2^(64 - b) - 1`.
 ///
 /// The leaves are nodes `n` to `2n - 1` of the array (a tree of any number of leaves:
 /// node `j`'s children are `2j` and `2j + 1`, and node 1 is the least of all), so a
@@ -304,8 +386,8 @@ pub struct SlotTree {
     nodes: Vec<u128>,
     /// Leaves: the number of slots (at least 2).
     cap: usize,
-    /// Bits of a slot number in a packed key: ceil(log2(`cap`)).
-    bits: u32,
+    /// The packing of the keys: slot numbers of ceil(log2(`cap`)) bits.
+    packing: KeyPacking,
     /// Number of slots.
     n: usize,
     /// The slot taken and not yet replayed ([`SlotTree::NONE`] if none): the nodes on
@@ -324,38 +406,9 @@ fn min_unpredictable(a: u128, b: u128) -> u128 {
 impl SlotTree {
     const NONE: usize = usize::MAX;
 
-    /// The packed sequence number that stands for `u64::MAX`; real ones are below it.
-    #[inline(always)]
-    fn seq_max(&self) -> u64 {
-        u64::MAX >> self.bits
-    }
-
     #[inline(always)]
     fn pack(&self, i: usize, k: Option<Slot>) -> u128 {
-        let Some(k) = k else {
-            return SlotTable::EMPTY;
-        };
-        let max = self.seq_max();
-        let seq = if k.seq == u64::MAX {
-            max
-        } else {
-            assert!(
-                k.seq < max,
-                "sequence number {} beyond the slot tree's",
-                k.seq
-            );
-            k.seq
-        };
-        ((k.at.0 as u128) << 64) | (((seq << self.bits) | i as u64) as u128)
-    }
-
-    #[inline(always)]
-    fn unpack(&self, k: u128) -> Slot {
-        let seq = (k as u64) >> self.bits;
-        Slot {
-            at: SimTime((k >> 64) as u64),
-            seq: if seq == self.seq_max() { u64::MAX } else { seq },
-        }
+        self.packing.pack(i, k)
     }
 
     /// Node `j`.
@@ -404,7 +457,7 @@ impl Slots for SlotTree {
         SlotTree {
             nodes: vec![SlotTable::EMPTY; 2 * cap.next_power_of_two()],
             cap,
-            bits: cap.next_power_of_two().trailing_zeros(),
+            packing: KeyPacking::for_slots(cap),
             n,
             taken: Self::NONE,
         }
@@ -445,15 +498,25 @@ impl Slots for SlotTree {
     fn get(&self, i: usize) -> Option<Slot> {
         assert!(i < self.n, "slot {i} of {}", self.n);
         let k = self.node(self.cap + i);
-        (k != SlotTable::EMPTY).then(|| self.unpack(k))
+        (k != SlotTable::EMPTY).then(|| self.packing.unpack(k).1)
     }
 
     #[inline(always)]
     fn earliest(&self) -> Option<(usize, Slot)> {
         debug_assert!(self.taken == Self::NONE, "a taken slot not settled");
         let k = self.node(1);
-        let slot = (k as usize) & ((1 << self.bits) - 1);
-        (k != SlotTable::EMPTY).then(|| (slot, self.unpack(k)))
+        (k != SlotTable::EMPTY).then(|| self.packing.unpack(k))
+    }
+
+    #[inline(always)]
+    fn packing(&self) -> KeyPacking {
+        self.packing
+    }
+
+    #[inline(always)]
+    fn earliest_key(&self) -> u128 {
+        debug_assert!(self.taken == Self::NONE, "a taken slot not settled");
+        self.node(1)
     }
 }
 
@@ -472,8 +535,10 @@ impl Slots for SlotTree {
 /// ([`ArrivalQueue::pop`], when its event fires).
 #[derive(Clone, Debug)]
 pub struct ArrivalQueue {
-    /// Each member's pending key (`at << 64 | seq`), [`SlotTable::EMPTY`] if none.
+    /// Each member's pending key (packed by `packing`, slot 0), [`SlotTable::EMPTY`] if
+    /// none.
     keys: Vec<u128>,
+    packing: KeyPacking,
     /// Keys and members in increasing key order: `len` of them from `head`, in a ring
     /// of a power of two entries, at least the number of members (each is in it at most
     /// once, so it never fills).
@@ -489,9 +554,11 @@ pub struct ArrivalQueue {
 }
 
 impl ArrivalQueue {
-    /// `n` members with no pending arrival.
-    pub fn new(n: usize) -> Self {
+    /// `n` members with no pending arrival, their keys packed by `packing` (that of
+    /// the slots they are compared with).
+    pub fn new(n: usize, packing: KeyPacking) -> Self {
         ArrivalQueue {
+            packing,
             keys: vec![SlotTable::EMPTY; n],
             ring: vec![(SlotTable::EMPTY, 0); n.max(1).next_power_of_two()],
             head: 0,
@@ -504,8 +571,7 @@ impl ArrivalQueue {
     /// Member `i`'s next arrival is at `k` (it has none pending).
     #[inline(always)]
     pub fn push(&mut self, i: usize, k: Slot) {
-        let key = SlotTable::pack(k);
-        assert!(key != SlotTable::EMPTY, "an arrival at the end of time");
+        let key = self.packing.pack_event(k);
         debug_assert!(
             self.keys[i] == SlotTable::EMPTY,
             "member {i} already pending"
@@ -527,14 +593,21 @@ impl ArrivalQueue {
     #[inline(always)]
     pub fn get(&self, i: usize) -> Option<Slot> {
         let k = self.keys[i];
-        (k != SlotTable::EMPTY).then(|| SlotTable::unpack(k))
+        (k != SlotTable::EMPTY).then(|| self.packing.unpack(k).1)
     }
 
     /// The earliest pending arrival: its member and key.
     #[inline(always)]
     pub fn earliest(&self) -> Option<(usize, Slot)> {
         let (k, i) = self.first;
-        (k != SlotTable::EMPTY).then(|| (i, SlotTable::unpack(k)))
+        (k != SlotTable::EMPTY).then(|| (i, self.packing.unpack(k).1))
+    }
+
+    /// The earliest pending arrival's packed key ([`SlotTable::EMPTY`] if none) and
+    /// member.
+    #[inline(always)]
+    pub fn first(&self) -> (u128, usize) {
+        self.first
     }
 
     /// Remove the earliest pending arrival, and return its member.
@@ -631,6 +704,12 @@ mod tests {
                     table.earliest(),
                     "n {n}, step {step}"
                 );
+                assert_eq!(Slots::packing(&tree), Slots::packing(&table));
+                assert_eq!(
+                    Slots::earliest_key(&tree),
+                    Slots::earliest_key(&table),
+                    "n {n}, step {step}"
+                );
                 for i in 0..n {
                     assert_eq!(Slots::get(&tree, i), table.get(i), "n {n}, step {step}");
                 }
@@ -647,7 +726,8 @@ mod tests {
         // pending gets one. After every step each member's arrival, and the earliest,
         // equal the scanning table's.
         for n in [1, 4, 32, 100] {
-            let mut q = ArrivalQueue::new(n);
+            let packing = KeyPacking::for_slots(n + 3);
+            let mut q = ArrivalQueue::new(n, packing);
             let mut table = SlotTable::new(n);
             let mut x: u64 = 987654321;
             let mut next = || {
@@ -699,6 +779,10 @@ mod tests {
                     }
                 }
                 assert_eq!(q.earliest(), table.earliest(), "n {n}, step {step}");
+                let first = table.earliest().map_or((SlotTable::EMPTY, 0), |(i, k)| {
+                    (packing.pack(0, Some(k)), i)
+                });
+                assert_eq!(q.first(), first, "n {n}, step {step}");
                 for j in 0..n {
                     assert_eq!(q.get(j), table.get(j), "n {n}, step {step}");
                 }

@@ -352,6 +352,8 @@ pub enum Event {
     LinkTick(u16, u32),
 }
 
+/// No key, in the packing of [`Slots::packing`]: later than every key.
+const EMPTY_KEY: u128 = u128::MAX;
 /// Slot of the running CPU burst's completion ([`Host`]'s slot table).
 const SLOT_CPU: usize = 0;
 /// Slot of the end of the burst on the bus.
@@ -707,6 +709,9 @@ impl<M: Shape> Host<M> {
         let tx_nics = flows.iter().map(|f| f.out_nic + 1).max().unwrap_or(0);
         let cores = cfg.cpu.cores.max(1) as usize;
         let cpu_base = SLOT_TX0 + tx_nics - tx_nic0;
+        let slots: <M::Cores as CoreModel>::Slots =
+            Slots::with_slots(cpu_base + cores - 1 + if M::Cores::MANY { 0 } else { flows.len() });
+        let packing = slots.packing();
         let mut host = Host {
             core: M::Cores::hand(Core {
                 cpu: Cpu::new(),
@@ -735,12 +740,10 @@ impl<M: Shape> Host<M> {
                 .collect(),
             on: 0,
             line_core: cfg.line_cores(),
-            slots: Slots::with_slots(
-                cpu_base + cores - 1 + if M::Cores::MANY { 0 } else { flows.len() },
-            ),
+            slots,
             tx_nic0,
             cpu_base,
-            arrivals: ArrivalQueue::new(if M::Cores::MANY { flows.len() } else { 0 }),
+            arrivals: ArrivalQueue::new(if M::Cores::MANY { flows.len() } else { 0 }, packing),
             rx_base: cpu_base + cores - 1,
             unsettled_cores: CoreSet::first(cores),
             handlers: cfg
@@ -1488,14 +1491,30 @@ impl<M: Shape> Host<M> {
     /// passed, or an invariant broke.
     #[inline(always)]
     fn peek_next(&self, s: &Scheduler<Event>) -> Option<(Slot, Option<usize>)> {
-        let mut slot = self.slots.earliest();
         if M::Cores::MANY {
-            slot = match (slot, self.arrivals.earliest()) {
-                (Some((_, k)), Some((f, a))) if a < k => Some((self.rx_base + f, a)),
-                (None, Some((f, a))) => Some((self.rx_base + f, a)),
-                (slot, _) => slot,
-            };
+            // The least of three keys packed alike: the slots', the arrivals', the
+            // queue's.
+            let p = self.slots.packing();
+            let t = self.slots.earliest_key();
+            let (a, f) = self.arrivals.first();
+            let q = s.peek_key().map_or(EMPTY_KEY, |q| p.pack_event(q));
+            let m = t.min(a).min(q);
+            if m == EMPTY_KEY {
+                return None;
+            }
+            let (i, key) = p.unpack(m);
+            if key.at > self.stop || self.violation.is_some() {
+                return None;
+            }
+            return Some(if m == q {
+                (key, None)
+            } else if m == a {
+                (key, Some(self.rx_base + f))
+            } else {
+                (key, Some(i))
+            });
         }
+        let slot = self.slots.earliest();
         let queued = s.peek_key();
         let next = match (slot, queued) {
             (Some((_, k)), Some(q)) if q < k => (q, None),
