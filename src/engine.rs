@@ -321,6 +321,10 @@ pub trait Slots {
     /// The earliest slot and its key packed by [`Slots::packing`] ([`SlotTable::EMPTY`]
     /// if none), for a model that compares it with keys of its own packed alike.
     fn earliest_key(&self) -> u128;
+    /// Slot `i` is set on most events (a NIC's output wire): a hint, with no effect on
+    /// what the slots hold.
+    #[inline(always)]
+    fn hot(&mut self, _i: usize) {}
 }
 
 impl Slots for SlotTable {
@@ -375,7 +379,9 @@ impl Slots for SlotTable {
 /// Cost: setting a slot replays at most ceil(log2(n)) matches, and stops at the
 /// first node that does not change (nothing above it changes). A slot taken
 /// ([`Slots::take`]) is replayed once, when it is set again or at [`Slots::settle`],
-/// whichever comes first.
+/// whichever comes first. The hot slot ([`Slots::hot`]) is kept beside the tree (its
+/// leaf empty): setting it replays nothing, and the earliest is the lesser of the root
+/// and it.
 #[derive(Clone, Debug)]
 pub struct SlotTree {
     /// Node `j`, from 1 (children `2j` and `2j + 1`): the least packed key below it
@@ -393,6 +399,10 @@ pub struct SlotTree {
     /// The slot taken and not yet replayed ([`SlotTree::NONE`] if none): the nodes on
     /// its path may be stale, every other node is the least of its children.
     taken: usize,
+    /// The hot slot ([`SlotTree::NONE`] if none), whose leaf stays empty ...
+    hot: usize,
+    /// ... and its packed key.
+    hot_key: u128,
 }
 
 /// The lesser of `a` and `b`, with conditional moves (which of two keys is less is
@@ -449,6 +459,35 @@ impl SlotTree {
     fn replay_early(&mut self, i: usize) {
         self.replay(self.cap + i, true);
     }
+
+    /// Put packed key `key` in slot `i`'s leaf (not the hot slot's) and bring the
+    /// nodes above it up to date.
+    #[inline(always)]
+    fn set_leaf(&mut self, i: usize, key: u128) {
+        self.nodes[self.cap + i] = key;
+        if i == self.taken {
+            self.taken = Self::NONE;
+            self.replay_full(i);
+        } else {
+            self.replay_early(i);
+        }
+    }
+
+    /// [`Slots::hot`] for another slot than the hot one: the old one's key goes to its
+    /// leaf, the new one's leaf is emptied.
+    #[inline(never)]
+    fn change_hot(&mut self, i: usize) {
+        let (old, key) = (self.hot, self.hot_key);
+        self.hot = Self::NONE;
+        if old != Self::NONE && (key != SlotTable::EMPTY || old == self.taken) {
+            self.set_leaf(old, key);
+        }
+        self.hot_key = self.nodes[self.cap + i];
+        if self.hot_key != SlotTable::EMPTY || i == self.taken {
+            self.set_leaf(i, SlotTable::EMPTY);
+        }
+        self.hot = i;
+    }
 }
 
 impl Slots for SlotTree {
@@ -460,25 +499,29 @@ impl Slots for SlotTree {
             packing: KeyPacking::for_slots(cap),
             n,
             taken: Self::NONE,
+            hot: Self::NONE,
+            hot_key: SlotTable::EMPTY,
         }
     }
 
     #[inline(always)]
     fn set(&mut self, i: usize, k: Option<Slot>) {
         assert!(i < self.n, "slot {i} of {}", self.n);
-        let j = self.cap + i;
-        self.nodes[j] = self.pack(i, k);
-        if i == self.taken {
-            self.taken = Self::NONE;
-            self.replay_full(i);
+        let key = self.pack(i, k);
+        if i == self.hot {
+            self.hot_key = key;
         } else {
-            self.replay_early(i);
+            self.set_leaf(i, key);
         }
     }
 
     #[inline(always)]
     fn take(&mut self, i: usize) {
         assert!(i < self.n, "slot {i} of {}", self.n);
+        if i == self.hot {
+            self.hot_key = SlotTable::EMPTY;
+            return;
+        }
         self.settle();
         let j = self.cap + i;
         self.nodes[j] = SlotTable::EMPTY;
@@ -497,14 +540,18 @@ impl Slots for SlotTree {
     #[inline(always)]
     fn get(&self, i: usize) -> Option<Slot> {
         assert!(i < self.n, "slot {i} of {}", self.n);
-        let k = self.node(self.cap + i);
+        let k = if i == self.hot {
+            self.hot_key
+        } else {
+            self.node(self.cap + i)
+        };
         (k != SlotTable::EMPTY).then(|| self.packing.unpack(k).1)
     }
 
     #[inline(always)]
     fn earliest(&self) -> Option<(usize, Slot)> {
         debug_assert!(self.taken == Self::NONE, "a taken slot not settled");
-        let k = self.node(1);
+        let k = min_unpredictable(self.node(1), self.hot_key);
         (k != SlotTable::EMPTY).then(|| self.packing.unpack(k))
     }
 
@@ -516,7 +563,15 @@ impl Slots for SlotTree {
     #[inline(always)]
     fn earliest_key(&self) -> u128 {
         debug_assert!(self.taken == Self::NONE, "a taken slot not settled");
-        self.node(1)
+        min_unpredictable(self.node(1), self.hot_key)
+    }
+
+    #[inline(always)]
+    fn hot(&mut self, i: usize) {
+        assert!(i < self.n, "slot {i} of {}", self.n);
+        if i != self.hot {
+            self.change_hot(i);
+        }
     }
 }
 
@@ -656,7 +711,8 @@ mod tests {
     #[test]
     fn a_slot_tree_finds_what_a_slot_table_finds() {
         // 1, 5, 17, 43 and 100 slots, used as a model uses them: take the earliest slot
-        // (its event fires) half of the time, then zero to three random sets and clears
+        // (its event fires) half of the time, make another slot hot a fifth of the time
+        // (the one taken half of those times), then zero to three random sets and clears
         // (the slot taken among them a third of the time), with repeated keys (equal
         // keys: the lowest slot wins), then settle: after every set, each slot equals
         // the scanning table's; after settling, the earliest too.
@@ -679,6 +735,16 @@ mod tests {
                     table.set(i, None);
                     assert_eq!(Slots::get(&tree, i), None);
                     taken = Some(i);
+                }
+                // Another slot made hot now and then: the one taken, or any.
+                let r = next();
+                if r.is_multiple_of(5) {
+                    let i = match taken {
+                        Some(t) if (r >> 8).is_multiple_of(2) => t,
+                        _ => (r >> 12) as usize % n,
+                    };
+                    Slots::hot(&mut tree, i);
+                    assert_eq!(Slots::get(&tree, i), table.get(i), "n {n}, step {step}");
                 }
                 for _ in 0..next() % 4 {
                     let r = next();

@@ -709,8 +709,12 @@ impl<M: Shape> Host<M> {
         let tx_nics = flows.iter().map(|f| f.out_nic + 1).max().unwrap_or(0);
         let cores = cfg.cpu.cores.max(1) as usize;
         let cpu_base = SLOT_TX0 + tx_nics - tx_nic0;
-        let slots: <M::Cores as CoreModel>::Slots =
+        let mut slots: <M::Cores as CoreModel>::Slots =
             Slots::with_slots(cpu_base + cores - 1 + if M::Cores::MANY { 0 } else { flows.len() });
+        if cpu_base > SLOT_TX0 {
+            // The first output wire's slot is set for nearly every frame.
+            slots.hot(SLOT_TX0);
+        }
         let packing = slots.packing();
         let mut host = Host {
             core: M::Cores::hand(Core {
