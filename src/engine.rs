@@ -16,8 +16,10 @@
 //! (the CPU's running burst, a flow's next arrival, a NIC's frame on the wire) can keep
 //! those outside the heap as [`Slot`]s, stamped with a sequence number from the same
 //! counter ([`Scheduler::stamp`]), and pick the earliest of heap and slots itself
-//! ([`SlotTable`] keeps them in one array). Ties still run in the order the events were
-//! scheduled, and the heap stays tiny.
+//! ([`SlotTable`] keeps them in one array, [`SlotTree`] in a tournament tree). Ties
+//! still run in the order the events were scheduled, and the heap stays tiny. Many
+//! components of one kind that fire in turn (flows' arrivals) can go in an
+//! [`ArrivalQueue`] instead, its keys packed as the slots' ([`KeyPacking`]).
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
