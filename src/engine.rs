@@ -16,8 +16,10 @@
 //! (the CPU's running burst, a flow's next arrival, a NIC's frame on the wire) can keep
 //! those outside the heap as [`Slot`]s, stamped with a sequence number from the same
 //! counter ([`Scheduler::stamp`]), and pick the earliest of heap and slots itself
-//! ([`SlotTable`] keeps them in one array). Ties still run in the order the events were
-//! scheduled, and the heap stays tiny.
+//! ([`SlotTable`] keeps them in one array, [`SlotTree`] in a tournament tree). Ties
+//! still run in the order the events were scheduled, and the heap stays tiny. Many
+//! components of one kind that fire in turn (flows' arrivals) can go in an
+//! [`ArrivalQueue`] instead, its keys packed as the slots' ([`KeyPacking`]).
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
@@ -228,6 +230,75 @@ impl SlotTable {
     }
 }
 
+/// How a slot's key is packed in one integer: `at << 64 | seq << bits | slot`, with
+/// `bits` the bits of a slot number: unique, ordered as (time, sequence, slot), so the
+/// earliest of several keys is their minimum. The sequence numbers must stay below
+/// `2^(64 - bits) - 1` (checked); `u64::MAX`, the sequence of an event that runs after
+/// every other of its instant, is kept as `2^(64 - bits) - 1`. Keys of different
+/// queues packed alike compare as their events are ordered, the sequence numbers being
+/// unique among events that are not `u64::MAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyPacking {
+    bits: u32,
+    /// The packed sequence number that stands for `u64::MAX`; real ones are below it.
+    seq_max: u64,
+}
+
+impl KeyPacking {
+    /// The packing of `n` slots' keys.
+    pub fn for_slots(n: usize) -> Self {
+        let bits = n.max(2).next_power_of_two().trailing_zeros();
+        KeyPacking {
+            bits,
+            seq_max: u64::MAX >> bits,
+        }
+    }
+
+    /// Key `k` packed with slot number 0, for a key whose sequence number is not
+    /// `u64::MAX` (a queued event's, an arrival's).
+    #[inline(always)]
+    pub fn pack_event(self, k: Slot) -> u128 {
+        assert!(
+            k.seq < self.seq_max,
+            "sequence number {} beyond the slot tree's",
+            k.seq
+        );
+        ((k.at.0 as u128) << 64) | ((k.seq << self.bits) as u128)
+    }
+
+    /// Slot `i`'s key `k` packed ([`SlotTable::EMPTY`] for none).
+    #[inline(always)]
+    pub fn pack(self, i: usize, k: Option<Slot>) -> u128 {
+        let Some(k) = k else {
+            return SlotTable::EMPTY;
+        };
+        let max = self.seq_max;
+        let seq = if k.seq == u64::MAX {
+            max
+        } else {
+            assert!(
+                k.seq < max,
+                "sequence number {} beyond the slot tree's",
+                k.seq
+            );
+            k.seq
+        };
+        ((k.at.0 as u128) << 64) | (((seq << self.bits) | i as u64) as u128)
+    }
+
+    /// A packed key's slot and key (not [`SlotTable::EMPTY`]).
+    #[inline(always)]
+    pub fn unpack(self, k: u128) -> (usize, Slot) {
+        let seq = (k as u64) >> self.bits;
+        let slot = (k as usize) & ((1 << self.bits) - 1);
+        let slot_key = Slot {
+            at: SimTime((k >> 64) as u64),
+            seq: if seq == self.seq_max { u64::MAX } else { seq },
+        };
+        (slot, slot_key)
+    }
+}
+
 /// A set of slots as the model uses it: [`SlotTable`] (a scan, for a handful) or
 /// [`SlotTree`] (indexed, for many), chosen by the model when it is assembled. Both
 /// give the same earliest slot: the least (time, sequence), the lowest slot of equal
@@ -247,6 +318,15 @@ pub trait Slots {
     fn get(&self, i: usize) -> Option<Slot>;
     /// The earliest slot, if any holds an event (the slots settled).
     fn earliest(&self) -> Option<(usize, Slot)>;
+    /// How [`Slots::earliest_key`] packs a key.
+    fn packing(&self) -> KeyPacking;
+    /// The earliest slot and its key packed by [`Slots::packing`] ([`SlotTable::EMPTY`]
+    /// if none), for a model that compares it with keys of its own packed alike.
+    fn earliest_key(&self) -> u128;
+    /// Slot `i` is set on most events (a NIC's output wire): a hint, with no effect on
+    /// what the slots hold.
+    #[inline(always)]
+    fn hot(&mut self, _i: usize) {}
 }
 
 impl Slots for SlotTable {
@@ -271,6 +351,14 @@ impl Slots for SlotTable {
     fn earliest(&self) -> Option<(usize, Slot)> {
         SlotTable::earliest(self)
     }
+    fn packing(&self) -> KeyPacking {
+        KeyPacking::for_slots(self.len())
+    }
+    fn earliest_key(&self) -> u128 {
+        SlotTable::earliest(self).map_or(SlotTable::EMPTY, |(i, k)| {
+            Slots::packing(self).pack(i, Some(k))
+        })
+    }
 }
 
 /// Slots in a tournament tree: each node holds the least key below it, the root the
@@ -278,32 +366,45 @@ impl Slots for SlotTable {
 /// root, instead of a scan of every slot per event: for models with many one-of-a-kind
 /// events (many flows, many cores).
 ///
-/// A node's key is `at << 64 | seq << b | slot`, with `b` the bits of a slot number:
-/// unique, ordered as (time, sequence, slot), so a match is the minimum of two integers
-/// (no branch, no tie rule) and the winner's slot number comes with its key. The
-/// sequence numbers must stay below `2^(64 - b) - 1` (a run would need more than 2^50
-/// events with 16,384 slots to reach that; checked); `u64::MAX`, the sequence of an
-/// event that runs after every other of its instant, is kept as `2^(64 - b) - 1`.
+/// A node's key is `at << 64 | seq << b | slot` ([`KeyPacking`]), with `b` the bits of
+/// a slot number: unique, ordered as (time, sequence, slot), so a match is the minimum
+/// of two integers (no branch, no tie rule) and the winner's slot number comes with its
+/// key. The sequence numbers must stay below `2^(64 - b) - 1` (a run would need more
+/// than 2^50 events with 16,384 slots to reach that; checked); `u64::MAX`, the sequence
+/// of an event that runs after every other of its instant, is kept as `2^(64 - b) - 1`.
 ///
-/// Cost: setting a slot replays at most log2 of the slots matches, and stops at the
+/// The leaves are nodes `n` to `2n - 1` of the array (a tree of any number of leaves:
+/// node `j`'s children are `2j` and `2j + 1`, and node 1 is the least of all), so a
+/// slot's path has floor or ceil of log2(n) nodes: 3 or 4 for 10 slots, where a
+/// power-of-two tree has 4 for each.
+///
+/// Cost: setting a slot replays at most ceil(log2(n)) matches, and stops at the
 /// first node that does not change (nothing above it changes). A slot taken
 /// ([`Slots::take`]) is replayed once, when it is set again or at [`Slots::settle`],
-/// whichever comes first.
+/// whichever comes first. The hot slot ([`Slots::hot`]) is kept beside the tree (its
+/// leaf empty): setting it replays nothing, and the earliest is the lesser of the root
+/// and it.
 #[derive(Clone, Debug)]
 pub struct SlotTree {
     /// Node `j`, from 1 (children `2j` and `2j + 1`): the least packed key below it
     /// ([`SlotTable::EMPTY`] when every slot below is empty); leaf `cap + i` is slot
-    /// `i` (padding leaves stay empty). `2 cap` of them, node 0 unused.
+    /// `i` (a padding leaf, with one slot, stays empty). A power of two of them, at
+    /// least `2 cap`, so that an index masked to the array is a node (no bounds check);
+    /// node 0 and those from `2 cap` unused.
     nodes: Vec<u128>,
-    /// Leaves: a power of two, at least the number of slots (and 2).
+    /// Leaves: the number of slots (at least 2).
     cap: usize,
-    /// Bits of a slot number in a packed key: log2 of `cap`.
-    bits: u32,
+    /// The packing of the keys: slot numbers of ceil(log2(`cap`)) bits.
+    packing: KeyPacking,
     /// Number of slots.
     n: usize,
     /// The slot taken and not yet replayed ([`SlotTree::NONE`] if none): the nodes on
     /// its path may be stale, every other node is the least of its children.
     taken: usize,
+    /// The hot slot ([`SlotTree::NONE`] if none), whose leaf stays empty ...
+    hot: usize,
+    /// ... and its packed key.
+    hot_key: u128,
 }
 
 /// The lesser of `a` and `b`, with conditional moves (which of two keys is less is
@@ -317,38 +418,9 @@ fn min_unpredictable(a: u128, b: u128) -> u128 {
 impl SlotTree {
     const NONE: usize = usize::MAX;
 
-    /// The packed sequence number that stands for `u64::MAX`; real ones are below it.
-    #[inline(always)]
-    fn seq_max(&self) -> u64 {
-        u64::MAX >> self.bits
-    }
-
     #[inline(always)]
     fn pack(&self, i: usize, k: Option<Slot>) -> u128 {
-        let Some(k) = k else {
-            return SlotTable::EMPTY;
-        };
-        let max = self.seq_max();
-        let seq = if k.seq == u64::MAX {
-            max
-        } else {
-            assert!(
-                k.seq < max,
-                "sequence number {} beyond the slot tree's",
-                k.seq
-            );
-            k.seq
-        };
-        ((k.at.0 as u128) << 64) | (((seq << self.bits) | i as u64) as u128)
-    }
-
-    #[inline(always)]
-    fn unpack(&self, k: u128) -> Slot {
-        let seq = (k as u64) >> self.bits;
-        Slot {
-            at: SimTime((k >> 64) as u64),
-            seq: if seq == self.seq_max() { u64::MAX } else { seq },
-        }
+        self.packing.pack(i, k)
     }
 
     /// Node `j`.
@@ -389,25 +461,12 @@ impl SlotTree {
     fn replay_early(&mut self, i: usize) {
         self.replay(self.cap + i, true);
     }
-}
 
-impl Slots for SlotTree {
-    fn with_slots(n: usize) -> Self {
-        let cap = n.max(2).next_power_of_two();
-        SlotTree {
-            nodes: vec![SlotTable::EMPTY; 2 * cap],
-            cap,
-            bits: cap.trailing_zeros(),
-            n,
-            taken: Self::NONE,
-        }
-    }
-
+    /// Put packed key `key` in slot `i`'s leaf (not the hot slot's) and bring the
+    /// nodes above it up to date.
     #[inline(always)]
-    fn set(&mut self, i: usize, k: Option<Slot>) {
-        assert!(i < self.n, "slot {i} of {}", self.n);
-        let j = self.cap + i;
-        self.nodes[j] = self.pack(i, k);
+    fn set_leaf(&mut self, i: usize, key: u128) {
+        self.nodes[self.cap + i] = key;
         if i == self.taken {
             self.taken = Self::NONE;
             self.replay_full(i);
@@ -416,9 +475,55 @@ impl Slots for SlotTree {
         }
     }
 
+    /// [`Slots::hot`] for another slot than the hot one: the old one's key goes to its
+    /// leaf, the new one's leaf is emptied.
+    #[inline(never)]
+    fn change_hot(&mut self, i: usize) {
+        let (old, key) = (self.hot, self.hot_key);
+        self.hot = Self::NONE;
+        if old != Self::NONE && (key != SlotTable::EMPTY || old == self.taken) {
+            self.set_leaf(old, key);
+        }
+        self.hot_key = self.nodes[self.cap + i];
+        if self.hot_key != SlotTable::EMPTY || i == self.taken {
+            self.set_leaf(i, SlotTable::EMPTY);
+        }
+        self.hot = i;
+    }
+}
+
+impl Slots for SlotTree {
+    fn with_slots(n: usize) -> Self {
+        let cap = n.max(2);
+        SlotTree {
+            nodes: vec![SlotTable::EMPTY; 2 * cap.next_power_of_two()],
+            cap,
+            packing: KeyPacking::for_slots(cap),
+            n,
+            taken: Self::NONE,
+            hot: Self::NONE,
+            hot_key: SlotTable::EMPTY,
+        }
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, k: Option<Slot>) {
+        assert!(i < self.n, "slot {i} of {}", self.n);
+        let key = self.pack(i, k);
+        if i == self.hot {
+            self.hot_key = key;
+        } else {
+            self.set_leaf(i, key);
+        }
+    }
+
     #[inline(always)]
     fn take(&mut self, i: usize) {
         assert!(i < self.n, "slot {i} of {}", self.n);
+        if i == self.hot {
+            self.hot_key = SlotTable::EMPTY;
+            return;
+        }
         self.settle();
         let j = self.cap + i;
         self.nodes[j] = SlotTable::EMPTY;
@@ -437,15 +542,154 @@ impl Slots for SlotTree {
     #[inline(always)]
     fn get(&self, i: usize) -> Option<Slot> {
         assert!(i < self.n, "slot {i} of {}", self.n);
-        let k = self.node(self.cap + i);
-        (k != SlotTable::EMPTY).then(|| self.unpack(k))
+        let k = if i == self.hot {
+            self.hot_key
+        } else {
+            self.node(self.cap + i)
+        };
+        (k != SlotTable::EMPTY).then(|| self.packing.unpack(k).1)
     }
 
     #[inline(always)]
     fn earliest(&self) -> Option<(usize, Slot)> {
         debug_assert!(self.taken == Self::NONE, "a taken slot not settled");
-        let k = self.node(1);
-        (k != SlotTable::EMPTY).then(|| ((k as usize) & (self.cap - 1), self.unpack(k)))
+        let k = min_unpredictable(self.node(1), self.hot_key);
+        (k != SlotTable::EMPTY).then(|| self.packing.unpack(k))
+    }
+
+    #[inline(always)]
+    fn packing(&self) -> KeyPacking {
+        self.packing
+    }
+
+    #[inline(always)]
+    fn earliest_key(&self) -> u128 {
+        debug_assert!(self.taken == Self::NONE, "a taken slot not settled");
+        min_unpredictable(self.node(1), self.hot_key)
+    }
+
+    #[inline(always)]
+    fn hot(&mut self, i: usize) {
+        assert!(i < self.n, "slot {i} of {}", self.n);
+        if i != self.hot {
+            self.change_hot(i);
+        }
+    }
+}
+
+/// The next arrival of each of a set of members (a model's flows), each with at most
+/// one pending: the earliest by (time, sequence) found without a scan, and in O(1)
+/// when members arrive in turn (flows of equal constant rates: each new arrival is
+/// later than every pending one).
+///
+/// A FIFO of keys in increasing order, and a binary heap for the keys that would break
+/// its order: a new key later than the FIFO's last goes to its back, any other key to
+/// the heap; the earliest is the lesser of the FIFO's front and the heap's top. Keys
+/// are unique (the scheduler's sequence numbers), so there is no tie to order.
+///
+/// Used as the model uses its flows: a member is set only when it has no pending
+/// arrival ([`ArrivalQueue::push`]), and only the earliest is removed
+/// ([`ArrivalQueue::pop`], when its event fires).
+#[derive(Clone, Debug)]
+pub struct ArrivalQueue {
+    /// Each member's pending key (packed by `packing`, slot 0), [`SlotTable::EMPTY`] if
+    /// none.
+    keys: Vec<u128>,
+    packing: KeyPacking,
+    /// Keys and members in increasing key order: `len` of them from `head`, in a ring
+    /// of a power of two entries, at least the number of members (each is in it at most
+    /// once, so it never fills).
+    ring: Vec<(u128, usize)>,
+    head: usize,
+    len: usize,
+    /// The other keys and members, earliest on top.
+    heap: BinaryHeap<std::cmp::Reverse<(u128, usize)>>,
+    /// The earliest key and its member (the lesser of the FIFO's front and the heap's
+    /// top), [`SlotTable::EMPTY`] if none: read on every event of the model, so kept
+    /// at hand.
+    first: (u128, usize),
+}
+
+impl ArrivalQueue {
+    /// `n` members with no pending arrival, their keys packed by `packing` (that of
+    /// the slots they are compared with).
+    pub fn new(n: usize, packing: KeyPacking) -> Self {
+        ArrivalQueue {
+            packing,
+            keys: vec![SlotTable::EMPTY; n],
+            ring: vec![(SlotTable::EMPTY, 0); n.max(1).next_power_of_two()],
+            head: 0,
+            len: 0,
+            heap: BinaryHeap::with_capacity(n),
+            first: (SlotTable::EMPTY, 0),
+        }
+    }
+
+    /// Member `i`'s next arrival is at `k` (it has none pending).
+    #[inline(always)]
+    pub fn push(&mut self, i: usize, k: Slot) {
+        let key = self.packing.pack_event(k);
+        debug_assert!(
+            self.keys[i] == SlotTable::EMPTY,
+            "member {i} already pending"
+        );
+        self.keys[i] = key;
+        let mask = self.ring.len() - 1;
+        if self.len == 0 || self.ring[(self.head + self.len - 1) & mask].0 < key {
+            self.ring[(self.head + self.len) & mask] = (key, i);
+            self.len += 1;
+        } else {
+            self.heap.push(std::cmp::Reverse((key, i)));
+        }
+        if key < self.first.0 {
+            self.first = (key, i);
+        }
+    }
+
+    /// Member `i`'s pending arrival, if any.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<Slot> {
+        let k = self.keys[i];
+        (k != SlotTable::EMPTY).then(|| self.packing.unpack(k).1)
+    }
+
+    /// The earliest pending arrival: its member and key.
+    #[inline(always)]
+    pub fn earliest(&self) -> Option<(usize, Slot)> {
+        let (k, i) = self.first;
+        (k != SlotTable::EMPTY).then(|| (i, self.packing.unpack(k).1))
+    }
+
+    /// The earliest pending arrival's packed key ([`SlotTable::EMPTY`] if none) and
+    /// member.
+    #[inline(always)]
+    pub fn first(&self) -> (u128, usize) {
+        self.first
+    }
+
+    /// Remove the earliest pending arrival, and return its member.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<usize> {
+        let (k, i) = self.first;
+        if k == SlotTable::EMPTY {
+            return None;
+        }
+        let mask = self.ring.len() - 1;
+        if self.len > 0 && self.ring[self.head].0 == k {
+            self.head = (self.head + 1) & mask;
+            self.len -= 1;
+        } else {
+            self.heap.pop();
+        }
+        self.keys[i] = SlotTable::EMPTY;
+        let front = (self.len > 0).then(|| self.ring[self.head]);
+        let top = self.heap.peek().map(|r| r.0);
+        self.first = match (front, top) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => (SlotTable::EMPTY, 0),
+        };
+        Some(i)
     }
 }
 
@@ -469,7 +713,8 @@ mod tests {
     #[test]
     fn a_slot_tree_finds_what_a_slot_table_finds() {
         // 1, 5, 17, 43 and 100 slots, used as a model uses them: take the earliest slot
-        // (its event fires) half of the time, then zero to three random sets and clears
+        // (its event fires) half of the time, make another slot hot a fifth of the time
+        // (the one taken half of those times), then zero to three random sets and clears
         // (the slot taken among them a third of the time), with repeated keys (equal
         // keys: the lowest slot wins), then settle: after every set, each slot equals
         // the scanning table's; after settling, the earliest too.
@@ -492,6 +737,16 @@ mod tests {
                     table.set(i, None);
                     assert_eq!(Slots::get(&tree, i), None);
                     taken = Some(i);
+                }
+                // Another slot made hot now and then: the one taken, or any.
+                let r = next();
+                if r.is_multiple_of(5) {
+                    let i = match taken {
+                        Some(t) if (r >> 8).is_multiple_of(2) => t,
+                        _ => (r >> 12) as usize % n,
+                    };
+                    Slots::hot(&mut tree, i);
+                    assert_eq!(Slots::get(&tree, i), table.get(i), "n {n}, step {step}");
                 }
                 for _ in 0..next() % 4 {
                     let r = next();
@@ -517,10 +772,95 @@ mod tests {
                     table.earliest(),
                     "n {n}, step {step}"
                 );
+                assert_eq!(Slots::packing(&tree), Slots::packing(&table));
+                assert_eq!(
+                    Slots::earliest_key(&tree),
+                    Slots::earliest_key(&table),
+                    "n {n}, step {step}"
+                );
                 for i in 0..n {
                     assert_eq!(Slots::get(&tree, i), table.get(i), "n {n}, step {step}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn an_arrival_queue_finds_what_a_slot_table_finds() {
+        // 1, 4, 32 and 100 members, used as a model uses its flows: the earliest
+        // arrival fires (is popped), and its member's next one is pushed: one period
+        // later (members in turn: the FIFO), at a random later time (the heap), or never
+        // (a finished source, pushed again later); at times another member with none
+        // pending gets one. After every step each member's arrival, and the earliest,
+        // equal the scanning table's.
+        for n in [1, 4, 32, 100] {
+            let packing = KeyPacking::for_slots(n + 3);
+            let mut q = ArrivalQueue::new(n, packing);
+            let mut table = SlotTable::new(n);
+            let mut x: u64 = 987654321;
+            let mut next = || {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                x >> 16
+            };
+            let mut seq = 0u64;
+            let mut stamp = |at: u64| {
+                seq += 1;
+                Slot {
+                    at: SimTime(at),
+                    seq,
+                }
+            };
+            let period = 1_000u64;
+            for i in 0..n {
+                let k = stamp((next() % period) / 4 * 4);
+                q.push(i, k);
+                table.set(i, Some(k));
+            }
+            for step in 0..20_000u64 {
+                let Some((i, k)) = table.earliest() else {
+                    break;
+                };
+                assert_eq!(q.earliest(), Some((i, k)), "n {n}, step {step}");
+                assert_eq!(q.pop(), Some(i));
+                table.set(i, None);
+                assert_eq!(q.get(i), None);
+                let now = k.at.0;
+                let r = next();
+                let later = match r % 8 {
+                    0..=4 => Some(now + period),
+                    5 | 6 => Some(now + (r >> 8) % (2 * period)),
+                    _ => None,
+                };
+                if let Some(at) = later {
+                    let k = stamp(at);
+                    q.push(i, k);
+                    table.set(i, Some(k));
+                }
+                if (r >> 20).is_multiple_of(5) {
+                    let j = (r >> 24) as usize % n;
+                    if table.get(j).is_none() {
+                        let k = stamp(now + (r >> 32) % period);
+                        q.push(j, k);
+                        table.set(j, Some(k));
+                    }
+                }
+                assert_eq!(q.earliest(), table.earliest(), "n {n}, step {step}");
+                let first = table.earliest().map_or((SlotTable::EMPTY, 0), |(i, k)| {
+                    (packing.pack(0, Some(k)), i)
+                });
+                assert_eq!(q.first(), first, "n {n}, step {step}");
+                for j in 0..n {
+                    assert_eq!(q.get(j), table.get(j), "n {n}, step {step}");
+                }
+            }
+            while let Some((i, _)) = table.earliest() {
+                assert_eq!(q.pop(), Some(i));
+                table.set(i, None);
+            }
+            assert_eq!(q.earliest(), None);
+            assert_eq!(q.pop(), None);
         }
     }
 

@@ -36,7 +36,7 @@ mod user;
 use crate::bus::{Bus, BusConfig};
 use crate::cpu::{Cpu, CpuConfig, Dispatch, LEVELS, Level, Pick};
 use crate::dma::NicDma;
-use crate::engine::{Scheduler, Slot, Slots};
+use crate::engine::{ArrivalQueue, Scheduler, Slot, Slots};
 use crate::irq::{IrqLineConfig, Line};
 use crate::kernel::{KernelConfig, Netisr};
 use crate::link_watch::LinkWatch;
@@ -352,12 +352,15 @@ pub enum Event {
     LinkTick(u16, u32),
 }
 
+/// No key, in the packing of [`Slots::packing`]: later than every key.
+const EMPTY_KEY: u128 = u128::MAX;
 /// Slot of the running CPU burst's completion ([`Host`]'s slot table).
 const SLOT_CPU: usize = 0;
 /// Slot of the end of the burst on the bus.
 pub(crate) const SLOT_BUS: usize = 1;
-/// Slot of flow 0's next frame; flow `f`'s is `SLOT_RX0 + f`.
-const SLOT_RX0: usize = 2;
+/// Slot of the end of the frame on the first output wire (NIC `Host::tx_nic0`'s);
+/// NIC `n`'s is `SLOT_TX0 + n - tx_nic0`.
+const SLOT_TX0: usize = 2;
 
 /// The moderation state of a NIC configured with `c`: its `moderation`, with DIM's
 /// initial profile programmed when DIM is on (a NIC with DIM and no `moderation` gets
@@ -380,7 +383,7 @@ pub(crate) struct FlowState {
     pub name: String,
     /// The tester port generating its frames (or the silent source of a sender's flow).
     pub source: FlowSource,
-    /// The next frame, due at the input NIC when its slot says (`Host::rx_slot`).
+    /// The next frame, due at the input NIC when its arrival says (`Host::rx_slot`).
     pub pending: Option<Frame>,
     /// The NIC its frames arrive on.
     pub in_nic: usize,
@@ -415,14 +418,21 @@ pub(crate) struct Host<M: Shape> {
     line_core: Vec<usize>,
     /// The one-of-a-kind pending events, outside the heap: the completion of the CPU
     /// burst now running on each core (the only CPU event that is not stale), the end of
-    /// the burst on the bus, each flow's next frame reaching its NIC (DMA done, or into
-    /// the FIFO with a bus), the end of the frame on each NIC's output wire. Indices:
-    /// [`SLOT_CPU`] (core 0), [`SLOT_BUS`], `SLOT_RX0 + flow`, `tx_base + nic` up to the
-    /// last NIC some flow leaves by (the NICs after it never transmit and have no slot,
-    /// so the scan is shorter), then `cpu_base + c - 1` for core `c` >= 1.
+    /// the burst on the bus, the end of the frame on each NIC's output wire. Indices:
+    /// [`SLOT_CPU`] (core 0), [`SLOT_BUS`], `SLOT_TX0 + nic - tx_nic0` from the first
+    /// to the last NIC some flow leaves by (the NICs outside never transmit and have no
+    /// slot, so the scan is shorter, the tree lower), then `cpu_base + c - 1` for core
+    /// `c` >= 1.
     pub(crate) slots: <M::Cores as CoreModel>::Slots,
-    tx_base: usize,
+    tx_nic0: usize,
     cpu_base: usize,
+    /// Each flow's next frame reaching its NIC (DMA done, or into the FIFO with a bus),
+    /// by flow, on a host with several cores: kept apart from the slots (a flow's next
+    /// frame is usually later than every other flow's, found in O(1)), whereas a host
+    /// with one core (a few flows) keeps flow `f`'s in slot `rx_base + f`, after the
+    /// others. The run loop numbers flow `f`'s event `rx_base + f` either way.
+    arrivals: ArrivalQueue,
+    rx_base: usize,
     /// The parked cores whose CPU may have a decision to make (bit `c` for core `c`):
     /// those put down with one ([`Host::switch_to`]) or reached ([`Host::core_at`])
     /// since [`Host::reschedule_cores`] last found them clean. The core in hand is
@@ -702,11 +712,18 @@ impl<M: Shape> Host<M> {
                 }
             })
             .collect();
-        // TX slots up to the last NIC frames leave by.
-        let tx_base = SLOT_RX0 + flows.len();
+        // TX slots from the first to the last NIC frames leave by.
+        let tx_nic0 = flows.iter().map(|f| f.out_nic).min().unwrap_or(0);
         let tx_nics = flows.iter().map(|f| f.out_nic + 1).max().unwrap_or(0);
         let cores = cfg.cpu.cores.max(1) as usize;
-        let cpu_base = tx_base + tx_nics;
+        let cpu_base = SLOT_TX0 + tx_nics - tx_nic0;
+        let mut slots: <M::Cores as CoreModel>::Slots =
+            Slots::with_slots(cpu_base + cores - 1 + if M::Cores::MANY { 0 } else { flows.len() });
+        if cpu_base > SLOT_TX0 {
+            // The first output wire's slot is set for nearly every frame.
+            slots.hot(SLOT_TX0);
+        }
+        let packing = slots.packing();
         let mut host = Host {
             core: M::Cores::hand(Core {
                 cpu: Cpu::new(),
@@ -735,9 +752,11 @@ impl<M: Shape> Host<M> {
                 .collect(),
             on: 0,
             line_core: cfg.line_cores(),
-            slots: Slots::with_slots(cpu_base + cores - 1),
-            tx_base,
+            slots,
+            tx_nic0,
             cpu_base,
+            arrivals: ArrivalQueue::new(if M::Cores::MANY { flows.len() } else { 0 }, packing),
+            rx_base: cpu_base + cores - 1,
             unsettled_cores: CoreSet::first(cores),
             handlers: cfg
                 .nics
@@ -801,26 +820,31 @@ impl<M: Shape> Host<M> {
     /// When flow `f`'s pending frame reaches its NIC.
     #[inline(always)]
     pub(crate) fn rx_slot(&self, f: usize) -> Option<Slot> {
-        self.slots.get(SLOT_RX0 + f)
+        if M::Cores::MANY {
+            self.arrivals.get(f)
+        } else {
+            self.slots.get(self.rx_base + f)
+        }
+    }
+
+    /// The slot of `nic`'s output wire, if frames leave by it.
+    #[inline(always)]
+    fn tx_index(&self, nic: usize) -> Option<usize> {
+        let i = SLOT_TX0 + nic.checked_sub(self.tx_nic0)?;
+        (i < self.cpu_base).then_some(i)
     }
 
     /// When the frame on `nic`'s output wire ends.
     #[inline(always)]
     pub(crate) fn tx_slot(&self, nic: usize) -> Option<Slot> {
-        let i = self.tx_base + nic;
-        if i < self.cpu_base {
-            self.slots.get(i)
-        } else {
-            None
-        }
+        self.slots.get(self.tx_index(nic)?)
     }
 
     /// Set or clear the end of the frame on `nic`'s output wire. One wire carries one
     /// frame at a time: setting it while a frame is on the wire is a broken invariant.
     #[inline(always)]
     pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>) {
-        let i = self.tx_base + nic;
-        if i < self.cpu_base {
+        if let Some(i) = self.tx_index(nic) {
             if k.is_some() && self.slots.get(i).is_some() {
                 self.wire_broken(nic, true);
             }
@@ -1292,7 +1316,11 @@ impl<M: Shape> Host<M> {
         f.pending = f.source.next_frame();
         if let Some(fr) = f.pending {
             let k = s.stamp(fr.end + self.ports[f.in_nic].nic.rx_latency);
-            self.slots.set(SLOT_RX0 + flow, Some(k));
+            if M::Cores::MANY {
+                self.arrivals.push(flow, k);
+            } else {
+                self.slots.set(self.rx_base + flow, Some(k));
+            }
         }
     }
 
@@ -1367,15 +1395,21 @@ impl<M: Shape> Host<M> {
     fn fire(&mut self, s: &mut Scheduler<Event>, (key, slot): (Slot, Option<usize>)) {
         let now = key.at;
         match slot {
+            Some(i) if M::Cores::MANY && i >= self.rx_base => {
+                s.advance(key);
+                let f = self.arrivals.pop();
+                debug_assert_eq!(f, Some(i - self.rx_base), "not the earliest arrival");
+                self.on_rx(i - self.rx_base, now, s);
+            }
             Some(i) => {
                 s.advance(key);
                 self.slots.take(i);
                 match i {
                     SLOT_CPU => self.cpu_done(0, now, s),
                     SLOT_BUS => self.bus_done(now, s),
-                    i if i < self.tx_base => self.on_rx(i - SLOT_RX0, now, s),
-                    i if i < self.cpu_base => self.tx_end(i - self.tx_base, now, s),
-                    i => self.cpu_done(i - self.cpu_base + 1, now, s),
+                    i if i < self.cpu_base => self.tx_end(i - SLOT_TX0 + self.tx_nic0, now, s),
+                    i if i < self.rx_base => self.cpu_done(i - self.cpu_base + 1, now, s),
+                    i => self.on_rx(i - self.rx_base, now, s),
                 }
             }
             None => {
@@ -1438,8 +1472,8 @@ impl<M: Shape> Host<M> {
     /// The flow whose next frame the event found by [`Host::peek_next`] delivers to its
     /// NIC, if it is such an event.
     fn arriving_flow(&self, (_, slot): (Slot, Option<usize>)) -> Option<usize> {
-        slot.filter(|&i| (SLOT_RX0..self.tx_base).contains(&i))
-            .map(|i| i - SLOT_RX0)
+        slot.filter(|&i| i >= self.rx_base)
+            .map(|i| i - self.rx_base)
     }
 
     /// Run to the end of sending plus the drain period (or until nothing is left to do)
@@ -1463,11 +1497,35 @@ impl<M: Shape> Host<M> {
         self.start_timers(s);
     }
 
-    /// The next event, the earliest of the queued events and the slots by (time,
-    /// sequence): its key, and the slot it is in (`None`: the queue's head). `None` when
-    /// nothing is left, the run's end has passed, or an invariant broke.
+    /// The next event, the earliest of the queued events, the slots and the arrivals by
+    /// (time, sequence): its key, and the slot it is in (`None`: the queue's head; flow
+    /// `f`'s arrival is `rx_base + f`). `None` when nothing is left, the run's end has
+    /// passed, or an invariant broke.
     #[inline(always)]
     fn peek_next(&self, s: &Scheduler<Event>) -> Option<(Slot, Option<usize>)> {
+        if M::Cores::MANY {
+            // The least of three keys packed alike: the slots', the arrivals', the
+            // queue's.
+            let p = self.slots.packing();
+            let t = self.slots.earliest_key();
+            let (a, f) = self.arrivals.first();
+            let q = s.peek_key().map_or(EMPTY_KEY, |q| p.pack_event(q));
+            let m = t.min(a).min(q);
+            if m == EMPTY_KEY {
+                return None;
+            }
+            let (i, key) = p.unpack(m);
+            if key.at > self.stop || self.violation.is_some() {
+                return None;
+            }
+            return Some(if m == q {
+                (key, None)
+            } else if m == a {
+                (key, Some(self.rx_base + f))
+            } else {
+                (key, Some(i))
+            });
+        }
         let slot = self.slots.earliest();
         let queued = s.peek_key();
         let next = match (slot, queued) {
