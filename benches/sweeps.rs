@@ -31,7 +31,9 @@
 //! flows with random tester clocks, shared IRQ line, PCI bus; 10 points of 10 s) with
 //! one replication instead of the scenario's four (4.4 M frames instead of 17.7 M, so
 //! a sample takes about 1 s rather than 4.5 s) on one thread. The random clocks are drawn
-//! from the scenario's seed, so the work is the same on every run.
+//! from the scenario's seed, so the work is the same on every run. (e) the many-core
+//! engine (`scenarios/many-cores-bench.json`): 32 flows without loss on one core with
+//! one queue, and on eight cores with eight queues, the same traffic.
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use irqsim::runner;
@@ -49,6 +51,8 @@ struct Case {
     scenario: &'static str,
     /// Keep only the points whose load (%) is in this range (inclusive).
     loads: Option<(f64, f64)>,
+    /// Keep only this variant of the scenario.
+    variant: Option<&'static str>,
     /// Replications per point instead of the scenario's (the first ones: replication
     /// `r` draws the same random numbers whatever the count).
     replications: Option<u32>,
@@ -66,6 +70,7 @@ const CASES: &[Case] = &[
         name: "all-points-1thread",
         scenario: "dc21143-64b-1flow.json",
         loads: None,
+        variant: None,
         replications: None,
         threads: 1,
         packets: 4_791_660,
@@ -76,6 +81,7 @@ const CASES: &[Case] = &[
         name: "all-points-2threads",
         scenario: "dc21143-64b-1flow.json",
         loads: None,
+        variant: None,
         replications: None,
         threads: 2,
         packets: 4_791_660,
@@ -86,6 +92,7 @@ const CASES: &[Case] = &[
         name: "livelock-28-32pct-1thread",
         scenario: "dc21143-64b-1flow.json",
         loads: Some((28.0, 32.0)),
+        variant: None,
         replications: None,
         threads: 1,
         packets: 1_339_284,
@@ -96,6 +103,7 @@ const CASES: &[Case] = &[
         name: "all-points-1thread",
         scenario: "napi-1g-64b.json",
         loads: None,
+        variant: None,
         replications: None,
         threads: 1,
         packets: 788_687,
@@ -106,6 +114,7 @@ const CASES: &[Case] = &[
         name: "4-variants-1thread",
         scenario: "xl-stats-overflow.json",
         loads: None,
+        variant: None,
         replications: None,
         threads: 1,
         packets: 480_000,
@@ -116,10 +125,33 @@ const CASES: &[Case] = &[
         name: "all-points-1rep-1thread",
         scenario: "dc21143-600b-4flows.json",
         loads: None,
+        variant: None,
         replications: Some(1),
         threads: 1,
         packets: 4_435_464,
         events: 52_746_926,
+    },
+    Case {
+        group: "many-cores",
+        name: "1core-32flows",
+        scenario: "many-cores-bench.json",
+        loads: None,
+        variant: Some("1-core"),
+        replications: None,
+        threads: 1,
+        packets: 960_000,
+        events: 3_870_001,
+    },
+    Case {
+        group: "many-cores",
+        name: "8cores-8queues-32flows",
+        scenario: "many-cores-bench.json",
+        loads: None,
+        variant: Some("8-cores-8-queues"),
+        replications: None,
+        threads: 1,
+        packets: 960_000,
+        events: 4_080_001,
     },
 ];
 
@@ -138,6 +170,14 @@ fn experiment(case: &Case) -> Experiment {
         scenario::load(&path, &DiskFiles).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     if let Some(r) = case.replications {
         exp.replications = r;
+    }
+    if let Some(v) = case.variant {
+        exp.variants.retain(|x| x.name == v);
+        assert!(
+            !exp.variants.is_empty(),
+            "no variant {v} in {}",
+            case.scenario
+        );
     }
     if let Some((lo, hi)) = case.loads {
         exp.retain_points(|p| p.load_pct >= lo && p.load_pct <= hi);
