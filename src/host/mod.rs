@@ -362,18 +362,23 @@ pub(crate) const SLOT_BUS: usize = 1;
 /// NIC `n`'s is `SLOT_TX0 + n - tx_nic0`.
 const SLOT_TX0: usize = 2;
 
-/// The moderation state of a NIC configured with `c`: its `moderation`, with DIM's
-/// initial profile programmed when DIM is on (a NIC with DIM and no `moderation` gets
-/// one with no ITR).
-fn moderation_of(c: &crate::nic::NicConfig) -> Option<Moderation> {
+/// The moderation state and DIM instance of a NIC configured with `c`: its
+/// `moderation`, with the profile DIM starts from programmed when DIM is on (a NIC with
+/// DIM and no `moderation` gets one with no ITR), and the DIM instance with whether its
+/// mode restarts the timer per frame (CQE).
+#[allow(clippy::type_complexity)]
+fn moderation_of(
+    c: &crate::nic::NicConfig,
+) -> (Option<Moderation>, Option<(crate::dim::Dim, bool)>) {
     let Some(d) = &c.dim else {
-        return c.moderation.as_ref().map(Moderation::new);
+        return (c.moderation.as_ref().map(Moderation::new), None);
     };
+    let dim = crate::dim::Dim::new(d);
+    let cqe = d.mode == crate::dim::CqPeriodMode::Cqe;
     let mut m = Moderation::new(&c.moderation.clone().unwrap_or_default());
-    let p = crate::dim::profiles(d.direction, d.mode)
-        [(d.initial_profile as usize).min(crate::dim::NUM_PROFILES - 1)];
-    m.program(p.usecs, p.pkts, d.mode == crate::dim::CqPeriodMode::Cqe);
-    Some(m)
+    let p = dim.table()[dim.programmed_profile()];
+    m.program(p.usecs, p.pkts, cqe);
+    (Some(m), Some((dim, cqe)))
 }
 
 /// Per-flow state during a run.
@@ -680,6 +685,7 @@ impl<M: Shape> Host<M> {
             .map(|(i, ((nic, policy), rx_flows))| {
                 let c = &cfg.nics[i];
                 let policy_kind = policies::Policies::kind_of(&policy);
+                let (moderation, dim) = moderation_of(c);
                 Port {
                     lookahead: policy == PolicyConfig::Interrupt
                         && nic.stats.is_none()
@@ -689,13 +695,8 @@ impl<M: Shape> Host<M> {
                             NicDma::new(i as u16, &c.dma.clone().unwrap_or_default(), bus)
                         }),
                     ),
-                    moderation: moderation_of(c),
-                    dim: c.dim.as_ref().map(|d| {
-                        (
-                            crate::dim::Dim::new(d),
-                            d.mode == crate::dim::CqPeriodMode::Cqe,
-                        )
-                    }),
+                    moderation,
+                    dim,
                     link_watch: c
                         .driver
                         .link_watch
