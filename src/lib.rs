@@ -26,8 +26,9 @@
 //!   Nothing about networking.
 //! - Model components: [`cpu`], [`nic`], [`queue`], [`link`], [`bus`], [`dma`],
 //!   [`kernel`], [`traffic`], [`cost`], [`policy`], wired in [`host`], measured by
-//!   [`stats`]; [`rss`] picks a multi-queue NIC's receive queue; [`dim`] (Linux's
-//!   adaptive interrupt moderation) is not wired in yet. No files, no JSON.
+//!   [`stats`]; [`rss`] picks a multi-queue NIC's receive queue, [`xps`] its transmit
+//!   queue, and [`tx_arbiter`] shares its wire between the transmit queues; [`dim`]
+//!   is Linux's adaptive interrupt moderation. No files, no JSON.
 //! - [`scenario`]: turns scenario and model files into a configuration, with errors that
 //!   name file, JSON path and reason; [`grid`] expands a scenario's grid of parameter
 //!   values into variants.
@@ -79,4 +80,6 @@ pub mod time;
 pub mod timeline;
 pub mod trace;
 pub mod traffic;
+pub mod tx_arbiter;
 pub mod user;
+pub mod xps;

@@ -53,6 +53,14 @@ fn is_one_queue(q: &u16) -> bool {
     *q == 1
 }
 
+fn d_xps() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 /// Receive-side scaling as a driver configures it ([`crate::rss`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -90,11 +98,26 @@ pub struct NicConfig {
     /// instance of the receive policy; each queue is modelled as a device with this
     /// NIC's parameters, so it also has its own statistics counters, link check and,
     /// with a bus, DMA engine and RX FIFO. Receive-side scaling (`rss`) picks a frame's
-    /// queue from its flow's addresses and ports. Frames leave by queue 0's transmit
-    /// ring (transmit-queue selection, XPS, is not modelled). Per-queue counters are
-    /// named after the queue (`<name>-q<k>.rx_frames`).
+    /// queue from its flow's addresses and ports. The queues are RX/TX queue *pairs*:
+    /// each also has its own send queue (`if_snd_maxlen` frames, the `mq` qdisc's child
+    /// per queue) and transmit ring of `tx_ring_slots`, and the transmit queues share
+    /// the port's one wire, served round robin frame by frame ([`crate::tx_arbiter`]).
+    /// A forwarded frame's transmit queue is picked by `xps`. Per-queue counters are
+    /// named after the queue (`<name>-q<k>.rx_frames`, `<name>-q<k>.tx_frames`).
     #[serde(default = "d_queues", skip_serializing_if = "is_one_queue")]
     pub queues: u16,
+    /// Transmit packet steering as the driver sets it up ([`crate::xps`]), for a NIC
+    /// with several queues: true (default) for ixgbe's map, where transmit queue k
+    /// serves core k (mod the cores) and a frame leaves by the queue of the core that
+    /// forwarded it. false: no map, so a forwarded frame leaves by the transmit queue
+    /// with its receive queue's number (`skb_tx_hash`).
+    #[serde(default = "d_xps", skip_serializing_if = "is_true")]
+    pub xps: bool,
+    /// Set when the host expands a multi-queue NIC: this device is queue `index` of
+    /// `of` (not part of a model file).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub queue_of: Option<(u16, u16)>,
     /// Receive-side scaling of a multi-queue NIC (default: UDP hashed by addresses
     /// only, a 128-entry round-robin indirection table, Microsoft's default key).
     #[serde(default, skip_serializing_if = "RssConfig::is_default")]
@@ -341,6 +364,10 @@ pub struct Nic {
     pub tx_frames: u64,
     /// Statistics counters, when modelled.
     pub stats: Option<StatsCounters>,
+    /// Another transmit queue of the same port holds the shared wire, or it is not
+    /// this queue's turn ([`crate::tx_arbiter`]): the transmitter waits. Always false
+    /// on a NIC with one queue.
+    pub wire_taken: bool,
 }
 
 impl Nic {
@@ -376,6 +403,7 @@ impl Nic {
                 .stats_counters
                 .as_ref()
                 .map(|c| StatsCounters::new(c, clock_mhz)),
+            wire_taken: false,
         }
     }
 
@@ -464,7 +492,7 @@ impl Nic {
     /// descriptor a reset freed is still on the wire until its end (`skip_done`): one
     /// wire carries one frame at a time, so nothing starts before then.
     fn kick(&mut self, now: SimTime, continuing: bool) -> Option<TxStart> {
-        if self.tx_active || self.tx_halted || self.skip_done {
+        if self.tx_active || self.tx_halted || self.skip_done || self.wire_taken {
             return None;
         }
         let slot = *self.tx_ring.front()?;
@@ -602,6 +630,20 @@ impl Nic {
         }
         self.fill_tx_ring(now);
         self.kick(now, false)
+    }
+
+    /// Whether this transmit queue would start a frame if the shared wire were its
+    /// own: a frame waits in its ring and its transmitter is neither busy nor stopped.
+    #[inline]
+    pub fn tx_ready(&self) -> bool {
+        !self.tx_active && !self.tx_halted && !self.skip_done && !self.tx_ring.is_empty()
+    }
+
+    /// The arbiter gives this transmit queue the shared wire ([`Nic::tx_ready`]): its
+    /// transmitter, which was running but waiting its turn, starts its next frame.
+    #[inline]
+    pub fn tx_turn(&mut self, now: SimTime) -> Option<TxStart> {
+        self.kick(now, true)
     }
 
     /// Frames held in the NIC (RX ring, if_snd, TX ring not yet started).

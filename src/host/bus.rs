@@ -113,6 +113,8 @@ impl<M: Shape> Host<M> {
         if let Some(p) = self.ports[nic].nic.tx_abort() {
             self.flows[p.flow as usize].stats.drops.tx_underrun += 1;
         }
+        // The cut frame frees a wire its NIC's other transmit queues share.
+        self.tx_wire_free(nic, now, s);
         if self.ports[nic].interrupt_policy() {
             self.irq_cause(nic, now, s);
         } else {
@@ -148,6 +150,7 @@ impl<M: Shape> Host<M> {
         }
         if !on_wire {
             self.set_tx_slot(nic, None);
+            self.tx_wire_free(nic, now, s);
         }
         self.link_watch_rearm(nic, now, s);
     }

@@ -31,6 +31,7 @@ mod processor;
 pub mod queues;
 mod sender;
 mod trace;
+mod tx_queues;
 mod user;
 
 use crate::bus::{Bus, BusConfig};
@@ -403,6 +404,10 @@ pub(crate) struct FlowState {
     /// keyed jhash/siphash, whose boot-time key is unknowable: the Toeplitz 4-tuple
     /// hash stands in for it).
     pub hash: u32,
+    /// The receive queue the driver records in its frames' skb (`skb_record_rx_queue`:
+    /// the number of the queue of its input NIC, 0 on a NIC with one queue), which picks
+    /// the transmit queue when XPS does not; `None` for the host's own frames.
+    pub rx_queue: Option<u16>,
 }
 
 /// The host during a run. `M` says whether the model has a DMA bus: chosen once when
@@ -450,6 +455,8 @@ pub(crate) struct Host<M: Shape> {
     pub(crate) handlers: Vec<Handler>,
     /// Interrupt lines, shared or private (taken out while one steps).
     pub(crate) lines: Vec<Line>,
+    /// The transmit queues of each multi-queue NIC, sharing its wire.
+    pub(crate) tx_groups: Vec<tx_queues::TxGroup>,
     /// The DMA bus, if modelled.
     pub(crate) bus: M::Bus,
     /// The receive policies' states (see `policies.rs`, the registry).
@@ -595,6 +602,7 @@ impl<M: Shape> Host<M> {
                     hash: queues::tuple_of(&spec.flows, i)
                         .flow_tuple()
                         .rss_hash(&crate::rss::DEFAULT_KEY, true),
+                    rx_queue: Some(cfg.nics[in_nic].queue_of.map_or(0, |(k, _)| k)),
                 }
             })
             .collect();
@@ -653,6 +661,7 @@ impl<M: Shape> Host<M> {
                 out_nic: nic,
                 stats: FlowStats::default(),
                 hash: 0,
+                rx_queue: None,
             });
             Sender::new(
                 c,
@@ -669,6 +678,18 @@ impl<M: Shape> Host<M> {
             rx_flows[f.in_nic].push(i);
         }
         let timeslice = SimTime::from_ns_f64(cfg.kernel.timeslice_ns);
+        let (tx_groups, tx_group) = tx_queues::TxGroup::build(
+            &cfg.nics.iter().map(|n| n.queue_of).collect::<Vec<_>>(),
+            &cfg.nics.iter().map(|n| n.xps).collect::<Vec<_>>(),
+            cfg.cpu.cores.max(1) as usize,
+        );
+        // A NIC transmits if a flow leaves by it, or by another queue of its NIC.
+        let transmits: Vec<bool> = (0..cfg.nics.len())
+            .map(|i| {
+                let group = |j: usize| tx_group[j].is_some() && tx_group[j] == tx_group[i];
+                flows.iter().any(|f| f.out_nic == i || group(f.out_nic))
+            })
+            .collect();
         let rx_policies = policies::Policies::build(|kind| BuildCtx {
             kind,
             nics: &policies,
@@ -707,15 +728,16 @@ impl<M: Shape> Host<M> {
                     polled_by: policy_kind.filter(|_| !policy.interrupt_driven()),
                     policy_kind,
                     policy,
-                    transmits: flows.iter().any(|f| f.out_nic == i),
+                    transmits: transmits[i],
+                    tx_group: tx_group[i],
                     rx_flows,
                     nic,
                 }
             })
             .collect();
         // TX slots from the first to the last NIC frames leave by.
-        let tx_nic0 = flows.iter().map(|f| f.out_nic).min().unwrap_or(0);
-        let tx_nics = flows.iter().map(|f| f.out_nic + 1).max().unwrap_or(0);
+        let tx_nic0 = transmits.iter().position(|&t| t).unwrap_or(0);
+        let tx_nics = transmits.iter().rposition(|&t| t).map_or(0, |i| i + 1);
         let cores = cfg.cpu.cores.max(1) as usize;
         let cpu_base = SLOT_TX0 + tx_nics - tx_nic0;
         let mut slots: <M::Cores as CoreModel>::Slots =
@@ -772,6 +794,7 @@ impl<M: Shape> Host<M> {
                 })
                 .collect(),
             lines,
+            tx_groups,
             bus: M::bus(cfg.bus.as_ref().map(Bus::new)),
             rx_policies,
             user: cfg.user.as_ref().map(|u| {
@@ -1215,6 +1238,9 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
+        if self.tx_grouped(nic) {
+            self.tx_wire_taken(nic);
+        }
         if M::PRESENT {
             self.tx_fetch_begin(nic, tx.pkt, tx.start, now, s);
             return;
@@ -1262,9 +1288,11 @@ impl<M: Shape> Host<M> {
         }
     }
 
-    /// if_output on the flow's output NIC: if_snd, TX ring, wire.
+    /// if_output on the flow's output NIC (its transmit queue for the core in hand, on
+    /// a multi-queue NIC): if_snd, TX ring, wire.
     pub(crate) fn if_output(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
-        let out = self.flows[p.flow as usize].out_nic;
+        let flow = p.flow as usize;
+        let out = self.tx_device(self.flows[flow].out_nic, flow);
         match self.ports[out].nic.output(now, p) {
             Err(p) => self.flows[p.flow as usize].stats.drops.if_snd += 1,
             Ok(Some(tx)) => self.transmit(out, tx, now, s),
@@ -1282,7 +1310,13 @@ impl<M: Shape> Host<M> {
             return;
         }
         self.count_frame(nic, false, now, s);
-        if let Some(tx) = self.ports[nic].nic.tx_done(now) {
+        if self.tx_grouped(nic) {
+            // The queue's next frame waits its turn on the shared wire.
+            self.ports[nic].nic.wire_taken = true;
+            let _gated = self.ports[nic].nic.tx_done(now);
+            debug_assert!(_gated.is_none(), "the queue waits for the arbiter");
+            self.tx_wire_free(nic, now, s);
+        } else if let Some(tx) = self.ports[nic].nic.tx_done(now) {
             self.transmit(nic, tx, now, s);
         }
         if self.ports[nic].nic.tx_cause {

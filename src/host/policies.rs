@@ -372,7 +372,10 @@ impl<M: Shape> Host<M> {
         let Some(p) = self.ports[nic].nic.rx_ring.front() else {
             return false;
         };
-        let q = &self.ports[self.flows[p.flow as usize].out_nic].nic.if_snd;
+        let flow = p.flow as usize;
+        let q = &self.ports[self.tx_device(self.flows[flow].out_nic, flow)]
+            .nic
+            .if_snd;
         if half {
             q.len() * 2 > q.capacity()
         } else {

@@ -42,8 +42,11 @@ pub(crate) struct Port<D> {
     pub polled_by: Option<u8>,
     /// The flows it receives.
     pub rx_flows: Vec<usize>,
-    /// Whether some flow leaves by it.
+    /// Whether some flow leaves by it (or by another queue of its NIC).
     pub transmits: bool,
+    /// The transmit group of its NIC's queues, if it is a queue of a multi-queue NIC
+    /// (index into the host's `tx_groups`).
+    pub tx_group: Option<u16>,
     /// Whether its handler may decide its next step ahead of time (see
     /// `Host::quiet_until`).
     pub lookahead: bool,

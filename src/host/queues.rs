@@ -7,10 +7,14 @@
 //! parameters. Its flows are routed by RSS ([`crate::rss`]): the Toeplitz hash of the
 //! flow's tuple under Microsoft's default key, through a round-robin indirection table
 //! (`ethtool_rxfh_indir_default`), picks the queue. Every frame of a flow carries the
-//! same tuple, so a flow lands on one queue, as on real NICs. Frames leave a
-//! multi-queue NIC by queue 0 (its transmit ring and its wire): transmit-queue
-//! selection (XPS) is not modelled, and one NIC's queues do not share a receive wire's
-//! occupancy (the tester's flows decide when frames arrive).
+//! same tuple, so a flow lands on one queue, as on real NICs.
+//!
+//! The queues are RX/TX pairs: each queue's device also has its send queue and
+//! transmit ring. A flow's frames are addressed to queue 0 of a multi-queue output
+//! NIC, and the host picks the transmit queue of each frame when it is sent
+//! ([`crate::xps`]); the transmit queues share one wire ([`crate::tx_arbiter`]), so
+//! the port's capacity is one line rate, not one per queue. One NIC's queues do not
+//! share a receive wire's occupancy (the tester's flows decide when frames arrive).
 
 use crate::host::{ModelConfig, RunSpec};
 use crate::rss::{DEFAULT_ENTRIES, DEFAULT_KEY, Indirection};
@@ -40,7 +44,8 @@ pub fn tuple_of(flows: &[FlowConfig], i: usize) -> TupleConfig {
 }
 
 /// The model and run with every multi-queue NIC replaced by one NIC per queue, and
-/// each flow sent to its queue (and out of queue 0 of a multi-queue output NIC); `None`
+/// each flow sent to its queue (and addressed to queue 0 of a multi-queue output NIC,
+/// whose transmit queues the host then picks from); `None`
 /// when no NIC has more than one queue. Flow names are kept. The model must have been
 /// validated.
 pub fn expand(cfg: &ModelConfig, spec: &RunSpec) -> Option<(ModelConfig, RunSpec)> {
@@ -60,6 +65,7 @@ pub fn expand(cfg: &ModelConfig, spec: &RunSpec) -> Option<(ModelConfig, RunSpec
                     let mut q = n.clone();
                     q.name = queue_name(&n.name, k);
                     q.queues = 1;
+                    q.queue_of = Some((k, n.queues));
                     q
                 })
                 .collect()

@@ -25,5 +25,6 @@ mod schema;
 mod shard;
 mod theory;
 mod trace;
+mod tx_queues;
 mod tx_sender;
 mod xl_spikes;

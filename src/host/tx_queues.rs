@@ -1,0 +1,133 @@
+//! The host's routing for a multi-queue NIC's transmit queues: which queue a frame
+//! leaves by ([`crate::xps`]) and which queue's frame goes on the shared wire next
+//! ([`crate::tx_arbiter`]).
+//!
+//! The host expands a multi-queue NIC into one device per queue ([`super::queues`]);
+//! the devices of one NIC form a [`TxGroup`]. A flow's frames are addressed to queue 0;
+//! at if_output the group picks the queue for the core that forwards the frame. Only
+//! one queue of a group transmits at a time: while one has a frame on the wire, the
+//! others' transmitters wait ([`crate::nic::Nic::wire_taken`]), and when it ends the
+//! arbiter hands the wire to the next queue with a frame ready.
+
+use crate::engine::Scheduler;
+use crate::host::attach::Shape;
+use crate::host::{Event, Host};
+use crate::time::SimTime;
+use crate::tx_arbiter::TxArbiter;
+use crate::xps::Xps;
+
+/// The transmit queues of one multi-queue NIC: devices `first..first + count`.
+#[derive(Clone, Debug)]
+pub(crate) struct TxGroup {
+    /// The device of queue 0.
+    pub first: usize,
+    /// Transmit queue selection.
+    pub xps: Xps,
+    /// Who holds the wire, whose turn is next.
+    pub arbiter: TxArbiter,
+    /// The number of queues.
+    pub count: u16,
+}
+
+impl TxGroup {
+    /// The groups of the (expanded) devices `queue_of` describes: each queue's
+    /// `(index, count)`, `None` for a NIC with one queue. Returns the groups and each
+    /// device's group.
+    pub fn build(
+        queue_of: &[Option<(u16, u16)>],
+        xps: &[bool],
+        cores: usize,
+    ) -> (Vec<TxGroup>, Vec<Option<u16>>) {
+        let mut groups = Vec::new();
+        let mut of = vec![None; queue_of.len()];
+        for (i, q) in queue_of.iter().enumerate() {
+            if let Some((0, count)) = *q {
+                for slot in &mut of[i..i + count as usize] {
+                    *slot = Some(groups.len() as u16);
+                }
+                groups.push(TxGroup {
+                    first: i,
+                    xps: Xps::new(count, cores, xps[i]),
+                    arbiter: TxArbiter::new(count),
+                    count,
+                });
+            }
+        }
+        (groups, of)
+    }
+}
+
+impl<M: Shape> Host<M> {
+    /// The device a frame of `flow` leaves by when the flow's output is device `out`:
+    /// `out` itself, or for a multi-queue NIC the transmit queue picked for the core in
+    /// hand.
+    #[inline(always)]
+    pub(crate) fn tx_device(&self, out: usize, flow: usize) -> usize {
+        match self.ports[out].tx_group {
+            None => out,
+            Some(g) => {
+                let g = &self.tx_groups[g as usize];
+                let f = &self.flows[flow];
+                g.first + g.xps.pick(self.on_core(), f.hash, f.rx_queue) as usize
+            }
+        }
+    }
+
+    /// Device `nic` committed to a frame: if it is a queue of a multi-queue NIC it now
+    /// holds the shared wire, and the other queues wait. A second frame on a held wire
+    /// is a broken invariant, reported.
+    #[inline]
+    pub(crate) fn tx_wire_taken(&mut self, nic: usize) {
+        let Some(g) = self.ports[nic].tx_group else {
+            return;
+        };
+        let grp = &mut self.tx_groups[g as usize];
+        let (first, count) = (grp.first, grp.count as usize);
+        if let Err(other) = grp.arbiter.take((nic - first) as u16) {
+            let name = self.ports[first + other as usize].nic.name.clone();
+            self.violation.get_or_insert(format!(
+                "{} started a frame on the wire it shares with {name}, which had one on it",
+                self.ports[nic].nic.name
+            ));
+        }
+        for p in &mut self.ports[first..first + count] {
+            p.nic.wire_taken = true;
+        }
+    }
+
+    /// The frame of queue device `nic` left the shared wire (or was cut): free the wire
+    /// and start the frame of the queue whose turn it is, if one has a frame ready.
+    pub(crate) fn tx_wire_free(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let Some(g) = self.ports[nic].tx_group else {
+            return;
+        };
+        let grp = &mut self.tx_groups[g as usize];
+        let (first, count) = (grp.first, grp.count as usize);
+        if grp
+            .arbiter
+            .on_wire()
+            .is_some_and(|q| first + q as usize != nic)
+        {
+            // Another queue holds the wire (a reset of one that was not sending).
+            return;
+        }
+        grp.arbiter.release();
+        let ports = &mut self.ports[first..first + count];
+        for p in ports.iter_mut() {
+            p.nic.wire_taken = false;
+        }
+        let next = grp.arbiter.next(|q| ports[q as usize].nic.tx_ready());
+        if let Some(q) = next {
+            let dev = first + q as usize;
+            if let Some(tx) = self.ports[dev].nic.tx_turn(now) {
+                self.transmit(dev, tx, now, s);
+            }
+        }
+    }
+
+    /// Whether device `nic` belongs to a multi-queue NIC's transmit group.
+    #[inline(always)]
+    pub(crate) fn tx_grouped(&self, nic: usize) -> bool {
+        self.ports[nic].tx_group.is_some()
+    }
+}
