@@ -14,14 +14,16 @@
 //!   finds the queue empty first spins in napi_busy_loop on the NAPI instance its last
 //!   packet came from (sk_napi_id), polling that device itself, until a packet is
 //!   queued or `busy_read_us` has passed (the `napi` policy does the polling:
-//!   [`crate::policy::napi`]).
+//!   [`crate::policy::napi`]). With `busy_poll_us` > 0 (net.core.busy_poll) the process
+//!   waits for its socket in epoll_wait() instead, whose ep_busy_loop runs the same
+//!   napi_busy_loop on the socket's NAPI instance for `busy_poll_us` before it sleeps.
 //!
 //! Both run at user priority: every interrupt, softirq and kernel thread preempts them,
 //! which is why they starve under receive livelock.
 //!
 //! Parameters ([`UserConfig`], tagged by `kind`): cpu-bound `work_unit` (default
 //! 1,000 ns); screend `per_packet` (required),
-//! `queue_len` (default 32), `busy_read_us` (default 0: off).
+//! `queue_len` (default 32), `busy_read_us` and `busy_poll_us` (default 0: off).
 //!
 //! Reported per point: `user.cpu_share`, `user.work_per_s`; counters `user.packets`.
 
@@ -59,6 +61,14 @@ pub enum UserConfig {
         /// on the receiving NICs.
         #[serde(default, skip_serializing_if = "is_zero")]
         busy_read_us: f64,
+        /// Busy polling in epoll_wait() (net.core.busy_poll): the process waits for its
+        /// socket in epoll_wait(), whose ep_busy_loop polls the socket's NAPI instance
+        /// (the same napi_busy_loop as recv()'s) for this long before it sleeps [us]
+        /// (default 0: off; Linux recommends 50). When set, it is the process's busy
+        /// window, in place of `busy_read_us`. Needs the `napi` policy on the
+        /// receiving NICs.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        busy_poll_us: f64,
     },
 }
 
@@ -88,16 +98,19 @@ impl UserConfig {
                 per_packet,
                 queue_len,
                 busy_read_us,
+                busy_poll_us,
             } => {
                 if let Err(e) = per_packet.check() {
                     p.push("per_packet", e);
                 }
                 p.at_least("queue_len", *queue_len as u64, 1, "packet");
-                if !(busy_read_us.is_finite() && *busy_read_us >= 0.0) {
-                    p.push(
-                        "busy_read_us",
-                        format!("must be a duration of 0 us or more, got {busy_read_us}"),
-                    );
+                for (name, v) in [
+                    ("busy_read_us", busy_read_us),
+                    ("busy_poll_us", busy_poll_us),
+                ] {
+                    if !(v.is_finite() && *v >= 0.0) {
+                        p.push(name, format!("must be a duration of 0 us or more, got {v}"));
+                    }
                 }
             }
         }
@@ -113,7 +126,8 @@ pub struct UserProcess {
     queue: Option<BoundedQueue<Packet>>,
     current: Option<Packet>,
     rng: StreamRng,
-    /// Socket busy polling: the longest busy loop (0: off).
+    /// Socket busy polling: the longest busy loop, in recv() (`busy_read_us`) or in
+    /// epoll_wait() (`busy_poll_us`) (0: off).
     pub busy_read: SimTime,
     /// The NIC (NAPI instance) of the last packet it took (sk_napi_id), set by the host.
     pub napi_nic: Option<usize>,
@@ -148,6 +162,7 @@ impl UserProcess {
                 per_packet,
                 queue_len,
                 busy_read_us,
+                busy_poll_us,
             } => UserProcess {
                 quantum: SimTime::ZERO,
                 unit_ns: 0.0,
@@ -155,7 +170,13 @@ impl UserProcess {
                 queue: Some(BoundedQueue::new(*queue_len as usize)),
                 current: None,
                 rng,
-                busy_read: SimTime::from_ns_f64(busy_read_us * 1e3),
+                busy_read: SimTime::from_ns_f64(
+                    if *busy_poll_us > 0.0 {
+                        *busy_poll_us
+                    } else {
+                        *busy_read_us
+                    } * 1e3,
+                ),
                 napi_nic: None,
                 busy_until: None,
                 packets: 0,

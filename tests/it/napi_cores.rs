@@ -392,6 +392,28 @@ fn a_busy_loop_shorter_than_the_gap_spins_its_budget_then_sleeps() {
 }
 
 #[test]
+fn epoll_busy_polling_is_the_same_loop_for_net_core_busy_poll() {
+    // A process waiting in epoll_wait() with net.core.busy_poll 30 us spins in the
+    // same napi_busy_loop as recv() with busy_read 30 us: the runs are identical, down
+    // to the CPU split (31 % user, above). With both set, busy_poll is the window:
+    // busy_read 1 us + busy_poll 30 us is the 30 us run, not the 1 us one.
+    let s = constant_flow(10_000.0, 0.05);
+    let with = |read: f64, poll: f64| {
+        let mut m = busy_model(read);
+        m["user"]["busy_poll_us"] = json!(poll);
+        run(&m, &s)
+    };
+    let recv = with(30.0, 0.0);
+    let epoll = with(0.0, 30.0);
+    assert_eq!(recv.task_ps, epoll.task_ps);
+    assert_eq!(recv.cpu_ps, epoll.cpu_ps);
+    assert_eq!(recv.total.latency.summary(), epoll.total.latency.summary());
+    let both = with(1.0, 30.0);
+    assert_eq!(both.task_ps, epoll.task_ps);
+    assert_ne!(with(1.0, 0.0).task_ps, epoll.task_ps);
+}
+
+#[test]
 fn a_cores_split_counts_its_napi_threads_as_softirq_time() {
     // Threaded NAPI on two cores: b's thread runs on core 1 (b's vector), at the User
     // level but doing softirq work: core 1's split must show it as softirq time, as
