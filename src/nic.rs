@@ -107,10 +107,10 @@ pub struct NicConfig {
     #[serde(default = "d_queues", skip_serializing_if = "is_one_queue")]
     pub queues: u16,
     /// Transmit packet steering as the driver sets it up ([`crate::xps`]), for a NIC
-    /// with several queues: true (default) for ixgbe's map, where transmit queue k
-    /// serves core k (mod the cores) and a frame leaves by the queue of the core that
-    /// forwarded it. false: no map, so a forwarded frame leaves by the transmit queue
-    /// with its receive queue's number (`skb_tx_hash`).
+    /// with several queues: true (default) for ixgbe's map (Linux 4.18), where
+    /// transmit queue k serves core k for k below the core count and a frame leaves by
+    /// the queue of the core that forwarded it. false: no map, so a forwarded frame
+    /// leaves by the transmit queue with its receive queue's number (`skb_tx_hash`).
     #[serde(default = "d_xps", skip_serializing_if = "is_true")]
     pub xps: bool,
     /// Set when the host expands a multi-queue NIC: this device is queue `index` of
@@ -639,8 +639,20 @@ impl Nic {
         !self.tx_active && !self.tx_halted && !self.skip_done && !self.tx_ring.is_empty()
     }
 
+    /// When the frame at the head of this transmit queue can start, if the queue is
+    /// [`Nic::tx_ready`]: when it was handed over plus `tx_latency_ns`.
+    #[inline]
+    pub fn tx_head_eligible(&self) -> Option<SimTime> {
+        if !self.tx_ready() {
+            return None;
+        }
+        self.tx_ring.front().map(|s| s.eligible)
+    }
+
     /// The arbiter gives this transmit queue the shared wire ([`Nic::tx_ready`]): its
-    /// transmitter, which was running but waiting its turn, starts its next frame.
+    /// transmitter, which was running but waiting its turn, starts its next frame (as
+    /// after a frame of its own: a frame already eligible starts at once, without
+    /// waiting for an automatic poll).
     #[inline]
     pub fn tx_turn(&mut self, now: SimTime) -> Option<TxStart> {
         self.kick(now, true)

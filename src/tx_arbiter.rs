@@ -2,16 +2,23 @@
 //! the NIC takes one frame at a time from them in round robin.
 //!
 //! Each transmit queue of a multi-queue NIC has its own send queue and descriptor ring
-//! (Linux's `mq` qdisc gives each its own child qdisc), but the port has one wire. The
-//! 82599 without DCB serves its transmit queues round robin. Here that is frame by
-//! frame: when a frame ends, the next queue after the one that sent it that has a frame
-//! ready sends next. The queue that just sent is asked last. A backlogged queue
-//! therefore gets at least 1/n of the wire whatever the others offer. This is max-min
-//! fairness between queues, where one FIFO would share the wire in proportion to the
-//! load offered.
+//! (Linux's `mq` qdisc gives each its own child qdisc), but the port has one wire, and
+//! the NIC's transmit arbiter decides whose frame goes next. Modelled as round robin,
+//! frame by frame -- an assumption standing for the equal-weight arbitration of NICs
+//! without DCB/ETS configured, whose exact granularity (descriptor fetch in batches,
+//! byte credits) data sheets describe in their own terms. When a frame ends, the next
+//! queue after the one that sent it whose head frame can start now (handed over and
+//! past its `tx_latency_ns`) sends next; the queue that just sent is asked last. When
+//! no head can start yet, the one that can start first gets the wire (the wire would
+//! idle until then anyway).
+//!
+//! A backlogged queue therefore gets at least 1/n of the frames sent whatever the
+//! others offer -- 1/n of the wire's time when the frames are of one size: max-min
+//! fairness between queues in frames, where one FIFO would share the wire in proportion
+//! to the load offered.
 //!
 //! Not modelled: descriptor fetch in batches (the arbiter sees the head of each queue
-//! at once), and weighted or strict-priority arbitration (DCB/ETS).
+//! at once), byte-based fairness, and weighted or strict-priority arbitration (DCB/ETS).
 //!
 //! Parameters: the number of queues. Counters: none (each queue counts its frames).
 
@@ -61,26 +68,41 @@ impl TxArbiter {
         self.on_wire = None;
     }
 
-    /// The queue whose turn it is among those `ready` says have a frame: the first
-    /// after the last sender in round-robin order, the last sender itself last.
+    /// The queue whose turn it is at `now`, given when each queue's head frame can
+    /// start (`eligible`, `None` for a queue with no frame): the first after the last
+    /// sender in round-robin order whose head can start by `now`, the last sender
+    /// itself last; if none can yet, the one whose head can start first (the first in
+    /// round-robin order among equals).
     #[inline]
-    pub fn next(&self, mut ready: impl FnMut(u16) -> bool) -> Option<u16> {
-        (1..=self.queues)
-            .map(|i| (self.last + i) % self.queues)
-            .find(|&q| ready(q))
+    pub fn next(
+        &self,
+        now: crate::time::SimTime,
+        mut eligible: impl FnMut(u16) -> Option<crate::time::SimTime>,
+    ) -> Option<u16> {
+        let mut first: Option<(crate::time::SimTime, u16)> = None;
+        for q in (1..=self.queues).map(|i| (self.last + i) % self.queues) {
+            match eligible(q) {
+                Some(t) if t <= now => return Some(q),
+                Some(t) if first.is_none_or(|(f, _)| t < f) => first = Some((t, q)),
+                _ => {}
+            }
+        }
+        first.map(|(_, q)| q)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::SimTime;
 
     /// Frames sent, in order, when the queues hold `backlog[q]` frames each and the
     /// wire serves them one at a time until all are sent.
     fn drain(backlog: &mut [u32]) -> Vec<u16> {
         let mut a = TxArbiter::new(backlog.len() as u16);
         let mut sent = Vec::new();
-        while let Some(q) = a.next(|q| backlog[q as usize] > 0) {
+        let now = SimTime(0);
+        while let Some(q) = a.next(now, |q| (backlog[q as usize] > 0).then_some(now)) {
             a.take(q).expect("free wire");
             backlog[q as usize] -= 1;
             sent.push(q);
@@ -107,8 +129,24 @@ mod tests {
         assert_eq!(a.on_wire(), Some(1));
         a.release();
         // After queue 1, queue 0's turn comes first.
-        assert_eq!(a.next(|_| true), Some(0));
+        assert_eq!(a.next(SimTime(0), |_| Some(SimTime(0))), Some(0));
         a.take(0).unwrap();
         assert_eq!(a.on_wire(), Some(0));
+    }
+
+    #[test]
+    fn a_head_that_can_start_now_goes_before_one_that_cannot_yet() {
+        let mut a = TxArbiter::new(3);
+        a.take(2).unwrap();
+        a.release();
+        // Queue 0's turn, but its frame can start only at 50; queue 1's at 10 <= now.
+        let at = [Some(SimTime(50)), Some(SimTime(10)), None];
+        assert_eq!(a.next(SimTime(20), |q| at[q as usize]), Some(1));
+        // None can start by 5: the earliest, queue 1 (10), not queue 0 (50).
+        assert_eq!(a.next(SimTime(5), |q| at[q as usize]), Some(1));
+        // Equal times: round-robin order.
+        let same = [Some(SimTime(30)), Some(SimTime(30)), None];
+        assert_eq!(a.next(SimTime(5), |q| same[q as usize]), Some(0));
+        assert_eq!(a.next(SimTime(5), |_| None), None);
     }
 }

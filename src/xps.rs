@@ -1,24 +1,29 @@
-//! Transmit-queue selection on a multi-queue NIC: Linux's `netdev_pick_tx` for a
-//! forwarded frame, with transmit packet steering (XPS) set up the way drivers do.
+//! Transmit-queue selection on a multi-queue NIC: Linux's `__netdev_pick_tx` (4.18;
+//! `netdev_pick_tx` since 5.2) for a forwarded frame, with transmit packet steering
+//! (XPS) set up the way ixgbe does.
 //!
-//! A forwarded frame has no socket, so `netdev_pick_tx` (net/core/dev.c) asks
+//! A forwarded frame has no socket, so `__netdev_pick_tx` (net/core/dev.c) asks
 //! `get_xps_queue` first. That looks up the XPS map of the core that runs the
 //! forwarding (`skb->sender_cpu`): the transmit queues whose XPS CPU mask contains that
 //! core. With one queue in the map, that queue; with several,
 //! `map->queues[reciprocal_scale(skb_get_hash(skb), map->len)]`. With no map for the
 //! core (XPS off, or a core that no queue lists), `skb_tx_hash` picks. A frame whose
-//! receive queue the driver recorded (`skb_record_rx_queue`, which every multi-queue
-//! driver calls) leaves by the transmit queue of the same number, reduced modulo the
-//! queue count. A frame with no receive queue (one the host generates) leaves by
-//! `reciprocal_scale(skb_get_hash(skb), count)`.
+//! receive queue the driver recorded (`skb_record_rx_queue`, which ixgbe, i40e and mlx5
+//! call for every frame) leaves by the transmit queue of the same number, reduced
+//! modulo the queue count. A frame with no receive queue (one the host generates)
+//! leaves by `reciprocal_scale(skb_get_hash(skb), count)`; the model's sending
+//! application has hash 0, so its frames leave by queue 0.
 //!
-//! The XPS map is the one ixgbe writes when it configures a transmit ring.
-//! `ixgbe_configure_tx_ring` calls `netif_set_xps_queue` with the ring's queue
-//! vector's affinity mask, which `ixgbe_alloc_q_vector` sets to
-//! `cpumask_local_spread(v_idx)`: queue k for core k (mod the number of cores); i40e
-//! and fm10k do the same. The map follows the driver's spread, not
+//! The XPS map is the one ixgbe writes when it configures a transmit ring
+//! (`ixgbe_configure_tx_ring`: `netif_set_xps_queue` with the ring's queue vector's
+//! affinity mask, once, `__IXGBE_TX_XPS_INIT_DONE`). In Linux 4.18
+//! `ixgbe_alloc_q_vector` sets that mask to CPU `v_idx` if that CPU is online, when
+//! Flow Director's ATR is on (its default: one traffic class, no SR-IOV, more than one
+//! RSS queue, `atr_sample_rate` 20). So queue k serves core k, and queues numbered from
+//! the core count up serve none (5.5 and later spread them with
+//! `cpumask_local_spread`: not modelled). The map follows the driver, not
 //! `/proc/irq/N/smp_affinity`: binding every vector to core 0 afterwards leaves the map
-//! as it was, so core 0 then sends by the queues listed for it only.
+//! as it was, so core 0 then sends by queue 0 only.
 //!
 //! Parameters: the queue count and the number of cores, and whether the driver sets
 //! XPS up (`nics[].xps`, default true). No counters; the NIC's queues count what they
@@ -42,16 +47,27 @@ pub struct Xps {
 
 impl Xps {
     /// The selection for a NIC with `count` transmit queues on a host with `cores`
-    /// cores: with `xps`, the driver's map (queue k for core k mod `cores`); without,
-    /// no map.
+    /// cores: with `xps` (and more than one queue), ixgbe's map, queue k for core k
+    /// for every k below both counts; without, no map.
     pub fn new(count: u16, cores: usize, xps: bool) -> Xps {
         let cores = cores.max(1);
-        let mut map = vec![Vec::new(); cores];
-        if xps {
-            for q in 0..count {
-                map[q as usize % cores].push(q);
-            }
-        }
+        let mapped = if xps && count > 1 { count as usize } else { 0 };
+        let map = (0..cores)
+            .map(|c| {
+                if c < mapped {
+                    vec![c as u16]
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        Xps::from_map(count, map)
+    }
+
+    /// The selection for a NIC with `count` transmit queues and the XPS map `map`:
+    /// for each core, the queues whose `xps_cpus` list it (as written to
+    /// `/sys/class/net/<dev>/queues/tx-<k>/xps_cpus`).
+    pub fn from_map(count: u16, map: Vec<Vec<u16>>) -> Xps {
         Xps {
             count: count.max(1),
             map,
@@ -93,16 +109,31 @@ mod tests {
     }
 
     #[test]
-    fn more_queues_than_cores_share_a_core_by_hash() {
-        // 6 queues on 4 cores: core 0 lists 0 and 4, core 1 lists 1 and 5.
+    fn queues_beyond_the_core_count_serve_no_core() {
+        // 6 queues on 4 cores: ixgbe (4.18) maps queue k to core k for k < 4; queues 4
+        // and 5 are in no map, so no forwarded frame leaves by them.
         let x = Xps::new(6, 4, true);
-        assert_eq!(x.queues_of(0), [0, 4]);
-        assert_eq!(x.queues_of(1), [1, 5]);
-        assert_eq!(x.queues_of(2), [2]);
-        // reciprocal_scale(h, 2) is the hash's top bit.
+        for c in 0..4 {
+            assert_eq!(x.queues_of(c), [c as u16]);
+            assert_eq!(x.pick(c, u32::MAX, Some(5)), c as u16);
+        }
+    }
+
+    #[test]
+    fn a_core_listed_by_several_queues_picks_one_by_the_hash() {
+        // get_xps_queue with map->len 2: reciprocal_scale(h, 2) is the hash's top bit.
+        let x = Xps::from_map(6, vec![vec![0, 4], vec![1]]);
         assert_eq!(x.pick(0, 0x7fff_ffff, None), 0);
         assert_eq!(x.pick(0, 0x8000_0000, None), 4);
-        assert_eq!(x.pick(1, 0x8000_0000, Some(0)), 5);
+        assert_eq!(x.pick(1, 0x8000_0000, Some(0)), 1);
+    }
+
+    #[test]
+    fn one_queue_has_no_map() {
+        // rss_i > 1 is one of ixgbe's conditions: a one-queue NIC gets no XPS.
+        let x = Xps::new(1, 4, true);
+        assert!(x.queues_of(0).is_empty());
+        assert_eq!(x.pick(2, u32::MAX, Some(3)), 0);
     }
 
     #[test]

@@ -99,7 +99,7 @@ impl<M: Shape> Host<M> {
                         if started {
                             self.set_tx_slot(nic, Some(s.stamp(wire.done)));
                         }
-                        self.deliver(pkt, wire.start, wire.done, s);
+                        self.deliver(nic, pkt, wire.start, wire.done, s);
                     }
                 }
             }

@@ -1245,13 +1245,15 @@ impl<M: Shape> Host<M> {
             self.tx_fetch_begin(nic, tx.pkt, tx.start, now, s);
             return;
         }
-        self.deliver(tx.pkt, tx.start, tx.done, s);
+        self.deliver(nic, tx.pkt, tx.start, tx.done, s);
         self.set_tx_slot(nic, Some(s.stamp(tx.done)));
     }
 
-    /// A frame leaves the host: first bit on the output wire at `start`, last at `done`.
+    /// A frame leaves the host by device `nic` (a multi-queue NIC's transmit queue):
+    /// first bit on the output wire at `start`, last at `done`.
     pub(crate) fn deliver(
         &mut self,
+        nic: usize,
         pkt: Packet,
         start: SimTime,
         done: SimTime,
@@ -1271,7 +1273,7 @@ impl<M: Shape> Host<M> {
                 f.stats.drained += 1;
             }
             if let Some(t) = &mut self.taps {
-                t.delivered(pkt, f.out_nic, start, done, lat);
+                t.delivered(pkt, nic, start, done, lat);
             }
             if f.source.is_closed_loop() {
                 // The response reaches the peer at `done`: one transaction, from the
@@ -1312,10 +1314,7 @@ impl<M: Shape> Host<M> {
         self.count_frame(nic, false, now, s);
         if self.tx_grouped(nic) {
             // The queue's next frame waits its turn on the shared wire.
-            self.ports[nic].nic.wire_taken = true;
-            let _gated = self.ports[nic].nic.tx_done(now);
-            debug_assert!(_gated.is_none(), "the queue waits for the arbiter");
-            self.tx_wire_free(nic, now, s);
+            self.tx_done_shared(nic, now, s);
         } else if let Some(tx) = self.ports[nic].nic.tx_done(now) {
             self.transmit(nic, tx, now, s);
         }
@@ -1689,7 +1688,7 @@ impl<M: Shape> Host<M> {
     }
 
     fn finish(mut self, spec: &RunSpec, end: SimTime, events: u64) -> Result<RunStats, SimError> {
-        if let Some(what) = self.violation.take() {
+        if let Some(what) = self.violation.take().or_else(|| self.tx_groups_check()) {
             return Err(SimError::Invariant(what));
         }
         let mut total = FlowStats::default();

@@ -99,6 +99,18 @@ fn the_transmit_queues_share_one_wire() {
 }
 
 #[test]
+fn a_queue_whose_frame_cannot_start_yet_does_not_hold_the_wire() {
+    // With 20 us from hand-over to the wire (tx_latency_ns), a queue's head is often
+    // not ready when the other's is: the arbiter must serve the ready one. Both
+    // queues backlogged, so the wire stays full: one wire's worth (0.2 %), as with one
+    // queue.
+    let mut m = model(2);
+    m["nics"][1]["tx_latency_ns"] = json!(20_000);
+    let [a, b] = steady(&m, "poisson", [140_000.0, 40_000.0]);
+    assert!(close(a + b, WIRE_PPS, 0.002), "{} vs {WIRE_PPS}", a + b);
+}
+
+#[test]
 fn round_robin_gives_a_light_queue_all_it_offers_where_one_fifo_shares_by_load() {
     // Flow a offers 140,000 frames/s, flow b 40,000, Poisson, into a 148,810 frames/s
     // wire. Per-queue round robin is max-min fair: b (under half the wire) keeps all
