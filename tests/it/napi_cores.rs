@@ -326,6 +326,60 @@ fn dim_programs_its_profile_into_the_queues_moderation() {
     );
 }
 
+#[test]
+fn dim_settles_on_the_profile_with_the_fewest_interrupts() {
+    // One frame every 5 us (200,000 frames/s; 1.5 us of CPU each, so the core never
+    // limits and every profile forwards all: DIM's byte and packet rates stay the
+    // same, and it compares interrupt rates). Derived from the algorithm, not
+    // calibrated: the walk below was written before the run and corrected once, for
+    // the index starting at 0 (the first version assumed 1 and predicted four moves).
+    // In CQE mode the timer restarts with each frame, so a timer longer than the 5 us
+    // gap never expires and the frame threshold decides: profile 0 (2 us, 256) interrupts every few frames (its timer is shorter
+    // than the gap), profile 1 (8 us, 128) every 128 frames, profiles 2-4 (64 frames)
+    // every 64. The NIC starts at the default profile 1 while net_dim's own index
+    // starts at 0 (struct dim zeroed, see src/dim.rs). Its walk (lib/dim/net_dim.c):
+    //   ix 0 (NIC at 1): no previous measurement, "better": exit parking right -> 1
+    //   1: as many interrupts as before (same NIC profile): not better, turn left -> 0
+    //   0: more interrupts than at 1: worse, turn right -> 1
+    //   1: fewer than at 0: better, not on top (one step left) -> 2
+    //   2: more than at 1: worse, turn left -> 1
+    //   1: better, and on top (steps right 2 > 1, steps left 1): park on top at 1,
+    // where each later measurement is "same": five moves, ending at profile 1, and the
+    // measurements go on without moving.
+    let mut m = napi(
+        fast_simple(&["a", "b"]),
+        json!({ "kind": "napi" }),
+        1,
+        json!({}),
+    );
+    m["kernel"]["netisr_per_packet"] = json!(1000);
+    for n in m["nics"].as_array_mut().expect("nics") {
+        n["driver"]["rx_per_packet"] = json!(500);
+    }
+    m["nics"][0]["dim"] = json!({ "mode": "cqe" });
+    let r = run(&m, &constant_flow(200_000.0, 0.5));
+    let c = |k: &str| r.counters[&format!("a.dim.{k}")];
+    eprintln!(
+        "measurements {}, changes {}, profile {}",
+        c("measurements"),
+        c("profile_changes"),
+        c("profile")
+    );
+    assert_eq!(r.total.received, 100_000);
+    assert_eq!((c("profile_changes"), c("profile")), (5.0, 1.0));
+    // Parked: it went on measuring without moving.
+    assert!(c("measurements") > 6.0, "{}", c("measurements"));
+    // Profile 2 held for one measurement: 64 interrupts of 64 frames, 4,096 frames of
+    // 5 us = 20.48 ms (0.5 ms of tolerance: the measurement starts at the first
+    // completion after the change); profiles 3 and 4 never.
+    assert!(
+        (c("profile2_ms") - 20.48).abs() < 0.5,
+        "{}",
+        c("profile2_ms")
+    );
+    assert_eq!((c("profile3_ms"), c("profile4_ms")), (0.0, 0.0));
+}
+
 /// The fast simple model (NAPI on `a`, a 20 us receive packet timer) with a screend
 /// process taking 1 us a packet that busy-polls for `busy_read_us`.
 fn busy_model(busy_read_us: f64) -> Value {
