@@ -38,7 +38,9 @@ fn model(cores: u16) -> (Value, ModelConfig) {
     let mut m: Value =
         serde_json::from_str(&std::fs::read_to_string(MODEL).expect("model")).expect("json");
     m["cpu"]["cores"] = json!(cores);
+    // ixgbe sets up one queue pair per online CPU, on both ports.
     m["nics"][0]["queues"] = json!(cores);
+    m["nics"][1]["queues"] = json!(cores);
     let cfg: ModelConfig = serde_json::from_value(m.clone()).expect("model");
     (m, cfg)
 }
