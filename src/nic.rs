@@ -108,8 +108,8 @@ pub struct NicConfig {
     pub queues: u16,
     /// Transmit packet steering as the driver sets it up ([`crate::xps`]), for a NIC
     /// with several queues: true (default) for ixgbe's map (Linux 4.18), where
-    /// transmit queue k serves core k for k below the core count and a frame leaves by
-    /// the queue of the core that forwarded it. false: no map, so a forwarded frame
+    /// transmit queue k serves core k mod the cores and a frame leaves by the queue of
+    /// the core that forwarded it. false: no map, so a forwarded frame
     /// leaves by the transmit queue with its receive queue's number (`skb_tx_hash`).
     #[serde(default = "d_xps", skip_serializing_if = "is_true")]
     pub xps: bool,
@@ -338,6 +338,12 @@ pub struct Nic {
     pub link_up: bool,
     /// The transmitter stopped after an underrun, until the driver restarts it.
     pub tx_halted: bool,
+    /// Restarted after an underrun, the transmitter is suspended until it next reads
+    /// its ring: at a poll demand (which the start routine writes when it queues a
+    /// frame) or, with `tx_poll_interval_ns`, at its next automatic poll.
+    tx_suspended: bool,
+    /// Frames an underrun cut (the flows count them as `tx_underrun` drops) -- counter.
+    pub underrun_drops: u64,
     /// A transmit-underrun cause (TX_UNDERRUN) is pending.
     pub underrun_cause: bool,
     /// A receive descriptor reports an error (a frame cut by a FIFO overflow).
@@ -387,6 +393,8 @@ impl Nic {
             tx_completed: 0,
             link_up: true,
             tx_halted: false,
+            tx_suspended: false,
+            underrun_drops: 0,
             underrun_cause: false,
             rx_error_cause: false,
             skip_done: false,
@@ -472,6 +480,8 @@ impl Nic {
     #[inline]
     pub fn output(&mut self, now: SimTime, pkt: Packet) -> Result<Option<TxStart>, Packet> {
         self.if_snd.push(pkt)?;
+        // The start routine queues it and writes a poll demand.
+        self.tx_suspended = false;
         self.fill_tx_ring(now);
         Ok(self.kick(now, false))
     }
@@ -505,6 +515,7 @@ impl Nic {
             SimTime(ready.0.div_ceil(p) * p)
         };
         self.tx_active = true;
+        self.tx_suspended = false;
         self.tx_frames += 1;
         Some(TxStart {
             pkt: slot.pkt,
@@ -555,7 +566,9 @@ impl Nic {
         self.tx_active = false;
         self.tx_halted = true;
         self.underrun_cause = true;
-        self.tx_ring.pop().map(|s| s.pkt)
+        let cut = self.tx_ring.pop().map(|s| s.pkt);
+        self.underrun_drops += cut.is_some() as u64;
+        cut
     }
 
     /// Chip reset (dc_stop + dc_init): the rings are freed and rebuilt empty, the link
@@ -591,6 +604,7 @@ impl Nic {
         // threshold (and re-initialises) for it. Until then the transmitter stays
         // stopped.
         self.tx_halted = self.underrun_cause;
+        self.tx_suspended = false;
         self.link_up = false;
         freed
     }
@@ -612,6 +626,7 @@ impl Nic {
         if self.if_snd.is_empty() {
             return None;
         }
+        self.tx_suspended = false;
         self.fill_tx_ring(now);
         self.kick(now, false)
     }
@@ -625,6 +640,7 @@ impl Nic {
     /// ([`Nic::start`]), so frames already in the ring wait for the next frame sent.
     pub fn tx_restart(&mut self, now: SimTime) -> Option<TxStart> {
         self.tx_halted = false;
+        self.tx_suspended = true;
         if self.tx_poll == SimTime::ZERO {
             return self.start(now);
         }
@@ -636,7 +652,13 @@ impl Nic {
     /// own: a frame waits in its ring and its transmitter is neither busy nor stopped.
     #[inline]
     pub fn tx_ready(&self) -> bool {
-        !self.tx_active && !self.tx_halted && !self.skip_done && !self.tx_ring.is_empty()
+        // Suspended without an automatic poll, it waits for a poll demand.
+        let awaits_demand = self.tx_suspended && self.tx_poll == SimTime::ZERO;
+        !(self.tx_active
+            || self.tx_halted
+            || self.skip_done
+            || self.tx_ring.is_empty()
+            || awaits_demand)
     }
 
     /// When the frame at the head of this transmit queue can start, if the queue is
@@ -652,10 +674,11 @@ impl Nic {
     /// The arbiter gives this transmit queue the shared wire ([`Nic::tx_ready`]): its
     /// transmitter, which was running but waiting its turn, starts its next frame (as
     /// after a frame of its own: a frame already eligible starts at once, without
-    /// waiting for an automatic poll).
+    /// waiting for an automatic poll), unless an underrun's restart left it suspended,
+    /// when it starts at its next automatic poll.
     #[inline]
     pub fn tx_turn(&mut self, now: SimTime) -> Option<TxStart> {
-        self.kick(now, true)
+        self.kick(now, !self.tx_suspended)
     }
 
     /// Frames held in the NIC (RX ring, if_snd, TX ring not yet started).

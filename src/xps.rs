@@ -16,14 +16,16 @@
 //!
 //! The XPS map is the one ixgbe writes when it configures a transmit ring
 //! (`ixgbe_configure_tx_ring`: `netif_set_xps_queue` with the ring's queue vector's
-//! affinity mask, once, `__IXGBE_TX_XPS_INIT_DONE`). In Linux 4.18
-//! `ixgbe_alloc_q_vector` sets that mask to CPU `v_idx` if that CPU is online, when
-//! Flow Director's ATR is on (its default: one traffic class, no SR-IOV, more than one
-//! RSS queue, `atr_sample_rate` 20). So queue k serves core k, and queues numbered from
-//! the core count up serve none (5.5 and later spread them with
-//! `cpumask_local_spread`: not modelled). The map follows the driver, not
-//! `/proc/irq/N/smp_affinity`: binding every vector to core 0 afterwards leaves the map
-//! as it was, so core 0 then sends by queue 0 only.
+//! affinity mask, once, `__IXGBE_TX_XPS_INIT_DONE`). `ixgbe_alloc_q_vector` (Linux
+//! 4.18) sets vector v's mask to CPU v, with one traffic class, no SR-IOV, more than
+//! one RSS queue and a non-zero `atr_sample_rate` (the default, 20). ixgbe has at most
+//! one vector per online CPU (`ixgbe_set_interrupt_capability`) and interleaves its
+//! rings over them (`txr_idx += v_count`), so transmit ring k is on vector k mod the
+//! vectors: queue k serves core k mod cores. (irqsim gives every queue a vector of its
+//! own even when queues outnumber cores, where ixgbe would share them; the map is the
+//! same.) The map follows the driver, not `/proc/irq/N/smp_affinity`: binding every
+//! vector to core 0 afterwards leaves the map as it was, so core 0 then sends by the
+//! queues it lists (queue 0 alone when there are as many queues as cores).
 //!
 //! Parameters: the queue count and the number of cores, and whether the driver sets
 //! XPS up (`nics[].xps`, default true). No counters; the NIC's queues count what they
@@ -47,27 +49,16 @@ pub struct Xps {
 
 impl Xps {
     /// The selection for a NIC with `count` transmit queues on a host with `cores`
-    /// cores: with `xps` (and more than one queue), ixgbe's map, queue k for core k
-    /// for every k below both counts; without, no map.
+    /// cores: with `xps` (and more than one queue), ixgbe's map, queue k for core k mod
+    /// `cores`; without, no map.
     pub fn new(count: u16, cores: usize, xps: bool) -> Xps {
         let cores = cores.max(1);
-        let mapped = if xps && count > 1 { count as usize } else { 0 };
-        let map = (0..cores)
-            .map(|c| {
-                if c < mapped {
-                    vec![c as u16]
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
-        Xps::from_map(count, map)
-    }
-
-    /// The selection for a NIC with `count` transmit queues and the XPS map `map`:
-    /// for each core, the queues whose `xps_cpus` list it (as written to
-    /// `/sys/class/net/<dev>/queues/tx-<k>/xps_cpus`).
-    pub fn from_map(count: u16, map: Vec<Vec<u16>>) -> Xps {
+        let mut map = vec![Vec::new(); cores];
+        if xps && count > 1 {
+            for q in 0..count {
+                map[q as usize % cores].push(q);
+            }
+        }
         Xps {
             count: count.max(1),
             map,
@@ -109,23 +100,17 @@ mod tests {
     }
 
     #[test]
-    fn queues_beyond_the_core_count_serve_no_core() {
-        // 6 queues on 4 cores: ixgbe (4.18) maps queue k to core k for k < 4; queues 4
-        // and 5 are in no map, so no forwarded frame leaves by them.
+    fn more_queues_than_cores_share_a_core_by_hash() {
+        // 6 queues on 4 cores: rings interleaved over 4 vectors, so core 0 lists 0 and
+        // 4, core 1 lists 1 and 5.
         let x = Xps::new(6, 4, true);
-        for c in 0..4 {
-            assert_eq!(x.queues_of(c), [c as u16]);
-            assert_eq!(x.pick(c, u32::MAX, Some(5)), c as u16);
-        }
-    }
-
-    #[test]
-    fn a_core_listed_by_several_queues_picks_one_by_the_hash() {
+        assert_eq!(x.queues_of(0), [0, 4]);
+        assert_eq!(x.queues_of(1), [1, 5]);
+        assert_eq!(x.queues_of(2), [2]);
         // get_xps_queue with map->len 2: reciprocal_scale(h, 2) is the hash's top bit.
-        let x = Xps::from_map(6, vec![vec![0, 4], vec![1]]);
         assert_eq!(x.pick(0, 0x7fff_ffff, None), 0);
         assert_eq!(x.pick(0, 0x8000_0000, None), 4);
-        assert_eq!(x.pick(1, 0x8000_0000, Some(0)), 1);
+        assert_eq!(x.pick(1, 0x8000_0000, Some(0)), 5);
     }
 
     #[test]

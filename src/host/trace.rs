@@ -208,22 +208,22 @@ impl<M: Shape> Host<M> {
                 drops[i] += by_site[i];
                 let at = match *site {
                     "rx_ring" | "rx_fifo" => f.in_nic,
-                    // By the send queue that dropped them, below: on a multi-queue NIC
-                    // that is the queue the frame was steered to, not the flow's.
-                    "if_snd" => continue,
-                    "tx_underrun" => f.out_nic,
+                    // By the send queue or transmitter that dropped them, below: on a
+                    // multi-queue NIC that is the queue the frame was steered to, not
+                    // the flow's.
+                    "if_snd" | "tx_underrun" => continue,
                     _ => nics,
                 };
                 drops_at[at][i] += by_site[i];
             }
         }
-        // Every if_snd drop is one refused push, counted by that send queue too.
-        let if_snd = DROP_SITES
-            .iter()
-            .position(|&s| s == "if_snd")
-            .expect("site");
+        // Every if_snd drop is one refused push, counted by that send queue too, and
+        // every underrun drop by the transmitter that cut the frame.
+        let site = |name: &str| DROP_SITES.iter().position(|&s| s == name).expect("site");
+        let (if_snd, underrun) = (site("if_snd"), site("tx_underrun"));
         for (n, p) in self.ports.iter().enumerate() {
             drops_at[n][if_snd] = p.nic.if_snd.drops;
+            drops_at[n][underrun] = p.nic.underrun_drops;
         }
         Counters {
             cpu_ps: self.core.cpu.snapshot(now).0,

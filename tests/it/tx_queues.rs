@@ -174,3 +174,42 @@ fn one_queue_per_nic_keeps_todays_counters() {
     assert_eq!(r.counters["out.tx_frames"], r.total.received as f64);
     assert!(!r.counters.contains_key("out-q0.tx_frames"));
 }
+
+#[test]
+fn after_an_underrun_a_queue_waits_for_its_poll_demand_on_a_shared_wire_too() {
+    // A bus slow enough (20 us read latency, 128-byte thresholds) that 200-byte frames
+    // underrun. Without an automatic transmit poll, a queue restarted after an
+    // underrun leaves the frames in its ring until the start routine writes a poll
+    // demand for a new frame: on a shared wire the arbiter must not start them either.
+    // Two flows, a -> b and c -> b, 1,000 frames/s each, for 3 ms, on one core, b with
+    // one queue and with two: both runs end without a broken invariant, with the same
+    // frames sent, cut and left waiting (the two flows' frames arrive in step).
+    let mut m = simple_model(&["a", "b", "c"]);
+    m["bus"] = json!({ "read_latency_ns": 20_000, "burst_bytes": 128 });
+    m["nics"][1]["dma"] = json!({ "tx_thresholds_bytes": vec![128u32; 8] });
+    let flows: Vec<FlowConfig> = [("a", 0usize), ("c", 1)]
+        .iter()
+        .map(|&(from, i)| {
+            serde_json::from_value(json!({
+                "from": from, "to": "b", "frame_bytes": 200,
+                "tuple": TupleConfig::default_for(i)
+            }))
+            .expect("flow")
+        })
+        .collect();
+    let spec = RunSpec {
+        rates_pps: vec![1000.0, 1000.0],
+        ..crate::models::spec_seeded(flows, 0.0, 0.003, 3)
+    };
+    let one = run_json(&m, &spec);
+    m["nics"][1]["queues"] = json!(2);
+    let two = run_json(&m, &spec);
+    let seen = |r: &RunStats| {
+        let t = &r.total;
+        (t.sent, t.received, t.drops.tx_underrun, t.in_flight_at_end)
+    };
+    eprintln!("one queue {:?}, two {:?}", seen(&one), seen(&two));
+    // 6 sent, 3 cut by underruns, 3 left in the rings waiting for a poll demand.
+    assert_eq!(seen(&one), (6, 0, 3, 3));
+    assert_eq!(seen(&two), seen(&one));
+}
