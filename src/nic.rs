@@ -342,7 +342,8 @@ pub struct Nic {
     /// its ring: at a poll demand (which the start routine writes when it queues a
     /// frame) or, with `tx_poll_interval_ns`, at its next automatic poll.
     tx_suspended: bool,
-    /// Frames an underrun cut (the flows count them as `tx_underrun` drops) -- counter.
+    /// Frames an underrun cut, counted where they were cut for traces (the flows count
+    /// the same frames as `tx_underrun` drops; the DMA engine counts underruns).
     pub underrun_drops: u64,
     /// A transmit-underrun cause (TX_UNDERRUN) is pending.
     pub underrun_cause: bool,
@@ -370,9 +371,9 @@ pub struct Nic {
     pub tx_frames: u64,
     /// Statistics counters, when modelled.
     pub stats: Option<StatsCounters>,
-    /// Another transmit queue of the same port holds the shared wire, or it is not
-    /// this queue's turn ([`crate::tx_arbiter`]): the transmitter waits. Always false
-    /// on a NIC with one queue.
+    /// A transmit queue of the same port holds the shared wire (this queue, while its
+    /// frame ends and the arbiter picks the next): the transmitter waits for its turn
+    /// ([`crate::tx_arbiter`]). Always false on a NIC with one queue.
     pub wire_taken: bool,
 }
 

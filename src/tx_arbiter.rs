@@ -42,6 +42,12 @@ impl TxArbiter {
         }
     }
 
+    /// The number of queues sharing the wire.
+    #[inline]
+    pub fn queues(&self) -> u16 {
+        self.queues
+    }
+
     /// The queue whose frame is on the wire, if any.
     #[inline]
     pub fn on_wire(&self) -> Option<u16> {

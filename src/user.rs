@@ -128,7 +128,7 @@ pub struct UserProcess {
     rng: StreamRng,
     /// Socket busy polling: the longest busy loop, in recv() (`busy_read_us`) or in
     /// epoll_wait() (`busy_poll_us`) (0: off).
-    pub busy_read: SimTime,
+    pub busy_window: SimTime,
     /// The NIC (NAPI instance) of the last packet it took (sk_napi_id), set by the host.
     pub napi_nic: Option<usize>,
     /// The deadline of the busy loop in progress, if one is.
@@ -153,7 +153,7 @@ impl UserProcess {
                 queue: None,
                 current: None,
                 rng,
-                busy_read: SimTime::ZERO,
+                busy_window: SimTime::ZERO,
                 napi_nic: None,
                 busy_until: None,
                 packets: 0,
@@ -170,7 +170,7 @@ impl UserProcess {
                 queue: Some(BoundedQueue::new(*queue_len as usize)),
                 current: None,
                 rng,
-                busy_read: SimTime::from_ns_f64(
+                busy_window: SimTime::from_ns_f64(
                     if *busy_poll_us > 0.0 {
                         *busy_poll_us
                     } else {

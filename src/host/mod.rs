@@ -1238,9 +1238,7 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        if self.tx_grouped(nic) {
-            self.tx_wire_taken(nic);
-        }
+        self.tx_wire_taken(nic);
         if M::PRESENT {
             self.tx_fetch_begin(nic, tx.pkt, tx.start, now, s);
             return;

@@ -16,17 +16,15 @@ use crate::time::SimTime;
 use crate::tx_arbiter::TxArbiter;
 use crate::xps::Xps;
 
-/// The transmit queues of one multi-queue NIC: devices `first..first + count`.
+/// The transmit queues of one multi-queue NIC: devices [`TxGroup::devices`].
 #[derive(Clone, Debug)]
 pub(crate) struct TxGroup {
     /// The device of queue 0.
     pub first: usize,
     /// Transmit queue selection.
     pub xps: Xps,
-    /// Who holds the wire, whose turn is next.
+    /// Who holds the wire, whose turn is next (and how many queues share it).
     pub arbiter: TxArbiter,
-    /// The number of queues.
-    pub count: u16,
 }
 
 impl TxGroup {
@@ -49,11 +47,16 @@ impl TxGroup {
                     first: i,
                     xps: Xps::new(count, cores, xps[i]),
                     arbiter: TxArbiter::new(count),
-                    count,
                 });
             }
         }
         (groups, of)
+    }
+
+    /// The devices of its queues, queue 0 first.
+    #[inline]
+    pub fn devices(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.arbiter.queues() as usize
     }
 }
 
@@ -82,7 +85,7 @@ impl<M: Shape> Host<M> {
             return;
         };
         let grp = &mut self.tx_groups[g as usize];
-        let (first, count) = (grp.first, grp.count as usize);
+        let (first, devices) = (grp.first, grp.devices());
         if let Err(other) = grp.arbiter.take((nic - first) as u16) {
             let name = self.ports[first + other as usize].nic.name.clone();
             self.violation.get_or_insert(format!(
@@ -90,7 +93,7 @@ impl<M: Shape> Host<M> {
                 self.ports[nic].nic.name
             ));
         }
-        for p in &mut self.ports[first..first + count] {
+        for p in &mut self.ports[devices] {
             p.nic.wire_taken = true;
         }
     }
@@ -102,7 +105,7 @@ impl<M: Shape> Host<M> {
             return;
         };
         let grp = &mut self.tx_groups[g as usize];
-        let (first, count) = (grp.first, grp.count as usize);
+        let (first, devices) = (grp.first, grp.devices());
         if grp
             .arbiter
             .on_wire()
@@ -112,7 +115,7 @@ impl<M: Shape> Host<M> {
             return;
         }
         grp.arbiter.release();
-        let ports = &mut self.ports[first..first + count];
+        let ports = &mut self.ports[devices];
         for p in ports.iter_mut() {
             p.nic.wire_taken = false;
         }
@@ -164,7 +167,7 @@ impl<M: Shape> Host<M> {
             if g.arbiter.on_wire().is_some() {
                 continue;
             }
-            let ports = &self.ports[g.first..g.first + g.count as usize];
+            let ports = &self.ports[g.devices()];
             if let Some(p) = ports.iter().find(|p| p.nic.tx_ready()) {
                 return Some(format!(
                     "{}'s shared wire is free at the end of the run while it has a frame \

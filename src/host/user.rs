@@ -27,9 +27,9 @@ impl<M: Shape> Host<M> {
 
     /// One step of the user process: the packet it finished goes to if_output (and
     /// may let the polling thread's feedback resume input) before it takes the next.
-    /// A process that busy-polls (`busy_read_us`) runs its busy loop, by the policy of
-    /// the NIC its last packet came from, when it finds its queue empty, and takes
-    /// what the loop brought.
+    /// A process that busy-polls (`busy_read_us`, `busy_poll_us`) runs its busy loop,
+    /// by the policy of the NIC its last packet came from, when it finds its queue
+    /// empty, and takes what the loop brought.
     pub(crate) fn user_step(
         &mut self,
         now: SimTime,
@@ -65,14 +65,14 @@ impl<M: Shape> Host<M> {
         if let Some(p) = u.current() {
             u.napi_nic = Some(self.flows[p.flow as usize].in_nic);
         }
-        if step != Step::Done || u.busy_read == SimTime::ZERO || ended {
+        if step != Step::Done || u.busy_window == SimTime::ZERO || ended {
             return step;
         }
         let Some(nic) = u.napi_nic else {
             return step;
         };
         // recv() found the socket empty: sk_busy_loop before sleeping.
-        let deadline = now + u.busy_read;
+        let deadline = now + u.busy_window;
         u.busy_until = Some(deadline);
         if let Step::Run(d) = self.policy_busy_poll(nic, true, deadline, now, s) {
             return Step::Run(d);
