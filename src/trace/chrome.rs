@@ -4,8 +4,17 @@
 //! The file is `{"displayTimeUnit": "ns", "otherData": {...}, "traceEvents": [...]}`.
 //! Events used: `M` (process and track names, track order), `X` (complete slices: CPU
 //! bursts, frames on wires), `C` (counters: queue occupancy), `i` (instants, thread
-//! scope: drops, resets), `s`/`t`/`f` (flow arrows, each point bound to the slice that
-//! encloses it, `"bp": "e"` on the last). Times (`ts`, `dur`) are microseconds written
+//! scope: drops, resets), `s`/`t`/`f` (flow arrows, `"bp": "e"` on the last).
+//!
+//! **Flow binding.** Perfetto binds a flow point to the slice open on its thread at its
+//! time (the enclosing one for `"bp": "e"`); Chrome DevTools' trace engine binds it to
+//! the event with the same `cat`, `pid`, `tid` and `ts`, and both group the points of
+//! one arrow by `cat`, `name` and `id`. So every point of an arrow sits at the *start*
+//! of the slice it binds to, and slices and arrows share one category, `host` (CPU
+//! slices are told from wire slices by their track, `thread_name` `cpu0 ...` against
+//! `<nic> wire in` / `<nic> wire out`). Arrows are written after every slice, so a
+//! reader that sorts events by time stably sees the slice begin before the point bound
+//! to its start. Times (`ts`, `dur`) are microseconds written
 //! with six decimals, exact to the picosecond of the simulation. One process (`pid` 1,
 //! the host); one thread id per track, in this order: the CPU levels from the clock
 //! down, the kernel's events, then per NIC its events, its input wire and its output
@@ -69,6 +78,8 @@ pub fn queue_name(q: Queue, layout: &Layout) -> String {
 #[derive(Debug)]
 pub struct EventWriter {
     body: String,
+    /// The flow arrows' events, written after `body`.
+    arrows: String,
     events: u64,
     queue_names: Vec<(Queue, String)>,
 }
@@ -78,6 +89,7 @@ impl EventWriter {
     pub fn new(layout: &Layout) -> EventWriter {
         let mut w = EventWriter {
             body: String::new(),
+            arrows: String::new(),
             events: 0,
             queue_names: Vec::new(),
         };
@@ -129,7 +141,7 @@ impl EventWriter {
 
     /// Bytes written so far (the file is this plus a few hundred bytes).
     pub fn bytes(&self) -> u64 {
-        self.body.len() as u64
+        (self.body.len() + self.arrows.len()) as u64
     }
 
     /// Events written so far.
@@ -153,7 +165,7 @@ impl EventWriter {
         let pass = pass.map(|p| format!("\"pass\":{p},")).unwrap_or_default();
         let _ = write!(
             self.body,
-            "{{\"ph\":\"X\",\"cat\":\"cpu\",\"name\":{},\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{{pass}\"begins\":{begins}}}}}",
+            "{{\"ph\":\"X\",\"cat\":\"host\",\"name\":{},\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{{pass}\"begins\":{begins}}}}}",
             quoted(name),
             track.tid(),
             us(start),
@@ -178,7 +190,7 @@ impl EventWriter {
             .unwrap_or_default();
         let _ = write!(
             self.body,
-            "{{\"ph\":\"X\",\"cat\":\"wire\",\"name\":{},\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"seq\":{seq}{lat}}}}}",
+            "{{\"ph\":\"X\",\"cat\":\"host\",\"name\":{},\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"seq\":{seq}{lat}}}}}",
             quoted(name),
             track.tid(),
             us(start),
@@ -219,7 +231,8 @@ impl EventWriter {
         );
     }
 
-    /// A flow arrow through `points` (each bound to the slice enclosing it).
+    /// A flow arrow through `points`, each the track and start time of the slice it
+    /// binds to (see the module doc).
     pub fn arrow(&mut self, id: u64, name: &str, points: &[(Track, SimTime)]) {
         let n = points.len();
         for (k, (track, at)) in points.iter().enumerate() {
@@ -228,10 +241,13 @@ impl EventWriter {
                 k if k + 1 == n => ("f", ",\"bp\":\"e\""),
                 _ => ("t", ""),
             };
-            self.begin();
+            self.events += 1;
+            if !self.arrows.is_empty() {
+                self.arrows.push_str(",\n");
+            }
             let _ = write!(
-                self.body,
-                "{{\"ph\":\"{ph}\",\"cat\":\"frame\",\"name\":{},\"id\":{id},\"pid\":1,\"tid\":{},\"ts\":{}{bp}}}",
+                self.arrows,
+                "{{\"ph\":\"{ph}\",\"cat\":\"host\",\"name\":{},\"id\":{id},\"pid\":1,\"tid\":{},\"ts\":{}{bp}}}",
                 quoted(name),
                 track.tid(),
                 us(*at)
@@ -242,12 +258,18 @@ impl EventWriter {
     /// The whole file.
     pub fn finish(self, from: SimTime, end: SimTime, truncated: Option<SimTime>) -> Vec<u8> {
         let truncated = truncated.map_or("null".to_string(), us);
+        let sep = if self.body.is_empty() || self.arrows.is_empty() {
+            ""
+        } else {
+            ",\n"
+        };
         format!(
-            "{{\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"generator\":\"irqsim {}\",\"window_from_us\":{},\"window_to_us\":{},\"truncated_at_us\":{truncated}}},\n\"traceEvents\":[\n{}\n]}}\n",
+            "{{\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"generator\":\"irqsim {}\",\"window_from_us\":{},\"window_to_us\":{},\"truncated_at_us\":{truncated}}},\n\"traceEvents\":[\n{}{sep}{}\n]}}\n",
             env!("CARGO_PKG_VERSION"),
             us(from),
             us(end),
-            self.body
+            self.body,
+            self.arrows
         )
         .into_bytes()
     }

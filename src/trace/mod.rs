@@ -24,7 +24,8 @@
 //! - *flow arrows* for every frame whose sequence number is a multiple of
 //!   [`TraceSpec::sample_every`]: from its arrival on the input wire to the CPU slice that
 //!   took it from the RX ring, the one that forwarded it from ipintrq (ipintr), and its
-//!   transmission.
+//!   transmission; each point at the start of the slice it binds to, so that Perfetto
+//!   and Chrome DevTools both draw it (see [`chrome`]).
 //!
 //! Every slice, counter sample and instant lies inside the window; slices on one track
 //! never overlap. Time is written in microseconds with six decimals (the file's
@@ -414,16 +415,11 @@ impl Recorder {
         }
     }
 
-    /// The slice running just before the current event, and the time in it where an
-    /// arrow should bind (half-way between its start and `now`).
+    /// The slice running just before the current event, as an arrow binds to it: its
+    /// track and its start (it is written, as it has length by `now`).
     fn responsible(&self, now: SimTime) -> Option<(Track, SimTime)> {
         let o = self.open.as_ref()?;
-        (now > o.start).then(|| {
-            (
-                Track::Level(o.level),
-                SimTime(o.start.0 + (now.0 - o.start.0) / 2),
-            )
-        })
+        (now > o.start).then_some((Track::Level(o.level), o.start))
     }
 
     fn task_name(&self, t: Task) -> String {
@@ -524,10 +520,7 @@ impl Recorder {
                 flow: pkt.flow,
                 seq: pkt.seq,
                 place: None,
-                points: vec![(
-                    Track::WireIn(nic),
-                    SimTime(on_wire.0 + (pkt.t_in.0 - on_wire.0) / 2),
-                )],
+                points: vec![(Track::WireIn(nic), on_wire)],
             });
         }
         if self.spec.pcap {
@@ -632,10 +625,7 @@ impl Recorder {
             .position(|f| f.flow == pkt.flow && f.seq == pkt.seq)
         {
             let mut f = self.followed.swap_remove(k);
-            f.points.push((
-                Track::WireOut(out_nic),
-                SimTime(start.0 + (shown_end.0 - start.0) / 2),
-            ));
+            f.points.push((Track::WireOut(out_nic), start));
             self.arrow(&f);
         }
         if self.spec.pcap {

@@ -58,6 +58,13 @@ fn events(t: &TraceOutput) -> Vec<Value> {
     v["traceEvents"].as_array().expect("traceEvents").clone()
 }
 
+/// Whether an event is on a CPU level's track (slices of all tracks share one category).
+fn on_cpu(e: &Value) -> bool {
+    irqsim::cpu::Level::ALL
+        .iter()
+        .any(|l| e["tid"].as_u64() == Some(irqsim::trace::chrome::Track::Level(*l).tid()))
+}
+
 fn f(e: &Value, k: &str) -> f64 {
     e[k].as_f64().unwrap_or_else(|| panic!("{k} in {e}"))
 }
@@ -96,7 +103,7 @@ fn the_trace_agrees_with_the_runs_counters_over_the_window() {
         .collect();
     let slices: Vec<&Value> = ev
         .iter()
-        .filter(|e| e["ph"] == "X" && e["cat"] == "cpu")
+        .filter(|e| e["ph"] == "X" && on_cpu(e))
         .collect();
     assert!(slices.len() > 300, "{} slices", slices.len());
     for (level, l) in irqsim::cpu::Level::ALL.iter().enumerate() {
@@ -246,6 +253,7 @@ fn flow_arrows_go_from_the_wire_through_the_cpu_to_the_wire() {
             )
         })
         .collect();
+    let position = |e: &Value| ev.iter().position(|x| std::ptr::eq(x, e)).unwrap();
     let mut complete = 0;
     for pts in arrows.values() {
         assert_eq!(pts[0]["ph"], "s");
@@ -253,7 +261,8 @@ fn flow_arrows_go_from_the_wire_through_the_cpu_to_the_wire() {
         for w in pts.windows(2) {
             assert!(f(w[0], "ts") <= f(w[1], "ts"));
         }
-        // Each point lies inside a slice of its track (what it binds to).
+        // Each point lies inside a slice of its track (Perfetto binds it to the slice
+        // open there, the enclosing one for the last point's "bp": "e").
         for e in pts {
             let (tid, ts) = (e["tid"].as_u64().unwrap(), f(e, "ts"));
             assert!(
@@ -261,6 +270,26 @@ fn flow_arrows_go_from_the_wire_through_the_cpu_to_the_wire() {
                     .iter()
                     .any(|&(k, a, b)| k == tid && a <= ts && ts <= b),
                 "arrow point {e} binds to no slice"
+            );
+        }
+        // Chrome DevTools' trace engine (FlowsHandler.js) groups an arrow's points by
+        // cat, name and id, and binds each to the event with the same cat, pid, tid and
+        // ts: one category and name per arrow, and a slice starting exactly at each
+        // point, written before it (a stable sort by time then opens it first).
+        for e in pts {
+            assert_eq!(e["cat"], pts[0]["cat"]);
+            assert_eq!(e["name"], pts[0]["name"]);
+            let at = position(e);
+            let bound = ev.iter().position(|x| {
+                x["ph"] == "X"
+                    && x["cat"] == e["cat"]
+                    && x["pid"] == e["pid"]
+                    && x["tid"] == e["tid"]
+                    && x["ts"] == e["ts"]
+            });
+            assert!(
+                bound.is_some_and(|b| b < at),
+                "arrow point {e}: no slice with its cat, pid, tid and ts before it"
             );
         }
         // Below the knee: wire in, the interrupt, the netisr, wire out.
@@ -382,7 +411,7 @@ fn a_window_over_the_size_limit_ends_where_the_limit_is_reached() {
     let end_us = at.as_us_f64();
     for e in events(&t)
         .iter()
-        .filter(|e| e["ph"] == "X" && e["cat"] == "cpu")
+        .filter(|e| e["ph"] == "X" && on_cpu(e))
     {
         assert!(f(e, "ts") + f(e, "dur") <= end_us + 1e-9);
     }
