@@ -37,6 +37,23 @@ n=${3:-$(nproc)}
 shift $(($# < 3 ? $# : 3))
 irqsim=${IRQSIM:-irqsim}
 threads=${THREADS:-1}
+# GNU parallel, not moreutils' `parallel` (another program under the same name).
+if ! command -v parallel >/dev/null 2>&1; then
+  echo "$0: GNU parallel is not installed (no 'parallel' on PATH). Install it:" >&2
+  echo "  Debian/Ubuntu: sudo apt-get install parallel; Fedora: sudo dnf install parallel;" >&2
+  echo "  macOS: brew install parallel; or https://www.gnu.org/software/parallel/" >&2
+  exit 1
+fi
+if ! parallel --version 2>/dev/null | grep -q "GNU parallel"; then
+  echo "$0: '$(command -v parallel)' is not GNU parallel (moreutils ships another" >&2
+  echo "  program named parallel): install GNU parallel (Debian/Ubuntu: the package parallel)" >&2
+  exit 1
+fi
+if ! command -v "$irqsim" >/dev/null 2>&1; then
+  echo "$0: no irqsim binary '$irqsim': set IRQSIM=target/release/irqsim or run" >&2
+  echo "  'cargo install --path .' (README.md)" >&2
+  exit 1
+fi
 read -r -a parallel_args <<< "${PARALLEL_ARGS:-}"
 read -r -a merge_args <<< "${MERGE_ARGS:-}"
 

@@ -23,6 +23,7 @@ mod request_response;
 mod resume;
 mod schema;
 mod shard;
+mod sweep_scripts;
 mod theory;
 mod trace;
 mod tx_queues;

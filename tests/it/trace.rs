@@ -101,10 +101,7 @@ fn the_trace_agrees_with_the_runs_counters_over_the_window() {
             )
         })
         .collect();
-    let slices: Vec<&Value> = ev
-        .iter()
-        .filter(|e| e["ph"] == "X" && on_cpu(e))
-        .collect();
+    let slices: Vec<&Value> = ev.iter().filter(|e| e["ph"] == "X" && on_cpu(e)).collect();
     assert!(slices.len() > 300, "{} slices", slices.len());
     for (level, l) in irqsim::cpu::Level::ALL.iter().enumerate() {
         let name = irqsim::trace::level_track(*l);
@@ -409,10 +406,7 @@ fn a_window_over_the_size_limit_ends_where_the_limit_is_reached() {
     // The limit is checked after each event: one event's records beyond it at most.
     assert!(t.json.len() < 110_000, "{} bytes", t.json.len());
     let end_us = at.as_us_f64();
-    for e in events(&t)
-        .iter()
-        .filter(|e| e["ph"] == "X" && on_cpu(e))
-    {
+    for e in events(&t).iter().filter(|e| e["ph"] == "X" && on_cpu(e)) {
         assert!(f(e, "ts") + f(e, "dur") <= end_us + 1e-9);
     }
 }
