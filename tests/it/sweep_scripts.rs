@@ -36,14 +36,12 @@ fn run_with_path(bin: &Path) -> (Option<i32>, String, bool) {
 
 fn bin_dir_with_grep() -> tempfile::TempDir {
     let bin = tempfile::tempdir().unwrap();
-    for tool in ["grep"] {
-        let found = ["/usr/bin", "/bin"]
-            .iter()
-            .map(|d| Path::new(d).join(tool))
-            .find(|p| p.exists())
-            .expect("grep on the machine");
-        symlink(found, bin.path().join(tool)).unwrap();
-    }
+    let grep = ["/usr/bin/grep", "/bin/grep"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+        .expect("grep on the machine");
+    symlink(grep, bin.path().join("grep")).unwrap();
     bin
 }
 
