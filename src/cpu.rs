@@ -48,7 +48,7 @@ pub struct CpuConfig {
     /// its line is bound to (`irq_affinity`), and so does the protocol work it queues;
     /// the user process, the sender and the clock interrupt run on core 0. Cache and
     /// lock contention between cores are not modelled: a core runs as fast as a lone
-    /// processor. With more than one core every NIC must use the `interrupt` policy.
+    /// processor. With more than one core every NIC must use the `interrupt` or `napi` policy.
     #[serde(default = "d_cores", skip_serializing_if = "is_one")]
     pub cores: u16,
     /// The core each interrupt line is bound to, by line name (a shared line's

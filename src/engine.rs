@@ -1,25 +1,61 @@
-//! The discrete-event engine: a clock and a queue of future events.
+//! The discrete-event engine: a clock, a heap of future events, and two indexes for the
+//! events a model keeps outside the heap. It knows nothing of NICs or packets.
 //!
-//! It knows nothing of NICs or packets: it orders opaque events of type `E` by
-//! (time, sequence number), so events scheduled for the same instant run in the order
-//! they were scheduled (FIFO) and a run is deterministic. The model owns the loop:
+//! **The heap.** [`Scheduler<E>`] is the clock and a binary heap of opaque events of
+//! type `E`, ordered by (time, sequence number): [`Scheduler::at`] / [`Scheduler::after`]
+//! give each event the next number of one counter, so events scheduled for the same
+//! instant run in the order they were scheduled (FIFO) and a run is deterministic.
+//! [`Scheduler::pop`] removes the earliest and moves the clock to its time. An event is
+//! never removed early: one that no longer applies stays queued, and the model
+//! recognises it when it pops by a generation number it carries (irqsim's host:
+//! `Event::Moderation(nic, generation)` against `Moderation::expired`,
+//! `Event::LinkTick(nic, generation)` against `LinkWatch::fired`), which is cheaper than
+//! a heap with removal. Push and pop cost O(log n) in the events queued.
+//!
+//! **Slots.** An event of which a model has at most one pending per component (a CPU's
+//! running burst, the bus's burst, the frame on an output wire, a flow's next frame)
+//! can be kept outside the heap, in a numbered [`Slot`]: its key (time, sequence) is
+//! stamped from the same counter ([`Scheduler::stamp`]), so it is ordered with the
+//! heap's events exactly as if it had been queued, and rescheduling it overwrites the
+//! slot instead of leaving a stale event. The model finds the earliest of the heap
+//! ([`Scheduler::peek_key`]) and its slots ([`Slots::earliest`]) itself, and for a slot
+//! moves the clock with [`Scheduler::advance`] (counted in
+//! [`Scheduler::events_processed`] like a pop). The [`Slots`] trait has two
+//! implementations with the same answers, chosen when the model is assembled:
+//!
+//! - [`SlotTable`]: an array scanned for its minimum, O(n) per look, for a handful of
+//!   slots (irqsim's host with one core: the CPU, the bus, the output wires, and each
+//!   flow's next frame);
+//! - [`SlotTree`]: a tournament tree whose root is the earliest, O(log n) per change and
+//!   O(1) per look, for many (the host with several cores: a CPU slot per core, the bus,
+//!   the output wires); one slot set on most events can be made hot
+//!   ([`Slots::hot`]) and is kept beside the tree.
+//!
+//! A key is packed in one `u128` ([`KeyPacking`]: `at << 64 | seq << bits | slot`), so
+//! the earliest of several keys is their minimum, ties between slots going to the
+//! lower slot number. The sequence number `u64::MAX` means "after every other event of
+//! its instant" (the host gives it to CPU bursts' completions).
+//!
+//! **Arrivals.** Many members of one kind that fire roughly in turn (a host's flows, each
+//! with one next frame) can go in an [`ArrivalQueue`] instead: a FIFO of keys in
+//! increasing order and a heap for the keys that would break that order, O(1) per push
+//! and pop when members fire in turn. Its keys are packed as the slots' (slot number 0),
+//! so a model compares them with [`Slots::earliest_key`] and the heap's packed key
+//! ([`KeyPacking::pack_event`]) in one minimum.
+//!
+//! A model's loop, as irqsim's host runs it (`Host::peek_next`, `Host::fire` in
+//! `src/host/mod.rs`):
 //!
 //! ```text
-//! while let Some((now, ev)) = sched.pop() { model.handle(now, ev, &mut sched) }
+//! while let Some((key, slot)) = earliest(sched.peek_key(), slots.earliest(), arrivals.first()) {
+//!     match slot {
+//!         None          => { let (_, ev) = sched.pop(); model.timer(ev) }       // the heap's
+//!         Some(arrival) => { sched.advance(key); arrivals.pop(); model.rx(..) } // many cores
+//!         Some(i)       => { sched.advance(key); slots.take(i); model.fire(i) } // a slot's
+//!     }
+//!     model.reschedule(); slots.settle();
+//! }
 //! ```
-//!
-//! Stale events (a CPU burst that was preempted) are not removed from the queue; the
-//! model recognises and ignores them with a generation number, which is cheaper than
-//! a removable heap.
-//!
-//! **Slots.** A model whose components each have at most one pending event of a kind
-//! (the CPU's running burst, a flow's next arrival, a NIC's frame on the wire) can keep
-//! those outside the heap as [`Slot`]s, stamped with a sequence number from the same
-//! counter ([`Scheduler::stamp`]), and pick the earliest of heap and slots itself
-//! ([`SlotTable`] keeps them in one array, [`SlotTree`] in a tournament tree). Ties
-//! still run in the order the events were scheduled, and the heap stays tiny. Many
-//! components of one kind that fire in turn (flows' arrivals) can go in an
-//! [`ArrivalQueue`] instead, its keys packed as the slots' ([`KeyPacking`]).
 
 use crate::time::SimTime;
 use std::cmp::Ordering;

@@ -20,25 +20,64 @@
 //!  +--------------------------------------------------+
 //! ```
 //!
-//! ## Layers (dependencies point downwards only)
+//! ## Layers (a module uses only its own layer and the layers listed before it)
 //!
-//! - [`engine`], [`time`], [`rng`]: the event queue, integer time, seeded streams.
-//!   Nothing about networking.
-//! - Model components: [`cpu`], [`nic`], [`queue`], [`link`], [`bus`], [`dma`],
-//!   [`kernel`], [`traffic`], [`cost`], [`policy`], wired in [`host`], measured by
-//!   [`stats`]; [`rss`] picks a multi-queue NIC's receive queue, [`xps`] its transmit
-//!   queue, and [`tx_arbiter`] shares its wire between the transmit queues; [`dim`]
-//!   is Linux's adaptive interrupt moderation. No files, no JSON.
-//! - [`scenario`]: turns scenario and model files into a configuration, with errors that
-//!   name file, JSON path and reason; [`grid`] expands a scenario's grid of parameter
-//!   values into variants.
-//! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises,
-//!   [`summary`] reduces a variant's sweep to MLFRR, peak, output at the top, p99;
-//!   [`checkpoint`] saves finished runs; [`shard`] splits a sweep over machines and
-//!   merges the parts; [`fit`] fits model fields to a measured table by simulation.
-//! - Reporting reads results only: [`smartbits`] (CSV in and out), [`report`] (tables),
-//!   [`output`] (result files, written atomically).
-//! - The `irqsim` binary wires these together.
+//! - Foundations, nothing about networking:
+//!   - [`engine`]: the clock, the heap of timed events, the slots and arrival queue for
+//!     events kept outside it;
+//!   - [`time`]: integer picoseconds (`SimTime`);
+//!   - [`rng`]: seeded random streams, one per source of randomness;
+//!   - [`problems`]: typed configuration problems collected with their JSON path.
+//! - Model components, each owning its state and counters, tested alone; configuration
+//!   types, but no files:
+//!   - [`cpu`]: one core's priority levels, preemption and CPU-time accounting;
+//!   - [`runq`]: which task holds each level and which wait (FIFO, round robin);
+//!   - [`task`]: what uses the CPU (`Task`) and the steps it takes (`Step`);
+//!   - [`nic`]: RX ring, send queue, TX ring, output wire, interrupt causes and mask;
+//!   - [`queue`]: the bounded FIFO of ipintrq, if_snd and the rings;
+//!   - [`link`]: an Ethernet link's line rate and serialisation time;
+//!   - [`dma`]: a NIC's receive and transmit DMA engines and FIFOs (dc(4)'s 21143);
+//!   - [`bus`]: the PCI bus the DMA engines share;
+//!   - [`irq`]: interrupt lines, private or shared by a chain of handlers;
+//!   - [`counters`]: a NIC's statistics counters and their overflow interrupt (xl(4));
+//!   - [`link_watch`]: dc(4)'s reset on transmit underrun and its once-a-second link check;
+//!   - [`rss`]: receive-side scaling, the receive queue of a multi-queue NIC's frame;
+//!   - [`xps`]: transmit-queue selection (`__netdev_pick_tx`, XPS as ixgbe sets it up);
+//!   - [`tx_arbiter`]: round robin of a multi-queue NIC's transmit queues on one wire;
+//!   - [`dim`]: Linux's dynamic interrupt moderation (`net_dim`);
+//!   - [`kernel`]: ipintrq, the software-interrupt dispatcher, ip_forward and if_output;
+//!   - [`softirq`]: the software-interrupt bits (netisr numbers, NET_RX);
+//!   - [`policy`]: the interrupt handler, interrupt moderation and the receive policies
+//!     (NAPI, FreeBSD polling, Mogul-Ramakrishnan, deferred, busy poll);
+//!   - [`packet`]: a packet inside the host;
+//!   - [`cost`]: CPU costs, constant or drawn from a distribution;
+//!   - [`traffic`]: the tester's flows (constant, Poisson, closed loop);
+//!   - [`user`]: a user process competing for the CPU (a CPU-bound job, or screend);
+//!   - [`sender`]: a ttcp-like sending application;
+//!   - [`stats`]: per-flow counters and latency histograms;
+//!   - [`timeline`]: latency per time bucket;
+//!   - [`trace`]: the recorder of a window of one run (Chrome trace events, pcap).
+//! - [`host`]: assembles the components for one run, routes the signals between them and
+//!   runs the event loop, on one core or several; only [`runner`], [`scenario`] and
+//!   [`results`] import it.
+//! - Files in, with errors that name file, JSON path and reason:
+//!   - [`error`]: the loader's error type (`InputError`, exit code 2);
+//!   - [`smartbits`]: SmartBits CSV tables, measured ones read, simulated ones written;
+//!   - [`grid`]: a scenario's grid of parameter values expanded into variants;
+//!   - [`scenario`]: scenario and model files turned into an `Experiment`.
+//! - Experiments:
+//!   - [`results`]: what `results.json` holds, replications averaged;
+//!   - [`summary`]: a variant's sweep in a few numbers (MLFRR, peak, output at the top,
+//!     p99);
+//!   - [`output`]: the result files, written atomically;
+//!   - [`checkpoint`]: finished runs saved, so that an interrupted sweep resumes;
+//!   - [`runner`]: every load point x replication, in parallel (rayon);
+//!   - [`shard`]: a sweep split over machines and the parts merged;
+//!   - [`fit`]: model fields fitted to a measured table by simulation.
+//! - Reporting, from results only: [`report`], the table printed after a run.
+//! - The `irqsim` binary (`src/main.rs`, not in this library) wires these together: its
+//!   commands, `fit_cmd` (`irqsim fit`), `trace_cmd` (`irqsim run --trace`) and `plot/`
+//!   (the SVG and PNG figures).
 
 pub mod bus;
 pub mod checkpoint;

@@ -1,8 +1,9 @@
-//! The processor the host runs on: what the CPU scheduler knows of it and its kernel
-//! queues, the state that a multi-processor host would have once per CPU (Linux's
-//! per-CPU `softnet_data`, FreeBSD's per-CPU netisr queues). The scheduling policy
-//! itself is in [`crate::cpu`] (levels, preemption, time accounting) and
-//! [`crate::runq`] (who runs within a level); the host's loop drives them
+//! One processor (core) of the host: what the CPU scheduler knows of it and its kernel
+//! queues, the state a host has once per core (Linux's per-CPU `softnet_data`,
+//! FreeBSD's per-CPU netisr queues): `cpu.cores` of them, one by default. The core in
+//! hand is `Host::core`, the others wait in `Host::parked` (see `Host::switch_to`). The
+//! scheduling policy itself is in [`crate::cpu`] (levels, preemption, time accounting)
+//! and [`crate::runq`] (who runs within a level); the host's loop drives them
 //! (`Host::reschedule`).
 
 use crate::cpu::{Cpu, Level};
