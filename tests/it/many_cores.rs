@@ -563,7 +563,10 @@ fn softnet_processed_counts_each_frame_once_on_the_core_that_runs_the_stack() {
     assert!(targets.contains(&0) && targets.iter().any(|&t| t != 0));
     let r = run(&rps_model(&rps_cpus), &spec(flows, 31_875.0, 1.0));
     assert_eq!(r.total.sent, 255_000);
-    assert_eq!(r.total.in_flight_at_end, 0, "the count by hand needs a drained host");
+    assert_eq!(
+        r.total.in_flight_at_end, 0,
+        "the count by hand needs a drained host"
+    );
     let mut want = vec![0u64; 4];
     for (i, (_, f)) in r.flows.iter().enumerate() {
         want[targets[i]] += f.received + f.drops.if_snd + f.drops.tx_underrun;
