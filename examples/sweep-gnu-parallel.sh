@@ -23,7 +23,9 @@
 #
 # A shard that fails stops the others (--halt now,fail=1) and nothing is merged. Every
 # shard runs with --resume, so running the script again after an interruption finishes
-# the shards from their checkpoints instead of starting over.
+# the shards from their checkpoints instead of starting over; a shard already finished
+# (its shard.json of the same scenario, seed and build, with all its runs) stops at once
+# without simulating and leaves its files as they are.
 set -euo pipefail
 
 if [ $# -lt 2 ]; then

@@ -357,9 +357,21 @@ fn write_outputs(
 
 /// `irqsim run SCENARIO --shard K/N`: simulate the shard's runs (saving each to the
 /// checkpoint, so `--resume` works as for a whole run) and write them as a partial
-/// result into `out`.
+/// result into `out` -- unless `out` already holds this shard, finished
+/// ([`shard::finished`]): then say so and stop.
 fn run_shard(exp: &Experiment, opts: &RunOpts, shard: Shard, out: &Path) -> anyhow::Result<()> {
     let manifest = shard::Manifest::new(exp, shard);
+    if shard::finished(out, &manifest) {
+        eprintln!(
+            "irqsim: shard {shard} is already finished in {} (its {} is this scenario's, \
+             seed's and irqsim build's, with all its runs): nothing simulated, nothing \
+             written; remove {} to run it again",
+            out.display(),
+            shard::MANIFEST,
+            out.join(shard::MANIFEST).display()
+        );
+        return Ok(());
+    }
     let runs = manifest.runs.len();
     if !opts.quiet {
         let reps = exp.replications as usize;

@@ -507,14 +507,7 @@ impl Nic {
             return None;
         }
         let slot = *self.tx_ring.front()?;
-        let ready = slot.eligible.max(now);
-        let start = if (continuing && slot.eligible <= now) || self.tx_poll == SimTime::ZERO {
-            ready
-        } else {
-            // Suspended transmitter: the next automatic poll at or after `ready`.
-            let p = self.tx_poll.0;
-            SimTime(ready.0.div_ceil(p) * p)
-        };
+        let start = self.start_time(slot.eligible, now, continuing);
         self.tx_active = true;
         self.tx_suspended = false;
         self.tx_frames += 1;
@@ -523,6 +516,21 @@ impl Nic {
             start,
             done: start + self.link.wire_time(slot.pkt.bytes),
         })
+    }
+
+    /// When a frame handed over to be eligible at `eligible` starts, the transmitter
+    /// looking at it at `now`: at once if it is eligible and the transmitter is
+    /// `continuing` from a frame of its own (or there is no automatic poll, so that
+    /// only a poll demand starts it); else, a suspended transmitter, at the next
+    /// automatic poll at or after both.
+    fn start_time(&self, eligible: SimTime, now: SimTime, continuing: bool) -> SimTime {
+        let ready = eligible.max(now);
+        if (continuing && eligible <= now) || self.tx_poll == SimTime::ZERO {
+            ready
+        } else {
+            let p = self.tx_poll.0;
+            SimTime(ready.0.div_ceil(p) * p)
+        }
     }
 
     /// The frame the transmitter had committed to is cut. Only called while
@@ -662,14 +670,18 @@ impl Nic {
             || awaits_demand)
     }
 
-    /// When the frame at the head of this transmit queue can start, if the queue is
-    /// [`Nic::tx_ready`]: when it was handed over plus `tx_latency_ns`.
+    /// When the frame at the head of this transmit queue would start if the arbiter
+    /// gave the queue the wire at `now` ([`Nic::tx_turn`]), if the queue is
+    /// [`Nic::tx_ready`]: when it was handed over plus `tx_latency_ns`, and, for a
+    /// transmitter that an underrun's restart left suspended or whose head is not yet
+    /// eligible, the next automatic poll after that (never before `now`).
     #[inline]
-    pub fn tx_head_eligible(&self) -> Option<SimTime> {
+    pub fn tx_start_at(&self, now: SimTime) -> Option<SimTime> {
         if !self.tx_ready() {
             return None;
         }
-        self.tx_ring.front().map(|s| s.eligible)
+        let s = self.tx_ring.front()?;
+        Some(self.start_time(s.eligible, now, !self.tx_suspended))
     }
 
     /// The arbiter gives this transmit queue the shared wire ([`Nic::tx_ready`]): its

@@ -11,7 +11,9 @@
 //! replication reached; their `ci95` entries are 0 (an extreme is not an estimate
 //! of a mean). Percentiles (`p50`, `p99`, `p999`) are means of each replication's
 //! percentile, with their confidence intervals. Latency figures are taken over the
-//! replications that delivered a frame (one that delivered none has no latency).
+//! replications that delivered a frame (one that delivered none has no latency). The
+//! counters are the union over replications: one a replication lacks (a counter
+//! published only once it counts, such as `napi.busy_polls`) counted 0 there.
 
 use crate::cpu::{LEVELS, Level};
 use crate::host::RunStats;
@@ -673,19 +675,34 @@ fn mean_ci95(xs: &[f64]) -> (f64, f64) {
     (m, t * (var / n).sqrt())
 }
 
-/// Walk same-shaped JSON trees, combining numeric leaves with `f` (mean, half-width);
-/// other leaves are taken from the first tree.
+/// Walk the replications' JSON trees, combining numeric leaves with `f` (mean,
+/// half-width); other leaves are taken from the first tree that has them.
+///
+/// An object's keys are the union over the trees, and a number missing from a tree
+/// counts as 0 there. The trees differ only where the figures do: replications differ
+/// only in seed, so every field, and every counter a mechanism publishes because the
+/// model has it, is in all of them; the keys some lack are the counters published only
+/// once they have counted something (`napi.busy_polls`, `napi.busy_poll_packets`), and
+/// their absence means 0.
 fn combine(vals: &[Value], f: &dyn Fn(&[f64]) -> (f64, f64)) -> (Value, Value) {
-    match &vals[0] {
+    let first = vals.iter().find(|v| !v.is_null()).unwrap_or(&vals[0]);
+    match first {
         Value::Number(_) => {
             let xs: Vec<f64> = vals.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
             let (m, h) = f(&xs);
             (Value::from(m), Value::from(h))
         }
-        Value::Object(o) => {
+        Value::Object(_) => {
             let mut a = serde_json::Map::new();
             let mut b = serde_json::Map::new();
-            for k in o.keys() {
+            let keys = vals
+                .iter()
+                .filter_map(|v| v.as_object())
+                .flat_map(|o| o.keys());
+            for k in keys {
+                if a.contains_key(k) {
+                    continue;
+                }
                 let sub: Vec<Value> = vals.iter().map(|v| v[k].clone()).collect();
                 let (x, y) = combine(&sub, f);
                 a.insert(k.clone(), x);
@@ -751,6 +768,47 @@ mod tests {
         let (m, h) = PointFigures::aggregate(&reps);
         assert!((m.interrupts_per_s - 2.0).abs() < 1e-12);
         assert!((h.unwrap().interrupts_per_s - 4.302_652_7 / 3f64.sqrt()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_counter_absent_from_a_replication_counts_as_zero_there() {
+        // `napi.busy_polls` is published only once a busy loop has run (src/policy/
+        // napi.rs), so a replication that ran none has no such key: it counted 0
+        // there. Replication 0 lacks it and the high-water mark `x.high_water`, which
+        // the later ones have. By hand: busy_polls 0, 4, 8: mean 4, s = 4, half-width
+        // t(0.975, 2) 4 / sqrt(3) = 4.3026527 x 2.3094011 = 9.936551; polls 10, 20, 30:
+        // mean 20, half-width 4.3026527 x 10 / sqrt(3) = 24.841377; the high-water
+        // mark the highest reached, 5, with interval 0. Tolerance 1e-6 (t to 8 digits).
+        let rep = |c: &[(&str, f64)]| PointFigures {
+            counters: c.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+            ..Default::default()
+        };
+        let reps = [
+            rep(&[("napi.polls", 10.0)]),
+            rep(&[
+                ("napi.polls", 20.0),
+                ("napi.busy_polls", 4.0),
+                ("x.high_water", 5.0),
+            ]),
+            rep(&[
+                ("napi.polls", 30.0),
+                ("napi.busy_polls", 8.0),
+                ("x.high_water", 3.0),
+            ]),
+        ];
+        let (m, h) = PointFigures::aggregate(&reps);
+        let h = h.expect("three replications");
+        let keys: Vec<&str> = m.counters.keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys, ["napi.busy_polls", "napi.polls", "x.high_water"]);
+        assert_eq!(h.counters.len(), 3);
+        assert!((m.counters["napi.busy_polls"] - 4.0).abs() < 1e-12);
+        assert!((h.counters["napi.busy_polls"] - 9.936_551).abs() < 1e-6);
+        assert!((m.counters["napi.polls"] - 20.0).abs() < 1e-12);
+        assert!((h.counters["napi.polls"] - 24.841_377).abs() < 1e-6);
+        assert_eq!(
+            (m.counters["x.high_water"], h.counters["x.high_water"]),
+            (5.0, 0.0)
+        );
     }
 
     #[test]

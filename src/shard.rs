@@ -19,6 +19,13 @@
 //! the checkpoint's saved runs ([`SavedRun`]; figures survive JSON to the last bit).
 //! `shard.json` is written last: a directory without it is not a finished shard.
 //!
+//! **A finished shard run again** (a Slurm requeue, a script run twice) finds its
+//! `shard.json` ([`finished`]): when it is the manifest this run would write (same
+//! scenario as resolved, seed, irqsim version and build, shard `K/N`, runs) and every
+//! run file it lists is there, the run would write the same bytes, so it stops without
+//! simulating and leaves the files as they are. Any other partial there (another
+//! sweep's, or one missing a run file) is simulated again and replaced.
+//!
 //! **The build identity** (`IRQSIM_BUILD_ID`, made by `build.rs`) hashes the sources,
 //! `Cargo.lock`, the compiler version, target and profile. Unlike a hash of the
 //! executable, it is the same for one checkout built on several machines; unlike a git
@@ -271,6 +278,21 @@ pub fn write_partial(dir: &Path, manifest: &Manifest, runs: &[SavedRun]) -> io::
     }
     let text = serde_json::to_string_pretty(manifest).map_err(io::Error::other)?;
     write_atomic(&mpath, format!("{text}\n").as_bytes())
+}
+
+/// Whether `dir` holds the finished partial result `manifest` describes: its
+/// `shard.json` is `manifest` (the same scenario as resolved, seed, irqsim version and
+/// build, shard and runs; the frame included) and every run file it lists exists. Such
+/// a shard run again would write the same bytes. Whether the run files hold what they
+/// should is for [`merge`] to check, as for any partial.
+pub fn finished(dir: &Path, manifest: &Manifest) -> bool {
+    match read_manifest(dir) {
+        Ok(m) if m == *manifest => {
+            let ids = frame_runs(&m.frame);
+            m.runs.iter().all(|&k| run_file(dir, ids[k]).is_file())
+        }
+        _ => false,
+    }
 }
 
 /// Why partial results cannot be merged. Every variant names the directory or file at

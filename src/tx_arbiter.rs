@@ -22,6 +22,27 @@
 //!
 //! Parameters: the number of queues. Counters: none (each queue counts its frames).
 
+/// Why [`TxArbiter::take`] refused a queue the wire: one wire carries one frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TakeError {
+    /// Another queue (this one) has a frame on the wire.
+    HeldByOther(u16),
+    /// The queue asking already has a frame on the wire: a second frame of its own
+    /// would overlap the first.
+    AlreadyHeld,
+}
+
+impl std::fmt::Display for TakeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TakeError::HeldByOther(q) => write!(f, "queue {q} has a frame on the wire"),
+            TakeError::AlreadyHeld => write!(f, "the queue already has a frame on the wire"),
+        }
+    }
+}
+
+impl std::error::Error for TakeError {}
+
 /// Which transmit queue holds the wire, and whose turn is next.
 #[derive(Clone, Debug)]
 pub struct TxArbiter {
@@ -54,13 +75,14 @@ impl TxArbiter {
         self.on_wire
     }
 
-    /// Queue `q` starts a frame. `Err` with the queue already on the wire if another
-    /// one holds it: one wire carries one frame.
+    /// Queue `q` starts a frame on the free wire. Refused if any queue, `q` itself
+    /// included, has a frame on it: one wire carries one frame.
     #[inline]
-    pub fn take(&mut self, q: u16) -> Result<(), u16> {
+    pub fn take(&mut self, q: u16) -> Result<(), TakeError> {
         match self.on_wire {
-            Some(other) if other != q => Err(other),
-            _ => {
+            Some(other) if other != q => Err(TakeError::HeldByOther(other)),
+            Some(_) => Err(TakeError::AlreadyHeld),
+            None => {
                 self.on_wire = Some(q);
                 self.last = q;
                 Ok(())
@@ -131,13 +153,25 @@ mod tests {
     fn a_second_queue_cannot_take_a_busy_wire() {
         let mut a = TxArbiter::new(2);
         a.take(1).unwrap();
-        assert_eq!(a.take(0), Err(1));
+        assert_eq!(a.take(0), Err(TakeError::HeldByOther(1)));
         assert_eq!(a.on_wire(), Some(1));
         a.release();
         // After queue 1, queue 0's turn comes first.
         assert_eq!(a.next(SimTime(0), |_| Some(SimTime(0))), Some(0));
         a.take(0).unwrap();
         assert_eq!(a.on_wire(), Some(0));
+    }
+
+    #[test]
+    fn a_queue_holding_the_wire_cannot_take_it_again() {
+        // Queue 0 has a frame on the wire; a second take by queue 0 would put a second
+        // frame on it: refused, and the wire stays queue 0's until released.
+        let mut a = TxArbiter::new(2);
+        a.take(0).unwrap();
+        assert_eq!(a.take(0), Err(TakeError::AlreadyHeld));
+        assert_eq!(a.on_wire(), Some(0));
+        a.release();
+        assert_eq!(a.take(0), Ok(()));
     }
 
     #[test]

@@ -12,8 +12,9 @@
 use crate::engine::Scheduler;
 use crate::host::attach::Shape;
 use crate::host::{Event, Host};
+use crate::nic::Nic;
 use crate::time::SimTime;
-use crate::tx_arbiter::TxArbiter;
+use crate::tx_arbiter::{TakeError, TxArbiter};
 use crate::xps::Xps;
 
 /// The transmit queues of one multi-queue NIC: devices [`TxGroup::devices`].
@@ -60,6 +61,19 @@ impl TxGroup {
     }
 }
 
+/// The queue the arbiter hands the free wire to at `now`, among the queues `queue`
+/// returns by number: each is offered with the time its head frame can really start
+/// ([`Nic::tx_start_at`]; a queue restarted after an underrun, at its next automatic
+/// poll), so a queue that can start now goes before one that only seems to.
+#[inline]
+pub(crate) fn next_turn<'a>(
+    arbiter: &TxArbiter,
+    now: SimTime,
+    queue: impl Fn(u16) -> &'a Nic,
+) -> Option<u16> {
+    arbiter.next(now, |q| queue(q).tx_start_at(now))
+}
+
 impl<M: Shape> Host<M> {
     /// The device a frame of `flow` leaves by when the flow's output is device `out`:
     /// `out` itself, or for a multi-queue NIC the transmit queue picked for the core in
@@ -86,12 +100,21 @@ impl<M: Shape> Host<M> {
         };
         let grp = &mut self.tx_groups[g as usize];
         let (first, devices) = (grp.first, grp.devices());
-        if let Err(other) = grp.arbiter.take((nic - first) as u16) {
-            let name = self.ports[first + other as usize].nic.name.clone();
-            self.violation.get_or_insert(format!(
-                "{} started a frame on the wire it shares with {name}, which had one on it",
-                self.ports[nic].nic.name
-            ));
+        match grp.arbiter.take((nic - first) as u16) {
+            Ok(()) => {}
+            Err(TakeError::HeldByOther(other)) => {
+                let name = self.ports[first + other as usize].nic.name.clone();
+                self.violation.get_or_insert(format!(
+                    "{} started a frame on the wire it shares with {name}, which had one on it",
+                    self.ports[nic].nic.name
+                ));
+            }
+            Err(TakeError::AlreadyHeld) => {
+                self.violation.get_or_insert(format!(
+                    "{} started a frame on its shared wire while its previous one was on it",
+                    self.ports[nic].nic.name
+                ));
+            }
         }
         for p in &mut self.ports[devices] {
             p.nic.wire_taken = true;
@@ -119,10 +142,7 @@ impl<M: Shape> Host<M> {
         for p in ports.iter_mut() {
             p.nic.wire_taken = false;
         }
-        let next = grp
-            .arbiter
-            .next(now, |q| ports[q as usize].nic.tx_head_eligible());
-        if let Some(q) = next {
+        if let Some(q) = next_turn(&grp.arbiter, now, |q| &ports[q as usize].nic) {
             let dev = first + q as usize;
             match self.ports[dev].nic.tx_turn(now) {
                 Some(tx) => self.transmit(dev, tx, now, s),
@@ -183,5 +203,93 @@ impl<M: Shape> Host<M> {
     #[inline(always)]
     pub(crate) fn tx_grouped(&self, nic: usize) -> bool {
         self.ports[nic].tx_group.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::NicConfig;
+    use crate::packet::Packet;
+
+    /// A transmit queue of a 100 Mbit/s NIC that polls its ring every 10 us
+    /// (`tx_poll_interval_ns`), with no latencies.
+    fn queue(name: &str) -> Nic {
+        let cfg: NicConfig = serde_json::from_value(serde_json::json!({
+            "name": name, "tx_poll_interval_ns": 10_000.0
+        }))
+        .expect("config");
+        Nic::new(&cfg, 50, 1000.0)
+    }
+
+    fn pkt(seq: u64) -> Packet {
+        Packet {
+            flow: 0,
+            bytes: 64,
+            seq,
+            t_in: SimTime::ZERO,
+        }
+    }
+
+    /// `x` [ns].
+    fn ns(x: u64) -> SimTime {
+        SimTime(x * 1000)
+    }
+
+    /// Queue `k` takes the shared wire, as [`Host::tx_wire_taken`] does.
+    fn take(a: &mut TxArbiter, q: &mut [Nic; 2], k: u16) {
+        a.take(k).expect("free wire");
+        q.iter_mut().for_each(|n| n.wire_taken = true);
+    }
+
+    /// The wire is free again, as in [`Host::tx_wire_free`].
+    fn free(a: &mut TxArbiter, q: &mut [Nic; 2]) {
+        a.release();
+        q.iter_mut().for_each(|n| n.wire_taken = false);
+    }
+
+    #[test]
+    fn a_queue_restarted_after_an_underrun_waits_for_its_poll_while_a_ready_one_sends() {
+        // Polls every 10 us, 64-byte frames on 100 Mbit/s: 84 bytes, 6.72 us a frame.
+        let mut a = TxArbiter::new(2);
+        let mut q = [queue("out-q0"), queue("out-q1")];
+        // Queue 0 starts a frame at the poll at 0 and underruns: the frame is cut and
+        // the transmitter stops.
+        let first = q[0].output(ns(0), pkt(0)).unwrap().expect("starts");
+        assert_eq!(first.start, ns(0));
+        take(&mut a, &mut q, 0);
+        assert!(q[0].tx_abort().is_some());
+        free(&mut a, &mut q);
+        // Queue 1's frame, handed over at 2 us, starts at the poll at 10 us.
+        let on_wire = q[1].output(ns(2000), pkt(1)).unwrap().expect("starts");
+        assert_eq!((on_wire.start, on_wire.done), (ns(10000), ns(16720)));
+        take(&mut a, &mut q, 1);
+        // Queue 0 gets a frame at 3 us (its transmitter stopped) and the driver
+        // restarts it at 4 us: suspended, it reads its ring at its next poll.
+        assert!(q[0].output(ns(3000), pkt(2)).unwrap().is_none());
+        assert!(q[0].tx_restart(ns(4000)).is_none(), "the wire is queue 1's");
+        // Queue 1 gets its next frame at 5 us.
+        assert!(q[1].output(ns(5000), pkt(3)).unwrap().is_none());
+        // Queue 1's frame ends at 16.72 us (as Host::tx_done_shared: its next frame is
+        // held for the arbiter).
+        let end = ns(16720);
+        q[1].wire_taken = true;
+        assert!(q[1].tx_done(end).is_none());
+        free(&mut a, &mut q);
+        // Queue 0's turn comes first in round robin, but it can start only at its poll
+        // at 20 us; queue 1's frame can start now: queue 1 gets the wire.
+        assert_eq!(q[0].tx_start_at(end), Some(ns(20000)));
+        assert_eq!(q[1].tx_start_at(end), Some(end));
+        assert_eq!(next_turn(&a, end, |k| &q[k as usize]), Some(1));
+        let next = q[1].tx_turn(end).expect("starts");
+        assert_eq!((next.start, next.done), (end, ns(23440)));
+        take(&mut a, &mut q, 1);
+        // When it ends, queue 0 (alone with a frame) gets the wire and starts at its
+        // poll at 30 us, the first at or after 23.44 us.
+        q[1].wire_taken = true;
+        assert!(q[1].tx_done(ns(23440)).is_none());
+        free(&mut a, &mut q);
+        assert_eq!(next_turn(&a, ns(23440), |k| &q[k as usize]), Some(0));
+        assert_eq!(q[0].tx_turn(ns(23440)).expect("starts").start, ns(30000));
     }
 }

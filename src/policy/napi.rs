@@ -58,8 +58,12 @@
 //! `napi.ksoftirqd_wakeups`; when a device uses the mechanism, `napi.deferred_irqs` (completions that left the interrupt
 //! masked), `napi.watchdog` (hrtimer polls), `napi.thread_polls`, `napi.rps_steered`,
 //! `napi.backlog_dropped`; on a host with several cores, per core as in
-//! /proc/net/softnet_stat: `cpu<k>.softnet.processed`, `.dropped`, `.time_squeeze`,
-//! `.received_rps` (backlog schedulings from another core).
+//! /proc/net/softnet_stat: `cpu<k>.softnet.processed` (frames that went up the
+//! protocol path on the core, __netif_receive_skb_core's count: an RPS-steered frame
+//! counts once, on its target, when process_backlog takes it), `.dropped` (frames
+//! enqueue_to_backlog refused because the core's backlog was full), `.time_squeeze`,
+//! `.received_rps` (backlog schedulings by IPI from another core,
+//! rps_trigger_softirq).
 
 use crate::cost::{Cost, CostParam};
 use crate::cpu::Level;
@@ -604,7 +608,6 @@ impl Napi {
                 let sn = &mut self.cores[c];
                 sn.work += 1;
                 sn.budget_left -= 1;
-                sn.processed += 1;
                 sn.current = Some(h);
                 return Step::Run(d);
             }
@@ -660,15 +663,23 @@ impl Napi {
     /// Take the next frame of `dev` on core `c`, and the CPU time of handling it: the
     /// driver's receive work and, without RPS, the protocol path; with RPS, the
     /// steering; for a backlog, the protocol path.
+    ///
+    /// A frame that goes up the protocol path here counts in core `c`'s `processed`,
+    /// which Linux bumps in __netif_receive_skb_core, on the core that runs it. With
+    /// RPS, netif_receive_skb sends every frame get_rps_cpu places, on this core too,
+    /// to enqueue_to_backlog instead: the frame counts once, when its target's
+    /// process_backlog takes it (and not at all if that backlog drops it).
     fn take(&mut self, c: usize, dev: usize, env: &mut impl RxEnv) -> Option<(Held, SimTime)> {
         if dev >= self.nics {
             let p = self.cores[c].backlog.pop_front()?;
+            self.cores[c].processed += 1;
             return Some((Held { p, to: None }, env.forward_cost()));
         }
         let p = env.rx_pop(dev)?;
         let rx = env.rx_cost(dev, p.bytes);
         let rps = &self.devs[dev].rps;
         if rps.is_empty() {
+            self.cores[c].processed += 1;
             return Some((Held { p, to: None }, rx + env.forward_cost()));
         }
         // get_rps_cpu: reciprocal_scale(skb->hash, map->len).
@@ -768,7 +779,6 @@ impl Napi {
                 let d = &mut self.devs[dev];
                 d.thread_work += 1;
                 d.thread_current = Some(h);
-                self.cores[c].processed += 1;
                 return Step::Run(cost);
             }
             let d = &mut self.devs[dev];

@@ -420,3 +420,74 @@ fn a_grid_shards_and_merges_with_its_summary_and_heat_maps() {
         }
     }
 }
+
+/// Every file under `dir` with its modification time, by path relative to it.
+fn mtimes(dir: &Path) -> BTreeMap<String, std::time::SystemTime> {
+    files(dir)
+        .into_keys()
+        .map(|f| {
+            let t = std::fs::metadata(dir.join(&f)).unwrap().modified().unwrap();
+            (f, t)
+        })
+        .collect()
+}
+
+/// A finished shard run again (a Slurm requeue, examples/sweep-gnu-parallel.sh run
+/// twice) finds its shard.json -- the same scenario as resolved, seed, irqsim build and
+/// shard, with all its run files -- and stops without simulating: exit 0, a line on
+/// stderr, no file rewritten (same bytes, same modification times). Another seed is
+/// another run: it is simulated and replaces the partial; so is a shard missing a run
+/// file, which then gets back the same bytes.
+#[test]
+fn a_finished_shard_run_again_stops_without_simulating() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = small(tmp.path(), 0.01);
+    let dir = tmp.path().join("s1");
+    ok(&run(&sc, &dir, &["--shard", "1/2"]));
+    let bytes = files(&dir);
+    let times = mtimes(&dir);
+    assert_eq!(
+        bytes.len(),
+        3,
+        "shard.json and two runs: {:?}",
+        bytes.keys()
+    );
+    // Modification times have at least this resolution on the file systems tests run on.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    for extra in [&[][..], &["--resume"], &["--quiet"]] {
+        let mut args = vec!["run", sc.to_str().unwrap(), "--shard", "1/2", "--out"];
+        args.push(dir.to_str().unwrap());
+        args.extend_from_slice(extra);
+        let again = irqsim(&args);
+        ok(&again);
+        let err = String::from_utf8_lossy(&again.stderr);
+        eprintln!("{extra:?}: {err}");
+        assert!(
+            err.contains("shard 1/2 is already finished") && err.contains("nothing simulated"),
+            "{extra:?}: {err}"
+        );
+        assert!(
+            again.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&again.stdout)
+        );
+        assert_eq!(files(&dir), bytes, "{extra:?}: the files are untouched");
+        assert_eq!(mtimes(&dir), times, "{extra:?}: no file was rewritten");
+        assert!(!dir.join(".checkpoint").exists());
+    }
+
+    // A run file missing: not finished; run again, it is restored to the same bytes.
+    let (run_file, _) = bytes.iter().find(|(f, _)| f.starts_with("runs/")).unwrap();
+    std::fs::remove_file(dir.join(run_file)).unwrap();
+    let o = run(&sc, &dir, &["--shard", "1/2"]);
+    ok(&o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("already finished"));
+    assert_eq!(files(&dir), bytes);
+
+    // Another seed: another run, simulated, and its manifest replaces this one's.
+    let o = run(&sc, &dir, &["--shard", "1/2", "--seed", "7"]);
+    ok(&o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("already finished"));
+    let manifest: serde_json::Value = serde_json::from_slice(&files(&dir)["shard.json"]).unwrap();
+    assert_eq!(manifest["seed"], 7);
+}
