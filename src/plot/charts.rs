@@ -282,12 +282,12 @@ fn noting_coincidence(labels: &[String], lines: &[Vec<(f64, f64)>], tol: f64) ->
     labels
         .iter()
         .enumerate()
-        .map(|(i, l)| {
-            match (0..i).find(|&j| coincide(&lines[i], &lines[j], tol)) {
+        .map(
+            |(i, l)| match (0..i).find(|&j| coincide(&lines[i], &lines[j], tol)) {
                 Some(j) => format!("{l}\n  (coincides with {})", labels[j]),
                 None => l.clone(),
-            }
-        })
+            },
+        )
         .collect()
 }
 
