@@ -424,3 +424,37 @@ pub fn grid_table(g: &GridResult) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(loss_pct: f64, avg_us: f64) -> FlowResult {
+        let mut f = FlowResult {
+            sent: 1000.0,
+            received: 1000.0 * (1.0 - loss_pct / 100.0),
+            loss_pct,
+            ..FlowResult::default()
+        };
+        f.latency_us.avg = avg_us;
+        f
+    }
+
+    #[test]
+    fn flows_differ_beyond_the_stated_thresholds() {
+        // One flow: nothing to compare.
+        assert!(!flows_differ(&[flow(59.9, 100.0)]));
+        // Losses 1 percentage point apart: within FLOWS_DIFFER_LOSS_PP; 1.1 beyond it.
+        assert!(!flows_differ(&[flow(10.0, 100.0), flow(11.0, 100.0)]));
+        assert!(flows_differ(&[flow(10.0, 100.0), flow(11.1, 100.0)]));
+        // The case: 59.9 % beside 0 %.
+        assert!(flows_differ(&[flow(0.0, 60.0), flow(59.9, 60.0)]));
+        // Average latency 1.5 x another's: within; 1.6 x beyond.
+        assert!(!flows_differ(&[flow(0.0, 100.0), flow(0.0, 150.0)]));
+        assert!(flows_differ(&[flow(0.0, 100.0), flow(0.0, 160.0)]));
+        // A flow that delivered nothing has no latency to compare (its loss differs).
+        let mut dead = flow(0.0, 0.0);
+        dead.received = 0.0;
+        assert!(!flows_differ(&[flow(0.0, 100.0), flow(0.0, 101.0), dead]));
+    }
+}

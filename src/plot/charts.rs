@@ -1227,6 +1227,30 @@ mod tests {
     }
 
     #[test]
+    fn lines_coincide_within_the_tolerance_at_every_point() {
+        let a = [(10.0, 0.0), (20.0, 50.0), (30.0, 99.0)];
+        // 0.2 apart at one point: coincide at a tolerance of 0.2 (0.2 % of 100), not 0.1.
+        let b = [(10.0, 0.0), (20.0, 50.2), (30.0, 99.0)];
+        assert!(coincide(&a, &b, 0.2 + 1e-12));
+        assert!(!coincide(&a, &b, 0.1));
+        // Other x values, or another number of points: different lines.
+        assert!(!coincide(
+            &a,
+            &[(10.0, 0.0), (25.0, 50.0), (30.0, 99.0)],
+            1.0
+        ));
+        assert!(!coincide(&a, &a[..2], 1.0));
+        assert!(!coincide(&[], &[], 1.0));
+        // The line drawn later names the first earlier one it covers.
+        let labels = ["a".to_string(), "b".to_string(), "c".to_string()];
+        let lines = vec![a.to_vec(), b.to_vec(), a.to_vec()];
+        assert_eq!(
+            noting_coincidence(&labels, &lines, 0.1),
+            vec!["a", "b", "c\n  (coincides with a)"]
+        );
+    }
+
+    #[test]
     fn panel_grid() {
         assert_eq!(grid(1), (1, 1));
         assert_eq!(grid(3), (1, 3));

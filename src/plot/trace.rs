@@ -357,4 +357,30 @@ mod tests {
         assert_eq!(t.counters["dc0 rx ring"], vec![(12.0, 3.0)]);
         assert_eq!(t.drops, vec![(13.0, 2.0)]);
     }
+
+    #[test]
+    fn each_interrupt_line_has_a_colour_of_its_own() {
+        let names: Vec<String> = [
+            "interrupt dc0.irq: dc0",
+            "interrupt dc1.irq: dc1",
+            "netisr",
+            "polling thread",
+            "something else",
+        ]
+        .map(String::from)
+        .to_vec();
+        let c = task_colours(&names);
+        assert_eq!(
+            c[0],
+            style::CPU_LEVELS[0].1,
+            "the first line: interrupt red"
+        );
+        assert_ne!(c[0], c[1]);
+        assert_eq!(c[2], style::CPU_LEVELS[1].1);
+        assert_eq!(c[3], style::CPU_LEVELS[2].1);
+        assert!(!c[..4].contains(&c[4]), "{c:?}");
+        // Whole frames only on the count axis.
+        assert_eq!(count_label(&50.0), "50");
+        assert_eq!(count_label(&12.5), "");
+    }
 }

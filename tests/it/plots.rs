@@ -669,9 +669,12 @@ fn tick_value(t: &str) -> Option<f64> {
     t.replace(',', "").parse().ok()
 }
 
+/// A tick label: its value, its pixel along its axis, its text.
+type Tick = (f64, f64, String);
+
 /// Tick labels of the y axes (right-aligned left of the axis) and of the x axes
-/// (centred under it): (value, pixel, label).
-fn ticks(svg: &str) -> (Vec<(f64, f64, String)>, Vec<(f64, f64, String)>) {
+/// (centred under it).
+fn ticks(svg: &str) -> (Vec<Tick>, Vec<Tick>) {
     let mut y = Vec::new();
     let mut x = Vec::new();
     for t in text_elements(svg) {
@@ -718,7 +721,7 @@ fn axis_ends(svg: &str) -> (f64, f64) {
 }
 
 /// The value at a pixel, on the line through the first and last ticks.
-fn at_pixel(ticks: &[(f64, f64, String)], px: f64) -> f64 {
+fn at_pixel(ticks: &[Tick], px: f64) -> f64 {
     let (v0, p0, _) = &ticks[0];
     let (v1, p1, _) = &ticks[ticks.len() - 1];
     v0 + (px - p0) * (v1 - v0) / (p1 - p0)
