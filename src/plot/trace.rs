@@ -99,11 +99,11 @@ pub fn write(dir: &Path, json: &[u8], title: &str) -> anyhow::Result<Vec<String>
 /// CPU figure's interrupt red first, then colours no other kind of task uses.
 const INTERRUPT_COLOURS: [RGBColor; 6] = [
     RGBColor(0xd6, 0x27, 0x28), // red (style::CPU_LEVELS' interrupt)
-    RGBColor(0x8c, 0x56, 0x4b), // brown
+    RGBColor(0x1f, 0x77, 0xb4), // blue
     RGBColor(0xe3, 0x77, 0xc2), // pink
     RGBColor(0x17, 0xbe, 0xcf), // cyan
+    RGBColor(0x8c, 0x56, 0x4b), // brown
     RGBColor(0xbc, 0xbd, 0x22), // olive
-    RGBColor(0x1f, 0x77, 0xb4), // blue
 ];
 
 /// Colours of tasks of no known kind, in order of first appearance.
@@ -234,11 +234,20 @@ where
     let x0 = 0.0;
     let x1 = (t.to - t.from).max(1e-6);
     let nrows = rows.len().max(1) as f64;
+    // Left of the data, as wide as the longest track name: the CPU rows' names, and the
+    // queues' tick labels and axis description under them, so both share one time axis.
+    let label_w = rows
+        .iter()
+        .filter_map(|tid| t.tracks.get(tid))
+        .map(|n| frame::text_width(root, n, style::TICK_SIZE) + 24)
+        .max()
+        .unwrap_or(0)
+        .max(MIN_LABEL_W);
     let mut chart = ChartBuilder::on(&cpu)
         .margin_left(10)
         .margin_right(20)
         .x_label_area_size(0)
-        .y_label_area_size(TRACK_LABEL_W)
+        .y_label_area_size(label_w)
         .build_cartesian_2d(x0..x1, 0.0..nrows)?;
     chart
         .configure_mesh()
@@ -277,7 +286,7 @@ where
         .margin_right(20)
         .margin_top(10)
         .x_label_area_size(45)
-        .y_label_area_size(TRACK_LABEL_W)
+        .y_label_area_size(label_w)
         .build_cartesian_2d(x0..x1, 0.0..ymax)?;
     q.configure_mesh()
         .light_line_style(style::GRID_LIGHT)
@@ -322,9 +331,8 @@ where
     Ok(())
 }
 
-/// Width of the track names left of the CPU rows, and of the tick labels left of the
-/// queues, so both share one time axis [px].
-const TRACK_LABEL_W: u32 = 190;
+/// Narrowest room left of the data [px]: the queues' tick labels and axis description.
+const MIN_LABEL_W: u32 = 80;
 
 /// Milliseconds with three decimals (microseconds): `20.000`.
 fn fmt3(v: f64) -> String {
