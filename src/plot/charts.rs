@@ -365,34 +365,6 @@ where
     // where the labels would crowd each other; from ten series (a grid's cells) the
     // legend has room for their names only (the grid's table and heat maps give them).
     let crowded = data.series.len() >= 10;
-    let mut legend: Vec<Entry> = data
-        .series
-        .iter()
-        .map(|s| {
-            let label = match (several, s.mlfrr) {
-                (false, _) => s.label.clone(),
-                (true, _) if crowded => s.label.clone(),
-                (true, Some(r)) => format!("{}\n  MLFRR {} frames/s", s.label, fmt_num(r)),
-                (true, None) => format!("{}\n  MLFRR: none (first point loses)", s.label),
-            };
-            Entry::new(
-                label,
-                Swatch::Line(s.colour, Dash::Solid, Some(Marker::Dot)),
-            )
-        })
-        .collect();
-    legend.extend(measured_entries(data));
-    legend.push(Entry::new(
-        "ideal: forwarded = offered",
-        Swatch::Line(style::REFERENCE, Dash::Dashed, None),
-    ));
-    if data.series.iter().any(|s| s.mlfrr.is_some()) {
-        legend.push(Entry::new(
-            "MLFRR: every point up to\nit loses < 0.1 %",
-            Swatch::Points(style::TEXT, Marker::Ring),
-        ));
-    }
-    let area = frame::layout(root, &head, &legend)?;
     // Each axis fits its own data (offered across, forwarded up, simulated and measured)
     // with a margin; the ideal line is cut where it leaves the smaller of the two.
     let (_, xmax) = span(
@@ -417,6 +389,50 @@ where
     );
     let xtop = fitted_top(xmax);
     let top = fitted_top(ymax);
+    // A line drawn over an earlier one it coincides with says so (policies that all
+    // keep up forward alike).
+    let lines: Vec<Vec<(f64, f64)>> = data
+        .series
+        .iter()
+        .map(|s| {
+            xy(&s.points, |p| {
+                (p.offered_pps, p.figures.total.forwarded_pps)
+            })
+        })
+        .collect();
+    let mut legend: Vec<Entry> = data
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut label = match (several, s.mlfrr) {
+                (false, _) => s.label.clone(),
+                (true, _) if crowded => s.label.clone(),
+                (true, Some(r)) => format!("{}\n  MLFRR {} frames/s", s.label, fmt_num(r)),
+                (true, None) => format!("{}\n  MLFRR: none (first point loses)", s.label),
+            };
+            let tol = COINCIDE_FRACTION * top;
+            if let Some(j) = (0..i).find(|&j| coincide(&lines[i], &lines[j], tol)) {
+                label += &format!("\n  (coincides with {})", data.series[j].label);
+            }
+            Entry::new(
+                label,
+                Swatch::Line(s.colour, Dash::Solid, Some(Marker::Dot)),
+            )
+        })
+        .collect();
+    legend.extend(measured_entries(data));
+    legend.push(Entry::new(
+        "ideal: forwarded = offered",
+        Swatch::Line(style::REFERENCE, Dash::Dashed, None),
+    ));
+    if data.series.iter().any(|s| s.mlfrr.is_some()) {
+        legend.push(Entry::new(
+            "MLFRR: every point up to\nit loses < 0.1 %",
+            Swatch::Points(style::TEXT, Marker::Ring),
+        ));
+    }
+    let area = frame::layout(root, &head, &legend)?;
     let mut chart = builder(&area, false).build_cartesian_2d(0.0..xtop, 0.0..top)?;
     mesh!(
         chart,
@@ -435,11 +451,8 @@ where
         Dash::Dashed,
         None,
     )?;
-    for s in &data.series {
-        let pts = xy(&s.points, |p| {
-            (p.offered_pps, p.figures.total.forwarded_pps)
-        });
-        line(root, ct, &pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
+    for (s, pts) in data.series.iter().zip(&lines) {
+        line(root, ct, pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
     }
     for m in &data.measured {
         let pts: Vec<(f64, f64)> = m

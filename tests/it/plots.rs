@@ -545,6 +545,46 @@ fn policies_scenario_draws_one_line_per_variant() {
         assert!(t.iter().any(|x| x == name), "{name} in {t:?}");
     }
     assert!(t.iter().any(|x| x.starts_with("MLFRR ")), "{t:?}");
+    // Policies that keep up forward alike: a line drawn over an earlier one closer than
+    // 0.2 % of the axis (5 % above the largest forwarded rate) at every point says so,
+    // under its MLFRR. This sweep has such lines (NAPI, deferred and busy polling
+    // forward within 150 frames/s of each other at every point).
+    let fwd = |v: &str| -> Vec<f64> {
+        r["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["variant"] == v)
+            .map(|p| p["total"]["forwarded_pps"].as_f64().unwrap())
+            .collect()
+    };
+    let top = 1.05
+        * r["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["total"]["forwarded_pps"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+    let mut notes = 0;
+    for (k, name) in v.iter().enumerate() {
+        let i = t.iter().position(|x| x == name).unwrap();
+        let next = v
+            .get(k + 1)
+            .and_then(|n| t.iter().position(|x| x == n))
+            .unwrap_or(t.len());
+        for x in &t[i + 1..next] {
+            if let Some(other) = x
+                .strip_prefix("(coincides with ")
+                .and_then(|o| o.strip_suffix(')'))
+            {
+                notes += 1;
+                for (a, b) in fwd(name).iter().zip(fwd(other)) {
+                    assert!((a - b).abs() <= 0.002 * top, "{name} {a} vs {other} {b}");
+                }
+            }
+        }
+    }
+    assert!(notes >= 1, "no coinciding line noted: {t:?}");
     // Latency: one panel per statistic with this many variants.
     assert_texts(
         &c.path("pol/plots/latency.svg"),
