@@ -67,8 +67,9 @@ enum Cmd {
     },
     /// Overlay several result sets (models, policies, seeds) in one set of plots.
     ///
-    /// Writes DIR/plots/ [default DIR: irqsim-out/compare]; lines are labelled by scenario
-    /// name (and variant), measured tables drawn once each.
+    /// Prints the points side by side (per load point, each series' forwarded rate, loss
+    /// and average latency) and writes DIR/plots/ [default DIR: irqsim-out/compare];
+    /// lines are labelled by scenario name (and variant), measured tables drawn once each.
     /// Exit codes: 0 success, 2 unreadable or invalid input, 1 other failure.
     Compare {
         /// Two or more results.json files.
@@ -669,6 +670,10 @@ fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts) -> ExitCode {
         }
     };
     let labels = plot::labels(paths, &sets);
+    if compare && !opts.quiet {
+        let named: Vec<(String, &Results)> = labels.iter().cloned().zip(&sets).collect();
+        println!("{}", report::compare_table(&named));
+    }
     let sources: Vec<plot::Source> = labels
         .into_iter()
         .zip(&sets)

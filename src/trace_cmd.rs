@@ -226,7 +226,7 @@ fn write(
     }
     if !no_plots {
         let title = format!(
-            "{} -- {} at {}",
+            "{} — {} at {}",
             exp.name,
             exp.variants[v].name,
             exp.variants[v].points[p].label()

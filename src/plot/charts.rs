@@ -3,7 +3,7 @@
 //! the pixel helpers of [`frame`].
 
 use super::colour_scale;
-use super::data::{Data, XAxis, decades, fmt_num, nice_ceil, padded, span};
+use super::data::{Data, Series, XAxis, decades, fmt_num, nice_ceil, padded, span};
 use super::frame::{self, Area, Entry, Header, R, Swatch, anchored, draw_marker, polyline};
 use super::style::{self, Dash, Marker, WIDTH};
 use super::timeline;
@@ -57,9 +57,6 @@ impl Kind {
         }
     }
 }
-
-/// Offered rate axis description.
-pub const X_OFFERED: &str = "offered rate (frames/s)";
 
 /// Draw figure `kind` of `data` on `root`.
 pub fn draw<DB: DrawingBackend>(kind: Kind, data: &Data, root: &Area<DB>) -> R
@@ -263,6 +260,53 @@ fn series_entries(data: &Data, marker: Option<Marker>) -> Vec<Entry> {
         .collect()
 }
 
+/// Two lines closer than this fraction of their axis' range at every point are drawn on
+/// the same pixels: 0.2 % is under one pixel of a chart about 460 pixels tall, and
+/// under half the width of a line ([`style::LINE_WIDTH`]).
+const COINCIDE_FRACTION: f64 = 0.002;
+
+/// Whether two lines coincide on the chart: the same x at every point, and y values no
+/// further apart than `tol` (in axis units).
+fn coincide(a: &[(f64, f64)], b: &[(f64, f64)], tol: f64) -> bool {
+    !a.is_empty()
+        && a.len() == b.len()
+        && a.iter().zip(b).all(|(p, q)| {
+            (p.0 - q.0).abs() <= 1e-9 * p.0.abs().max(1.0) && (p.1 - q.1).abs() <= tol
+        })
+}
+
+/// Legend labels of lines drawn in order, each followed by the earlier line it hides
+/// (a line drawn later covers one it [`coincide`]s with): `label\n  (coincides with
+/// other)`.
+fn noting_coincidence(labels: &[String], lines: &[Vec<(f64, f64)>], tol: f64) -> Vec<String> {
+    labels
+        .iter()
+        .enumerate()
+        .map(
+            |(i, l)| match (0..i).find(|&j| coincide(&lines[i], &lines[j], tol)) {
+                Some(j) => format!("{l}\n  (coincides with {})", labels[j]),
+                None => l.clone(),
+            },
+        )
+        .collect()
+}
+
+/// [`series_entries`] with coincident lines noted: `lines[i]` is series `i` as drawn,
+/// on an axis whose range is `range`.
+fn series_entries_noted(
+    data: &Data,
+    marker: Option<Marker>,
+    lines: &[Vec<(f64, f64)>],
+    range: f64,
+) -> Vec<Entry> {
+    let labels: Vec<String> = data.series.iter().map(|s| s.label.clone()).collect();
+    noting_coincidence(&labels, lines, COINCIDE_FRACTION * range)
+        .into_iter()
+        .zip(&data.series)
+        .map(|(l, s)| Entry::new(l, Swatch::Line(s.colour, Dash::Solid, marker)))
+        .collect()
+}
+
 fn measured_entries(data: &Data) -> Vec<Entry> {
     data.measured
         .iter()
@@ -275,9 +319,6 @@ where
     DB::ErrorType: 'static,
 {
     let head = header(root, data, "Packet loss vs offered load");
-    let mut legend = series_entries(data, Some(Marker::Dot));
-    legend.extend(measured_entries(data));
-    let area = frame::layout(root, &head, &legend)?;
     let (_, top) = span(
         data.series
             .iter()
@@ -293,18 +334,19 @@ where
     } else {
         nice_ceil(top * 1.08).max(1.0)
     };
+    let lines: Vec<Vec<(f64, f64)>> = data
+        .series
+        .iter()
+        .map(|s| xy(&s.points, |p| (data.x(p), p.figures.total.loss_pct)))
+        .collect();
+    let mut legend = series_entries_noted(data, Some(Marker::Dot), &lines, ytop);
+    legend.extend(measured_entries(data));
+    let area = frame::layout(root, &head, &legend)?;
     let mut chart = builder(&area, false).build_cartesian_2d(padded(data.x_span()), 0.0..ytop)?;
-    mesh!(
-        chart,
-        data.x_axis.desc(),
-        "loss (% of frames sent)",
-        &num,
-        &num
-    );
+    mesh!(chart, data.x_desc(), "loss (% of frames sent)", &num, &num);
     let ct = chart.as_coord_spec();
-    for s in &data.series {
-        let pts = xy(&s.points, |p| (data.x(p), p.figures.total.loss_pct));
-        line(root, ct, &pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
+    for (s, pts) in data.series.iter().zip(&lines) {
+        line(root, ct, pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
     }
     for m in &data.measured {
         let pts: Vec<(f64, f64)> = m.points.iter().map(|p| (data.xm(p), p.loss_pct)).collect();
@@ -323,16 +365,56 @@ where
     // where the labels would crowd each other; from ten series (a grid's cells) the
     // legend has room for their names only (the grid's table and heat maps give them).
     let crowded = data.series.len() >= 10;
-    let mut legend: Vec<Entry> = data
+    // Each axis fits its own data (offered across, forwarded up, simulated and measured)
+    // with a margin; the ideal line is cut where it leaves the smaller of the two.
+    let (_, xmax) = span(
+        data.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.offered_pps))
+            .chain(
+                data.measured
+                    .iter()
+                    .flat_map(|m| m.points.iter().map(|p| p.offered_pps)),
+            ),
+    );
+    let (_, ymax) = span(
+        data.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.figures.total.forwarded_pps))
+            .chain(
+                data.measured
+                    .iter()
+                    .flat_map(|m| m.points.iter().map(|p| p.forwarded_pps)),
+            ),
+    );
+    let xtop = fitted_top(xmax);
+    let top = fitted_top(ymax);
+    // A line drawn over an earlier one it coincides with says so (policies that all
+    // keep up forward alike).
+    let lines: Vec<Vec<(f64, f64)>> = data
         .series
         .iter()
         .map(|s| {
-            let label = match (several, s.mlfrr) {
+            xy(&s.points, |p| {
+                (p.offered_pps, p.figures.total.forwarded_pps)
+            })
+        })
+        .collect();
+    let mut legend: Vec<Entry> = data
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut label = match (several, s.mlfrr) {
                 (false, _) => s.label.clone(),
                 (true, _) if crowded => s.label.clone(),
                 (true, Some(r)) => format!("{}\n  MLFRR {} frames/s", s.label, fmt_num(r)),
                 (true, None) => format!("{}\n  MLFRR: none (first point loses)", s.label),
             };
+            let tol = COINCIDE_FRACTION * top;
+            if let Some(j) = (0..i).find(|&j| coincide(&lines[i], &lines[j], tol)) {
+                label += &format!("\n  (coincides with {})", data.series[j].label);
+            }
             Entry::new(
                 label,
                 Swatch::Line(s.colour, Dash::Solid, Some(Marker::Dot)),
@@ -351,37 +433,26 @@ where
         ));
     }
     let area = frame::layout(root, &head, &legend)?;
-    let (_, top) = span(
-        data.series
-            .iter()
-            .flat_map(|s| {
-                s.points
-                    .iter()
-                    .flat_map(|p| [p.offered_pps, p.figures.total.forwarded_pps])
-            })
-            .chain(
-                data.measured
-                    .iter()
-                    .flat_map(|m| m.points.iter().map(|p| p.offered_pps)),
-            ),
+    let mut chart = builder(&area, false).build_cartesian_2d(0.0..xtop, 0.0..top)?;
+    mesh!(
+        chart,
+        data.rate_desc("offered"),
+        data.rate_desc("forwarded"),
+        &num,
+        &num
     );
-    let top = nice_ceil(top * 1.05);
-    let mut chart = builder(&area, false).build_cartesian_2d(0.0..top, 0.0..top)?;
-    mesh!(chart, X_OFFERED, "forwarded rate (frames/s)", &num, &num);
     let ct = chart.as_coord_spec();
+    let ideal = xtop.min(top);
     line(
         root,
         ct,
-        &[(0.0, 0.0), (top, top)],
+        &[(0.0, 0.0), (ideal, ideal)],
         style::REFERENCE,
         Dash::Dashed,
         None,
     )?;
-    for s in &data.series {
-        let pts = xy(&s.points, |p| {
-            (p.offered_pps, p.figures.total.forwarded_pps)
-        });
-        line(root, ct, &pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
+    for (s, pts) in data.series.iter().zip(&lines) {
+        line(root, ct, pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
     }
     for m in &data.measured {
         let pts: Vec<(f64, f64)> = m
@@ -430,6 +501,19 @@ where
     Ok(())
 }
 
+/// Margin above the largest value of an axis that starts at 0 (a fraction of it).
+const TOP_MARGIN: f64 = 0.05;
+
+/// The top of an axis from 0 that fits values up to `max`: [`TOP_MARGIN`] above it
+/// (1 when nothing is above 0).
+fn fitted_top(max: f64) -> f64 {
+    if max > 0.0 && max.is_finite() {
+        max * (1.0 + TOP_MARGIN)
+    } else {
+        1.0
+    }
+}
+
 /// Latency statistics: name, value, dash.
 type Stat = (&'static str, fn(&PointResult) -> f64, Dash);
 const STATS: [Stat; 3] = [
@@ -458,13 +542,50 @@ where
         }
     };
     let dash = |k: usize| if panels { Dash::Solid } else { STATS[k].2 };
-    let marker = |k: usize| (panels || k == 0).then_some(Marker::Dot);
+    // The average has dots and the maximum, drawn last, filled triangles: where the
+    // maximum meets the 99th percentile (few frames, or every frame alike) its points
+    // still show on top of the p99 line.
+    let marker = |k: usize| match (panels, k) {
+        (true, _) | (false, 0) => Some(Marker::Dot),
+        (false, 2) => Some(Marker::Peak),
+        _ => None,
+    };
+    let yr = decades(span(
+        data.series
+            .iter()
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .flat_map(|p| STATS.iter().map(move |(_, f, _)| f(p)))
+            })
+            .chain(
+                data.measured
+                    .iter()
+                    .flat_map(|m| m.points.iter().flat_map(|p| [p.avg_us, p.max_us]))
+                    .flatten(),
+            )
+            .filter(|v| *v > 0.0),
+    ));
     let mut legend = Vec::new();
     if single {
         legend.push(Entry::new(data.series[0].label.clone(), Swatch::Heading));
-        for (k, (name, _, _)) in STATS.iter().enumerate() {
+        // On the log axis, lines coincide when their logarithms do.
+        let lines: Vec<Vec<(f64, f64)>> = STATS
+            .iter()
+            .map(|(_, f, _)| {
+                data.series[0]
+                    .points
+                    .iter()
+                    .map(|p| (data.x(p), f(p).max(yr.start).log10()))
+                    .collect()
+            })
+            .collect();
+        let names: Vec<String> = STATS.iter().map(|(n, _, _)| n.to_string()).collect();
+        let range = (yr.end / yr.start).log10();
+        let labels = noting_coincidence(&names, &lines, COINCIDE_FRACTION * range);
+        for (k, label) in labels.into_iter().enumerate() {
             legend.push(Entry::new(
-                *name,
+                label,
                 Swatch::Line(colour(0, k), dash(k), marker(k)),
             ));
         }
@@ -489,22 +610,6 @@ where
         ));
     }
     let area = frame::layout(root, &head, &legend)?;
-    let yr = decades(span(
-        data.series
-            .iter()
-            .flat_map(|s| {
-                s.points
-                    .iter()
-                    .flat_map(|p| STATS.iter().map(move |(_, f, _)| f(p)))
-            })
-            .chain(
-                data.measured
-                    .iter()
-                    .flat_map(|m| m.points.iter().flat_map(|p| [p.avg_us, p.max_us]))
-                    .flatten(),
-            )
-            .filter(|v| *v > 0.0),
-    ));
     let xr = padded(data.x_span());
     // (area, statistics drawn in it, caption)
     let layout: Vec<(Area<DB>, Vec<usize>, Option<&str>)> = if panels {
@@ -529,9 +634,9 @@ where
             ""
         };
         if panels {
-            mesh!(chart, data.x_axis.desc(), yd, &num, &num, 10, 5);
+            mesh!(chart, data.x_desc(), yd, &num, &num, 10, 5);
         } else {
-            mesh!(chart, data.x_axis.desc(), yd, &num, &num, 10);
+            mesh!(chart, data.x_desc(), yd, &num, &num, 10);
         }
         let ct = chart.as_coord_spec();
         for (si, s) in data.series.iter().enumerate() {
@@ -579,10 +684,22 @@ where
     DB::ErrorType: 'static,
 {
     let head = header(root, data, "CPU time by level vs offered load");
+    // Levels that take no time at any point of any series (no kernel thread, no user
+    // process) have nothing to show: no legend entry and no band.
+    let used: Vec<bool> = (0..style::CPU_LEVELS.len())
+        .map(|k| {
+            data.series.iter().flat_map(|s| &s.points).any(|p| {
+                let c = &p.figures.cpu;
+                [c.interrupt, c.softirq, c.kernel, c.user, c.idle][k] > 0.0
+            })
+        })
+        .collect();
     let legend: Vec<Entry> = style::CPU_LEVELS
         .iter()
+        .zip(&used)
         .rev()
-        .map(|(name, c)| Entry::new(*name, Swatch::Fill(*c)))
+        .filter(|(_, u)| **u)
+        .map(|((name, c), _)| Entry::new(*name, Swatch::Fill(*c)))
         .collect();
     let area = frame::layout(root, &head, &legend)?;
     let n = data.series.len();
@@ -596,11 +713,11 @@ where
         }
         let mut chart = b.build_cartesian_2d(xr.clone(), 0.0..100.0)?;
         if n > 1 {
-            mesh!(chart, data.x_axis.desc(), "CPU time (%)", &num, &num, 1, 5);
+            mesh!(chart, data.x_desc(), "CPU time (%)", &num, &num, 1, 5);
         } else {
             mesh!(
                 chart,
-                data.x_axis.desc(),
+                data.x_desc(),
                 "CPU time (% of sending time)",
                 &num,
                 &num
@@ -623,6 +740,9 @@ where
         }
         let mut lower = vec![0.0; xs.len()];
         for (k, (_, c)) in style::CPU_LEVELS.iter().enumerate() {
+            if !used[k] {
+                continue;
+            }
             let upper: Vec<f64> = lower
                 .iter()
                 .zip(&fracs)
@@ -648,6 +768,9 @@ where
             for (c, f) in cum.iter_mut().zip(&fracs) {
                 *c += 100.0 * f[k];
             }
+            if !used[k] {
+                continue;
+            }
             let pts: Vec<(i32, i32)> = xs
                 .iter()
                 .zip(&cum)
@@ -668,16 +791,52 @@ pub fn max_cores(data: &Data) -> usize {
         .unwrap_or(0)
 }
 
+/// Top of the cores figure's busy axis [%]: a little above 100 so a saturated core's
+/// line shows above the frame.
+const CORES_TOP: f64 = 105.0;
+
 fn cores<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
 where
     DB::ErrorType: 'static,
 {
     let head = header(root, data, "Each core's busy time vs offered load");
     let n_cores = max_cores(data);
-    let legend: Vec<Entry> = (0..n_cores)
-        .map(|c| {
+    let busy = |s: &Series, c: usize| -> Vec<(f64, f64)> {
+        s.points
+            .iter()
+            .filter_map(|p| {
+                let k = p.figures.cores.get(c)?;
+                Some((data.x(p), 100.0 * (1.0 - k.idle)))
+            })
+            .collect()
+    };
+    // A core drawn over an earlier one it coincides with says so: in the legend when it
+    // does in every panel that has it, else in the caption of each panel where it does.
+    let tol = COINCIDE_FRACTION * CORES_TOP;
+    let hidden = |s: &Series, c: usize| (0..c).find(|&o| coincide(&busy(s, c), &busy(s, o), tol));
+    let names: Vec<String> = (0..n_cores).map(|c| format!("core {c}")).collect();
+    let mut labels = names.clone();
+    let mut in_legend = vec![false; n_cores];
+    for c in 0..n_cores {
+        let with: Vec<&Series> = data
+            .series
+            .iter()
+            .filter(|s| !busy(s, c).is_empty())
+            .collect();
+        let first = with.first().and_then(|s| hidden(s, c));
+        if let Some(o) = first
+            && with.iter().all(|s| hidden(s, c) == Some(o))
+        {
+            labels[c] = format!("{}\n  (coincides with {})", names[c], names[o]);
+            in_legend[c] = true;
+        }
+    }
+    let legend: Vec<Entry> = labels
+        .into_iter()
+        .enumerate()
+        .map(|(c, l)| {
             Entry::new(
-                format!("core {c}"),
+                l,
                 Swatch::Line(style::series_colour(c), Dash::Solid, Some(Marker::Dot)),
             )
         })
@@ -689,15 +848,24 @@ where
     for (s, panel) in data.series.iter().zip(&panels) {
         let mut b = builder(panel, n > 1);
         if n > 1 {
-            b.caption(&s.label, frame::font(style::PANEL_SIZE, s.colour));
+            let same: Vec<String> = (0..n_cores)
+                .filter(|c| !in_legend[*c])
+                .filter_map(|c| Some(format!("core {c} = core {}", hidden(s, c)?)))
+                .collect();
+            let caption = if same.is_empty() {
+                s.label.clone()
+            } else {
+                format!("{} ({})", s.label, same.join(", "))
+            };
+            b.caption(caption, frame::font(style::PANEL_SIZE, s.colour));
         }
-        let mut chart = b.build_cartesian_2d(xr.clone(), 0.0..105.0)?;
+        let mut chart = b.build_cartesian_2d(xr.clone(), 0.0..CORES_TOP)?;
         if n > 1 {
-            mesh!(chart, data.x_axis.desc(), "busy (%)", &num, &num, 1, 5);
+            mesh!(chart, data.x_desc(), "busy (%)", &num, &num, 1, 5);
         } else {
             mesh!(
                 chart,
-                data.x_axis.desc(),
+                data.x_desc(),
                 "core busy (% of its time)",
                 &num,
                 &num
@@ -705,14 +873,7 @@ where
         }
         let ct = chart.as_coord_spec();
         for c in 0..n_cores {
-            let pts: Vec<(f64, f64)> = s
-                .points
-                .iter()
-                .filter_map(|p| {
-                    let k = p.figures.cores.get(c)?;
-                    Some((data.x(p), 100.0 * (1.0 - k.idle)))
-                })
-                .collect();
+            let pts = busy(s, c);
             line(
                 root,
                 ct,
@@ -731,12 +892,6 @@ where
     DB::ErrorType: 'static,
 {
     let head = header(root, data, "Interrupts vs offered load");
-    let mut legend = series_entries(data, Some(Marker::Dot));
-    legend.push(Entry::new(
-        "one interrupt per\noffered frame",
-        Swatch::Line(style::REFERENCE, Dash::Dashed, None),
-    ));
-    let area = frame::layout(root, &head, &legend)?;
     // The axis fits the interrupt rates; the reference line is cut at its top (policies
     // that poll take far fewer interrupts than there are frames).
     let (_, mut top) = span(
@@ -748,14 +903,19 @@ where
         top = span(data.offered.iter().flatten().map(|(_, o)| *o)).1;
     }
     let ytop = nice_ceil(top * 1.1);
+    let lines: Vec<Vec<(f64, f64)>> = data
+        .series
+        .iter()
+        .map(|s| xy(&s.points, |p| (data.x(p), p.figures.interrupts_per_s)))
+        .collect();
+    let mut legend = series_entries_noted(data, Some(Marker::Dot), &lines, ytop);
+    legend.push(Entry::new(
+        "one interrupt per\noffered frame",
+        Swatch::Line(style::REFERENCE, Dash::Dashed, None),
+    ));
+    let area = frame::layout(root, &head, &legend)?;
     let mut chart = builder(&area, false).build_cartesian_2d(padded(data.x_span()), 0.0..ytop)?;
-    mesh!(
-        chart,
-        data.x_axis.desc(),
-        "interrupts per second",
-        &num,
-        &num
-    );
+    mesh!(chart, data.x_desc(), "interrupts per second", &num, &num);
     let ct = chart.as_coord_spec();
     for off in &data.offered {
         let off: Vec<(f64, f64)> = off
@@ -771,9 +931,8 @@ where
             None,
         )?;
     }
-    for s in &data.series {
-        let pts = xy(&s.points, |p| (data.x(p), p.figures.interrupts_per_s));
-        line(root, ct, &pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
+    for (s, pts) in data.series.iter().zip(&lines) {
+        line(root, ct, pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
     }
     Ok(())
 }
@@ -935,7 +1094,7 @@ where
             .configure_mesh()
             .disable_mesh()
             .x_desc("time (ms)")
-            .y_desc(data.x_axis.desc())
+            .y_desc(data.x_desc())
             .x_label_formatter(&num)
             .x_labels(if timeline_grid(n).1 > 1 { 6 } else { 10 })
             .y_labels(0)
@@ -1078,6 +1237,30 @@ mod tests {
             vec![(0.0, 0.0), (1.0, 10.0), (1.5, 15.0)]
         );
         assert_eq!(clip_above(&l, 40.0), l.to_vec());
+    }
+
+    #[test]
+    fn lines_coincide_within_the_tolerance_at_every_point() {
+        let a = [(10.0, 0.0), (20.0, 50.0), (30.0, 99.0)];
+        // 0.2 apart at one point: coincide at a tolerance of 0.2 (0.2 % of 100), not 0.1.
+        let b = [(10.0, 0.0), (20.0, 50.2), (30.0, 99.0)];
+        assert!(coincide(&a, &b, 0.2 + 1e-12));
+        assert!(!coincide(&a, &b, 0.1));
+        // Other x values, or another number of points: different lines.
+        assert!(!coincide(
+            &a,
+            &[(10.0, 0.0), (25.0, 50.0), (30.0, 99.0)],
+            1.0
+        ));
+        assert!(!coincide(&a, &a[..2], 1.0));
+        assert!(!coincide(&[], &[], 1.0));
+        // The line drawn later names the first earlier one it covers.
+        let labels = ["a".to_string(), "b".to_string(), "c".to_string()];
+        let lines = vec![a.to_vec(), b.to_vec(), a.to_vec()];
+        assert_eq!(
+            noting_coincidence(&labels, &lines, 0.1),
+            vec!["a", "b", "c\n  (coincides with a)"]
+        );
     }
 
     #[test]

@@ -68,11 +68,16 @@ pub enum XAxis {
 }
 
 impl XAxis {
-    /// Axis description.
-    pub fn desc(self) -> &'static str {
-        match self {
-            XAxis::LoadPct => "offered load (% of line rate)",
-            XAxis::OfferedPps => "offered rate (frames/s)",
+    /// Axis description. With several flows it says what the number is of: a load point
+    /// in percent is each flow's (`load.unit: percent` is per flow: eight flows at
+    /// 12.5 % fill one input link), an offered rate is all flows' together
+    /// ([`PointResult::offered_pps`]).
+    pub fn desc(self, several_flows: bool) -> &'static str {
+        match (self, several_flows) {
+            (XAxis::LoadPct, false) => "offered load (% of line rate)",
+            (XAxis::LoadPct, true) => "offered load per flow (% of line rate)",
+            (XAxis::OfferedPps, false) => "offered rate (frames/s)",
+            (XAxis::OfferedPps, true) => "offered rate, all flows (frames/s)",
         }
     }
 
@@ -116,6 +121,9 @@ pub struct Data<'a> {
     pub offered: Vec<Vec<(f64, f64)>>,
     /// Latency timeline rows, when one was recorded.
     pub timeline: Option<&'a [TimelineRow]>,
+    /// Whether any point of any set has more than one flow (the load axes then say
+    /// whether a number is per flow or of all flows).
+    pub several_flows: bool,
 }
 
 impl<'a> Data<'a> {
@@ -199,6 +207,10 @@ impl<'a> Data<'a> {
                 }
             }
         }
+        let several_flows = sources
+            .iter()
+            .flat_map(|s| s.results.points.iter())
+            .any(|p| p.figures.flows.len() > 1);
         Data {
             x_axis: XAxis::choose(sources),
             sources,
@@ -206,6 +218,21 @@ impl<'a> Data<'a> {
             measured,
             offered,
             timeline,
+            several_flows,
+        }
+    }
+
+    /// Description of the load axis ([`XAxis::desc`]).
+    pub fn x_desc(&self) -> &'static str {
+        self.x_axis.desc(self.several_flows)
+    }
+
+    /// Description of an axis of rates of all flows: `what` rate (frames/s).
+    pub fn rate_desc(&self, what: &str) -> String {
+        if self.several_flows {
+            format!("{what} rate, all flows (frames/s)")
+        } else {
+            format!("{what} rate (frames/s)")
         }
     }
 

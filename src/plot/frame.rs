@@ -335,6 +335,10 @@ where
             let pts = vec![(x, y - 8), (x + 8, y), (x, y + 8), (x - 8, y), (x, y - 8)];
             area.draw(&PathElement::new(pts, hollow))?;
         }
+        Marker::Peak => {
+            let pts = vec![(x, y - 6), (x + 6, y + 4), (x - 6, y + 4)];
+            area.draw(&Polygon::new(pts, c.filled()))?;
+        }
         Marker::Ring => area.draw(&Circle::new((x, y), 10, c.stroke_width(2)))?,
         Marker::Cross => {
             area.draw(&PathElement::new(

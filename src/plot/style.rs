@@ -117,6 +117,9 @@ pub enum Marker {
     Diamond,
     /// Large ring around a point (the MLFRR).
     Ring,
+    /// Filled triangle pointing up (simulated maxima, distinct from the average's dots
+    /// where the lines meet).
+    Peak,
 }
 
 /// Markers of measured tables, in order: (loss, rates and average latency; maximum

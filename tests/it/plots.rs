@@ -1,7 +1,9 @@
 //! Plots written by the real binary: every figure after `irqsim run`, each PNG decodes at
 //! the documented size and is not blank, each SVG holds its axis labels and legend
 //! entries as text, `irqsim plot` reproduces the files, `--no-plots` writes none, the
-//! timeline is drawn when `timeline.csv` is present, and `irqsim compare` overlays sets.
+//! timeline is drawn when `timeline.csv` is present, and `irqsim compare` overlays sets
+//! and prints them side by side. Figures are read as a reader would: axis ranges from
+//! the tick labels, legend entries and captions, marker and bar colours.
 //!
 //! The scenario is the reference one, copied into a temporary directory with its model
 //! and measured table (same layout, so relative paths resolve), cut to four load points
@@ -256,13 +258,13 @@ fn expected_texts(figure: &str) -> Vec<&'static str> {
             "max",
             MEASURED,
         ],
+        // This host has no kernel thread and no user process: no legend entry for them
+        // (`cpu_legend_omits_levels_without_time`).
         "cpu" => vec![
             X_LOAD,
             "CPU time (% of sending time)",
             "interrupt",
             "softirq (netisr)",
-            "kernel thread",
-            "user",
             "idle",
         ],
         "interrupts" => vec![
@@ -543,6 +545,46 @@ fn policies_scenario_draws_one_line_per_variant() {
         assert!(t.iter().any(|x| x == name), "{name} in {t:?}");
     }
     assert!(t.iter().any(|x| x.starts_with("MLFRR ")), "{t:?}");
+    // Policies that keep up forward alike: a line drawn over an earlier one closer than
+    // 0.2 % of the axis (5 % above the largest forwarded rate) at every point says so,
+    // under its MLFRR. This sweep has such lines (NAPI, deferred and busy polling
+    // forward within 150 frames/s of each other at every point).
+    let fwd = |v: &str| -> Vec<f64> {
+        r["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["variant"] == v)
+            .map(|p| p["total"]["forwarded_pps"].as_f64().unwrap())
+            .collect()
+    };
+    let top = 1.05
+        * r["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["total"]["forwarded_pps"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+    let mut notes = 0;
+    for (k, name) in v.iter().enumerate() {
+        let i = t.iter().position(|x| x == name).unwrap();
+        let next = v
+            .get(k + 1)
+            .and_then(|n| t.iter().position(|x| x == n))
+            .unwrap_or(t.len());
+        for x in &t[i + 1..next] {
+            if let Some(other) = x
+                .strip_prefix("(coincides with ")
+                .and_then(|o| o.strip_suffix(')'))
+            {
+                notes += 1;
+                for (a, b) in fwd(name).iter().zip(fwd(other)) {
+                    assert!((a - b).abs() <= 0.002 * top, "{name} {a} vs {other} {b}");
+                }
+            }
+        }
+    }
+    assert!(notes >= 1, "no coinciding line noted: {t:?}");
     // Latency: one panel per statistic with this many variants.
     assert_texts(
         &c.path("pol/plots/latency.svg"),
@@ -606,4 +648,553 @@ fn a_run_that_records_a_timeline_draws_it() {
     let a = std::fs::read(c.path("xl/plots/timeline.svg")).unwrap();
     let b = std::fs::read(c.path("re/plots/timeline.svg")).unwrap();
     assert!(a == b, "timeline.svg differs after `irqsim plot`");
+}
+
+/// A start tag (`<tag ...>`) of an SVG element, with the text up to the next `<` when it
+/// is a text element.
+fn elements<'a>(svg: &'a str, tag: &str) -> Vec<&'a str> {
+    let open = format!("<{tag} ");
+    svg.match_indices(&open)
+        .map(|(i, _)| {
+            let rest = &svg[i..];
+            let end = if tag == "text" {
+                rest.find("</text>").unwrap_or(rest.len())
+            } else {
+                rest.find('>').unwrap_or(rest.len())
+            };
+            &rest[..end]
+        })
+        .collect()
+}
+
+/// An attribute of an element.
+fn attr(el: &str, name: &str) -> Option<String> {
+    let key = format!(" {name}=\"");
+    let i = el.find(&key)? + key.len();
+    Some(el[i..i + el[i..].find('"')?].to_string())
+}
+
+fn attr_f(el: &str, name: &str) -> f64 {
+    attr(el, name)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// A text element: position, anchor, vertical shift and content.
+struct TextEl {
+    x: f64,
+    y: f64,
+    anchor: String,
+    dy: String,
+    text: String,
+}
+
+fn text_elements(svg: &str) -> Vec<TextEl> {
+    elements(svg, "text")
+        .into_iter()
+        .map(|e| TextEl {
+            x: attr_f(e, "x"),
+            y: attr_f(e, "y"),
+            anchor: attr(e, "text-anchor").unwrap_or_default(),
+            dy: attr(e, "dy").unwrap_or_default(),
+            text: e[e.find('>').map_or(e.len(), |i| i + 1)..]
+                .trim()
+                .to_string(),
+        })
+        .collect()
+}
+
+/// A tick label's number (thousands separators removed).
+fn tick_value(t: &str) -> Option<f64> {
+    t.replace(',', "").parse().ok()
+}
+
+/// A tick label: its value, its pixel along its axis, its text.
+type Tick = (f64, f64, String);
+
+/// Tick labels of the y axes (right-aligned left of the axis) and of the x axes
+/// (centred under it).
+fn ticks(svg: &str) -> (Vec<Tick>, Vec<Tick>) {
+    let mut y = Vec::new();
+    let mut x = Vec::new();
+    for t in text_elements(svg) {
+        let Some(v) = tick_value(&t.text) else {
+            continue;
+        };
+        if t.anchor == "end" && t.dy == "0.5ex" {
+            y.push((v, t.y, t.text));
+        } else if t.anchor == "middle" && t.dy == "0.76em" {
+            x.push((v, t.x, t.text));
+        }
+    }
+    (y, x)
+}
+
+/// The axis lines (plotters draws them in the axis style, #555555): the longest
+/// vertical one's top pixel and the longest horizontal one's right pixel.
+fn axis_ends(svg: &str) -> (f64, f64) {
+    let (mut top, mut right, mut vlen, mut hlen) = (0.0, 0.0, 0.0, 0.0);
+    for e in elements(svg, "polyline") {
+        if attr(e, "stroke").as_deref() != Some("#555555") {
+            continue;
+        }
+        let pts: Vec<(f64, f64)> = attr(e, "points")
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| {
+                let (a, b) = p.split_once(',')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+            .collect();
+        if let [a, b] = pts[..] {
+            if a.0 == b.0 && (a.1 - b.1).abs() > vlen {
+                vlen = (a.1 - b.1).abs();
+                top = a.1.min(b.1);
+            }
+            if a.1 == b.1 && (a.0 - b.0).abs() > hlen {
+                hlen = (a.0 - b.0).abs();
+                right = a.0.max(b.0);
+            }
+        }
+    }
+    (top, right)
+}
+
+/// The value at a pixel, on the line through the first and last ticks.
+fn at_pixel(ticks: &[Tick], px: f64) -> f64 {
+    let (v0, p0, _) = &ticks[0];
+    let (v1, p1, _) = &ticks[ticks.len() - 1];
+    v0 + (px - p0) * (v1 - v0) / (p1 - p0)
+}
+
+/// The values at the right end of the x axis and the top of the y axis of a figure with
+/// one pair of axes.
+fn axis_maxima(svg: &str) -> (f64, f64) {
+    let (y, x) = ticks(svg);
+    let (top, right) = axis_ends(svg);
+    assert!(x.len() >= 2 && y.len() >= 2, "ticks: {x:?} {y:?}");
+    (at_pixel(&x, right), at_pixel(&y, top))
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn forwarded_axes_fit_the_data() {
+    // The axes end 5 % above the largest offered and forwarded rates (simulated or
+    // measured), not at the end of an ideal line drawn to a round number above both
+    // (60,000 frames/s for this sweep, 12 % above its largest offered rate).
+    let c = shared();
+    let r = read_json(&c.path("out/results.json"));
+    let pts = r["points"].as_array().unwrap();
+    // frames/s per % of line rate: how the plot places the measured table's points.
+    let ratio = f(&pts[0]["offered_pps"]) / f(&pts[0]["load_pct"]);
+    let mut xmax = pts.iter().map(|p| f(&p["offered_pps"])).fold(0.0, f64::max);
+    let mut ymax = pts
+        .iter()
+        .map(|p| f(&p["total"]["forwarded_pps"]))
+        .fold(0.0, f64::max);
+    for m in r["measured"]["points"].as_array().unwrap() {
+        let off = f(&m["load_pct"]) * ratio;
+        let t = &m["total"];
+        xmax = xmax.max(off);
+        ymax = ymax.max(off * f(&t["received"]) / f(&t["sent"]));
+    }
+    let (xtop, ytop) = axis_maxima(&svg_text(&c.path("out/plots/forwarded.svg")));
+    // Read from pixel positions: within 1 % of the 5 % margin.
+    assert!(
+        (xtop / xmax - 1.05).abs() < 0.01,
+        "x axis ends at {xtop:.0}, data at {xmax:.0}"
+    );
+    assert!(
+        (ytop / ymax - 1.05).abs() < 0.01,
+        "y axis ends at {ytop:.0}, data at {ymax:.0}"
+    );
+}
+
+#[test]
+fn cpu_legend_omits_levels_without_time() {
+    // The reference host runs no kernel thread and no user process: neither has a
+    // legend entry; the levels that ran have theirs.
+    let c = shared();
+    let r = read_json(&c.path("out/results.json"));
+    for p in r["points"].as_array().unwrap() {
+        assert_eq!(f(&p["cpu"]["kernel"]), 0.0);
+        assert_eq!(f(&p["cpu"]["user"]), 0.0);
+    }
+    let t = texts(&svg_text(&c.path("out/plots/cpu.svg")));
+    for absent in ["kernel thread", "user"] {
+        assert!(!t.iter().any(|x| x == absent), "{absent} in {t:?}");
+    }
+    for present in ["interrupt", "softirq (netisr)", "idle"] {
+        assert!(t.iter().any(|x| x == present), "{present} not in {t:?}");
+    }
+}
+
+#[test]
+fn latency_maximum_shows_over_the_p99() {
+    // The maximum's points are filled triangles in its colour (style::LATENCY_STATS[2]),
+    // one per point that delivered frames and one in the legend, drawn after the whole
+    // p99 line (LATENCY_STATS[1]) so that none hides under it.
+    let c = shared();
+    let svg = svg_text(&c.path("out/plots/latency.svg"));
+    let r = read_json(&c.path("out/results.json"));
+    let n = r["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| f(&p["total"]["latency_us"]["max"]) > 0.0)
+        .count();
+    assert_eq!(n, 4);
+    let max_marks: Vec<usize> = svg
+        .match_indices("<polygon ")
+        .filter(|(i, _)| svg[*i..].starts_with(r##"<polygon opacity="1" fill="#D62728""##))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(max_marks.len(), n + 1, "max markers");
+    let last_p99 = svg.rfind(r##"stroke="#FF7F0E""##).expect("p99 line");
+    assert!(
+        max_marks[1..].iter().all(|i| *i > last_p99),
+        "max points drawn before the end of the p99 line"
+    );
+}
+
+/// The many-core scenario (two flows, dc0 -> dc2 and dc1 -> dc3, each port on an
+/// interrupt line of its own; one core, two cores, two cores with every vector on core
+/// 0), cut to three load points of 0.03 s, run once with its table printed and a trace
+/// of the one-core variant at 50 % per flow (where the two flows lose 7.6 % and 90 %).
+fn many_cores() -> &'static (Case, String) {
+    static CELL: OnceLock<(Case, String)> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plots-many-cores");
+        if root.exists() {
+            std::fs::remove_dir_all(&root).expect("emptying the many-cores directory");
+        }
+        std::fs::create_dir_all(&root).unwrap();
+        let c = Case::at(root, None);
+        let mut sc: Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{ROOT}/scenarios/many-cores-64b.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(sc["model"], "../models/p3-448-dc21143-freebsd4.json");
+        sc["duration_s"] = json!(0.03);
+        sc["drain_s"] = json!(0.02);
+        sc["load"] = json!({"unit": "percent", "points": [20, 50, 90]});
+        std::fs::write(
+            c.path("scenarios/many-cores-64b.json"),
+            serde_json::to_string_pretty(&sc).unwrap(),
+        )
+        .unwrap();
+        let o = c.run(&[
+            "run",
+            "scenarios/many-cores-64b.json",
+            "--out",
+            "mc",
+            "--trace",
+            "10ms..11ms",
+            "--trace-point",
+            "50",
+            "--trace-variant",
+            "1-core",
+        ]);
+        ok(&o);
+        let stdout = String::from_utf8(o.stdout).unwrap();
+        (c, stdout)
+    })
+}
+
+/// The points of `variant` in a results.json.
+fn points_of<'a>(r: &'a Value, variant: &str) -> Vec<&'a Value> {
+    r["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["variant"] == variant)
+        .collect()
+}
+
+#[test]
+fn coinciding_lines_say_so() {
+    let (c, _) = many_cores();
+    let r = read_json(&c.path("mc/results.json"));
+    // Loss: every vector on core 0 of two cores loses what one core loses, at every
+    // point (the second core has nothing to do); its line, drawn over the one-core
+    // line, says so.
+    let one = points_of(&r, "1-core");
+    let all0 = points_of(&r, "2-cores-all-on-core0");
+    for (a, b) in one.iter().zip(&all0) {
+        assert_eq!(a["total"]["loss_pct"], b["total"]["loss_pct"]);
+    }
+    let t = texts(&svg_text(&c.path("mc/plots/loss.svg")));
+    let i = t
+        .iter()
+        .position(|x| x == "2-cores-all-on-core0")
+        .expect("legend entry");
+    assert_eq!(t[i + 1], "(coincides with 1-core)", "{t:?}");
+    // The spread two-core variant loses less: no note on it.
+    let j = t.iter().position(|x| x == "2-cores").expect("legend entry");
+    assert!(!t[j + 1].starts_with("(coincides"), "{t:?}");
+    // Cores: with the vectors spread both cores are as busy as each other at every point
+    // (within 0.2 % of the 105 % axis: 29.3/29.3, 70.0/70.1, 100/100); with every vector
+    // on core 0 they are not. The panel where they coincide says so in its caption.
+    for p in points_of(&r, "2-cores") {
+        let k = p["cores"].as_array().unwrap();
+        let d = 100.0 * (f(&k[0]["idle"]) - f(&k[1]["idle"])).abs();
+        assert!(d <= 0.002 * 105.0, "cores differ by {d} points");
+    }
+    let t = texts(&svg_text(&c.path("mc/plots/cores.svg")));
+    assert!(t.iter().any(|x| x == "2-cores (core 1 = core 0)"), "{t:?}");
+    assert!(t.iter().any(|x| x == "2-cores-all-on-core0"), "{t:?}");
+    assert!(t.iter().any(|x| x == "core 1"), "{t:?}");
+}
+
+#[test]
+fn load_axes_and_table_say_per_flow_or_all_flows() {
+    // Two flows at 50 % of line rate each offer 148,810 frames/s together: the load
+    // point is each flow's, the offered and forwarded rates are both flows'.
+    let (c, stdout) = many_cores();
+    assert_texts(
+        &c.path("mc/plots/loss.svg"),
+        &["offered load per flow (% of line rate)"],
+    );
+    assert_texts(
+        &c.path("mc/plots/forwarded.svg"),
+        &[
+            "offered rate, all flows (frames/s)",
+            "forwarded rate, all flows (frames/s)",
+        ],
+    );
+    let r = read_json(&c.path("mc/results.json"));
+    let p = points_of(&r, "1-core")[1];
+    assert_eq!(f(&p["load_pct"]), 50.0);
+    // 2 x 50 % of 148,809.5 frames/s (64-byte frames at 100 Mbit/s).
+    assert!((f(&p["offered_pps"]) - 148_809.5).abs() < 1.0);
+    let header = stdout
+        .lines()
+        .find(|l| l.contains("fwd pps"))
+        .expect("table header");
+    assert!(header.trim_start().starts_with("flow%"), "{header}");
+    assert!(
+        stdout.contains(
+            "flow%: each flow's load (% of its input link's line rate, as `load.unit` counts it); offered, fwd pps: all 2 flows together"
+        ),
+        "{stdout}"
+    );
+    // One flow: the plain headings (`run_writes_every_figure_as_svg_and_png`).
+}
+
+#[test]
+fn run_table_shows_flows_that_differ() {
+    // One core at 50 % per flow: dc0 -> dc2 loses 7.6 %, dc1 -> dc3 90 %; the totals
+    // (48.8 %) hide it. Under the variant's table each flow of that point has a row with
+    // its loss and latency; the two-core variant's flows lose alike (0, 0, 33.2 % and
+    // 33.4 %) and get none.
+    let (c, stdout) = many_cores();
+    let r = read_json(&c.path("mc/results.json"));
+    let block = |v: &str| -> String {
+        let start = stdout
+            .find(&format!("variant: {v}\n"))
+            .unwrap_or_else(|| panic!("no table of {v} in {stdout}"));
+        let rest = &stdout[start + 1..];
+        rest[..rest.find("\nvariant: ").unwrap_or(rest.len())].to_string()
+    };
+    let one = block("1-core");
+    assert!(one.contains("flows that differ"), "{one}");
+    let p = points_of(&r, "1-core")[1];
+    for fl in p["flows"].as_array().unwrap() {
+        let name = fl["name"].as_str().unwrap();
+        let row: Vec<&str> = one
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no row of {name} in {one}"))
+            .split_whitespace()
+            .collect();
+        // flow%, flow, offered, fwd pps, loss%, avg us, max us
+        assert_eq!(row[0], "50.00");
+        let num = |k: usize| row[k].parse::<f64>().unwrap();
+        assert!((num(3) - f(&fl["forwarded_pps"])).abs() <= 0.5, "{row:?}");
+        assert!((num(4) - f(&fl["loss_pct"])).abs() <= 0.005, "{row:?}");
+        assert!(
+            (num(5) - f(&fl["latency_us"]["avg"])).abs() <= 0.05,
+            "{row:?}"
+        );
+    }
+    let losses: Vec<f64> = p["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|fl| f(&fl["loss_pct"]))
+        .collect();
+    assert!(losses[1] - losses[0] > 80.0, "{losses:?}");
+    // The other points of the variant (0 and 0; 99.4 and 99.4) have no rows.
+    assert_eq!(one.lines().filter(|l| l.contains("dc0-dc2")).count(), 1);
+    assert!(!block("2-cores").contains("flows that differ"));
+}
+
+#[test]
+fn trace_plot_reads_like_the_other_figures() {
+    let (c, _) = many_cores();
+    let svg = svg_text(&c.path("mc/plots/trace.svg"));
+    let trace = read_json(&c.path("mc/trace.json"));
+    let events = trace["traceEvents"].as_array().unwrap();
+    // Each port's interrupt line in a colour of its own: the bars of a line, and its
+    // legend swatch, share one colour no other line has.
+    let mut slices: std::collections::BTreeMap<String, usize> = Default::default();
+    for e in events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "cpu")
+    {
+        *slices
+            .entry(e["name"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    let irq: Vec<(&String, &usize)> = slices
+        .iter()
+        .filter(|(n, _)| n.starts_with("interrupt"))
+        .collect();
+    assert_eq!(irq.len(), 4, "{slices:?}");
+    let mut fills: std::collections::BTreeMap<String, usize> = Default::default();
+    for e in elements(&svg, "rect") {
+        let fill = attr(e, "fill").unwrap_or_default();
+        if fill != "none" && fill != "#FFFFFF" {
+            *fills.entry(fill).or_default() += 1;
+        }
+    }
+    // netisr: the CPU figure's softirq orange; the other colours are the lines'.
+    let netisr = fills.remove("#FF9F40").expect("netisr bars");
+    assert_eq!(netisr, slices["netisr"] + 1);
+    let mut want: Vec<usize> = irq.iter().map(|(_, n)| **n + 1).collect();
+    let mut got: Vec<usize> = fills.values().copied().collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "bars per colour {fills:?}, slices {slices:?}");
+
+    // Legends right of the data, every name whole.
+    let (_, right) = axis_ends(&svg);
+    let els = text_elements(&svg);
+    let mut names: Vec<String> = slices.keys().cloned().collect();
+    names.extend(["bus requests", "dc0 rx ring", "ipintrq", "drop"].map(String::from));
+    for n in &names {
+        let e = els
+            .iter()
+            .find(|e| &e.text == n)
+            .unwrap_or_else(|| panic!("no legend entry {n}"));
+        assert!(
+            e.x > right,
+            "{n} at x = {} inside the data (to {right})",
+            e.x
+        );
+    }
+
+    // Frames are counted in whole numbers from 0; drops sit on the 0 line.
+    let (y, _) = ticks(&svg);
+    assert!(y.len() >= 3, "{y:?}");
+    for (v, _, label) in &y {
+        assert!(*v >= 0.0 && !label.contains('.'), "tick {label:?}");
+    }
+    let zero = y.iter().find(|t| t.0 == 0.0).expect("a 0 tick").1;
+    let drops = events
+        .iter()
+        .filter(|e| e["ph"] == "i" && e["cat"] == "drop")
+        .count();
+    assert!(drops > 10, "{drops} drops");
+    // Crosses: two strokes of 10 x 10 px in the text colour, one cross per drop and
+    // one in the legend.
+    let centres: Vec<f64> = elements(&svg, "polyline")
+        .into_iter()
+        .filter(|e| attr(e, "stroke").as_deref() == Some("#202020"))
+        .filter_map(|e| {
+            let p = attr(e, "points")?;
+            let ys: Vec<f64> = p
+                .split_whitespace()
+                .filter_map(|q| q.split_once(',')?.1.parse().ok())
+                .collect();
+            (ys.len() == 2 && (ys[0] - ys[1]).abs() == 10.0).then(|| (ys[0] + ys[1]) / 2.0)
+        })
+        .collect();
+    assert_eq!(centres.len(), 2 * (drops + 1));
+    let on_axis = centres.iter().filter(|y| (**y - zero).abs() <= 1.0).count();
+    assert_eq!(on_axis, 2 * drops, "drop crosses off the 0 line");
+
+    // The units and dashes of the other figures.
+    let t = texts(&svg);
+    assert!(t.iter().any(|x| x == "time since 0.010000 s (µs)"), "{t:?}");
+    assert!(
+        t.iter().any(|x| x == "many-cores-64b — 1-core at 50.00 %"),
+        "{t:?}"
+    );
+    assert!(
+        !t.iter().any(|x| x.contains("[us]") || x.contains(" -- ")),
+        "{t:?}"
+    );
+}
+
+#[test]
+fn compare_prints_the_points_side_by_side() {
+    // The reference sweep beside itself with 1.5 x the loss: one row per load point,
+    // each set's forwarded rate, loss and average latency as in its results.json.
+    let c = shared();
+    let a = read_json(&c.path("out/results.json"));
+    let mut b = a.clone();
+    b["scenario"] = json!("costlier");
+    for p in b["points"].as_array_mut().unwrap() {
+        let l = f(&p["total"]["loss_pct"]);
+        p["total"]["loss_pct"] = json!((l * 1.5).min(100.0));
+    }
+    let d = c.path("costlier");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("results.json"), b.to_string()).unwrap();
+    let o = c.run(&[
+        "compare",
+        "out/results.json",
+        "costlier/results.json",
+        "--out",
+        "cmp-table",
+    ]);
+    ok(&o);
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains("series 1: dc21143-64b-1flow\n"), "{out}");
+    assert!(out.contains("series 2: costlier\n"), "{out}");
+    let header = out.lines().find(|l| l.contains("fwd pps")).expect("header");
+    assert_eq!(
+        header.split_whitespace().collect::<Vec<_>>(),
+        [
+            "load%", "offered", "|", "1", "fwd", "pps", "1", "loss%", "1", "avg", "us", "|", "2",
+            "fwd", "pps", "2", "loss%", "2", "avg", "us"
+        ]
+    );
+    let pts = a["points"].as_array().unwrap();
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .skip_while(|l| !l.contains("fwd pps"))
+        .skip(1)
+        .take_while(|l| l.contains('|'))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), pts.len(), "{out}");
+    for (row, (pa, pb)) in rows
+        .iter()
+        .zip(pts.iter().zip(b["points"].as_array().unwrap()))
+    {
+        let num = |k: usize| row[k].parse::<f64>().unwrap();
+        assert!((num(0) - f(&pa["load_pct"])).abs() < 0.005, "{row:?}");
+        assert!((num(1) - f(&pa["offered_pps"])).abs() <= 0.5, "{row:?}");
+        for (k, p) in [(3, pa), (7, pb)] {
+            let t = &p["total"];
+            assert!((num(k) - f(&t["forwarded_pps"])).abs() <= 0.5, "{row:?}");
+            assert!((num(k + 1) - f(&t["loss_pct"])).abs() <= 0.005, "{row:?}");
+            assert!(
+                (num(k + 2) - f(&t["latency_us"]["avg"])).abs() <= 0.05,
+                "{row:?}"
+            );
+        }
+    }
+    // The 30 % point: 59.45 % lost, 89.18 % in the costlier set (the 1.5 x).
+    let r30 = rows.iter().find(|r| r[0] == "30.00").expect("30 % row");
+    assert!((r30[8].parse::<f64>().unwrap() / r30[4].parse::<f64>().unwrap() - 1.5).abs() < 1e-3);
 }
