@@ -870,13 +870,20 @@ impl<'a> Fitter<'a> {
         Ok(e)
     }
 
-    /// The lowest objective evaluated so far at the fit's seed and duration.
+    /// The lowest objective evaluated so far within the bounds (the model's own values
+    /// may lie outside) at the fit's seed and duration.
     fn lowest(&self) -> Option<Arc<Evaluation>> {
         let tail = [self.seed, self.duration_s.to_bits()];
         let cache = self.cache.lock().expect("cache lock");
         cache
             .iter()
-            .filter(|(k, _)| k[k.len() - 2..] == tail)
+            .filter(|(k, e)| {
+                k[k.len() - 2..] == tail
+                    && e.values
+                        .iter()
+                        .zip(&self.params)
+                        .all(|(v, p)| (p.spec.lo..=p.spec.hi).contains(v))
+            })
             .map(|(_, e)| e.clone())
             // Ties broken by the values, so the choice does not depend on hash order.
             .min_by(|a, b| {
