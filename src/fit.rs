@@ -12,20 +12,44 @@
 //!
 //! - loss residual `r_loss` = simulated loss % - measured loss % (percentage points);
 //! - latency residual `r_lat` = 100 ln(simulated avg latency / measured avg latency)
-//!   (about the relative error in %, symmetric for over- and under-estimates; left out
-//!   where either side forwarded nothing),
+//!   (about the relative error in %, symmetric for over- and under-estimates).
 //!
-//! and the objective is the weighted sum of squares `sum w_loss r_loss^2 + w_lat r_lat^2`
+//! A side that forwarded nothing has no average latency; its frames' latency is
+//! *censored at the run's horizon* `T = duration_s + drain_s` (a frame that has not come
+//! out by then is never counted, and every frame that is counted waited at most `T`).
+//! So where the table forwards and the candidate does not, `r_lat = 100 ln(T / measured
+//! avg)`, the largest residual any candidate that forwards can reach at that point
+//! (944 at 1.2 s against 95 us, against 23 for a
+//! candidate 26 % slower); where the candidate forwards and the table does not,
+//! `r_lat = 100 ln(simulated avg / T)`, likewise; a point where neither side forwards has
+//! no latency residual and is not counted in the degrees of freedom. A candidate that
+//! livelocks the table's top points therefore pays for it instead of being rewarded.
+//!
+//! The objective is the weighted sum of squares `sum w_loss r_loss^2 + w_lat r_lat^2`
 //! ([`Weights`], both 1 by default: one percentage point of loss weighs as much as 1 %
 //! of latency). The fitted parameters are the weighted least-squares estimate.
+//!
+//! **Resolution of the objective.** Below some size a change of the objective is not
+//! evidence. The fit estimates that size `eps` at the best point found as the largest
+//! of (a) the objective's change when the sweep is simulated with the next seed (the
+//! random streams' noise: start phases, random arrivals and costs), (b) the objective
+//! the table's own rounding would leave at the true values, `sum w_lat (100 q /
+//! measured avg)^2 / 12` with `q` = 0.1 us, the SmartBits tables' print step of the
+//! average latency (uniform rounding error), and (c) 0.1 % of the objective (the
+//! descents' own tolerance), and reports it ([`FitReport::resolution`]).
 //!
 //! **Optimiser.** Constant-rate traffic makes the objective rugged (a cost that moves a
 //! handler's end past the next arrival changes frames per interrupt in steps), so no
 //! derivatives are used: a Halton sample of the bounds ([`FitOptions::samples`]), then
 //! argmin's Nelder-Mead simplex from the best points of the start and the sample
 //! ([`FitOptions::descents`]) on the parameters scaled to [0, 1] by their bounds (a
-//! step outside is evaluated at the bound and penalised), restarted from the best point with a fresh, smaller simplex ([`FitOptions::restarts`])
-//! because a simplex can collapse on a plateau of a rugged surface. Each evaluation runs
+//! step outside is evaluated at the bound and penalised). Then restarts: each from the
+//! next-best sample point not yet descended from (once all are used, from the best
+//! point with a fresh simplex of another size), until [`FitOptions::restarts`] restarts
+//! in a row lower the best objective by no more than `eps`; and a last local search
+//! from the best of all descents with a fresh, small simplex, repeated while it
+//! improves by more than `eps`. No descent starts once
+//! [`FitOptions::max_simulations`] sweeps have been simulated. Each evaluation runs
 //! the sweep's points in parallel (rayon), independent evaluations (the sample, the
 //! profile points) run side by side, and results are cached by parameter values,
 //! so the fit is deterministic for a seed, whatever the thread count. Integer fields
@@ -36,22 +60,47 @@
 //! - **profile interval**: the range of the parameter over which the objective's
 //!   profile stays under the likelihood-ratio threshold `SSR_min (1 + F(1, n-k) / (n-k))`
 //!   (nonlinear least squares, Bates and Watts 1988, section 6.1). The profile is the
-//!   objective with the other parameters at their best given this one; the fit follows
-//!   them along the conditional path linearised at the fit (`d_-j = -(J_-j^T J_-j)^-1
-//!   J_-j^T J_j`) and evaluates the true objective there, by simulation. The ends are
-//!   searched outwards from the fitted value (steps doubling, then bisection); an end
-//!   that reaches a bound is reported. This is the interval to read on a rugged surface.
+//!   objective with the other parameters re-optimised at each value of this one: a
+//!   small Nelder-Mead over the others ([`FitOptions::profile_iters`] iterations),
+//!   warm-started from the previous step's optimum moved along the conditional path
+//!   linearised at the fit (`d_-j = -(J_-j^T J_-j)^-1 J_-j^T J_j`), each point
+//!   simulated. The ends are searched outwards from the fitted value (steps doubling
+//!   from the Jacobian's step, then four bisections); each end reported is the
+//!   innermost value found *above* the threshold (the interval's true end lies between
+//!   it and the last value found below), or the bound when the profile stays under the
+//!   threshold up to it (reported). This is the interval to read on a rugged surface.
+//!   It is **resolution-limited** ([`FittedParam::resolution_limited`], with its width,
+//!   and a warning) when the threshold's margin `SSR_min F / (n-k)` is below `eps` (the
+//!   threshold is then raised to `SSR_min + eps`: a rise the objective cannot resolve
+//!   excludes nothing), or when no probed value besides the fit was under the
+//!   threshold (the interval is narrower than the probes, so its width is only bounded
+//!   by theirs): a zero-width interval is never reported as a confident one.
 //! - **linearised interval**: `s^2 (J^T J)^-1` with `s^2 = SSR / (n - k)` and Student's t,
 //!   from the residuals' Jacobian `J` by central differences (steps of 2 % of the value,
 //!   at least 1 % of the range). It describes the valley floor at the fit only.
 //!
-//! The profile is also drawn over the whole range, for the plots. A parameter is
-//! reported as **not identifiable** when moving it changes no residual (a flat
-//! direction: `J`'s column is zero), two parameters as **confounded** when their
+//! Every profile point is a full evaluation: when one scores lower than the fit by more
+//! than `eps`, the search stopped in a local minimum, so the fit descends again from
+//! there and redoes the uncertainty (twice at most, then it warns).
+//!
+//! The profile is also drawn over the whole range, for the plots (the same
+//! re-optimisation at each point, warm-started from the linearised path). A
+//! parameter is reported as **not identifiable** when moving it changes no residual (a
+//! flat direction: `J`'s column is zero), two parameters as **confounded** when their
 //! correlation exceeds 0.95 in magnitude (or `J^T J` is singular), and a parameter as
 //! **poorly determined** when its interval (the profile one where there is one) is
 //! wider than half its value or reaches a bound; the fit then warns instead of
 //! returning a confident number.
+//!
+//! **Duration per point.** Start-up transients move a sweep's figures with the sending
+//! time (a lossy point's queue fills in the first few ms, so its loss and average
+//! latency converge as about 1/duration). The table's own duration per point is read
+//! from its `Sent` column (sent frames / simulated sent frames x simulated duration,
+//! the median over the points); when the fit's duration differs from it by more than
+//! 5 %, the fitted values are simulated again at the table's duration, and when that
+//! moves the figures at the table's points (the same weighted loss and latency terms)
+//! by more in RMS than the fit's residuals, the fit warns and names the duration
+//! needed ([`FitReport::duration_check`]).
 
 use crate::error::InputError;
 use crate::results::Results;
@@ -213,8 +262,15 @@ pub struct FitOptions {
     pub samples: usize,
     /// Descents from the best distinct points of the start and the sample [default 3].
     pub descents: usize,
-    /// Nelder-Mead restarts from the best point after the descents [default 2].
+    /// Restarts in a row that bring no improvement above the objective's resolution
+    /// before the search stops (see the module docs) [default 3; 0: no restarts].
     pub restarts: usize,
+    /// Sweeps simulated after which the search starts no further descent, so it ends
+    /// within one descent (at most `max_iters` x (parameters + 1) sweeps) of it; the
+    /// uncertainty and the profiles come on top (each profile point is at most
+    /// `profile_iters` x parameters + parameters + 1 sweeps) [default 200 per
+    /// parameter].
+    pub max_simulations: usize,
     /// Iterations per descent [default 40].
     pub max_iters: u64,
     /// Sending time per point [s], replacing the scenario's (a shorter fit is faster;
@@ -228,23 +284,29 @@ pub struct FitOptions {
     /// fitted value and four points around it (0: no profile drawn; the profile
     /// interval is still searched) [default 9].
     pub profile_points: usize,
+    /// Nelder-Mead iterations that re-optimise the other parameters at each point of a
+    /// profile (with one parameter there are no others) [default 8].
+    pub profile_iters: u64,
 }
 
 impl FitOptions {
     /// Defaults for `params`.
     pub fn new(params: Vec<ParamSpec>) -> Self {
         let samples = 12 * params.len();
+        let max_simulations = 200 * params.len();
         FitOptions {
             params,
             weights: Weights::default(),
             samples,
             descents: 3,
-            restarts: 2,
+            restarts: 3,
+            max_simulations,
             max_iters: 40,
             duration_s: None,
             seed: None,
             threads: 0,
             profile_points: 9,
+            profile_iters: 8,
         }
     }
 }
@@ -264,8 +326,9 @@ pub struct PointFit {
     pub latency_us: f64,
     /// Loss residual [percentage points].
     pub loss_residual: f64,
-    /// Latency residual, 100 ln(simulated / measured) [%]; none where either side
-    /// forwarded nothing.
+    /// Latency residual, 100 ln(simulated / measured) [%], a side that forwarded
+    /// nothing taken at the run's horizon (see the module docs); none where neither
+    /// side forwarded.
     pub latency_residual: Option<f64>,
 }
 
@@ -307,11 +370,16 @@ pub struct FittedParam {
     /// Whether the table moves when the parameter does (see the module docs).
     pub identifiable: bool,
     /// 95 % interval from the objective's profile (see the module docs): the values
-    /// along the conditional path whose objective stays below the likelihood-ratio
-    /// threshold (none when not identifiable or no degrees of freedom are left).
+    /// whose profile (the others re-optimised) stays below the likelihood-ratio
+    /// threshold, each end the innermost value found above it (none when not
+    /// identifiable or no degrees of freedom are left).
     pub profile_ci95: Option<[f64; 2]>,
+    /// When the profile interval is resolution-limited (the objective cannot resolve
+    /// the threshold's margin, or no probe but the fit was under it): the interval's
+    /// width, in the field's units; none when the interval is a confident one.
+    pub resolution_limited: Option<f64>,
     /// The objective's profile along this parameter: (value, objective) pairs over the
-    /// bounds, the other parameters following on the conditional path.
+    /// bounds, the other parameters re-optimised at each.
     pub profile: Vec<[f64; 2]>,
 }
 
@@ -341,8 +409,15 @@ pub struct FitReport {
     pub start_objective: f64,
     /// Objective at the fitted values.
     pub objective: f64,
-    /// Residual degrees of freedom: residuals compared minus parameters.
+    /// Residual degrees of freedom: residuals counted (a latency residual where
+    /// neither side forwarded is not) minus parameters.
     pub dof: i64,
+    /// The objective's resolution at the fit (see the module docs): changes below it
+    /// are not evidence.
+    pub resolution: f64,
+    /// The fitted values simulated at the table's own duration per point, when the
+    /// fit's differs from it (see the module docs).
+    pub duration_check: Option<DurationCheck>,
     /// Sweeps simulated (cached repeats not counted).
     pub simulations: usize,
     /// Each point at the model's own values.
@@ -354,6 +429,22 @@ pub struct FitReport {
     /// What the reader must know: unidentifiable, confounded, poorly determined or
     /// bound-hugging parameters.
     pub warnings: Vec<String>,
+}
+
+/// How much the duration per point moves the fitted values' figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DurationCheck {
+    /// The fit's sending time per point [s].
+    pub fit_duration_s: f64,
+    /// The table's, from its `Sent` column [s].
+    pub table_duration_s: f64,
+    /// RMS over the table's points of the change of the weighted loss and latency
+    /// terms between the two durations (same units as the residuals).
+    pub change_rms: f64,
+    /// RMS of the fit's weighted residuals.
+    pub residual_rms: f64,
+    /// The point that moved most [% of line rate].
+    pub worst_load_pct: f64,
 }
 
 /// A parameter resolved against the model.
@@ -400,6 +491,43 @@ fn lookup<'v>(v: &'v Value, segs: &[String]) -> Option<&'v Value> {
         };
     }
     Some(cur)
+}
+
+/// Where the last segment of `segs` is missing but its parent is an object (a cost
+/// written in `cycles` fitted through `ns`, or the reverse): the numeric fields the
+/// parent has, as a hint; empty otherwise.
+fn sibling_hint(model: &Value, segs: &[String]) -> String {
+    let Some((_, parent)) = segs.split_last() else {
+        return String::new();
+    };
+    let m = match lookup(model, parent) {
+        Some(Value::Object(m)) => m,
+        Some(v) if v.is_number() && !parent.is_empty() => {
+            return format!(
+                "; `{}` is a plain number: fit `{}` itself",
+                parent.join("."),
+                parent.join(".")
+            );
+        }
+        _ => return String::new(),
+    };
+    let numeric: Vec<String> = m
+        .iter()
+        .filter(|(_, v)| v.is_number())
+        .map(|(k, _)| format!("`{}.{k}`", parent.join(".")))
+        .collect();
+    if numeric.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; `{}` is written with {}: fit {}",
+        parent.join("."),
+        m.keys()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        numeric.join(" or ")
+    )
 }
 
 /// [`lookup`], mutably.
@@ -451,6 +579,7 @@ pub struct Fitter<'a> {
     opts: FitOptions,
     duration_s: f64,
     seed: u64,
+    /// Evaluations by (value bits..., seed, duration bits).
     cache: Mutex<HashMap<Vec<u64>, Arc<Evaluation>>>,
 }
 
@@ -552,8 +681,10 @@ impl<'a> Fitter<'a> {
             }
             let Some(v) = lookup(&model, &segs) else {
                 return Err(bad(format!(
-                    "`{}` is not a field of the model `{}`",
-                    spec.path, exp.model_path
+                    "`{}` is not a field of the model `{}`{}",
+                    spec.path,
+                    exp.model_path,
+                    sibling_hint(&model, &segs)
                 )));
             };
             let Some(current) = v.as_f64() else {
@@ -611,7 +742,7 @@ impl<'a> Fitter<'a> {
             for end in [p.spec.lo, p.spec.hi] {
                 let mut v = fitter.start();
                 v[j] = end;
-                if let Err(e) = fitter.load_at(&fitter.round(&v)) {
+                if let Err(e) = fitter.load_at(&fitter.round(&v), fitter.seed, fitter.duration_s) {
                     return Err(FitError::Param {
                         spec: p.spec.to_string(),
                         reason: format!("the model refuses the bound {end}: {e}"),
@@ -622,9 +753,17 @@ impl<'a> Fitter<'a> {
         Ok(fitter)
     }
 
-    /// The experiment with `values` patched into the scenario's overrides.
-    fn load_at(&self, values: &[f64]) -> Result<crate::scenario::Experiment, InputError> {
+    /// The experiment with `values` patched into the scenario's overrides, simulated
+    /// with `seed` for `duration_s` per point.
+    fn load_at(
+        &self,
+        values: &[f64],
+        seed: u64,
+        duration_s: f64,
+    ) -> Result<crate::scenario::Experiment, InputError> {
         let mut sc = self.scenario.clone();
+        sc["seed"] = Value::from(seed);
+        sc["duration_s"] = Value::from(duration_s);
         let mut ov = sc.get("overrides").cloned().unwrap_or(Value::Null);
         if !ov.is_object() {
             ov = Value::Object(serde_json::Map::new());
@@ -681,21 +820,35 @@ impl<'a> Fitter<'a> {
     /// Simulate the sweep at `values` (integers rounded) and compare it with the table;
     /// cached. The search keeps to the bounds; the model's own values may lie outside.
     pub fn evaluate(&self, values: &[f64]) -> Result<Arc<Evaluation>, FitError> {
+        self.evaluate_with(values, self.seed, self.duration_s)
+    }
+
+    /// [`Fitter::evaluate`] with another seed or sending time per point.
+    fn evaluate_with(
+        &self,
+        values: &[f64],
+        seed: u64,
+        duration_s: f64,
+    ) -> Result<Arc<Evaluation>, FitError> {
         let values = self.round(values);
-        let key: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
+        let mut key: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
+        key.extend([seed, duration_s.to_bits()]);
         if let Some(e) = self.cache.lock().expect("cache lock").get(&key) {
             return Ok(e.clone());
         }
-        let exp = self.load_at(&values).map_err(|error| FitError::Rejected {
-            values: self.describe(&values),
-            error,
-        })?;
+        let exp = self
+            .load_at(&values, seed, duration_s)
+            .map_err(|error| FitError::Rejected {
+                values: self.describe(&values),
+                error,
+            })?;
         let results =
             runner::run(&exp, self.opts.threads, &|| {}).map_err(|error| FitError::Run {
                 values: self.describe(&values),
                 error,
             })?;
-        let points = compare(&results, &self.measured);
+        let horizon_us = (exp.duration_s + exp.drain_s) * 1e6;
+        let points = compare(&results, &self.measured, horizon_us);
         let objective = points
             .iter()
             .map(|p| {
@@ -717,6 +870,34 @@ impl<'a> Fitter<'a> {
         Ok(e)
     }
 
+    /// The lowest objective evaluated so far within the bounds (the model's own values
+    /// may lie outside) at the fit's seed and duration.
+    fn lowest(&self) -> Option<Arc<Evaluation>> {
+        let tail = [self.seed, self.duration_s.to_bits()];
+        let cache = self.cache.lock().expect("cache lock");
+        cache
+            .iter()
+            .filter(|(k, e)| {
+                k[k.len() - 2..] == tail
+                    && e.values
+                        .iter()
+                        .zip(&self.params)
+                        .all(|(v, p)| (p.spec.lo..=p.spec.hi).contains(v))
+            })
+            .map(|(_, e)| e.clone())
+            // Ties broken by the values, so the choice does not depend on hash order.
+            .min_by(|a, b| {
+                a.objective.total_cmp(&b.objective).then_with(|| {
+                    a.values
+                        .iter()
+                        .zip(&b.values)
+                        .map(|(x, y)| x.total_cmp(y))
+                        .find(|o| o.is_ne())
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                })
+            })
+    }
+
     fn to_unit(&self, values: &[f64]) -> Vec<f64> {
         values
             .iter()
@@ -732,13 +913,20 @@ impl<'a> Fitter<'a> {
             .collect()
     }
 
-    /// One Nelder-Mead descent from `u0` (unit coordinates) with simplex edge `size`.
-    fn descend(&self, u0: &[f64], size: f64) -> Result<Vec<f64>, FitError> {
-        // Stop when the simplex's objectives agree to 0.1 % of the starting vertex's
-        // (plus an absolute floor for a perfect fit): finer is below the simulation's own
-        // resolution of loss and latency.
-        let f0 = self.evaluate(&self.unit_to_values(u0))?.objective;
-        let tol = 1e-3 * f0 + 1e-6;
+    /// One Nelder-Mead descent from `u0` (unit coordinates of the free parameters:
+    /// all of them, or all but `fixed`, which stays at its unit coordinate) with simplex
+    /// edge `size` and at most `iters` iterations, stopping when the simplex's
+    /// objectives agree to `tol` (the objective's resolution: finer is not evidence);
+    /// the best point's evaluation.
+    fn descend(
+        &self,
+        u0: &[f64],
+        size: f64,
+        iters: u64,
+        fixed: Option<(usize, f64)>,
+        tol: f64,
+    ) -> Result<Arc<Evaluation>, FitError> {
+        let cost = UnitCost { f: self, fixed };
         let mut simplex = vec![u0.to_vec()];
         for i in 0..u0.len() {
             let mut v = u0.to_vec();
@@ -749,8 +937,8 @@ impl<'a> Fitter<'a> {
         let solver = NelderMead::new(simplex)
             .with_sd_tolerance(tol)
             .map_err(|e| FitError::Optimiser(e.to_string()))?;
-        let res = Executor::new(UnitCost { f: self }, solver)
-            .configure(|s| s.max_iters(self.opts.max_iters))
+        let res = Executor::new(cost, solver)
+            .configure(|s| s.max_iters(iters))
             .run()
             .map_err(|e| match e.downcast::<FitError>() {
                 Ok(f) => f,
@@ -760,17 +948,42 @@ impl<'a> Fitter<'a> {
             .state
             .best_param
             .ok_or_else(|| FitError::Optimiser("no best point".into()))?;
-        Ok(best.iter().map(|x| x.clamp(0.0, 1.0)).collect())
+        let full = UnitCost { f: self, fixed }.full(&best);
+        self.evaluate(&self.unit_to_values(&full))
     }
 
-    /// Fit: a global sample, descents from its best points, restarts, then the
-    /// uncertainty and the profiles.
-    pub fn fit(&self) -> Result<FitReport, FitError> {
-        let start = self.start();
-        let start_eval = self.evaluate(&start)?;
-        let model_eval = self.evaluate(&self.model_values())?;
+    /// A full descent from `u0` (all parameters free), to the resolution `eps`.
+    fn descent(&self, u0: &[f64], size: f64, eps: f64) -> Result<Arc<Evaluation>, FitError> {
+        self.descend(u0, size, self.opts.max_iters, None, eps)
+    }
+
+    /// The objective's resolution at `best` (see the module docs).
+    fn resolution(&self, best: &Evaluation) -> Result<f64, FitError> {
+        let other = self.evaluate_with(&best.values, self.seed.wrapping_add(1), self.duration_s)?;
+        let noise = (other.objective - best.objective).abs();
+        let rounding: f64 = best
+            .points
+            .iter()
+            .filter(|p| p.latency_residual.is_some() && p.measured_latency_us > 0.0)
+            .map(|p| {
+                self.opts.weights.latency
+                    * (100.0 * TABLE_LATENCY_STEP_US / p.measured_latency_us).powi(2)
+                    / 12.0
+            })
+            .sum();
+        Ok(noise.max(rounding).max(1e-3 * best.objective).max(1e-9))
+    }
+
+    /// Whether the search may start another descent.
+    fn budget_left(&self) -> bool {
+        self.simulations() < self.opts.max_simulations
+    }
+
+    /// The search (see the module docs): the sample, the descents from its best points,
+    /// restarts while they improve, and the last local search.
+    fn search(&self, start_eval: &Evaluation) -> Result<Arc<Evaluation>, FitError> {
         // The start and a Halton sample of the box, best first.
-        let mut candidates = vec![(start_eval.objective, self.to_unit(&start))];
+        let mut candidates = vec![(start_eval.objective, self.to_unit(&start_eval.values))];
         // The sample's sweeps are independent: run them side by side (each also runs
         // its points in parallel); collected in sample order, so nothing depends on
         // which finishes first.
@@ -783,46 +996,225 @@ impl<'a> Fitter<'a> {
             })
             .collect::<Result<_, _>>()?;
         candidates.extend(sample);
+        // A stable sort: ties keep the sample's order.
         candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut best_u = candidates[0].1.clone();
-        let mut best = self.evaluate(&self.unit_to_values(&best_u))?;
-        for (_, u0) in candidates.iter().take(self.opts.descents.max(1)) {
-            let u = self.descend(u0, 0.1)?;
-            let e = self.evaluate(&self.unit_to_values(&u))?;
-            if e.objective < best.objective {
+        let mut best = self.evaluate(&self.unit_to_values(&candidates[0].1))?;
+        let mut eps = self.resolution(&best)?;
+        let mut next = 0;
+        while next < candidates.len().min(self.opts.descents.max(1)) && self.budget_left() {
+            let e = self.descent(&candidates[next].1, 0.1, eps)?;
+            next += 1;
+            if e.objective < best.objective - eps {
                 best = e;
-                best_u = u;
+                eps = self.resolution(&best)?;
+            } else if e.objective < best.objective {
+                best = e;
             }
         }
-        let mut size = 0.1;
-        for _ in 0..self.opts.restarts {
-            let u = self.descend(&best_u, size)?;
-            let e = self.evaluate(&self.unit_to_values(&u))?;
-            let improved = e.objective < best.objective;
-            if improved {
+        // Restarts: from the next-best sample points, then from the best with fresh
+        // simplices of other sizes, until `restarts` in a row bring nothing above `eps`.
+        let sizes = [0.05, 0.2, 0.02];
+        let (mut stale, mut fresh) = (0, 0);
+        while stale < self.opts.restarts && self.budget_left() {
+            let e = if next < candidates.len() {
+                next += 1;
+                self.descent(&candidates[next - 1].1, 0.1, eps)?
+            } else {
+                fresh += 1;
+                let size = sizes[(fresh - 1) % sizes.len()];
+                self.descent(&self.to_unit(&best.values), size, eps)?
+            };
+            if e.objective < best.objective - eps {
                 best = e;
-                best_u = u;
+                eps = self.resolution(&best)?;
+                stale = 0;
+            } else {
+                if e.objective < best.objective {
+                    best = e;
+                }
+                stale += 1;
             }
-            size /= 3.0;
+        }
+        self.polish(best)
+    }
+
+    /// The last local search from `best`: a fresh, small simplex, again while it
+    /// improves by more than the resolution (within the budget after the first).
+    fn polish(&self, mut best: Arc<Evaluation>) -> Result<Arc<Evaluation>, FitError> {
+        let mut first = true;
+        while first || self.budget_left() {
+            first = false;
+            let eps = self.resolution(&best)?;
+            let e = self.descent(&self.to_unit(&best.values), 0.03, eps)?;
+            let improved = e.objective < best.objective - eps;
+            if e.objective < best.objective {
+                best = e;
+            }
             if !improved {
                 break;
             }
         }
+        Ok(best)
+    }
+
+    /// Fit: the search, then the uncertainty and the profiles (again from a lower
+    /// point the profiles found, twice at most), then the duration check.
+    pub fn fit(&self) -> Result<FitReport, FitError> {
+        let start = self.start();
+        let start_eval = self.evaluate(&start)?;
+        let model_eval = self.evaluate(&self.model_values())?;
+        let mut best = self.search(&start_eval)?;
+        let mut rounds = 0;
+        let (a, eps) = loop {
+            let eps = self.resolution(&best)?;
+            // The intervals first; the drawn profiles once the fit stands (the intervals
+            // are then taken from the cache).
+            self.assess(&best, eps, false)?;
+            let low = self.lowest().expect("something was evaluated");
+            if low.objective < best.objective - eps && rounds < 2 {
+                rounds += 1;
+                best = self.polish(low)?;
+                continue;
+            }
+            let mut a = self.assess(&best, eps, true)?;
+            let low = self.lowest().expect("something was evaluated");
+            if low.objective < best.objective - eps {
+                a.warnings.push(format!(
+                    "the search stopped in a local minimum: the profiles found objective {} at \
+                     {} against {} at the fit; widen the search (--samples, --descents, \
+                     --restarts) or start there",
+                    fmt(low.objective),
+                    self.describe(&low.values),
+                    fmt(best.objective)
+                ));
+            }
+            break (a, eps);
+        };
+        let mut warnings = a.warnings;
+        if best.objective > model_eval.objective + eps {
+            warnings.push(format!(
+                "the fit ends worse than the model's own values (objective {} against {}): \
+                 the search missed their basin; widen it (--samples, --descents) or start there",
+                fmt(best.objective),
+                fmt(model_eval.objective)
+            ));
+        }
+        let duration_check = self.duration_check(&best)?;
+        if let Some(c) = &duration_check
+            && c.change_rms > c.residual_rms
+        {
+            warnings.push(format!(
+                "the duration per point moves the table's figures more than the residuals: \
+                 the fitted values simulated for the table's {} s per point (from its Sent \
+                 column) instead of {} s move the weighted loss and latency terms by {} RMS \
+                 (most at {} %), against a residual RMS of {}: fit with --duration {}",
+                fmt(c.table_duration_s),
+                fmt(c.fit_duration_s),
+                fmt(c.change_rms),
+                fmt(c.worst_load_pct),
+                fmt(c.residual_rms),
+                fmt(c.table_duration_s)
+            ));
+        }
+        Ok(FitReport {
+            scenario: self.file.clone(),
+            model: self.model_path.clone(),
+            measured: self.measured_file.clone(),
+            duration_s: self.duration_s,
+            seed: self.seed,
+            weights: self.opts.weights,
+            params: a.params,
+            correlation: a.correlation,
+            model_objective: model_eval.objective,
+            start_objective: start_eval.objective,
+            objective: best.objective,
+            dof: a.dof,
+            resolution: eps,
+            duration_check,
+            simulations: self.simulations(),
+            model_points: model_eval.points.clone(),
+            start_points: start_eval.points.clone(),
+            points: best.points.clone(),
+            warnings,
+        })
+    }
+
+    /// The fitted values simulated at the table's own duration per point, when the
+    /// fit's differs from it by more than 5 % (see the module docs).
+    fn duration_check(&self, best: &Evaluation) -> Result<Option<DurationCheck>, FitError> {
+        let mut ratios: Vec<f64> = best
+            .results
+            .points
+            .iter()
+            .filter_map(|p| {
+                let m = measured_at(&self.measured, p.load_pct)?;
+                let sent = p.figures.total.sent;
+                (sent > 0.0 && m.total.sent > 0.0).then(|| m.total.sent / sent)
+            })
+            .collect();
+        if ratios.is_empty() {
+            return Ok(None);
+        }
+        ratios.sort_by(f64::total_cmp);
+        let table_d = self.duration_s * ratios[ratios.len() / 2];
+        if !(table_d.is_finite() && table_d > 0.0)
+            || (table_d / self.duration_s - 1.0).abs() <= 0.05
+            || self.load_at(&best.values, self.seed, table_d).is_err()
+        {
+            return Ok(None);
+        }
+        let other = self.evaluate_with(&best.values, self.seed, table_d)?;
+        let w = self.opts.weights;
+        let (mut sum, mut n, mut worst) = (0.0, 0usize, (0.0, best.points[0].load_pct));
+        for p in &best.points {
+            let Some(q) = other.points.iter().find(|q| q.load_pct == p.load_pct) else {
+                continue;
+            };
+            let mut here = 0.0;
+            if w.loss > 0.0 {
+                here += w.loss * (q.loss_residual - p.loss_residual).powi(2);
+                n += 1;
+            }
+            if w.latency > 0.0
+                && let (Some(a), Some(b)) = (p.latency_residual, q.latency_residual)
+            {
+                here += w.latency * (b - a).powi(2);
+                n += 1;
+            }
+            sum += here;
+            if here > worst.0 {
+                worst = (here, p.load_pct);
+            }
+        }
+        let counted = counted(best, w).max(1);
+        Ok(Some(DurationCheck {
+            fit_duration_s: self.duration_s,
+            table_duration_s: table_d,
+            change_rms: (sum / n.max(1) as f64).sqrt(),
+            residual_rms: (best.objective / counted as f64).sqrt(),
+            worst_load_pct: worst.1,
+        }))
+    }
+
+    /// The uncertainty of the fit at `best`: the Jacobian, the linearised and profile
+    /// intervals, the drawn profiles and the warnings about them.
+    fn assess(&self, best: &Evaluation, eps: f64, drawn: bool) -> Result<Assessment, FitError> {
         let values = best.values.clone();
         let (jac, steps) = self.jacobian(&values)?;
-        let unc = uncertainty(&jac, &best, self.opts.weights, values.len());
+        let unc = uncertainty(&jac, best, self.opts.weights, values.len());
         let dirs = conditional_directions(&jac, values.len());
-        let n_res = residuals(&best, self.opts.weights).len() as i64;
+        let n_res = counted(best, self.opts.weights) as i64;
         let dof = n_res - values.len() as i64;
         // Likelihood-ratio threshold for one parameter's profile (nonlinear least
         // squares, e.g. Bates & Watts 1988, section 6.1): SSR <= SSR_min (1 + F / dof),
-        // F the 95 % point of F(1, dof).
+        // F the 95 % point of F(1, dof); its margin raised to the resolution.
         let threshold = (dof > 0).then(|| {
             use statrs::distribution::{ContinuousCDF, FisherSnedecor};
             let f = FisherSnedecor::new(1.0, dof as f64)
                 .map(|d| d.inverse_cdf(0.95))
                 .unwrap_or(3.84);
-            best.objective * (1.0 + f / dof as f64)
+            let margin = best.objective * f / dof as f64;
+            (best.objective + margin.max(eps), margin < eps, margin)
         });
         let mut warnings = Vec::new();
         let mut params = Vec::new();
@@ -846,24 +1238,84 @@ impl<'a> Fitter<'a> {
                 let h = u.t95 * se;
                 [values[j] - h, values[j] + h]
             });
-            let profile_ci95 = match threshold {
-                Some(t) if !flat => {
-                    let (ends, at_bound) =
-                        self.profile_interval(j, &values, &dirs[j], steps[j], t)?;
-                    for (end, hit) in ends.iter().zip(at_bound) {
-                        if hit {
-                            warnings.push(format!(
-                                "`{}`: the 95 % profile interval reaches the bound {}: the \
-                                 table does not bound it on that side",
-                                p.spec.path,
-                                fmt(*end)
-                            ));
-                        }
+            let mut probes = Vec::new();
+            let mut profile_ci95 = None;
+            let mut resolution_limited = None;
+            if let Some((t, coarse, margin)) = threshold
+                && !flat
+            {
+                let iv = self.profile_interval(j, best, &dirs[j], steps[j], t, eps)?;
+                probes = iv.probes;
+                for (end, hit) in iv.ends.iter().zip(iv.at_bound) {
+                    if hit {
+                        warnings.push(format!(
+                            "`{}`: the 95 % profile interval reaches the bound {}: the \
+                             table does not bound it on that side",
+                            p.spec.path,
+                            fmt(*end)
+                        ));
                     }
-                    Some(ends)
                 }
-                _ => None,
+                let narrow = iv.inner[0] == iv.inner[1];
+                if coarse || narrow {
+                    let width = iv.ends[1] - iv.ends[0];
+                    resolution_limited = Some(width);
+                    let why = if coarse {
+                        format!(
+                            "the objective's resolution {} exceeds the threshold's margin {}",
+                            fmt(eps),
+                            fmt(margin)
+                        )
+                    } else {
+                        "no value probed but the fitted one was under the threshold".into()
+                    };
+                    warnings.push(format!(
+                        "`{}`: the 95 % profile interval {}..{} is resolution-limited ({why}): \
+                         the objective is flat or stepped below a width of {}, so the table \
+                         does not place the value more finely than that interval",
+                        p.spec.path,
+                        fmt(iv.ends[0]),
+                        fmt(iv.ends[1]),
+                        fmt(width)
+                    ));
+                }
+                profile_ci95 = Some(iv.ends);
+            }
+            let mut profile = if drawn {
+                self.profile(j, &values, &dirs[j], eps)?
+            } else {
+                Vec::new()
             };
+            profile.extend(probes);
+            profile.sort_by(|a, b| a[0].total_cmp(&b[0]));
+            profile.dedup_by(|a, b| a[0] == b[0]);
+            // A stepped profile can dip under the threshold again beyond an end found
+            // from the fit: then the table allows values there too.
+            if let (Some((t, ..)), Some([lo, hi])) = (threshold, profile_ci95.as_mut()) {
+                let under: Vec<f64> = profile
+                    .iter()
+                    .filter(|s| s[1] <= t && (s[0] < *lo || s[0] > *hi))
+                    .map(|s| s[0])
+                    .collect();
+                if !under.is_empty() {
+                    warnings.push(format!(
+                        "`{}`: the profile is under the 95 % threshold again at {} (outside \
+                         {}..{}): the table allows separate ranges; the interval is widened \
+                         to cover them",
+                        p.spec.path,
+                        under.iter().map(|x| fmt(*x)).collect::<Vec<_>>().join(", "),
+                        fmt(*lo),
+                        fmt(*hi)
+                    ));
+                    for x in under {
+                        *lo = lo.min(x);
+                        *hi = hi.max(x);
+                    }
+                    if let Some(w) = resolution_limited.as_mut() {
+                        *w = *hi - *lo;
+                    }
+                }
+            }
             if let Some([lo, hi]) = profile_ci95.or(ci95)
                 && (hi - lo) / 2.0 > 0.5 * values[j].abs()
             {
@@ -885,29 +1337,21 @@ impl<'a> Fitter<'a> {
                     fmt(p.spec.hi)
                 ));
             }
-            let profile = self.profile(j, &values, &dirs[j])?;
             params.push(FittedParam {
                 path: p.spec.path.clone(),
                 lo: p.spec.lo,
                 hi: p.spec.hi,
                 integer: p.integer,
                 model_value: p.model,
-                start: start[j],
+                start: self.params[j].start,
                 value: values[j],
                 std_error: se,
                 ci95,
                 profile_ci95,
+                resolution_limited,
                 identifiable: !flat,
                 profile,
             });
-        }
-        if best.objective > model_eval.objective {
-            warnings.push(format!(
-                "the fit ends worse than the model's own values (objective {} against {}): \
-                 the search missed their basin; widen it (--samples, --descents) or start there",
-                fmt(best.objective),
-                fmt(model_eval.objective)
-            ));
         }
         let correlation = unc.as_ref().map(|u| u.corr.clone());
         let identifiable = params.iter().filter(|p| p.identifiable).count();
@@ -937,23 +1381,10 @@ impl<'a> Fitter<'a> {
                 }
             }
         }
-        Ok(FitReport {
-            scenario: self.file.clone(),
-            model: self.model_path.clone(),
-            measured: self.measured_file.clone(),
-            duration_s: self.duration_s,
-            seed: self.seed,
-            weights: self.opts.weights,
+        Ok(Assessment {
             params,
             correlation,
-            model_objective: model_eval.objective,
-            start_objective: start_eval.objective,
-            objective: best.objective,
             dof,
-            simulations: self.simulations(),
-            model_points: model_eval.points.clone(),
-            start_points: start_eval.points.clone(),
-            points: best.points.clone(),
             warnings,
         })
     }
@@ -1002,9 +1433,35 @@ impl<'a> Fitter<'a> {
             .collect()
     }
 
-    /// The objective's profile along parameter `j` over its bounds, the others on the
-    /// conditional path `d`.
-    fn profile(&self, j: usize, values: &[f64], d: &[f64]) -> Result<Vec<[f64; 2]>, FitError> {
+    /// The profile at `x` for parameter `j`: the other parameters re-optimised by a
+    /// small Nelder-Mead from `warm` (see the module docs); with one parameter, the
+    /// objective at `x`.
+    fn profile_point(
+        &self,
+        j: usize,
+        x: f64,
+        warm: &[f64],
+        eps: f64,
+    ) -> Result<Arc<Evaluation>, FitError> {
+        let mut v = warm.to_vec();
+        v[j] = x;
+        if self.dim() == 1 || self.opts.profile_iters == 0 {
+            return self.evaluate(&v);
+        }
+        let u = self.to_unit(&v);
+        let free: Vec<f64> = (0..u.len()).filter(|&i| i != j).map(|i| u[i]).collect();
+        self.descend(&free, 0.03, self.opts.profile_iters, Some((j, u[j])), eps)
+    }
+
+    /// The objective's profile along parameter `j` over its bounds, the others
+    /// re-optimised at each point from the conditional path `d`.
+    fn profile(
+        &self,
+        j: usize,
+        values: &[f64],
+        d: &[f64],
+        eps: f64,
+    ) -> Result<Vec<[f64; 2]>, FitError> {
         let n = self.opts.profile_points;
         let p = &self.params[j];
         let mut xs: Vec<f64> = (0..n)
@@ -1021,7 +1478,7 @@ impl<'a> Fitter<'a> {
         let mut out: Vec<[f64; 2]> = xs
             .into_par_iter()
             .map(|x| {
-                self.evaluate(&self.on_path(j, values, d, x))
+                self.profile_point(j, x, &self.on_path(j, values, d, x), eps)
                     .map(|e| [e.values[j], e.objective])
             })
             .collect::<Result<_, _>>()?;
@@ -1030,61 +1487,76 @@ impl<'a> Fitter<'a> {
         Ok(out)
     }
 
-    /// The profile interval of parameter `j`: from the fitted value outwards along the
-    /// conditional path `d` (steps doubling from `h`, then six bisections), the last
-    /// values whose objective stays at most `threshold`; and whether each end reached
-    /// a bound.
+    /// The profile interval of parameter `j` (see the module docs): from the fitted
+    /// value outwards (steps doubling from `h`, then four bisections), each step's
+    /// others re-optimised from the previous step's optimum moved along the conditional
+    /// path `d`.
     fn profile_interval(
         &self,
         j: usize,
-        values: &[f64],
+        best: &Evaluation,
         d: &[f64],
         h: f64,
         threshold: f64,
-    ) -> Result<([f64; 2], [bool; 2]), FitError> {
+        eps: f64,
+    ) -> Result<ProfileInterval, FitError> {
         let p = &self.params[j];
-        let mut ends = [values[j]; 2];
-        let mut at_bound = [false; 2];
+        let fitted = best.values[j];
+        let snap = |x: f64| if p.integer { x.round() } else { x };
+        let mut iv = ProfileInterval {
+            ends: [fitted; 2],
+            inner: [fitted; 2],
+            at_bound: [false; 2],
+            probes: Vec::new(),
+        };
         for (side, sign) in [-1.0f64, 1.0].into_iter().enumerate() {
             let bound = if sign < 0.0 { p.spec.lo } else { p.spec.hi };
-            let (mut inside, mut step) = (values[j], h);
+            let (mut inside, mut inside_at) = (fitted, best.values.clone());
+            let mut step = h;
             let mut outside = None;
             loop {
-                let x = values[j] + sign * step;
+                let x = snap(fitted + sign * step);
                 let x = if sign < 0.0 {
                     x.max(bound)
                 } else {
                     x.min(bound)
                 };
-                let e = self.evaluate(&self.on_path(j, values, d, x))?;
+                let e = self.profile_point(j, x, &self.on_path(j, &inside_at, d, x), eps)?;
+                iv.probes.push([x, e.objective]);
                 if e.objective > threshold {
                     outside = Some(x);
                     break;
                 }
-                inside = x;
+                (inside, inside_at) = (x, e.values.clone());
                 if x == bound {
-                    at_bound[side] = true;
+                    iv.at_bound[side] = true;
                     break;
                 }
                 step *= 2.0;
             }
-            if let Some(mut out) = outside {
-                for _ in 0..6 {
-                    if p.integer && (out - inside).abs() <= 1.0 {
-                        break;
+            iv.ends[side] = match outside {
+                Some(mut out) => {
+                    for _ in 0..4 {
+                        let mid = snap((inside + out) / 2.0);
+                        if mid == inside || mid == out {
+                            break;
+                        }
+                        let warm = self.on_path(j, &inside_at, d, mid);
+                        let e = self.profile_point(j, mid, &warm, eps)?;
+                        iv.probes.push([mid, e.objective]);
+                        if e.objective > threshold {
+                            out = mid;
+                        } else {
+                            (inside, inside_at) = (mid, e.values.clone());
+                        }
                     }
-                    let mid = (inside + out) / 2.0;
-                    let e = self.evaluate(&self.on_path(j, values, d, mid))?;
-                    if e.objective > threshold {
-                        out = mid;
-                    } else {
-                        inside = mid;
-                    }
+                    out
                 }
-            }
-            ends[side] = if p.integer { inside.round() } else { inside };
+                None => bound,
+            };
+            iv.inner[side] = inside;
         }
-        Ok((ends, at_bound))
+        Ok(iv)
     }
 
     /// The model file with the fitted values set and a `notes` entry on each saying how
@@ -1105,7 +1577,7 @@ impl<'a> Fitter<'a> {
             "fitted by `irqsim fit` to {} (scenario {}, {} s per point, seed {}): weighted \
              least squares of loss (percentage points, weight {}) and 100 ln(avg latency ratio) \
              (weight {}) per load point, Nelder-Mead with restarts; objective {} -> {} in {} \
-             simulations",
+             simulations (resolution {})",
             report.measured,
             report.scenario,
             fmt(report.duration_s),
@@ -1114,7 +1586,8 @@ impl<'a> Fitter<'a> {
             report.weights.latency,
             fmt(report.start_objective),
             fmt(report.objective),
-            report.simulations
+            report.simulations,
+            fmt(report.resolution)
         );
         for (p, f) in self.params.iter().zip(&report.params) {
             if !f.identifiable {
@@ -1139,9 +1612,14 @@ impl<'a> Fitter<'a> {
             }
             let unc = match (f.profile_ci95, f.ci95) {
                 (Some([lo, hi]), lin) => format!(
-                    "95 % profile interval {}..{}{}",
+                    "95 % profile interval {}..{}{}{}",
                     fmt(lo),
                     fmt(hi),
+                    if f.resolution_limited.is_some() {
+                        " (resolution-limited: the objective cannot resolve its ends)"
+                    } else {
+                        ""
+                    },
                     lin.map_or(String::new(), |[a, b]| format!(
                         " (linearised {}..{})",
                         fmt(a),
@@ -1207,10 +1685,23 @@ fn fmt(v: f64) -> String {
     }
 }
 
-/// The argmin cost function: parameters in unit coordinates; a point outside the box is
-/// evaluated at its projection and penalised by its distance, so the simplex comes back.
+/// The argmin cost function: parameters in unit coordinates (all, or all but `fixed`,
+/// which stays at its unit coordinate); a point outside the box is evaluated at its
+/// projection and penalised by its distance, so the simplex comes back.
 struct UnitCost<'f, 'a> {
     f: &'f Fitter<'a>,
+    fixed: Option<(usize, f64)>,
+}
+
+impl UnitCost<'_, '_> {
+    /// All the unit coordinates, `u` the free ones.
+    fn full(&self, u: &[f64]) -> Vec<f64> {
+        let mut v: Vec<f64> = u.iter().map(|x| x.clamp(0.0, 1.0)).collect();
+        if let Some((j, x)) = self.fixed {
+            v.insert(j, x);
+        }
+        v
+    }
 }
 
 impl CostFunction for UnitCost<'_, '_> {
@@ -1219,19 +1710,44 @@ impl CostFunction for UnitCost<'_, '_> {
 
     fn cost(&self, u: &Vec<f64>) -> Result<f64, argmin::core::Error> {
         let out: f64 = u.iter().map(|x| (x - x.clamp(0.0, 1.0)).abs()).sum();
-        let clamped: Vec<f64> = u.iter().map(|x| x.clamp(0.0, 1.0)).collect();
-        let e = self.f.evaluate(&self.f.unit_to_values(&clamped))?;
+        let e = self.f.evaluate(&self.f.unit_to_values(&self.full(u)))?;
         Ok(e.objective * (1.0 + 10.0 * out) + 10.0 * out)
     }
 }
+
+/// What [`Fitter::assess`] found.
+struct Assessment {
+    params: Vec<FittedParam>,
+    correlation: Option<Vec<Vec<f64>>>,
+    dof: i64,
+    warnings: Vec<String>,
+}
+
+/// A profile interval as searched.
+struct ProfileInterval {
+    /// The innermost values found above the threshold (or the bounds).
+    ends: [f64; 2],
+    /// The outermost values found under it (the fitted value when none).
+    inner: [f64; 2],
+    /// Whether each end is a bound the profile stayed under the threshold to.
+    at_bound: [bool; 2],
+    /// The (value, profile) pairs evaluated.
+    probes: Vec<[f64; 2]>,
+}
+
+/// Print step of the average latency in SmartBits tables [us] (the reference tables and
+/// irqsim's `smartbits.csv` give one decimal).
+const TABLE_LATENCY_STEP_US: f64 = 0.1;
 
 /// The measured `Total` row at `load_pct`.
 fn measured_at(m: &[MeasuredPoint], load_pct: f64) -> Option<&MeasuredPoint> {
     m.iter().find(|p| (p.load_pct - load_pct).abs() < 1e-6)
 }
 
-/// The points of `results` that the table has, compared.
-pub fn compare(results: &Results, measured: &[MeasuredPoint]) -> Vec<PointFit> {
+/// The points of `results` that the table has, compared; `horizon_us` is the run's
+/// `duration_s + drain_s`, at which a side that forwarded nothing is censored (see the
+/// module docs).
+pub fn compare(results: &Results, measured: &[MeasuredPoint], horizon_us: f64) -> Vec<PointFit> {
     results
         .points
         .iter()
@@ -1239,6 +1755,14 @@ pub fn compare(results: &Results, measured: &[MeasuredPoint]) -> Vec<PointFit> {
             let m = measured_at(measured, p.load_pct)?;
             let t = &p.figures.total;
             let (ml, sl) = (m.total.avg_us, t.latency_us.avg);
+            let table_forwards = m.total.received > 0.0 && ml > 0.0;
+            let sim_forwards = t.received > 0.0 && sl > 0.0;
+            let latency_residual = match (table_forwards, sim_forwards) {
+                (true, true) => Some(100.0 * (sl / ml).ln()),
+                (true, false) => Some(100.0 * (horizon_us / ml).ln().max(0.0)),
+                (false, true) => Some(100.0 * (sl / horizon_us).ln().min(0.0)),
+                (false, false) => None,
+            };
             Some(PointFit {
                 load_pct: p.load_pct,
                 measured_loss_pct: m.total.loss_pct(),
@@ -1246,14 +1770,15 @@ pub fn compare(results: &Results, measured: &[MeasuredPoint]) -> Vec<PointFit> {
                 measured_latency_us: ml,
                 latency_us: sl,
                 loss_residual: t.loss_pct - m.total.loss_pct(),
-                latency_residual: (ml > 0.0 && sl > 0.0 && t.received > 0.0)
-                    .then(|| 100.0 * (sl / ml).ln()),
+                latency_residual,
             })
         })
         .collect()
 }
 
-/// The weighted residual vector (terms with weight 0 left out).
+/// The weighted residual vector (terms with weight 0 left out), one loss and one
+/// latency term per point; a latency residual that does not exist (neither side
+/// forwarded) is 0 there, so the vector keeps its shape, and is not [`counted`].
 fn residuals(e: &Evaluation, w: Weights) -> Vec<f64> {
     let mut r = Vec::new();
     for p in &e.points {
@@ -1261,11 +1786,20 @@ fn residuals(e: &Evaluation, w: Weights) -> Vec<f64> {
             r.push(w.loss.sqrt() * p.loss_residual);
         }
         if w.latency > 0.0 {
-            // A missing latency counts as no residual, so the vector keeps its shape.
             r.push(w.latency.sqrt() * p.latency_residual.unwrap_or(0.0));
         }
     }
     r
+}
+
+/// The residuals that exist at `e` (the degrees of freedom before the parameters).
+fn counted(e: &Evaluation, w: Weights) -> usize {
+    e.points
+        .iter()
+        .map(|p| {
+            usize::from(w.loss > 0.0) + usize::from(w.latency > 0.0 && p.latency_residual.is_some())
+        })
+        .sum()
 }
 
 /// For each parameter j, the direction in which the others follow it to their
@@ -1311,7 +1845,7 @@ struct Uncertainty {
 /// degrees of freedom are left.
 fn uncertainty(jac: &[Vec<f64>], best: &Evaluation, w: Weights, k: usize) -> Option<Uncertainty> {
     let r = residuals(best, w);
-    let n = r.len();
+    let n = counted(best, w);
     if n <= k {
         return None;
     }

@@ -38,13 +38,22 @@ pub struct FitArgs {
     /// Nelder-Mead descents from the best points of the start and the sample.
     #[arg(long, default_value_t = 3, value_name = "N")]
     descents: usize,
-    /// Restarts from the best point with a fresh, smaller simplex.
-    #[arg(long, default_value_t = 2, value_name = "N")]
+    /// Restarts in a row (from the next-best sample points, then from the best with a
+    /// fresh simplex) that improve the objective by no more than its resolution before
+    /// the search stops.
+    #[arg(long, default_value_t = 3, value_name = "N")]
     restarts: usize,
+    /// Sweeps simulated after which the search starts no further descent (the
+    /// uncertainty and the profiles come on top) [default: 200 per parameter].
+    #[arg(long, value_name = "N")]
+    max_simulations: Option<usize>,
     /// Points of each parameter's drawn objective profile over its bounds (0: none; the
     /// profile interval is searched anyway).
     #[arg(long, default_value_t = 9, value_name = "N")]
     profile_points: usize,
+    /// Nelder-Mead iterations re-optimising the other parameters at each profile point.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    profile_iters: u64,
 }
 
 /// Run the fit and report it.
@@ -89,6 +98,10 @@ pub fn fit(
     opts.descents = args.descents;
     opts.restarts = args.restarts;
     opts.profile_points = args.profile_points;
+    opts.profile_iters = args.profile_iters;
+    if let Some(n) = args.max_simulations {
+        opts.max_simulations = n;
+    }
     let fitter = match Fitter::new(&args.scenario, &DiskFiles, opts) {
         Ok(f) => f,
         Err(FitError::Input(e)) => return crate::input_error(&e),
@@ -231,17 +244,28 @@ fn residuals_csv(rep: &FitReport) -> anyhow::Result<Vec<u8>> {
     Ok(w.into_inner()?)
 }
 
+/// `v` with four significant digits (objectives span from 1e-3 to 1e6).
+fn sig(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.digits$}")
+}
+
 fn table(rep: &FitReport) -> String {
     let mut s = format!(
-        "fit of {} to {} ({} s per point, seed {}): objective {:.1} at the start -> {:.1} \
-         fitted ({:.1} with the model's own values)\n\n",
+        "fit of {} to {} ({} s per point, seed {}): objective {} at the start -> {} \
+         fitted ({} with the model's own values; resolution {}, {} degrees of freedom)\n\n",
         rep.scenario,
         rep.measured,
         rep.duration_s,
         rep.seed,
-        rep.start_objective,
-        rep.objective,
-        rep.model_objective
+        sig(rep.start_objective),
+        sig(rep.objective),
+        sig(rep.model_objective),
+        sig(rep.resolution),
+        rep.dof
     );
     s += &format!(
         "{:<34} {:>10} {:>10} {:>10} {:>23} {:>23}\n",
@@ -253,15 +277,23 @@ fn table(rep: &FitReport) -> String {
             None if !p.identifiable => "not identifiable".into(),
             None => "-".into(),
         };
+        // A resolution-limited interval is marked, and said in the warnings.
+        let profile = match p.resolution_limited {
+            Some(_) => format!("~ {}", ci(p.profile_ci95)),
+            None => ci(p.profile_ci95),
+        };
         s += &format!(
             "{:<34} {:>10.1} {:>10.1} {:>10.1} {:>23} {:>23}\n",
             p.path,
             p.model_value,
             p.start,
             p.value,
-            ci(p.profile_ci95),
+            profile,
             ci(p.ci95)
         );
+    }
+    if rep.params.iter().any(|p| p.resolution_limited.is_some()) {
+        s += "~ resolution-limited: the objective cannot resolve the interval's ends (see the warnings)\n";
     }
     let row = |c: [&str; 9]| {
         format!(

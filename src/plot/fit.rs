@@ -3,7 +3,7 @@
 //! | file | what |
 //! |---|---|
 //! | `fit-residuals` | loss residual (percentage points) and latency residual (100 ln ratio, %) per load point, at the start and at the fitted values |
-//! | `fit-profile-<i>` | the objective's profile along parameter i over its bounds (the others following on the conditional path), log axis, with the start, the fitted value and its 95 % profile and linearised intervals |
+//! | `fit-profile-<i>` | the objective's profile along parameter i over its bounds (the others re-optimised at each point), log axis, with the start (its own objective, inside the plot area), the fitted value and its 95 % profile and linearised intervals |
 
 use super::charts::{builder, line, mesh, num};
 use super::data::{fmt_num, padded, span};
@@ -139,7 +139,7 @@ where
     let p = &rep.params[i];
     let mut legend = vec![
         Entry::new(
-            "objective's profile (others\non the conditional path)",
+            "objective's profile (others\nre-optimised)",
             Swatch::Line(FITTED, Dash::Solid, Some(Marker::Dot)),
         ),
         Entry::new("start", Swatch::Points(START, Marker::Square)),
@@ -147,7 +147,11 @@ where
     ];
     if p.profile_ci95.is_some() {
         legend.push(Entry::new(
-            "95 % profile interval",
+            if p.resolution_limited.is_some() {
+                "95 % profile interval\n(resolution-limited)"
+            } else {
+                "95 % profile interval"
+            },
             Swatch::Line(style::PALETTE[2], Dash::Dashed, None),
         ));
     }
@@ -168,8 +172,11 @@ where
     // Log axis: the objective spans orders of magnitude; a perfect fit's 0 sits on the
     // floor.
     let floor = rep.objective.max(1e-3) / 10.0;
+    // The start's and the fit's objectives are in the range, so their markers sit
+    // inside the plot area (the start's is usually far above the profile).
     let ys = p.profile.iter().map(|s| s[1].max(floor));
-    let (lo, hi) = span(ys.chain([floor]));
+    let marks = [rep.start_objective.max(floor), rep.objective.max(floor)];
+    let (lo, hi) = span(ys.chain([floor]).chain(marks));
     let mut chart = builder(&area, false)
         .build_cartesian_2d(padded((p.lo, p.hi)), (lo * 0.8..hi * 1.25).log_scale())?;
     mesh!(
