@@ -77,7 +77,9 @@
 //!   by theirs): a zero-width interval is never reported as a confident one.
 //! - **linearised interval**: `s^2 (J^T J)^-1` with `s^2 = SSR / (n - k)` and Student's t,
 //!   from the residuals' Jacobian `J` by central differences (steps of 2 % of the value,
-//!   at least 1 % of the range). It describes the valley floor at the fit only.
+//!   at least 1 % of the range). It describes the valley floor at the fit only; when
+//!   the profile interval is more than twice as wide, the fit warns that the linearised
+//!   one understates the uncertainty.
 //!
 //! Every profile point is a full evaluation: when one scores lower than the fit by more
 //! than `eps`, the search stopped in a local minimum, so the fit descends again from
@@ -1315,6 +1317,24 @@ impl<'a> Fitter<'a> {
                         *w = *hi - *lo;
                     }
                 }
+            }
+            // The linearised interval reads the valley floor at the fit as a parabola;
+            // a profile at least twice as wide says the objective is not one over the
+            // values the table allows, and the narrow interval is not to be believed.
+            if let (Some([plo, phi]), Some([llo, lhi])) = (profile_ci95, ci95)
+                && phi - plo > 2.0 * (lhi - llo)
+            {
+                warnings.push(format!(
+                    "`{}`: the linearised interval {}..{} understates the uncertainty (the \
+                     profile interval {}..{} is {:.1} times as wide: the objective is not \
+                     quadratic there); read the profile interval",
+                    p.spec.path,
+                    fmt(llo),
+                    fmt(lhi),
+                    fmt(plo),
+                    fmt(phi),
+                    (phi - plo) / (lhi - llo).max(f64::MIN_POSITIVE)
+                ));
             }
             if let Some([lo, hi]) = profile_ci95.or(ci95)
                 && (hi - lo) / 2.0 > 0.5 * values[j].abs()

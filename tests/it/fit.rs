@@ -421,6 +421,20 @@ fn check_truth(rep: &irqsim::fit::FitReport, truth: &[f64]) {
             p.profile_ci95,
             rep.warnings
         );
+        // The linearised interval is reported too: it holds the truth, or the fit says
+        // it understates the uncertainty (or cannot tell at all).
+        let inside_lin = p.ci95.is_some_and(|[lo, hi]| lo <= *t && *t <= hi);
+        let understated = rep
+            .warnings
+            .iter()
+            .any(|w| w.contains(&format!("`{}`", p.path)) && w.contains("understates"));
+        assert!(
+            inside_lin || understated || !p.identifiable,
+            "{}: {t} outside the linearised {:?} with no warning: {:?}",
+            p.path,
+            p.ci95,
+            rep.warnings
+        );
     }
 }
 
