@@ -80,6 +80,10 @@ impl RssConfig {
     }
 }
 
+/// Line rates a NIC may have [bit/s]: from 1 Mbit/s (1BASE5, IEEE 802.3e, 1987) to
+/// 1.6 Tbit/s (IEEE 802.3dj); anything outside is taken for a unit slip.
+pub const LINE_RATE_BPS_RANGE: (f64, f64) = (1e6, 1.6e12);
+
 /// NIC parameters as written in a model file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -206,7 +210,18 @@ impl NicConfig {
         if self.name.trim().is_empty() {
             p.push("name", "must not be empty");
         }
-        p.positive("line_rate_bps", self.line_rate_bps, "bit/s");
+        let (lo, hi) = LINE_RATE_BPS_RANGE;
+        if !(self.line_rate_bps.is_finite() && (lo..=hi).contains(&self.line_rate_bps)) {
+            p.push(
+                "line_rate_bps",
+                format!(
+                    "must be {lo:e} to {hi:e} bit/s, the rates Ethernet has had (1BASE5's \
+                     1 Mbit/s to 802.3dj's 1.6 Tbit/s): a value outside is a unit slip \
+                     (100 Mbit/s is 100e6), got {}",
+                    self.line_rate_bps
+                ),
+            );
+        }
         p.at_least("rx_ring_slots", self.rx_ring_slots as u64, 1, "slot");
         p.at_least("tx_ring_slots", self.tx_ring_slots as u64, 1, "slot");
         if !(1..=64).contains(&self.queues) {

@@ -82,7 +82,7 @@ pub enum Arrivals {
 }
 
 /// Frame size of a flow: a number of bytes, or a distribution.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum FrameSize {
     /// Every frame has this many bytes (FCS included, preamble not).
@@ -109,6 +109,79 @@ pub enum FrameDist {
         /// Relative weights (not necessarily summing to 1).
         weights: Vec<f64>,
     },
+}
+
+/// The forms of a frame size, as messages list them.
+const FRAME_SIZE_FORMS: &str = "a frame size in bytes such as `64`, or a distribution: \
+    `{\"dist\": \"uniform\", \"min\": 64, \"max\": 1518}` or \
+    `{\"dist\": \"mix\", \"sizes\": [64, 1518], \"weights\": [7, 1]}`";
+
+/// `{"dist": "uniform", ...}` without its tag.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UniformForm {
+    min: u32,
+    max: u32,
+}
+
+/// `{"dist": "mix", ...}` without its tag.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MixForm {
+    sizes: Vec<u32>,
+    weights: Vec<f64>,
+}
+
+/// Read by the value's JSON type (a number, or an object tagged by `dist`), with the
+/// paths inside a distribution and messages naming the forms ([`crate::forms`]).
+impl<'de> Deserialize<'de> for FrameSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use crate::forms;
+        let v = forms::value(d)?;
+        let r = match v {
+            serde_json::Value::Number(n) => match n.as_u64().and_then(|b| u32::try_from(b).ok()) {
+                Some(b) => Ok(FrameSize::Fixed(b)),
+                None => Err((
+                    String::new(),
+                    format!("must be {FRAME_SIZE_FORMS}, got the number {n}"),
+                )),
+            },
+            serde_json::Value::Object(m) if !m.contains_key("dist") => Err((
+                String::new(),
+                format!("must be {FRAME_SIZE_FORMS}, got an object without `dist`"),
+            )),
+            v @ serde_json::Value::Object(_) => forms::tagged(
+                v,
+                "dist",
+                "a frame-size distribution",
+                &["uniform".to_string(), "mix".to_string()],
+                "{\"dist\": \"uniform\", \"min\": 64, \"max\": 1518}",
+                |kind, rest| match kind {
+                    "uniform" => Some(forms::fields::<UniformForm>(rest).map(|u| {
+                        FrameSize::Dist(FrameDist::Uniform {
+                            min: u.min,
+                            max: u.max,
+                        })
+                    })),
+                    "mix" => Some(forms::fields::<MixForm>(rest).map(|m| {
+                        FrameSize::Dist(FrameDist::Mix {
+                            sizes: m.sizes,
+                            weights: m.weights,
+                        })
+                    })),
+                    _ => None,
+                },
+            ),
+            other => Err((
+                String::new(),
+                format!(
+                    "must be {FRAME_SIZE_FORMS}, got {}",
+                    forms::describe(&other)
+                ),
+            )),
+        };
+        r.map_err(forms::to_error)
+    }
 }
 
 impl FrameSize {
@@ -291,7 +364,7 @@ impl TupleConfig {
 }
 
 /// A number, or `"random"` for a value drawn for every run (see the fields using it).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum OrRandom {
     /// This value.
@@ -306,6 +379,24 @@ pub enum OrRandom {
 pub enum RandomKeyword {
     /// Random.
     Random,
+}
+
+/// Read by the value's JSON type, with a message naming both forms.
+impl<'de> Deserialize<'de> for OrRandom {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match crate::forms::value(d)? {
+            serde_json::Value::Number(n) if n.as_f64().is_some() => {
+                Ok(OrRandom::Value(n.as_f64().expect("a number")))
+            }
+            serde_json::Value::String(s) if s == "random" => {
+                Ok(OrRandom::Random(RandomKeyword::Random))
+            }
+            other => Err(serde::de::Error::custom(format!(
+                "must be a number or `\"random\"`, got {}",
+                crate::forms::describe(&other)
+            ))),
+        }
+    }
 }
 
 impl Default for OrRandom {
