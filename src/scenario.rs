@@ -149,17 +149,23 @@ pub struct LoadSpec {
     /// `percent` (of line rate), `pps`, or `outstanding` (transactions per closed-loop
     /// flow).
     pub unit: LoadUnit,
-    /// Explicit list of points.
+    /// Explicit list of points (at least one, each more than 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(min = 1),
+        extend("items" = {"type": "number", "exclusiveMinimum": 0})
+    )]
     pub points: Option<Vec<f64>>,
-    /// First point of a range.
+    /// First point of a range (more than 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub from: Option<f64>,
     /// Last point of a range (included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<f64>,
-    /// Step of a range.
+    /// Step of a range (more than 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub step: Option<f64>,
 }
 
@@ -195,16 +201,20 @@ pub struct ScenarioFile {
     pub workload: WorkloadConfig,
     /// Load points.
     pub load: LoadSpec,
-    /// Sending time of each point [s].
+    /// Sending time of each point [s]: 1 ns to a day (86,400 s, with `drain_s`).
+    #[schemars(range(min = 1e-9, max = MAX_RUN_S))]
     pub duration_s: f64,
     /// Time after sending stops during which frames are still counted [s] (default 1).
     #[serde(default = "d_drain")]
+    #[schemars(range(min = 0.0, max = MAX_RUN_S))]
     pub drain_s: f64,
     /// Seed of every random stream (default 1).
     #[serde(default = "d_seed")]
+    #[schemars(range(min = 0, max = u64::MAX))]
     pub seed: u64,
     /// Independent replications of each point (default 1).
     #[serde(default = "d_reps")]
+    #[schemars(range(min = 1, max = u32::MAX))]
     pub replications: u32,
     /// Measured SmartBits CSV to compare with, relative to the scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,7 +243,8 @@ fn is_last_bit(x: &LatencyFrom) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimelineConfig {
-    /// Bucket width [ms].
+    /// Bucket width [ms] (more than 0).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub bucket_ms: f64,
 }
 
@@ -303,6 +314,7 @@ pub struct Variant {
 #[serde(deny_unknown_fields)]
 pub struct VariantFile {
     /// Name: letters, digits, `-`, `_`, `.`; unique; names `smartbits-<name>.csv`.
+    #[schemars(pattern(r"^[A-Za-z0-9._-]+$"))]
     pub name: String,
     /// What it stands for.
     #[serde(default)]

@@ -86,7 +86,7 @@ pub enum Arrivals {
 #[serde(untagged)]
 pub enum FrameSize {
     /// Every frame has this many bytes (FCS included, preamble not).
-    Fixed(u32),
+    Fixed(#[schemars(range(min = 64, max = 16_384))] u32),
     /// A distribution of sizes.
     Dist(FrameDist),
 }
@@ -98,15 +98,19 @@ pub enum FrameDist {
     /// Uniform integer size in [`min`, `max`] bytes.
     Uniform {
         /// Smallest frame [bytes].
+        #[schemars(range(min = 64, max = 16_384))]
         min: u32,
         /// Largest frame [bytes].
+        #[schemars(range(min = 64, max = 16_384))]
         max: u32,
     },
     /// `sizes[i]` bytes with probability `weights[i] / sum(weights)`.
     Mix {
         /// Frame sizes [bytes].
+        #[schemars(length(min = 1), inner(range(min = 64, max = 16_384)))]
         sizes: Vec<u32>,
         /// Relative weights (not necessarily summing to 1).
+        #[schemars(length(min = 1), inner(range(min = 0.0)))]
         weights: Vec<f64>,
     },
 }
@@ -265,6 +269,7 @@ pub struct FlowConfig {
     /// to starting the next request (first bit): its NIC, interrupt coalescing and
     /// stack [ns] (default 0).
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(range(min = 0.0))]
     pub turnaround_ns: f64,
     /// For `closed-loop` flows: interrupt coalescing of the peer's NIC, which decides
     /// when the peer sees a response (default: none, at its last bit).
@@ -276,6 +281,7 @@ pub struct FlowConfig {
     /// for every replication) (default 0). Tester ports started together send in step;
     /// ports with clocks of their own do not.
     #[serde(default, skip_serializing_if = "OrRandom::is_zero")]
+    #[schemars(extend("minimum" = 0, "exclusiveMaximum" = 1))]
     pub start_phase: OrRandom,
     /// Frequency error of the tester port's clock for a `constant` flow [ppm]: the
     /// frames are `1 + clock_ppm / 1e6` times their nominal period apart (the count is
@@ -283,10 +289,12 @@ pub struct FlowConfig {
     /// `"random"`, uniform in [-100, 100] ppm (IEEE 802.3's tolerance) for every run
     /// (default 0).
     #[serde(default, skip_serializing_if = "OrRandom::is_zero")]
+    #[schemars(extend("minimum" = -1000, "maximum" = 1000))]
     pub clock_ppm: OrRandom,
     /// A fixed rate for this flow at every load point, instead of the swept load:
     /// background traffic beside the flows under test [frames/s] (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub rate_pps: Option<f64>,
     /// The flow's IPv4 addresses, ports and protocol, which a multi-queue NIC's
     /// receive-side scaling hashes (default for the flow numbered `i` from 0 in the
@@ -495,10 +503,12 @@ pub struct PeerCoalescing {
     /// Receive coalescing ticks: the peer's interrupt at the latest this long after a
     /// response arrived (`bge_rx_coal_ticks`, 1 us units; 0 = at once) [ns].
     #[serde(default)]
+    #[schemars(range(min = 0.0))]
     pub rx_ticks_ns: f64,
     /// Send coalescing ticks: the peer's interrupt this long after its request was sent
     /// (`bge_tx_coal_ticks`; 0 = off) [ns].
     #[serde(default)]
+    #[schemars(range(min = 0.0))]
     pub tx_ticks_ns: f64,
 }
 
