@@ -685,6 +685,69 @@ fn build_model(
     (Some(model), problems)
 }
 
+/// A scenario that could not be read (`e`), with the problems of the model it names
+/// (after its `overrides`) added, so that both files' problems are reported at once.
+/// The scenario's other checks need the scenario read; they come with the next run.
+fn with_model_problems(
+    e: InputError,
+    (sfile, stext): (&str, &str),
+    dir: &Path,
+    files: &dyn FileSource,
+) -> InputError {
+    let mut problems = match e {
+        InputError::Field { file, path, msg } => vec![FileProblem {
+            file,
+            problem: Problem { path, reason: msg },
+        }],
+        InputError::Invalid(list) => list,
+        other => return other,
+    };
+    let Ok(sv) = serde_json::from_str::<Value>(stext) else {
+        return InputError::Invalid(problems);
+    };
+    let Some(model) = sv.get("model").and_then(Value::as_str) else {
+        return InputError::Invalid(problems);
+    };
+    let mpath = files.resolve(dir, model);
+    let mfile = mpath.display().to_string();
+    let Ok(mtext) = files.read(&mpath) else {
+        problems.push(FileProblem {
+            file: sfile.into(),
+            problem: Problem {
+                path: "model".into(),
+                reason: format!("cannot read model `{mfile}`"),
+            },
+        });
+        return InputError::Invalid(problems);
+    };
+    let mval = match parse_value(&mfile, &mtext) {
+        Ok(v) => v,
+        Err(InputError::Syntax { file, msg }) => {
+            problems.push(FileProblem {
+                file,
+                problem: Problem {
+                    path: ".".into(),
+                    reason: format!("invalid JSON: {msg}"),
+                },
+            });
+            return InputError::Invalid(problems);
+        }
+        Err(e) => return e,
+    };
+    let patches: Vec<(String, &Value)> = sv
+        .get("overrides")
+        .map(|ov| ("overrides".to_string(), ov))
+        .into_iter()
+        .collect();
+    let (_, found) = build_model((sfile, stext), (&mfile, &mtext), &mval, &patches);
+    for p in found {
+        if !problems.contains(&p) {
+            problems.push(p);
+        }
+    }
+    InputError::Invalid(problems)
+}
+
 /// Largest `duration_s + drain_s` accepted [s]: a day of simulated time per point is far
 /// beyond any test-equipment run, and far inside the 213 days a picosecond `u64` spans.
 pub const MAX_RUN_S: f64 = 86_400.0;
@@ -693,8 +756,11 @@ pub const MAX_RUN_S: f64 = 86_400.0;
 pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputError> {
     let sfile = path.display().to_string();
     let text = read(files, path)?;
-    let sc: ScenarioFile = parse_json_all(&sfile, &text)?;
     let dir = path.parent().unwrap_or(Path::new(""));
+    let sc: ScenarioFile = match parse_json_all(&sfile, &text) {
+        Ok(sc) => sc,
+        Err(e) => return Err(with_model_problems(e, (&sfile, &text), dir, files)),
+    };
     let model_path = files.resolve(dir, &sc.model);
     let mfile = model_path.display().to_string();
     let mtext = files.read(&model_path).map_err(|e| {

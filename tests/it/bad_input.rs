@@ -1452,3 +1452,49 @@ fn model_paths_resolve_from_the_scenarios_directory() {
         );
     }
 }
+
+/// A scenario that cannot be read (a wrong type) no longer hides its model's problems:
+/// both files' are reported at once.
+#[test]
+fn a_scenario_type_error_does_not_hide_the_models_problems() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!("ten");
+    c.scenario["overrides"] = json!({ "kernel": { "ipintrq_maxlen": 0 } });
+    c.model["nics"][0]["rx_ring_slots"] = json!(0);
+    c.model["nics"][1]["rx_ring_slot"] = json!(64);
+    let r = c.run();
+    let problems = c.rejected(&r);
+    assert_eq!(problems.len(), 2, "{}", r.stderr);
+    assert_problem(
+        &r.stderr,
+        &c.scenario_path(),
+        "duration_s",
+        &["must be a number of seconds"],
+    );
+    // The model could not be read either (an unknown field): its reading problem is
+    // reported; its range checks need it read.
+    assert_problem(
+        &r.stderr,
+        &c.model_path(),
+        "nics[1].rx_ring_slot",
+        &["unknown field `rx_ring_slot`"],
+    );
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!("ten");
+    c.scenario["overrides"] = json!({ "kernel": { "ipintrq_maxlen": 0 } });
+    c.model["nics"][0]["rx_ring_slots"] = json!(0);
+    let r = c.run();
+    assert_eq!(c.rejected(&r).len(), 3, "{}", r.stderr);
+    assert_problem(
+        &r.stderr,
+        &c.scenario_path(),
+        "overrides.kernel.ipintrq_maxlen",
+        &["at least 1 packet", "got 0"],
+    );
+    assert_problem(
+        &r.stderr,
+        &c.model_path(),
+        "nics[0].rx_ring_slots",
+        &["at least 1 slot"],
+    );
+}
