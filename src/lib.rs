@@ -31,7 +31,11 @@
 //!   is Linux's adaptive interrupt moderation. No files, no JSON.
 //! - [`scenario`]: turns scenario and model files into a configuration, with errors that
 //!   name file, JSON path and reason; [`grid`] expands a scenario's grid of parameter
-//!   values into variants.
+//!   values into variants. [`forms`] reads the fields with several forms (a policy's
+//!   `kind`, a frame size's number or distribution) with their inner paths and puts
+//!   serde's messages in the file's words (the components' readers use it; it uses
+//!   nothing of the crate); [`json_pos`] finds a problem's line and column in the file
+//!   the user wrote.
 //! - [`runner`]: runs every load point x replication in parallel; [`results`] summarises,
 //!   [`summary`] reduces a variant's sweep to MLFRR, peak, output at the top, p99;
 //!   [`checkpoint`] saves finished runs; [`shard`] splits a sweep over machines and
