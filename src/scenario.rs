@@ -442,6 +442,7 @@ pub fn read_all<T: DeserializeOwned>(mut v: Value) -> Result<T, Vec<Problem>> {
             Err(e) => e,
         };
         let path = if path.is_empty() { ".".into() } else { path };
+        let path = unknown_field_path(&v, path, &reason);
         let missing = reason.starts_with("missing field");
         // A field we removed is now missing: already reported.
         if missing && !problems.is_empty() {
@@ -465,6 +466,43 @@ pub fn read_all<T: DeserializeOwned>(mut v: Value) -> Result<T, Vec<Problem>> {
         }
     }
     Err(problems)
+}
+
+/// The path of an unknown field that serde reported at the object holding it (a
+/// reader that buffers the object, such as a derived internally tagged enum, loses the
+/// last step): the field's own path when that object has the field.
+fn unknown_field_path(v: &Value, path: String, reason: &str) -> String {
+    let Some(name) = reason
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.split('`').next())
+    else {
+        return path;
+    };
+    if path.rsplit(['.', '[']).next() == Some(name) {
+        return path;
+    }
+    let mut cur = v;
+    for s in path.replace('[', ".[").split('.').filter(|s| !s.is_empty()) {
+        let next = match (s.strip_prefix('[').and_then(|x| x.strip_suffix(']')), cur) {
+            (Some(i), Value::Array(a)) => i.parse::<usize>().ok().and_then(|i| a.get(i)),
+            (None, Value::Object(o)) => o.get(s),
+            _ => None,
+        };
+        match next {
+            Some(x) => cur = x,
+            None => return path,
+        }
+    }
+    match cur {
+        Value::Object(o) if o.contains_key(name) => {
+            if path == "." {
+                name.to_string()
+            } else {
+                join(&path, name)
+            }
+        }
+        _ => path,
+    }
 }
 
 /// Remove the value at `path` (`a.b[2].c`, as serde_path_to_error prints it) from an

@@ -1498,3 +1498,18 @@ fn a_scenario_type_error_does_not_hide_the_models_problems() {
         &["at least 1 slot"],
     );
 }
+
+/// An unknown field in a form serde buffers (a user process tagged by `kind`) is
+/// reported at its own path, not at the object holding it.
+#[test]
+fn an_unknown_field_in_a_user_process_is_reported_at_its_path() {
+    let mut c = Case::new();
+    c.model["user"] = json!({ "kind": "cpu-bound", "work_unt": 1000 });
+    let r = c.run();
+    c.assert_one(
+        &r,
+        &c.model_path(),
+        "user.work_unt",
+        &["unknown field `work_unt`", "`work_unit`"],
+    );
+}
