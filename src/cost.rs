@@ -49,21 +49,27 @@ pub struct CostSpec {
     pub dist: DistKind,
     /// Constant cost [ns].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub ns: Option<f64>,
     /// Constant cost [CPU cycles], converted at `cpu.clock_mhz`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub cycles: Option<f64>,
     /// Mean [ns] (exponential, normal, lognormal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub mean_ns: Option<f64>,
     /// Standard deviation [ns] (normal, lognormal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub stddev_ns: Option<f64>,
     /// Lower bound [ns] (uniform).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub min_ns: Option<f64>,
     /// Upper bound [ns] (uniform).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub max_ns: Option<f64>,
 }
 
@@ -203,7 +209,7 @@ impl schemars::JsonSchema for CostParam {
         let obj = g.subschema_for::<CostSpec>();
         schemars::json_schema!({
             "description": "A cost: a number of nanoseconds, or an object such as {\"cycles\": 1000} or {\"dist\": \"exponential\", \"mean_ns\": 5000}",
-            "anyOf": [ { "type": "number", "minimum": 0 }, obj ]
+            "anyOf": [ { "type": "number", "minimum": 0, "maximum": crate::problems::MAX_TIME_NS }, obj ]
         })
     }
 }

@@ -41,6 +41,7 @@ use std::collections::BTreeMap;
 #[serde(deny_unknown_fields)]
 pub struct CpuConfig {
     /// Core clock [MHz]; costs written in cycles are converted with it. Required.
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1e6))]
     pub clock_mhz: f64,
     /// Processors (cores) of the host, each with its own priority levels, preemption,
     /// time accounting, software interrupts and protocol input queue (ipintrq, Linux's
@@ -50,6 +51,7 @@ pub struct CpuConfig {
     /// lock contention between cores are not modelled: a core runs as fast as a lone
     /// processor. With more than one core every NIC must use the `interrupt` or `napi` policy.
     #[serde(default = "d_cores", skip_serializing_if = "is_one")]
+    #[schemars(range(min = 1, max = 64))]
     pub cores: u16,
     /// The core each interrupt line is bound to, by line name (a shared line's
     /// `irq_lines[].name`, a NIC's name for the line of its own, or `<nic>-q<k>` for

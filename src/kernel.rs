@@ -45,9 +45,11 @@ use serde::{Deserialize, Serialize};
 pub struct KernelConfig {
     /// Maximum length of ipintrq [packets] (default 50, IFQ_MAXLEN).
     #[serde(default = "d_ifq")]
+    #[schemars(range(min = 1))]
     pub ipintrq_maxlen: u32,
     /// Maximum length of each interface's if_snd [packets] (default 50, IFQ_MAXLEN).
     #[serde(default = "d_ifq")]
+    #[schemars(range(min = 1))]
     pub if_snd_maxlen: u32,
     /// CPU cost of forwarding one packet: ip_input, ip_forward, ip_output,
     /// ether_output, if_start (required) [cost].
@@ -56,6 +58,7 @@ pub struct KernelConfig {
     /// ksoftirqd) [ns] (default 10,000,000: 10 ms, the order of 4.4BSD's and Linux
     /// CFS's scheduling periods).
     #[serde(default = "d_slice")]
+    #[schemars(range(min = 1.0, max = crate::problems::MAX_TIME_NS))]
     pub timeslice_ns: f64,
     /// The clock interrupt (hardclock): rate and cost.
     #[serde(default)]
@@ -102,6 +105,7 @@ impl KernelConfig {
 pub struct ClockConfig {
     /// Clock interrupts per second [1/s] (default 100).
     #[serde(default = "d_hz")]
+    #[schemars(range(min = 1, max = 100_000))]
     pub hz: u32,
     /// Cost of one hardclock [cost] (default 0: no clock interrupt is simulated).
     #[serde(default)]

@@ -27,7 +27,10 @@
 //!     events kept outside it;
 //!   - [`time`]: integer picoseconds (`SimTime`);
 //!   - [`rng`]: seeded random streams, one per source of randomness;
-//!   - [`problems`]: typed configuration problems collected with their JSON path.
+//!   - [`problems`]: typed configuration problems collected with their JSON path;
+//!   - [`forms`]: readers of the fields written in several forms (a policy's `kind`, a
+//!     frame size's number or distribution) that keep the path inside the value and
+//!     put serde's messages in the file's words (the components' readers use it).
 //! - Model components, each owning its state and counters, tested alone; configuration
 //!   types, but no files:
 //!   - [`cpu`]: one core's priority levels, preemption and CPU-time accounting;
@@ -62,6 +65,8 @@
 //!   [`results`] import it.
 //! - Files in, with errors that name file, JSON path and reason:
 //!   - [`error`]: the loader's error type (`InputError`, exit code 2);
+//!   - [`json_pos`]: a problem's line and column in the file the user wrote, found from
+//!     its JSON path;
 //!   - [`smartbits`]: SmartBits CSV tables, measured ones read, simulated ones written;
 //!   - [`grid`]: a scenario's grid of parameter values expanded into variants;
 //!   - [`scenario`]: scenario and model files turned into an `Experiment`.
@@ -89,9 +94,11 @@ pub mod dma;
 pub mod engine;
 pub mod error;
 pub mod fit;
+pub mod forms;
 pub mod grid;
 pub mod host;
 pub mod irq;
+pub mod json_pos;
 pub mod kernel;
 pub mod link;
 pub mod link_watch;

@@ -80,6 +80,10 @@ impl RssConfig {
     }
 }
 
+/// Line rates a NIC may have [bit/s]: from 1 Mbit/s (1BASE5, IEEE 802.3e, 1987) to
+/// 1.6 Tbit/s (IEEE 802.3dj); anything outside is taken for a unit slip.
+pub const LINE_RATE_BPS_RANGE: (f64, f64) = (1e6, 1.6e12);
+
 /// NIC parameters as written in a model file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -88,9 +92,11 @@ pub struct NicConfig {
     pub name: String,
     /// Line rate [bit/s] (default 100e6).
     #[serde(default = "d_line_rate")]
+    #[schemars(range(min = LINE_RATE_BPS_RANGE.0, max = LINE_RATE_BPS_RANGE.1))]
     pub line_rate_bps: f64,
     /// Receive descriptors [slots] (default 64).
     #[serde(default = "d_rx_slots")]
+    #[schemars(range(min = 1))]
     pub rx_ring_slots: u32,
     /// Receive queues (default 1, at most 64): a multi-queue NIC has this many receive
     /// rings of `rx_ring_slots` each, each with an MSI-X vector of its own (never
@@ -105,6 +111,7 @@ pub struct NicConfig {
     /// A forwarded frame's transmit queue is picked by `xps`. Per-queue counters are
     /// named after the queue (`<name>-q<k>.rx_frames`, `<name>-q<k>.tx_frames`).
     #[serde(default = "d_queues", skip_serializing_if = "is_one_queue")]
+    #[schemars(range(min = 1, max = 64))]
     pub queues: u16,
     /// Transmit packet steering as the driver sets it up ([`crate::xps`]), for a NIC
     /// with several queues: true (default) for ixgbe's map (Linux 4.18), where
@@ -124,18 +131,22 @@ pub struct NicConfig {
     pub rss: RssConfig,
     /// Transmit descriptors [slots] (default 256).
     #[serde(default = "d_tx_slots")]
+    #[schemars(range(min = 1))]
     pub tx_ring_slots: u32,
     /// From a frame's last bit on the wire to its descriptor being complete and the
     /// interrupt asserted: PHY, receive FIFO and DMA [ns] (default 0).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub rx_latency_ns: f64,
     /// From a frame handed to the TX ring to its first bit on the wire: descriptor
     /// fetch, DMA, FIFO threshold [ns] (default 0).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub tx_latency_ns: f64,
     /// Period of the transmitter's automatic descriptor poll when idle [ns]; 0 means
     /// the driver issues a transmit poll demand for every frame (default 0).
     #[serde(default)]
+    #[schemars(extend("anyOf" = [{"const": 0}, {"minimum": 1, "maximum": 1e12}]))]
     pub tx_poll_interval_ns: f64,
     /// Receive policy (default `{"kind": "interrupt"}`).
     #[serde(default)]
@@ -160,6 +171,7 @@ pub struct NicConfig {
     /// Depth of this interface's send queue `if_snd` [frames] (default: the kernel's
     /// `if_snd_maxlen`; dc(4) sets DC_TX_LIST_CNT - 1 = 255).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub if_snd_maxlen: Option<u32>,
     /// Transmit completions handled by the driver, with their interrupt causes
     /// (default: none, descriptors are reclaimed without CPU cost and raise no
@@ -206,7 +218,18 @@ impl NicConfig {
         if self.name.trim().is_empty() {
             p.push("name", "must not be empty");
         }
-        p.positive("line_rate_bps", self.line_rate_bps, "bit/s");
+        let (lo, hi) = LINE_RATE_BPS_RANGE;
+        if !(self.line_rate_bps.is_finite() && (lo..=hi).contains(&self.line_rate_bps)) {
+            p.push(
+                "line_rate_bps",
+                format!(
+                    "must be {lo:e} to {hi:e} bit/s, the rates Ethernet has had (1BASE5's \
+                     1 Mbit/s to 802.3dj's 1.6 Tbit/s): a value outside is a unit slip \
+                     (100 Mbit/s is 100e6), got {}",
+                    self.line_rate_bps
+                ),
+            );
+        }
         p.at_least("rx_ring_slots", self.rx_ring_slots as u64, 1, "slot");
         p.at_least("tx_ring_slots", self.tx_ring_slots as u64, 1, "slot");
         if !(1..=64).contains(&self.queues) {

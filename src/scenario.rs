@@ -41,6 +41,12 @@ use std::path::{Component, Path, PathBuf};
 pub trait FileSource {
     /// The file's text.
     fn read(&self, path: &Path) -> std::io::Result<String>;
+
+    /// The path of `rel` (as written in a file in `dir`) to read it by: `dir/rel` with
+    /// `.` and `..` resolved lexically (see [`normalize`]).
+    fn resolve(&self, dir: &Path, rel: &str) -> PathBuf {
+        normalize(&dir.join(rel))
+    }
 }
 
 /// Files on disk.
@@ -49,6 +55,24 @@ pub struct DiskFiles;
 impl FileSource for DiskFiles {
     fn read(&self, path: &Path) -> std::io::Result<String> {
         std::fs::read_to_string(path)
+    }
+
+    /// As the file system resolves `dir/rel`: the lexical form (which messages print)
+    /// when it names the same directory (or neither exists), else `dir/rel` as joined
+    /// (a `..` after a symbolic link climbs from the link's target, which the lexical
+    /// form cannot know).
+    fn resolve(&self, dir: &Path, rel: &str) -> PathBuf {
+        let joined = dir.join(rel);
+        let lexical = normalize(&joined);
+        let real_dir = |p: &Path| {
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+            std::fs::canonicalize(parent.unwrap_or(Path::new(".")))
+        };
+        match (real_dir(&joined), real_dir(&lexical)) {
+            (Ok(a), Ok(b)) if a == b => lexical,
+            (Ok(_), _) => joined,
+            _ => lexical,
+        }
     }
 }
 
@@ -85,21 +109,25 @@ impl FileSource for BuiltinFiles {
     }
 }
 
-/// Lexically resolve `.` and `..` (no file-system access).
+/// Lexically resolve `.` and `..` (no file-system access): a `..` removes the name
+/// before it; one with no name before it (only `..`s, or nothing) is kept, and one
+/// right after the root is dropped (`/..` is `/`).
 fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
+    let mut out: Vec<Component> = Vec::new();
     for c in p.components() {
         match c {
             Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
+            Component::ParentDir => match out.last() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(c),
+            },
             other => out.push(other),
         }
     }
-    out
+    out.iter().collect()
 }
 
 /// Unit of the load points.
@@ -121,17 +149,23 @@ pub struct LoadSpec {
     /// `percent` (of line rate), `pps`, or `outstanding` (transactions per closed-loop
     /// flow).
     pub unit: LoadUnit,
-    /// Explicit list of points.
+    /// Explicit list of points (at least one, each more than 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(min = 1),
+        extend("items" = {"type": "number", "exclusiveMinimum": 0})
+    )]
     pub points: Option<Vec<f64>>,
-    /// First point of a range.
+    /// First point of a range (more than 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub from: Option<f64>,
     /// Last point of a range (included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<f64>,
-    /// Step of a range.
+    /// Step of a range (more than 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub step: Option<f64>,
 }
 
@@ -167,16 +201,20 @@ pub struct ScenarioFile {
     pub workload: WorkloadConfig,
     /// Load points.
     pub load: LoadSpec,
-    /// Sending time of each point [s].
+    /// Sending time of each point [s]: 1 ns to a day (86,400 s, with `drain_s`).
+    #[schemars(range(min = 1e-9, max = MAX_RUN_S))]
     pub duration_s: f64,
     /// Time after sending stops during which frames are still counted [s] (default 1).
     #[serde(default = "d_drain")]
+    #[schemars(range(min = 0.0, max = MAX_RUN_S))]
     pub drain_s: f64,
     /// Seed of every random stream (default 1).
     #[serde(default = "d_seed")]
+    #[schemars(range(min = 0, max = u64::MAX))]
     pub seed: u64,
     /// Independent replications of each point (default 1).
     #[serde(default = "d_reps")]
+    #[schemars(range(min = 1, max = u32::MAX))]
     pub replications: u32,
     /// Measured SmartBits CSV to compare with, relative to the scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,7 +243,8 @@ fn is_last_bit(x: &LatencyFrom) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimelineConfig {
-    /// Bucket width [ms].
+    /// Bucket width [ms] (more than 0).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub bucket_ms: f64,
 }
 
@@ -222,6 +261,9 @@ fn d_reps() -> u32 {
 /// One load point: its label and the rate of every flow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadPoint {
+    /// The point as the scenario's `load` gives it, in its unit ([`Experiment::load_unit`]:
+    /// % of line rate or frames/s, per flow; transactions outstanding per flow).
+    pub load: f64,
     /// Offered load [% of line rate] (for `pps` scenarios, computed from the first flow;
     /// 0 for request/response sweeps).
     pub load_pct: f64,
@@ -272,6 +314,7 @@ pub struct Variant {
 #[serde(deny_unknown_fields)]
 pub struct VariantFile {
     /// Name: letters, digits, `-`, `_`, `.`; unique; names `smartbits-<name>.csv`.
+    #[schemars(pattern(r"^[A-Za-z0-9._-]+$"))]
     pub name: String,
     /// What it stands for.
     #[serde(default)]
@@ -305,6 +348,8 @@ pub struct Experiment {
     pub seed: u64,
     /// Replications per point.
     pub replications: u32,
+    /// Unit of the load points ([`LoadPoint::load`]).
+    pub load_unit: LoadUnit,
     /// Measured table, if named: its path and its points.
     pub measured: Option<(String, Vec<MeasuredPoint>)>,
     /// Latency-timeline bucket width [ms], if asked for.
@@ -326,96 +371,138 @@ pub fn model_schema() -> String {
     serde_json::to_string_pretty(&schemars::schema_for!(ModelConfig)).expect("schema") + "\n"
 }
 
-/// Parse JSON text into `T`, reporting syntax errors and typed errors with their path.
+/// Parse JSON text into `T`, reporting syntax errors (with serde_json's line and
+/// column) and the first wrong-type or unknown-field problem, with its path and its
+/// position in `text`.
 pub fn parse_json<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, InputError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            InputError::Syntax {
-                file: file.into(),
-                msg: inner.to_string(),
-            }
-        } else {
-            InputError::Field {
-                file: file.into(),
-                path,
-                msg: inner.to_string(),
-            }
-        }
-    })?;
-    // Anything after the document (a second value, stray bytes) is an error, not
-    // silently ignored.
-    de.end().map_err(|e| InputError::Syntax {
-        file: file.into(),
-        msg: e.to_string(),
-    })?;
-    Ok(value)
-}
-
-/// Read `text` into `T`, reporting every wrong-type or unknown-field problem, not only
-/// the first: after each one the offending value is removed and the reading retried
-/// (serde stops at the first). The first problem carries serde_json's line and column.
-/// A required field left missing by a removal is not reported twice.
-pub fn parse_json_all<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, InputError> {
-    let first = match parse_json::<T>(file, text) {
-        Err(InputError::Field { path, msg, .. }) => Problem { path, reason: msg },
-        other => return other,
-    };
-    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
-        return Err(InputError::Field {
-            file: file.into(),
-            path: first.path,
-            msg: first.reason,
-        });
-    };
-    let mut problems = vec![first];
-    for _ in 0..100 {
-        let last = &problems[problems.len() - 1];
-        let removed = last.path.clone();
-        if last.reason.starts_with("missing field") || !remove_at(&mut v, &removed) {
-            break;
-        }
-        match serde_path_to_error::deserialize::<_, T>(v.clone()) {
-            Ok(_) => break,
-            Err(e) => {
-                let path = e.path().to_string();
-                let reason = e.into_inner().to_string();
-                // A field we removed is now missing: already reported.
-                let ours = reason.starts_with("missing field") && {
-                    let name = reason.split('`').nth(1).unwrap_or("");
-                    let full = if path == "." {
-                        name.to_string()
-                    } else {
-                        join(&path, name)
-                    };
-                    problems.iter().any(|p| p.path == full)
-                };
-                if ours {
-                    break;
-                }
-                problems.push(Problem { path, reason });
-            }
-        }
-    }
-    if problems.len() == 1 {
-        let p = problems.pop().expect("one");
-        return Err(InputError::Field {
+    let v = parse_value(file, text)?;
+    read_all(v).map_err(|mut list| {
+        let p = located(text, list.swap_remove(0));
+        InputError::Field {
             file: file.into(),
             path: p.path,
             msg: p.reason,
-        });
+        }
+    })
+}
+
+/// JSON text as a [`Value`], or its syntax error. Anything after the document (a
+/// second value, stray bytes) is an error, not silently ignored.
+fn parse_value(file: &str, text: &str) -> Result<Value, InputError> {
+    serde_json::from_str::<Value>(text).map_err(|e| InputError::Syntax {
+        file: file.into(),
+        msg: e.to_string(),
+    })
+}
+
+/// `p` with the line and column of its path in `text` appended, where the text has it.
+fn located(text: &str, mut p: Problem) -> Problem {
+    if let Some((line, col)) = crate::json_pos::position(text, &p.path) {
+        p.reason = format!("{} at line {line} column {col}", p.reason);
     }
-    Err(InputError::Invalid(
-        problems
-            .into_iter()
-            .map(|problem| FileProblem {
+    p
+}
+
+/// Read `text` into `T`, reporting every wrong-type or unknown-field problem, not only
+/// the first ([`read_all`]), each with its position in `text`.
+pub fn parse_json_all<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, InputError> {
+    let v = parse_value(file, text)?;
+    read_all(v).map_err(|mut list| {
+        if list.len() == 1 {
+            let p = located(text, list.pop().expect("one"));
+            return InputError::Field {
                 file: file.into(),
-                problem,
-            })
-            .collect(),
-    ))
+                path: p.path,
+                msg: p.reason,
+            };
+        }
+        InputError::Invalid(
+            list.into_iter()
+                .map(|p| FileProblem {
+                    file: file.into(),
+                    problem: located(text, p),
+                })
+                .collect(),
+        )
+    })
+}
+
+/// Read `v` into `T`, collecting every wrong-type or unknown-field problem, not only the
+/// first (serde stops at the first): after each one the offending value is removed and
+/// the reading retried. Each problem has its full path in `v` (inside tagged and
+/// untagged forms too, see [`crate::forms`]) and its reason in the file's words
+/// ([`crate::forms::plain`]), without a position. A required field left missing by a
+/// removal is not reported twice.
+pub fn read_all<T: DeserializeOwned>(mut v: Value) -> Result<T, Vec<Problem>> {
+    let mut problems: Vec<Problem> = Vec::new();
+    for _ in 0..100 {
+        let (path, reason) = match crate::forms::fields::<T>(v.clone()) {
+            Ok(t) if problems.is_empty() => return Ok(t),
+            Ok(_) => break,
+            Err(e) => e,
+        };
+        let path = if path.is_empty() { ".".into() } else { path };
+        let path = unknown_field_path(&v, path, &reason);
+        let missing = reason.starts_with("missing field");
+        // A field we removed is now missing: already reported.
+        if missing && !problems.is_empty() {
+            let name = reason.split('`').nth(1).unwrap_or("");
+            let full = if path == "." {
+                name.to_string()
+            } else {
+                join(&path, name)
+            };
+            if problems.iter().any(|p| p.path == full) {
+                break;
+            }
+        }
+        let removed = !missing && remove_at(&mut v, &path);
+        problems.push(Problem {
+            reason: crate::forms::plain_at(&path, &reason),
+            path,
+        });
+        if !removed {
+            break;
+        }
+    }
+    Err(problems)
+}
+
+/// The path of an unknown field that serde reported at the object holding it (a
+/// reader that buffers the object, such as a derived internally tagged enum, loses the
+/// last step): the field's own path when that object has the field.
+fn unknown_field_path(v: &Value, path: String, reason: &str) -> String {
+    let Some(name) = reason
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.split('`').next())
+    else {
+        return path;
+    };
+    if path.rsplit(['.', '[']).next() == Some(name) {
+        return path;
+    }
+    let mut cur = v;
+    for s in path.replace('[', ".[").split('.').filter(|s| !s.is_empty()) {
+        let next = match (s.strip_prefix('[').and_then(|x| x.strip_suffix(']')), cur) {
+            (Some(i), Value::Array(a)) => i.parse::<usize>().ok().and_then(|i| a.get(i)),
+            (None, Value::Object(o)) => o.get(s),
+            _ => None,
+        };
+        match next {
+            Some(x) => cur = x,
+            None => return path,
+        }
+    }
+    match cur {
+        Value::Object(o) if o.contains_key(name) => {
+            if path == "." {
+                name.to_string()
+            } else {
+                join(&path, name)
+            }
+        }
+        _ => path,
+    }
 }
 
 /// Remove the value at `path` (`a.b[2].c`, as serde_path_to_error prints it) from an
@@ -561,14 +648,16 @@ fn overridden(overrides: &Value, model: &Value, path: &str) -> Option<String> {
 /// Apply `patches` (each with the path prefix it is written under) to the model and
 /// read it; problems are located in the file, and at the path, that set the value. A
 /// grid's patch (prefix `grid.parameters[i].values[j]`) sets one value, so a problem
-/// with it is located at that value itself.
+/// with it is located at that value itself. A value of the wrong type or an unknown
+/// field is also given the line and column of its path in that file (`stext` for the
+/// scenario, `mtext` for the model). The model is `None` when it could not be read;
+/// every problem found is returned either way.
 fn build_model(
-    sfile: &str,
-    mfile: &str,
-    mtext: &str,
+    (sfile, stext): (&str, &str),
+    (mfile, mtext): (&str, &str),
     base: &Value,
     patches: &[(String, &Value)],
-) -> Result<(ModelConfig, Vec<FileProblem>), InputError> {
+) -> (Option<ModelConfig>, Vec<FileProblem>) {
     let mut problems = Vec::new();
     let mut mval = base.clone();
     for (prefix, ov) in patches {
@@ -616,31 +705,85 @@ fn build_model(
             problem: p,
         }
     };
-    let parsed = if patches.is_empty() {
-        parse_json_all(mfile, mtext)
-    } else {
-        parse_json_all(mfile, &mval.to_string())
-    };
-    let model: ModelConfig = match parsed {
+    let model: ModelConfig = match read_all(mval) {
         Ok(m) => m,
-        Err(InputError::Field { path, msg, .. }) => {
-            let fp = locate(Problem { path, reason: msg });
-            return Err(InputError::Field {
-                file: fp.file,
-                path: fp.problem.path,
-                msg: fp.problem.reason,
-            });
+        Err(list) => {
+            problems.extend(list.into_iter().map(|p| {
+                let mut fp = locate(p);
+                let text = if fp.file == sfile { stext } else { mtext };
+                fp.problem = located(text, fp.problem);
+                fp
+            }));
+            return (None, problems);
         }
-        Err(InputError::Invalid(list)) => {
-            problems.extend(list.into_iter().map(|fp| locate(fp.problem)));
-            return Err(InputError::Invalid(problems));
-        }
-        Err(e) => return Err(e),
     };
     let mut mp = Problems::new();
     model.validate(&mut mp);
     problems.extend(mp.list.into_iter().map(locate));
-    Ok((model, problems))
+    (Some(model), problems)
+}
+
+/// A scenario that could not be read (`e`), with the problems of the model it names
+/// (after its `overrides`) added, so that both files' problems are reported at once.
+/// The scenario's other checks need the scenario read; they come with the next run.
+fn with_model_problems(
+    e: InputError,
+    (sfile, stext): (&str, &str),
+    dir: &Path,
+    files: &dyn FileSource,
+) -> InputError {
+    let mut problems = match e {
+        InputError::Field { file, path, msg } => vec![FileProblem {
+            file,
+            problem: Problem { path, reason: msg },
+        }],
+        InputError::Invalid(list) => list,
+        other => return other,
+    };
+    let Ok(sv) = serde_json::from_str::<Value>(stext) else {
+        return InputError::Invalid(problems);
+    };
+    let Some(model) = sv.get("model").and_then(Value::as_str) else {
+        return InputError::Invalid(problems);
+    };
+    let mpath = files.resolve(dir, model);
+    let mfile = mpath.display().to_string();
+    let Ok(mtext) = files.read(&mpath) else {
+        problems.push(FileProblem {
+            file: sfile.into(),
+            problem: Problem {
+                path: "model".into(),
+                reason: format!("cannot read model `{mfile}`"),
+            },
+        });
+        return InputError::Invalid(problems);
+    };
+    let mval = match parse_value(&mfile, &mtext) {
+        Ok(v) => v,
+        Err(InputError::Syntax { file, msg }) => {
+            problems.push(FileProblem {
+                file,
+                problem: Problem {
+                    path: ".".into(),
+                    reason: format!("invalid JSON: {msg}"),
+                },
+            });
+            return InputError::Invalid(problems);
+        }
+        Err(e) => return e,
+    };
+    let patches: Vec<(String, &Value)> = sv
+        .get("overrides")
+        .map(|ov| ("overrides".to_string(), ov))
+        .into_iter()
+        .collect();
+    let (_, found) = build_model((sfile, stext), (&mfile, &mtext), &mval, &patches);
+    for p in found {
+        if !problems.contains(&p) {
+            problems.push(p);
+        }
+    }
+    InputError::Invalid(problems)
 }
 
 /// Largest `duration_s + drain_s` accepted [s]: a day of simulated time per point is far
@@ -651,9 +794,12 @@ pub const MAX_RUN_S: f64 = 86_400.0;
 pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputError> {
     let sfile = path.display().to_string();
     let text = read(files, path)?;
-    let sc: ScenarioFile = parse_json_all(&sfile, &text)?;
     let dir = path.parent().unwrap_or(Path::new(""));
-    let model_path = normalize(&dir.join(&sc.model));
+    let sc: ScenarioFile = match parse_json_all(&sfile, &text) {
+        Ok(sc) => sc,
+        Err(e) => return Err(with_model_problems(e, (&sfile, &text), dir, files)),
+    };
+    let model_path = files.resolve(dir, &sc.model);
     let mfile = model_path.display().to_string();
     let mtext = files.read(&model_path).map_err(|e| {
         InputError::Invalid(vec![FileProblem {
@@ -793,18 +939,11 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             _ => (spec.name.clone(), spec.description.clone(), Vec::new()),
         };
         patches.extend(grid_patches.iter().map(|(at, v)| (at.clone(), v)));
-        match build_model(&sfile, &mfile, &mtext, &mval, &patches) {
-            Ok((m, probs)) => {
-                variant_problems.push(probs);
-                variants.push(Variant {
-                    name,
-                    description,
-                    model: m,
-                    points: Vec::new(),
-                });
-            }
-            Err(e) => return Err(e),
-        }
+        // Every variant is read, whatever the others' problems, so that all of them are
+        // reported at once.
+        let (model, probs) = build_model((&sfile, &text), (&mfile, &mtext), &mval, &patches);
+        variant_problems.push(probs);
+        variants.push((name, description, model));
     }
     if variants.is_empty() {
         return Err(InputError::Invalid(problems));
@@ -869,11 +1008,15 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     // every variant on its own. The driver costs each NIC's role needs are located in
     // the model file.
     let mut found: Vec<(FileProblem, Vec<usize>)> = Vec::new();
-    for ((vi, v), model_problems) in variants.iter_mut().enumerate().zip(variant_problems) {
+    let mut points: Vec<Vec<LoadPoint>> = Vec::new();
+    for ((vi, (_, _, model)), model_problems) in variants.iter().enumerate().zip(variant_problems) {
         let mut p = Problems::new();
-        v.points = variant_points(&sc, &v.model, &mfile, &values, &mut p);
         let mut roles = Problems::new();
-        v.model.check_roles(flows, &mut roles);
+        // (A model that could not be read has only its reading problems.)
+        if let Some(model) = model {
+            points.push(variant_points(&sc, model, &mfile, &values, &mut p));
+            model.check_roles(flows, &mut roles);
+        }
         let located = model_problems
             .into_iter()
             .chain(p.list.into_iter().map(&scen_problem))
@@ -892,10 +1035,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     }
     for (mut prob, vs) in found {
         if vs.len() < variants.len() {
-            let names: Vec<String> = vs
-                .iter()
-                .map(|&i| format!("`{}`", variants[i].name))
-                .collect();
+            let names: Vec<String> = vs.iter().map(|&i| format!("`{}`", variants[i].0)).collect();
             let which = if names.len() == 1 {
                 "variant"
             } else {
@@ -913,7 +1053,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     let measured = match &sc.measured {
         None => None,
         Some(m) => {
-            let mpath = normalize(&dir.join(m));
+            let mpath = files.resolve(dir, m);
             let mf = mpath.display().to_string();
             match read(files, &mpath) {
                 Ok(t) => match smartbits::read_table(&mf, &t) {
@@ -944,6 +1084,16 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     if !problems.is_empty() {
         return Err(InputError::Invalid(problems));
     }
+    let variants = variants
+        .into_iter()
+        .zip(points)
+        .map(|((name, description, model), points)| Variant {
+            name,
+            description,
+            model: model.expect("read without problems"),
+            points,
+        })
+        .collect();
     Ok(Experiment {
         variants,
         name: path
@@ -958,6 +1108,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         drain_s: sc.drain_s,
         seed: sc.seed,
         replications: sc.replications,
+        load_unit: sc.load.unit,
         measured,
         timeline_bucket_ms: sc.timeline.as_ref().map(|t| t.bucket_ms),
         latency_from: sc.latency_from,
@@ -1062,16 +1213,19 @@ fn variant_points(
             let nic = model.nics.get(model.nic_index(&f.from)?)?;
             let mut fp = Problems::new();
             f.frame_bytes.validate(&mut fp);
-            (nic.line_rate_bps > 0.0 && fp.is_empty())
+            let (lo, hi) = crate::nic::LINE_RATE_BPS_RANGE;
+            ((lo..=hi).contains(&nic.line_rate_bps) && fp.is_empty())
                 .then(|| Link::new(nic.line_rate_bps).line_rate_fps(f.frame_bytes.mean_bytes()))
         })
         .collect();
+    // Per flow, the points at which it would send no frame in the run: (point, rate).
+    let mut silent: Vec<Vec<(usize, f64)>> = vec![Vec::new(); flows.len()];
     let mut points = Vec::new();
     for (j, v) in values.iter().enumerate() {
         let mut rates = Vec::new();
         let mut shares: Vec<(&FlowConfig, f64)> = Vec::new();
         let mut pct0 = None;
-        for (f, fps) in flows.iter().zip(&line_fps) {
+        for (i, (f, fps)) in flows.iter().zip(&line_fps).enumerate() {
             let Some(fps) = *fps else { continue };
             let (rate, pct) = match (f.rate_pps, sc.load.unit) {
                 (Some(r), _) => (r, r / fps * 100.0),
@@ -1088,6 +1242,15 @@ fn variant_points(
                         f.display_name()
                     ),
                 );
+            }
+            // (Only with a valid duration: an invalid one is reported by itself.)
+            if f.arrivals != crate::traffic::Arrivals::ClosedLoop
+                && (1e-9..=MAX_RUN_S).contains(&sc.duration_s)
+                && rate.is_finite()
+                && rate > 0.0
+                && frames_in_run(rate, sc.duration_s) < 1.0
+            {
+                silent[i].push((j, rate));
             }
             if f.rate_pps.is_none() && pct0.is_none() {
                 pct0 = Some(pct);
@@ -1120,12 +1283,71 @@ fn variant_points(
             }
         }
         points.push(LoadPoint {
+            load: *v,
             load_pct: pct0.unwrap_or(0.0),
             outstanding: (sc.load.unit == LoadUnit::Outstanding).then(|| v.round().max(1.0)),
             rates_pps: rates,
         });
     }
+    for (i, (f, at)) in flows.iter().zip(&silent).enumerate() {
+        let Some(&(j, rate)) = at.first() else {
+            continue;
+        };
+        let field = if f.rate_pps.is_some() {
+            format!("workload.flows[{i}].rate_pps")
+        } else if sc.load.points.is_some() {
+            format!("load.points[{j}]")
+        } else {
+            "load.from".into()
+        };
+        let how = if f.arrivals == crate::traffic::Arrivals::Constant {
+            "a constant flow sends floor(rate x duration_s) frames"
+        } else {
+            "a Poisson flow sends rate x duration_s frames on average"
+        };
+        p.push(
+            &field,
+            format!(
+                "flow `{}` sends no frame in the run at {} of the {} load points (from {} {}): \
+                 {} frames/s for {} s is {} frames ({how}): raise the load or `duration_s`",
+                f.display_name(),
+                at.len(),
+                values.len(),
+                values[j],
+                unit_name(sc.load.unit),
+                sig4(rate),
+                sc.duration_s,
+                sig4(rate * sc.duration_s),
+            ),
+        );
+    }
     points
+}
+
+/// `v` to 4 significant digits, without an exponent in the common range (`0.1`,
+/// `1.488e-7`).
+fn sig4(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if (-4..6).contains(&mag) {
+        let d = (3 - mag).max(0) as usize;
+        let t = format!("{v:.d$}");
+        if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t
+        }
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+/// Frames a flow of `rate` frames/s sends in `duration_s` (the constant source's
+/// count before its floor, with its tolerance for the rounding of the product).
+fn frames_in_run(rate: f64, duration_s: f64) -> f64 {
+    rate * duration_s + 1e-6
 }
 
 impl Experiment {
@@ -1157,7 +1379,8 @@ impl Experiment {
     }
 }
 
-fn unit_name(u: LoadUnit) -> &'static str {
+/// The unit of load points as messages print it: `%`, `frames/s`, `transactions`.
+pub fn unit_name(u: LoadUnit) -> &'static str {
     match u {
         LoadUnit::Percent => "%",
         LoadUnit::Pps => "frames/s",
@@ -1267,5 +1490,15 @@ mod tests {
             normalize(Path::new("scenarios/../models/a.json")),
             PathBuf::from("models/a.json")
         );
+        // A `..` never cancels a `..` (it used to: `../../m/a.json` became `m/a.json`).
+        assert_eq!(
+            normalize(Path::new("../../models/a.json")),
+            PathBuf::from("../../models/a.json")
+        );
+        assert_eq!(
+            normalize(Path::new("a/../../b/./c.json")),
+            PathBuf::from("../b/c.json")
+        );
+        assert_eq!(normalize(Path::new("/../x")), PathBuf::from("/x"));
     }
 }

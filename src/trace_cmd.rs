@@ -4,7 +4,7 @@
 use crate::plot;
 use anyhow::Context;
 use irqsim::output::write_atomic;
-use irqsim::scenario::Experiment;
+use irqsim::scenario::{Experiment, LoadUnit};
 use irqsim::time::SimTime;
 use irqsim::trace::{TraceOutput, TraceSpec};
 use std::path::Path;
@@ -19,8 +19,10 @@ pub struct TraceArgs {
     /// 0 of one load point, simulated again: its results are those of the sweep.
     #[arg(long, value_name = "FROM..TO", value_parser = parse_window)]
     pub trace: Option<(SimTime, SimTime)>,
-    /// The load point to trace: its percent of line rate, its offered frames/s, or its
-    /// outstanding transactions; required when the sweep has several.
+    /// The load point to trace, in the scenario's `load.unit` as its `load` lists it:
+    /// percent of line rate per flow (`percent`), frames/s per flow (`pps`), or
+    /// transactions outstanding per flow (`outstanding`); required when the sweep has
+    /// several.
     #[arg(long, value_name = "LOAD", requires = "trace")]
     pub trace_point: Option<f64>,
     /// The variant to trace; required when the scenario has several.
@@ -91,34 +93,50 @@ pub fn select(exp: &Experiment, args: &TraceArgs) -> anyhow::Result<(usize, usiz
             names(exp)
         ),
     };
+    // The trace draws one CPU's timeline; a model with several cores is refused here,
+    // before the sweep runs, rather than after it has written its results.
+    let cores = exp.variants[v].model.cpu.cores;
+    if cores > 1 {
+        anyhow::bail!(
+            "--trace: the model of variant `{}` has {cores} cores (cpu.cores), and traces show \
+             one CPU: multi-core traces are not yet available (trace a variant with \
+             `cpu.cores` = 1)",
+            exp.variants[v].name
+        );
+    }
     let points = &exp.variants[v].points;
-    let label = |p: &irqsim::scenario::LoadPoint| match p.outstanding {
-        Some(n) => format!("{n}"),
-        None => format!(
+    // Points are named in the scenario's own unit: its `load.unit`, per flow.
+    let unit = irqsim::scenario::unit_name(exp.load_unit);
+    let per_flow = match exp.load_unit {
+        LoadUnit::Percent => " of line rate per flow",
+        LoadUnit::Pps => " per flow",
+        LoadUnit::Outstanding => " outstanding per flow",
+    };
+    let round = |x: f64, k: f64| (x * k).round() / k;
+    let label = |p: &irqsim::scenario::LoadPoint| match exp.load_unit {
+        LoadUnit::Percent => format!(
             "{} ({} frames/s)",
-            (p.load_pct * 1e4).round() / 1e4,
-            (p.offered_pps() * 1e3).round() / 1e3
+            round(p.load, 1e4),
+            round(p.offered_pps(), 1e3)
         ),
+        LoadUnit::Pps => format!("{} ({} %)", round(p.load, 1e3), round(p.load_pct, 1e4)),
+        LoadUnit::Outstanding => format!("{}", p.load),
     };
     let all = points.iter().map(label).collect::<Vec<_>>().join(", ");
     let p = match args.trace_point {
         Some(x) => points
             .iter()
-            .position(|p| {
-                let near = |at: f64| (at - x).abs() <= 1e-6 * at.abs().max(1.0);
-                match p.outstanding {
-                    Some(n) => near(n),
-                    None => near(p.load_pct) || near(p.offered_pps()),
-                }
-            })
+            .position(|p| (p.load - x).abs() <= 1e-6 * p.load.abs().max(1.0))
             .ok_or_else(|| {
                 anyhow::anyhow!(
-                    "--trace-point: the sweep has no load point {x}; its points are {all}"
+                    "--trace-point: the sweep has no load point {x} {unit}{per_flow} (the \
+                     scenario's `load.unit`); its points are {all}"
                 )
             })?,
         None if points.len() == 1 => 0,
         None => anyhow::bail!(
-            "--trace: the sweep has {} load points; choose one with --trace-point ({all})",
+            "--trace: the sweep has {} load points; choose one with --trace-point, in {unit}{per_flow} \
+             (the scenario's `load.unit`): {all}",
             points.len()
         ),
     };

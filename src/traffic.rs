@@ -82,11 +82,11 @@ pub enum Arrivals {
 }
 
 /// Frame size of a flow: a number of bytes, or a distribution.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum FrameSize {
     /// Every frame has this many bytes (FCS included, preamble not).
-    Fixed(u32),
+    Fixed(#[schemars(range(min = 64, max = 16_384))] u32),
     /// A distribution of sizes.
     Dist(FrameDist),
 }
@@ -98,17 +98,94 @@ pub enum FrameDist {
     /// Uniform integer size in [`min`, `max`] bytes.
     Uniform {
         /// Smallest frame [bytes].
+        #[schemars(range(min = 64, max = 16_384))]
         min: u32,
         /// Largest frame [bytes].
+        #[schemars(range(min = 64, max = 16_384))]
         max: u32,
     },
     /// `sizes[i]` bytes with probability `weights[i] / sum(weights)`.
     Mix {
         /// Frame sizes [bytes].
+        #[schemars(length(min = 1), inner(range(min = 64, max = 16_384)))]
         sizes: Vec<u32>,
         /// Relative weights (not necessarily summing to 1).
+        #[schemars(length(min = 1), inner(range(min = 0.0)))]
         weights: Vec<f64>,
     },
+}
+
+/// The forms of a frame size, as messages list them.
+const FRAME_SIZE_FORMS: &str = "a frame size in bytes such as `64`, or a distribution: \
+    `{\"dist\": \"uniform\", \"min\": 64, \"max\": 1518}` or \
+    `{\"dist\": \"mix\", \"sizes\": [64, 1518], \"weights\": [7, 1]}`";
+
+/// `{"dist": "uniform", ...}` without its tag.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UniformForm {
+    min: u32,
+    max: u32,
+}
+
+/// `{"dist": "mix", ...}` without its tag.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MixForm {
+    sizes: Vec<u32>,
+    weights: Vec<f64>,
+}
+
+/// Read by the value's JSON type (a number, or an object tagged by `dist`), with the
+/// paths inside a distribution and messages naming the forms ([`crate::forms`]).
+impl<'de> Deserialize<'de> for FrameSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use crate::forms;
+        let v = forms::value(d)?;
+        let r = match v {
+            serde_json::Value::Number(n) => match n.as_u64().and_then(|b| u32::try_from(b).ok()) {
+                Some(b) => Ok(FrameSize::Fixed(b)),
+                None => Err((
+                    String::new(),
+                    format!("must be {FRAME_SIZE_FORMS}, got the number {n}"),
+                )),
+            },
+            serde_json::Value::Object(m) if !m.contains_key("dist") => Err((
+                String::new(),
+                format!("must be {FRAME_SIZE_FORMS}, got an object without `dist`"),
+            )),
+            v @ serde_json::Value::Object(_) => forms::tagged(
+                v,
+                "dist",
+                "a frame-size distribution",
+                &["uniform".to_string(), "mix".to_string()],
+                "{\"dist\": \"uniform\", \"min\": 64, \"max\": 1518}",
+                |kind, rest| match kind {
+                    "uniform" => Some(forms::fields::<UniformForm>(rest).map(|u| {
+                        FrameSize::Dist(FrameDist::Uniform {
+                            min: u.min,
+                            max: u.max,
+                        })
+                    })),
+                    "mix" => Some(forms::fields::<MixForm>(rest).map(|m| {
+                        FrameSize::Dist(FrameDist::Mix {
+                            sizes: m.sizes,
+                            weights: m.weights,
+                        })
+                    })),
+                    _ => None,
+                },
+            ),
+            other => Err((
+                String::new(),
+                format!(
+                    "must be {FRAME_SIZE_FORMS}, got {}",
+                    forms::describe(&other)
+                ),
+            )),
+        };
+        r.map_err(forms::to_error)
+    }
 }
 
 impl FrameSize {
@@ -192,6 +269,7 @@ pub struct FlowConfig {
     /// to starting the next request (first bit): its NIC, interrupt coalescing and
     /// stack [ns] (default 0).
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(range(min = 0.0))]
     pub turnaround_ns: f64,
     /// For `closed-loop` flows: interrupt coalescing of the peer's NIC, which decides
     /// when the peer sees a response (default: none, at its last bit).
@@ -203,6 +281,7 @@ pub struct FlowConfig {
     /// for every replication) (default 0). Tester ports started together send in step;
     /// ports with clocks of their own do not.
     #[serde(default, skip_serializing_if = "OrRandom::is_zero")]
+    #[schemars(extend("minimum" = 0, "exclusiveMaximum" = 1))]
     pub start_phase: OrRandom,
     /// Frequency error of the tester port's clock for a `constant` flow [ppm]: the
     /// frames are `1 + clock_ppm / 1e6` times their nominal period apart (the count is
@@ -210,10 +289,12 @@ pub struct FlowConfig {
     /// `"random"`, uniform in [-100, 100] ppm (IEEE 802.3's tolerance) for every run
     /// (default 0).
     #[serde(default, skip_serializing_if = "OrRandom::is_zero")]
+    #[schemars(extend("minimum" = -1000, "maximum" = 1000))]
     pub clock_ppm: OrRandom,
     /// A fixed rate for this flow at every load point, instead of the swept load:
     /// background traffic beside the flows under test [frames/s] (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub rate_pps: Option<f64>,
     /// The flow's IPv4 addresses, ports and protocol, which a multi-queue NIC's
     /// receive-side scaling hashes (default for the flow numbered `i` from 0 in the
@@ -291,7 +372,7 @@ impl TupleConfig {
 }
 
 /// A number, or `"random"` for a value drawn for every run (see the fields using it).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum OrRandom {
     /// This value.
@@ -306,6 +387,24 @@ pub enum OrRandom {
 pub enum RandomKeyword {
     /// Random.
     Random,
+}
+
+/// Read by the value's JSON type, with a message naming both forms.
+impl<'de> Deserialize<'de> for OrRandom {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match crate::forms::value(d)? {
+            serde_json::Value::Number(n) if n.as_f64().is_some() => {
+                Ok(OrRandom::Value(n.as_f64().expect("a number")))
+            }
+            serde_json::Value::String(s) if s == "random" => {
+                Ok(OrRandom::Random(RandomKeyword::Random))
+            }
+            other => Err(serde::de::Error::custom(format!(
+                "must be a number or `\"random\"`, got {}",
+                crate::forms::describe(&other)
+            ))),
+        }
+    }
 }
 
 impl Default for OrRandom {
@@ -404,10 +503,12 @@ pub struct PeerCoalescing {
     /// Receive coalescing ticks: the peer's interrupt at the latest this long after a
     /// response arrived (`bge_rx_coal_ticks`, 1 us units; 0 = at once) [ns].
     #[serde(default)]
+    #[schemars(range(min = 0.0))]
     pub rx_ticks_ns: f64,
     /// Send coalescing ticks: the peer's interrupt this long after its request was sent
     /// (`bge_tx_coal_ticks`; 0 = off) [ns].
     #[serde(default)]
+    #[schemars(range(min = 0.0))]
     pub tx_ticks_ns: f64,
 }
 

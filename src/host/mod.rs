@@ -78,6 +78,7 @@ pub struct ModelConfig {
     pub kernel: KernelConfig,
     /// Network interfaces, at least one. On a shared interrupt line their handlers
     /// are called in the order of the line's `chain`.
+    #[schemars(length(min = 1))]
     pub nics: Vec<NicConfig>,
     /// Interrupt lines shared by several NICs (default: none, every NIC has a line of
     /// its own).

@@ -58,13 +58,40 @@ macro_rules! policy_config {
         $(pub mod $file;)*
 
         /// Which receive policy a NIC uses, with its per-NIC parameters.
-        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
         #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
         pub enum PolicyConfig {
             /// Classic interrupt-driven receive (4.4BSD, FreeBSD 2.x-4.x): see [`interrupt`].
             #[default]
             Interrupt,
             $($(#[$doc])* $name($file::$params),)*
+        }
+
+        /// Read by `kind`, each policy's parameters with their own paths, in the
+        /// words of the file ([`crate::forms`]).
+        impl<'de> Deserialize<'de> for PolicyConfig {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = crate::forms::value(d)?;
+                let kinds = PolicyConfig::kinds();
+                crate::forms::tagged(v, "kind", "a receive policy", &kinds, "{\"kind\": \"napi\"}",
+                    |kind, rest| {
+                        if kind == "interrupt" {
+                            return Some(crate::forms::no_fields(kind, &rest).map(|()| PolicyConfig::Interrupt));
+                        }
+                        $(if kind == kebab(stringify!($name)) {
+                            return Some(crate::forms::fields(rest).map(PolicyConfig::$name));
+                        })*
+                        None
+                    })
+                .map_err(crate::forms::to_error)
+            }
+        }
+
+        impl PolicyConfig {
+            /// The `kind`s a policy may have.
+            pub fn kinds() -> Vec<String> {
+                vec!["interrupt".to_string() $(, kebab(stringify!($name)))*]
+            }
         }
 
         impl PolicyConfig {

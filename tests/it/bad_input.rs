@@ -96,6 +96,12 @@ impl Case {
 
     /// Write the files and run `irqsim run <scenario> --out <dir>/out --quiet`.
     fn run(&self) -> Run {
+        self.write();
+        self.run_on(&self.scenario_path())
+    }
+
+    /// Write the scenario, the model and the measured table into the temp dir.
+    fn write(&self) {
         let write = |p: &Path, text: &str| {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
@@ -112,7 +118,6 @@ impl Case {
             self.model_text.as_deref().unwrap_or(&pretty(&self.model)),
         );
         write(&self.csv_path(), &self.csv_text);
-        self.run_on(&self.scenario_path())
     }
 
     /// Run the binary on `scenario` (which may not exist) without writing anything.
@@ -354,7 +359,7 @@ fn duration_of_the_wrong_type() {
         &run,
         &c.scenario_path(),
         "duration_s",
-        &["invalid type", "string \"ten\"", "expected f64"],
+        &["must be a number of seconds, got the string \"ten\""],
     );
 }
 
@@ -367,7 +372,10 @@ fn ring_size_of_the_wrong_type() {
         &run,
         &c.model_path(),
         "nics[0].rx_ring_slots",
-        &["invalid type", "string \"64\"", "expected u32"],
+        &[
+            "must be a whole number from 0 to 4294967295",
+            "got the string \"64\"",
+        ],
     );
 }
 
@@ -460,7 +468,7 @@ fn zero_line_rate() {
         &run,
         &c.model_path(),
         "nics[0].line_rate_bps",
-        &["must be greater than 0 bit/s", "got 0"],
+        &["must be 1e6 to 1.6e12 bit/s", "got 0"],
     );
 }
 
@@ -833,7 +841,7 @@ fn wrong_types_and_unknown_fields_are_all_reported_at_once() {
         &run.stderr,
         &sc,
         "duration_s",
-        &["invalid type", "expected f64"],
+        &["must be a number of seconds", "got the string"],
     );
     assert_problem(
         &run.stderr,
@@ -1093,8 +1101,8 @@ fn a_parameter_another_policy_would_take_is_refused_not_ignored() {
     c.assert_one(
         &run,
         &c.model_path(),
-        "nics[0].policy",
-        &["unknown field `weight`", "there are no fields"],
+        "nics[0].policy.weight",
+        &["unknown field `weight`", "this object takes no fields"],
     );
 }
 
@@ -1109,5 +1117,399 @@ fn transmit_completions_need_a_policy_that_reclaims_descriptors() {
         &c.model_path(),
         "nics[1].tx_completion",
         &["reclaim", "(`interrupt`, `deferred`)"],
+    );
+}
+
+// ---------------------------------------------------------------- issue 32: refuse before work, in the user's words
+
+impl Case {
+    /// Write the files and run `irqsim run <scenario> --out <dir>/out --quiet --no-plots
+    /// <extra>`.
+    fn run_with(&self, extra: &[&str]) -> Run {
+        self.write();
+        let o = Command::new(BIN)
+            .arg("run")
+            .arg(self.scenario_path())
+            .arg("--out")
+            .arg(self.out_dir())
+            .args(["--quiet", "--no-plots"])
+            .args(extra)
+            .output()
+            .expect("running irqsim");
+        Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+/// `--trace` on a host with several cores was run to the end (results written) and
+/// then failed with exit 1; it is refused with exit 2 before anything runs.
+#[test]
+fn a_trace_of_a_multi_core_host_is_refused_before_the_sweep() {
+    let mut c = Case::new();
+    c.scenario["overrides"] = json!({ "cpu": { "cores": 2 } });
+    c.scenario["load"] = json!({ "unit": "percent", "points": [10] });
+    c.scenario.as_object_mut().unwrap().remove("measured");
+    // The scenario itself is valid: without --trace it runs.
+    let ok = c.run_with(&[]);
+    assert_eq!(ok.code, Some(0), "{}", ok.stderr);
+    std::fs::remove_dir_all(c.out_dir()).unwrap();
+    let r = c.run_with(&["--trace", "1ms..2ms"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    for want in [
+        "2 cores (cpu.cores)",
+        "traces show one CPU",
+        "multi-core traces are not yet available",
+    ] {
+        assert!(r.stderr.contains(want), "{want:?} missing: {}", r.stderr);
+    }
+    assert!(
+        !c.out_dir().exists(),
+        "a refused trace wrote {:?}",
+        c.out_dir()
+    );
+}
+
+/// Typos in the overrides of two variants are both reported, each at its full path
+/// (inside a policy too: `policy.wieght`, not `policy`) and at its line in the
+/// scenario file (not "line 1 column 13312" of an internal copy).
+#[test]
+fn typos_in_two_variants_are_reported_together_at_their_lines() {
+    let mut c = Case::new();
+    c.scenario["variants"] = json!([
+        { "name": "a", "overrides": { "kernel": { "ipintrq_maxln": 3 } } },
+        { "name": "b", "overrides": { "nics": { "dc0": { "policy": { "kind": "napi", "wieght": 3 } } } } },
+    ]);
+    let text = serde_json::to_string_pretty(&c.scenario).unwrap();
+    let (la, lb) = (
+        line_of(&text, "\"ipintrq_maxln\""),
+        line_of(&text, "\"wieght\""),
+    );
+    let r = c.run();
+    let problems = c.rejected(&r);
+    assert_eq!(problems.len(), 2, "{}", r.stderr);
+    let sc = c.scenario_path();
+    assert_problem(
+        &r.stderr,
+        &sc,
+        "variants[0].overrides.kernel.ipintrq_maxln",
+        &[
+            "unknown field `ipintrq_maxln`",
+            "`ipintrq_maxlen`",
+            &format!("at line {la} column "),
+        ],
+    );
+    assert_problem(
+        &r.stderr,
+        &sc,
+        "variants[1].overrides.nics.dc0.policy.wieght",
+        &[
+            "unknown field `wieght`",
+            "`weight`",
+            &format!("at line {lb} column "),
+        ],
+    );
+    assert!(!r.stderr.contains("at line 1 column"), "{}", r.stderr);
+}
+
+/// A typo in a model's own policy object is reported at its path and line in the model.
+#[test]
+fn a_typo_inside_a_models_policy_is_located_in_the_model() {
+    let mut c = Case::new();
+    c.model["nics"][1]["policy"] = json!({ "kind": "napi", "wieght": 3 });
+    let text = serde_json::to_string_pretty(&c.model).unwrap();
+    let line = line_of(&text, "\"wieght\"");
+    let r = c.run();
+    c.assert_one(
+        &r,
+        &c.model_path(),
+        "nics[1].policy.wieght",
+        &[
+            "unknown field `wieght`",
+            &format!("at line {line} column 9"),
+        ],
+    );
+}
+
+/// Real mistakes in fields with several forms are answered with the forms the field
+/// accepts, never with serde's Rust words.
+#[test]
+fn serde_words_do_not_reach_users() {
+    type Edit = Box<dyn Fn(&mut Case)>;
+    let cases: Vec<(&str, Edit, &str, Vec<&str>)> = vec![
+        (
+            "frame size as an object",
+            Box::new(|c| {
+                c.scenario["workload"]["flows"][0]["frame_bytes"] = json!({ "bytes": 64 })
+            }),
+            "workload.flows[0].frame_bytes",
+            vec![
+                "frame size in bytes such as `64`",
+                "\"dist\": \"uniform\"",
+                "\"dist\": \"mix\"",
+            ],
+        ),
+        (
+            "frame size as a string",
+            Box::new(|c| c.scenario["workload"]["flows"][0]["frame_bytes"] = json!("64")),
+            "workload.flows[0].frame_bytes",
+            vec!["such as `64`", "got the string \"64\""],
+        ),
+        (
+            "distribution with a typo",
+            Box::new(|c| {
+                c.scenario["workload"]["flows"][0]["frame_bytes"] =
+                    json!({ "dist": "uniform", "min": 64, "mx": 1518 })
+            }),
+            "workload.flows[0].frame_bytes.mx",
+            vec!["unknown field `mx`", "`max`"],
+        ),
+        (
+            "policy as a string",
+            Box::new(|c| {
+                c.scenario["overrides"] = json!({ "nics": { "dc0": { "policy": "napi" } } })
+            }),
+            "overrides.nics.dc0.policy",
+            vec![
+                "{\"kind\": \"napi\"}",
+                "`freebsd-polling`",
+                "got the string \"napi\"",
+            ],
+        ),
+        (
+            "policy of an unknown kind",
+            Box::new(|c| {
+                c.scenario["overrides"] =
+                    json!({ "nics": { "dc0": { "policy": { "kind": "nap" } } } })
+            }),
+            "overrides.nics.dc0.policy.kind",
+            vec!["unknown kind `nap`", "`napi`"],
+        ),
+        (
+            "cost nested one level too deep",
+            Box::new(|c| {
+                c.scenario["overrides"] =
+                    json!({ "kernel": { "netisr_per_packet": { "ns": { "ns": 5200 } } } })
+            }),
+            "overrides.kernel.netisr_per_packet.ns",
+            vec!["a number of nanoseconds", "{\"ns\": 5200}", "got an object"],
+        ),
+        (
+            "cost as a string",
+            Box::new(|c| {
+                c.scenario["overrides"] = json!({ "kernel": { "netisr_per_packet": "5us" } })
+            }),
+            "overrides.kernel.netisr_per_packet",
+            vec![
+                "a number of nanoseconds",
+                "{\"cycles\": 1000}",
+                "got the string \"5us\"",
+            ],
+        ),
+        (
+            "phase as a word",
+            Box::new(|c| c.scenario["workload"]["flows"][0]["start_phase"] = json!("half")),
+            "workload.flows[0].start_phase",
+            vec!["a number or `\"random\"`", "got the string \"half\""],
+        ),
+    ];
+    for (what, edit, path, want) in cases {
+        let mut c = Case::new();
+        edit(&mut c);
+        let r = c.run();
+        // (A typo inside a distribution also leaves the field it meant missing.)
+        c.rejected(&r);
+        assert_problem(&r.stderr, &c.scenario_path(), path, &want);
+        for serde in [
+            "untagged enum",
+            "internally tagged",
+            "invalid type",
+            "expected f64",
+            "map",
+        ] {
+            assert!(
+                !r.stderr.contains(serde),
+                "{what}: {serde:?} reached the user: {}",
+                r.stderr
+            );
+        }
+    }
+}
+
+/// A line rate of 1 bit/s (a unit slip) was accepted and its flow sent 0 frames, exit 0.
+#[test]
+fn a_line_rate_outside_ethernets_is_refused() {
+    for bps in [1.0, 2e12] {
+        let mut c = Case::new();
+        c.model["nics"][0]["line_rate_bps"] = json!(bps);
+        let r = c.run();
+        c.assert_one(
+            &r,
+            &c.model_path(),
+            "nics[0].line_rate_bps",
+            &[
+                "must be 1e6 to 1.6e12 bit/s",
+                "unit slip",
+                &format!("got {bps}"),
+            ],
+        );
+    }
+}
+
+/// A flow that would send no frame in the run is refused, with how many it would send.
+#[test]
+fn a_flow_that_sends_no_frame_is_refused() {
+    let mut c = Case::new();
+    // 10 and 50 frames/s for 0.01 s: floor(0.1) = floor(0.5) = 0 frames; 1000: 10.
+    c.scenario["load"] = json!({ "unit": "pps", "points": [10, 50, 1000] });
+    let r = c.run();
+    c.assert_one(
+        &r,
+        &c.scenario_path(),
+        "load.points[0]",
+        &[
+            "flow `100-101` sends no frame in the run at 2 of the 3 load points",
+            "10 frames/s for 0.01 s is 0.1 frames",
+            "floor(rate x duration_s)",
+        ],
+    );
+}
+
+/// `--trace-point` takes the load in the scenario's own unit: frames/s per flow for
+/// `pps` (it took the total offered frames/s, twice the per-flow rate with two flows).
+#[test]
+fn trace_point_is_in_the_scenarios_unit() {
+    let mut c = Case::new();
+    c.scenario["workload"]["flows"] = json!([
+        { "name": "a", "from": "dc0", "to": "dc1" },
+        { "name": "b", "from": "dc2", "to": "dc3" },
+    ]);
+    c.scenario["load"] = json!({ "unit": "pps", "points": [2000, 3000] });
+    c.scenario["duration_s"] = json!(0.005);
+    c.scenario["drain_s"] = json!(0.005);
+    c.scenario.as_object_mut().unwrap().remove("measured");
+    let r = c.run_with(&["--trace", "1ms..2ms", "--trace-point", "3000"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(c.out_dir().join("trace.json").is_file());
+    // The total (6000 frames/s) is not a point of the sweep.
+    let r = c.run_with(&["--trace", "1ms..2ms", "--trace-point", "6000"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no load point 6000 frames/s per flow")
+            && r.stderr.contains("2000 (1.344 %), 3000 (2.016 %)"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `cd a/b && irqsim run x.json` with `"model": "../../models/m.json"` read
+/// `models/m.json` (the lexical resolution cancelled the two `..`s); paths resolve
+/// as the file system does, through a symbolic link too.
+#[test]
+fn model_paths_resolve_from_the_scenarios_directory() {
+    let c = Case::new();
+    let root = c.dir.path();
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    std::fs::create_dir_all(root.join("models")).unwrap();
+    std::fs::write(
+        root.join("models/m.json"),
+        serde_json::to_string(&c.model).unwrap(),
+    )
+    .unwrap();
+    let mut sc = c.scenario.clone();
+    sc["model"] = json!("../../models/m.json");
+    sc["load"] = json!({ "unit": "percent", "points": [10] });
+    sc.as_object_mut().unwrap().remove("measured");
+    std::fs::write(root.join("a/b/x.json"), serde_json::to_string(&sc).unwrap()).unwrap();
+    let run_in = |dir: &Path, scenario: &str| {
+        Command::new(BIN)
+            .current_dir(dir)
+            .args(["run", scenario, "--quiet", "--no-plots", "--out"])
+            .arg(root.join("out"))
+            .output()
+            .expect("running irqsim")
+    };
+    let o = run_in(&root.join("a/b"), "x.json");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    #[cfg(unix)]
+    {
+        // `l` -> a/b: `l/../../models` is root/models for the file system, but
+        // `../models` (beside root) lexically.
+        std::os::unix::fs::symlink(root.join("a/b"), root.join("l")).unwrap();
+        let o = run_in(root, "l/x.json");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// A scenario that cannot be read (a wrong type) no longer hides its model's problems:
+/// both files' are reported at once.
+#[test]
+fn a_scenario_type_error_does_not_hide_the_models_problems() {
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!("ten");
+    c.scenario["overrides"] = json!({ "kernel": { "ipintrq_maxlen": 0 } });
+    c.model["nics"][0]["rx_ring_slots"] = json!(0);
+    c.model["nics"][1]["rx_ring_slot"] = json!(64);
+    let r = c.run();
+    let problems = c.rejected(&r);
+    assert_eq!(problems.len(), 2, "{}", r.stderr);
+    assert_problem(
+        &r.stderr,
+        &c.scenario_path(),
+        "duration_s",
+        &["must be a number of seconds"],
+    );
+    // The model could not be read either (an unknown field): its reading problem is
+    // reported; its range checks need it read.
+    assert_problem(
+        &r.stderr,
+        &c.model_path(),
+        "nics[1].rx_ring_slot",
+        &["unknown field `rx_ring_slot`"],
+    );
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!("ten");
+    c.scenario["overrides"] = json!({ "kernel": { "ipintrq_maxlen": 0 } });
+    c.model["nics"][0]["rx_ring_slots"] = json!(0);
+    let r = c.run();
+    assert_eq!(c.rejected(&r).len(), 3, "{}", r.stderr);
+    assert_problem(
+        &r.stderr,
+        &c.scenario_path(),
+        "overrides.kernel.ipintrq_maxlen",
+        &["at least 1 packet", "got 0"],
+    );
+    assert_problem(
+        &r.stderr,
+        &c.model_path(),
+        "nics[0].rx_ring_slots",
+        &["at least 1 slot"],
+    );
+}
+
+/// An unknown field in a form serde buffers (a user process tagged by `kind`) is
+/// reported at its own path, not at the object holding it.
+#[test]
+fn an_unknown_field_in_a_user_process_is_reported_at_its_path() {
+    let mut c = Case::new();
+    c.model["user"] = json!({ "kind": "cpu-bound", "work_unt": 1000 });
+    let r = c.run();
+    c.assert_one(
+        &r,
+        &c.model_path(),
+        "user.work_unt",
+        &["unknown field `work_unt`", "`work_unit`"],
     );
 }
