@@ -35,6 +35,14 @@ pub struct Trace {
     pub drops: Vec<(f64, f64)>,
 }
 
+/// Whether a slice is on a CPU level's track (or, in an older file, in category `cpu`).
+fn cpu_track(e: &Value) -> bool {
+    e["cat"] == "cpu"
+        || irqsim::cpu::Level::ALL
+            .iter()
+            .any(|l| e["tid"].as_u64() == Some(irqsim::trace::chrome::Track::Level(*l).tid()))
+}
+
 /// Read what the figure needs from the bytes of a trace.json.
 pub fn parse(json: &[u8]) -> anyhow::Result<Trace> {
     let v: Value = serde_json::from_slice(json).context("reading trace.json")?;
@@ -52,7 +60,9 @@ pub fn parse(json: &[u8]) -> anyhow::Result<Trace> {
                 let n = e["args"]["name"].as_str().unwrap_or("").to_string();
                 t.tracks.insert(tid, n);
             }
-            (Some("X"), Some("cpu")) => {
+            // CPU slices: category `host` on a CPU level's track (wire slices share the
+            // category), or `cpu` in files written before slices and arrows shared one.
+            (Some("X"), Some("cpu")) | (Some("X"), Some("host")) if cpu_track(e) => {
                 let ts = num(e, "ts");
                 t.slices.push((tid, name, ts, ts + num(e, "dur")));
             }
@@ -352,7 +362,8 @@ mod tests {
     fn a_trace_is_read_back() {
         let json = br#"{"otherData":{"window_from_us":10.0,"window_to_us":20.0},"traceEvents":[
             {"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"cpu0 hardirq"}},
-            {"ph":"X","cat":"cpu","name":"interrupt irq11: dc0","pid":1,"tid":2,"ts":11.5,"dur":2.0,"args":{}},
+            {"ph":"X","cat":"host","name":"interrupt irq11: dc0","pid":1,"tid":2,"ts":11.5,"dur":2.0,"args":{}},
+            {"ph":"X","cat":"host","name":"flow 0","pid":1,"tid":101,"ts":11.0,"dur":0.5,"args":{}},
             {"ph":"C","name":"dc0 rx ring","pid":1,"ts":12.0,"args":{"frames":3}},
             {"ph":"i","s":"t","cat":"drop","name":"drop: rx_ring","pid":1,"tid":100,"ts":13.0,"args":{"frames":2}}]}"#;
         let t = parse(json).unwrap();

@@ -1045,10 +1045,13 @@ fn trace_plot_reads_like_the_other_figures() {
     // Each port's interrupt line in a colour of its own: the bars of a line, and its
     // legend swatch, share one colour no other line has.
     let mut slices: std::collections::BTreeMap<String, usize> = Default::default();
-    for e in events
-        .iter()
-        .filter(|e| e["ph"] == "X" && e["cat"] == "cpu")
-    {
+    for e in events.iter().filter(|e| {
+        // CPU slices: on a CPU level's track (slices share the category `host`).
+        e["ph"] == "X"
+            && irqsim::cpu::Level::ALL
+                .iter()
+                .any(|l| e["tid"].as_u64() == Some(irqsim::trace::chrome::Track::Level(*l).tid()))
+    }) {
         *slices
             .entry(e["name"].as_str().unwrap().to_string())
             .or_default() += 1;
