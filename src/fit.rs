@@ -1177,7 +1177,13 @@ impl<'a> Fitter<'a> {
                 here += w.loss * (q.loss_residual - p.loss_residual).powi(2);
                 n += 1;
             }
+            // A latency censored at the run's horizon (a side that forwards nothing)
+            // moves with the duration itself: only points where both sides forward,
+            // at both durations, compare.
+            let forwards = |x: &PointFit| x.loss_pct < 100.0 && x.measured_loss_pct < 100.0;
             if w.latency > 0.0
+                && forwards(p)
+                && forwards(q)
                 && let (Some(a), Some(b)) = (p.latency_residual, q.latency_residual)
             {
                 here += w.latency * (b - a).powi(2);

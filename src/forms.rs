@@ -39,6 +39,15 @@ pub fn split_nested(msg: &str) -> (Option<&str>, &str) {
     (None, msg)
 }
 
+/// A message read outside [`fields`] (which takes the inner path out), made readable:
+/// the inner path a message carries put in words, `at <path>: <message>`.
+pub fn readable(msg: &str) -> String {
+    match split_nested(msg) {
+        (Some(path), m) => format!("at {path}: {m}"),
+        (None, m) => m.to_string(),
+    }
+}
+
 /// `outer` and `inner` joined as serde_path_to_error prints paths (`a.b`, `a[0]`).
 pub fn join_path(outer: &str, inner: &str) -> String {
     if outer.is_empty() || outer == "." {
@@ -284,6 +293,17 @@ mod tests {
             plain_at("duration_s", "invalid type: string \"ten\", expected f64"),
             "must be a number of seconds, got the string \"ten\""
         );
+    }
+
+    #[test]
+    fn a_message_read_elsewhere_has_its_path_in_words() {
+        let e: serde_json::Error = nested("policy.wieght", "unknown field `wieght`");
+        let m = readable(&e.to_string());
+        assert!(
+            m.starts_with("at policy.wieght: unknown field `wieght`"),
+            "{m}"
+        );
+        assert!(!m.contains(MARK), "{m:?}");
     }
 
     #[test]

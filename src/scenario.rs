@@ -453,6 +453,11 @@ pub fn read_all<T: DeserializeOwned>(mut v: Value) -> Result<T, Vec<Problem>> {
                 join(&path, name)
             };
             if problems.iter().any(|p| p.path == full) {
+                // Put a stand-in of another type there, so that reading goes on to the
+                // problems after it; none is reported, as the problem already was.
+                if stand_in::<T>(&mut v, &path, name, &full) {
+                    continue;
+                }
                 break;
             }
         }
@@ -507,6 +512,55 @@ fn unknown_field_path(v: &Value, path: String, reason: &str) -> String {
 
 /// Remove the value at `path` (`a.b[2].c`, as serde_path_to_error prints it) from an
 /// object; false if the path does not end in an object key.
+/// Set field `name` of the object at `path` to the first stand-in value (a number, a
+/// string, a boolean, an object, an array) with which reading `T` no longer stops at
+/// `full` (the field's path); `false` (and the field left out) when none does.
+fn stand_in<T: DeserializeOwned>(v: &mut Value, path: &str, name: &str, full: &str) -> bool {
+    let stands = [
+        Value::from(1),
+        Value::from(""),
+        Value::from(false),
+        Value::Object(Default::default()),
+        Value::Array(Vec::new()),
+    ];
+    for x in stands {
+        let Some(Value::Object(o)) = value_at_mut(v, path) else {
+            return false;
+        };
+        o.insert(name.to_string(), x);
+        match crate::forms::fields::<T>(v.clone()) {
+            Ok(_) => return true,
+            Err((p, reason)) => {
+                let p = if p.is_empty() { ".".to_string() } else { p };
+                let stuck = (p == full
+                    || p.starts_with(&format!("{full}."))
+                    || p.starts_with(&format!("{full}[")))
+                    || (p == path && reason.contains(&format!("`{name}`")));
+                if !stuck {
+                    return true;
+                }
+            }
+        }
+    }
+    if let Some(Value::Object(o)) = value_at_mut(v, path) {
+        o.remove(name);
+    }
+    false
+}
+
+/// The value at `path` (`a.b[2].c`; `.` or empty for the root).
+fn value_at_mut<'v>(v: &'v mut Value, path: &str) -> Option<&'v mut Value> {
+    let mut cur = v;
+    for s in path.replace('[', ".[").split('.').filter(|s| !s.is_empty()) {
+        cur = match (s.strip_prefix('[').and_then(|x| x.strip_suffix(']')), cur) {
+            (Some(i), Value::Array(a)) => a.get_mut(i.parse::<usize>().ok()?)?,
+            (None, Value::Object(o)) => o.get_mut(s)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
 fn remove_at(v: &mut Value, path: &str) -> bool {
     let segs: Vec<String> = path
         .replace('[', ".[")

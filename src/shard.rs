@@ -397,7 +397,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, MergeError> {
     };
     let m: Manifest = serde_json::from_str(&text).map_err(|e| MergeError::Format {
         file: file.clone(),
-        msg: e.to_string(),
+        msg: crate::forms::readable(&e.to_string()),
     })?;
     let bad = |msg: String| MergeError::Format {
         file: file.clone(),
