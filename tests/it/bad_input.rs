@@ -353,7 +353,7 @@ fn unknown_latency_convention() {
 #[test]
 fn duration_of_the_wrong_type() {
     let mut c = Case::new();
-    c.scenario["workload"]["flows"][0]["to"] = json!(1);
+    c.scenario["duration_s"] = json!("ten");
     let run = c.run();
     c.assert_one(
         &run,
@@ -831,7 +831,7 @@ fn an_absurd_range_is_one_clean_problem() {
 fn wrong_types_and_unknown_fields_are_all_reported_at_once() {
     let mut c = Case::new();
     c.scenario["durations_s"] = json!(3);
-    c.scenario["workload"]["flows"][0]["to"] = json!(1);
+    c.scenario["duration_s"] = json!("ten");
     c.scenario["workload"]["flows"][0]["frame_size"] = json!(64);
     let run = c.run();
     assert_eq!(c.rejected(&run).len(), 3, "{}", run.stderr);
@@ -1482,7 +1482,7 @@ fn model_paths_resolve_from_the_scenarios_directory() {
 #[test]
 fn a_scenario_type_error_does_not_hide_the_models_problems() {
     let mut c = Case::new();
-    c.scenario["workload"]["flows"][0]["to"] = json!(1);
+    c.scenario["duration_s"] = json!("ten");
     c.scenario["overrides"] = json!({ "kernel": { "ipintrq_maxlen": 0 } });
     c.model["nics"][0]["rx_ring_slots"] = json!(0);
     c.model["nics"][1]["rx_ring_slot"] = json!(64);
@@ -1504,7 +1504,7 @@ fn a_scenario_type_error_does_not_hide_the_models_problems() {
         &["unknown field `rx_ring_slot`"],
     );
     let mut c = Case::new();
-    c.scenario["workload"]["flows"][0]["to"] = json!(1);
+    c.scenario["duration_s"] = json!("ten");
     c.scenario["overrides"] = json!({ "kernel": { "ipintrq_maxlen": 0 } });
     c.model["nics"][0]["rx_ring_slots"] = json!(0);
     let r = c.run();
