@@ -38,9 +38,9 @@ pub struct Trace {
 /// Whether a slice is on a CPU level's track (or, in an older file, in category `cpu`).
 fn cpu_track(e: &Value) -> bool {
     e["cat"] == "cpu"
-        || irqsim::cpu::Level::ALL
-            .iter()
-            .any(|l| e["tid"].as_u64() == Some(irqsim::trace::chrome::Track::Level(*l).tid()))
+        || e["tid"]
+            .as_u64()
+            .is_some_and(irqsim::trace::chrome::is_cpu_tid)
 }
 
 /// Read what the figure needs from the bytes of a trace.json.

@@ -53,6 +53,12 @@ impl Track {
     }
 }
 
+/// Whether thread id `tid` of a trace.json is a CPU level's track (CPU slices share the
+/// category `host` with wire slices: the track tells them apart).
+pub fn is_cpu_tid(tid: u64) -> bool {
+    Level::ALL.iter().any(|l| Track::Level(*l).tid() == tid)
+}
+
 /// Time in the file's unit: microseconds, six decimals (picoseconds exact).
 pub fn us(t: SimTime) -> String {
     format!("{}.{:06}", t.0 / 1_000_000, t.0 % 1_000_000)

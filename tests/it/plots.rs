@@ -1048,9 +1048,9 @@ fn trace_plot_reads_like_the_other_figures() {
     for e in events.iter().filter(|e| {
         // CPU slices: on a CPU level's track (slices share the category `host`).
         e["ph"] == "X"
-            && irqsim::cpu::Level::ALL
-                .iter()
-                .any(|l| e["tid"].as_u64() == Some(irqsim::trace::chrome::Track::Level(*l).tid()))
+            && e["tid"]
+                .as_u64()
+                .is_some_and(irqsim::trace::chrome::is_cpu_tid)
     }) {
         *slices
             .entry(e["name"].as_str().unwrap().to_string())

@@ -60,9 +60,9 @@ fn events(t: &TraceOutput) -> Vec<Value> {
 
 /// Whether an event is on a CPU level's track (slices of all tracks share one category).
 fn on_cpu(e: &Value) -> bool {
-    irqsim::cpu::Level::ALL
-        .iter()
-        .any(|l| e["tid"].as_u64() == Some(irqsim::trace::chrome::Track::Level(*l).tid()))
+    e["tid"]
+        .as_u64()
+        .is_some_and(irqsim::trace::chrome::is_cpu_tid)
 }
 
 fn f(e: &Value, k: &str) -> f64 {
