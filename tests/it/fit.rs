@@ -401,6 +401,29 @@ fn cannot_tell(rep: &irqsim::fit::FitReport, i: usize) -> bool {
     !p.identifiable || rep.warnings.iter().any(|w| w.contains("local minimum"))
 }
 
+/// Fits, and checks that the search reached the truth's basin: an objective no worse
+/// than the truth's by more than the objective's resolution; prints what it found.
+fn fit_to_the_truths_basin(f: &Fitter, truth: &[f64]) -> irqsim::fit::FitReport {
+    let rep = f.fit().unwrap();
+    let at_truth = f.evaluate(truth).unwrap().objective;
+    eprintln!(
+        "fit {:?}: objective {} (truth {at_truth}, resolution {}), {} simulations, dof {}; {:?}",
+        rep.params.iter().map(|p| p.value).collect::<Vec<_>>(),
+        rep.objective,
+        rep.resolution,
+        rep.simulations,
+        rep.dof,
+        rep.warnings
+    );
+    assert!(
+        rep.objective <= at_truth + rep.resolution,
+        "a local minimum: {} against the truth's {at_truth} (resolution {})",
+        rep.objective,
+        rep.resolution
+    );
+    rep
+}
+
 /// The truth's `i`-th value lies in the reported profile interval, or the fit says it
 /// cannot tell; prints what it found.
 fn check_truth(rep: &irqsim::fit::FitReport, truth: &[f64]) {
@@ -524,23 +547,7 @@ fn fitted_intervals_contain_known_costs_or_say_they_cannot_tell() {
         param(NETISR, 1_000.0, 15_000.0, 5_180.0),
     ]);
     opts.profile_points = 0;
-    let f = Fitter::new(&sc, &DiskFiles, opts).unwrap();
-    let rep = f.fit().unwrap();
-    let at_truth = f.evaluate(&truth).unwrap().objective;
-    eprintln!(
-        "fit {:?}: objective {} (truth {at_truth}, resolution {}), {} simulations, dof {}; {:?}",
-        rep.params.iter().map(|p| p.value).collect::<Vec<_>>(),
-        rep.objective,
-        rep.resolution,
-        rep.simulations,
-        rep.dof,
-        rep.warnings
-    );
-    assert!(
-        rep.objective <= at_truth + rep.resolution,
-        "a local minimum: {} against the truth's {at_truth}",
-        rep.objective
-    );
+    let rep = fit_to_the_truths_basin(&Fitter::new(&sc, &DiskFiles, opts).unwrap(), &truth);
     // 8 points, a loss and a latency residual each, all forwarded: 16 - 2.
     assert_eq!(rep.dof, 14);
     check_truth(&rep, &truth);
@@ -576,26 +583,8 @@ fn a_napi_hosts_intervals_contain_known_costs_or_say_they_cannot_tell() {
     std::fs::write(&sc, base.to_string()).unwrap();
     let mut opts = FitOptions::new(NAPI.iter().map(|p| param(p.0, p.1, p.2, p.3)).collect());
     opts.profile_points = 0;
-    let f = Fitter::new(&sc, &DiskFiles, opts).unwrap();
-    let rep = f.fit().unwrap();
     let truth: Vec<f64> = NAPI.iter().map(|p| p.4).collect();
-    let at_truth = f.evaluate(&truth).unwrap().objective;
-    eprintln!(
-        "napi fit {:?}: objective {} (truth {at_truth}, resolution {}), {} simulations; {:?}",
-        rep.params.iter().map(|p| p.value).collect::<Vec<_>>(),
-        rep.objective,
-        rep.resolution,
-        rep.simulations,
-        rep.warnings
-    );
-    // The search reaches the truth's basin: no worse than the truth by more than the
-    // objective's resolution.
-    assert!(
-        rep.objective <= at_truth + rep.resolution,
-        "objective {} against the truth's {at_truth} (resolution {})",
-        rep.objective,
-        rep.resolution
-    );
+    let rep = fit_to_the_truths_basin(&Fitter::new(&sc, &DiskFiles, opts).unwrap(), &truth);
     check_truth(&rep, &truth);
 }
 
