@@ -105,7 +105,7 @@ impl Checkpoint {
         let id = fingerprint(exp);
         let id_file = dir.join("experiment.id");
         if resume {
-            match std::fs::read_to_string(&id_file) {
+            match crate::read_limit::read_text(&id_file, crate::read_limit::MAX_RESULT_BYTES) {
                 Ok(old) if old.trim() == id => {}
                 Ok(_) => {
                     return Err(io::Error::other(format!(
@@ -129,7 +129,9 @@ impl Checkpoint {
 
     /// A run saved earlier, if any (an unreadable file counts as not saved).
     pub fn load(&self, v: usize, p: usize, r: usize) -> Option<SavedRun> {
-        let text = std::fs::read_to_string(self.file(v, p, r)).ok()?;
+        let text =
+            crate::read_limit::read_text(&self.file(v, p, r), crate::read_limit::MAX_RESULT_BYTES)
+                .ok()?;
         serde_json::from_str(&text).ok()
     }
 

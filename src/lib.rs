@@ -64,6 +64,7 @@
 //!   runs the event loop, on one core or several; only [`runner`], [`scenario`] and
 //!   [`results`] import it.
 //! - Files in, with errors that name file, JSON path and reason:
+//!   - [`read_limit`]: every file read from outside, a regular file of bounded size;
 //!   - [`error`]: the loader's error type (`InputError`, exit code 2);
 //!   - [`json_pos`]: a problem's line and column in the file the user wrote, found from
 //!     its JSON path;
@@ -108,6 +109,7 @@ pub mod packet;
 pub mod policy;
 pub mod problems;
 pub mod queue;
+pub mod read_limit;
 pub mod report;
 pub mod results;
 pub mod rng;

@@ -632,10 +632,12 @@ fn si(v: f64) -> String {
 /// Read a saved results.json.
 fn load_results(path: &Path) -> Result<Results, InputError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| InputError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let text = irqsim::read_limit::read_text(path, irqsim::read_limit::MAX_RESULT_BYTES).map_err(
+        |source| InputError::Read {
+            file: file.clone(),
+            source,
+        },
+    )?;
     scenario::parse_json::<Results>(&file, &text)
 }
 

@@ -53,8 +53,9 @@ pub trait FileSource {
 pub struct DiskFiles;
 
 impl FileSource for DiskFiles {
+    /// A regular file of at most [`crate::read_limit::MAX_INPUT_BYTES`].
     fn read(&self, path: &Path) -> std::io::Result<String> {
-        std::fs::read_to_string(path)
+        crate::read_limit::read_text(path, crate::read_limit::MAX_INPUT_BYTES)
     }
 
     /// As the file system resolves `dir/rel`: the lexical form (which messages print)

@@ -386,7 +386,7 @@ pub enum MergeError {
 pub fn read_manifest(dir: &Path) -> Result<Manifest, MergeError> {
     let path = dir.join(MANIFEST);
     let file = path.display().to_string();
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::read_limit::read_text(&path, crate::read_limit::MAX_RESULT_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(MergeError::NotPartial {
@@ -501,13 +501,14 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         for &k in &m.runs {
             let path = run_file(dir, ids[k]);
             let file = shown(&path);
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    return Err(MergeError::MissingRun { file, run: k });
-                }
-                Err(source) => return Err(MergeError::Read { file, source }),
-            };
+            let text =
+                match crate::read_limit::read_text(&path, crate::read_limit::MAX_RESULT_BYTES) {
+                    Ok(t) => t,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        return Err(MergeError::MissingRun { file, run: k });
+                    }
+                    Err(source) => return Err(MergeError::Read { file, source }),
+                };
             let run: SavedRun = serde_json::from_str(&text).map_err(|e| MergeError::Format {
                 file,
                 msg: e.to_string(),

@@ -34,10 +34,12 @@ pub struct TimelineRow {
 /// Read a timeline CSV; errors name the file and line.
 pub fn read(path: &Path) -> Result<Vec<TimelineRow>, InputError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| InputError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let text = irqsim::read_limit::read_text(path, irqsim::read_limit::MAX_INPUT_BYTES).map_err(
+        |source| InputError::Read {
+            file: file.clone(),
+            source,
+        },
+    )?;
     parse(&file, &text)
 }
 
