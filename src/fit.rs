@@ -49,7 +49,8 @@
 //! in a row lower the best objective by no more than `eps`; and a last local search
 //! from the best of all descents with a fresh, small simplex, repeated while it
 //! improves by more than `eps`. No descent starts once
-//! [`FitOptions::max_simulations`] sweeps have been simulated. Each evaluation runs
+//! [`FitOptions::max_simulations`] sweeps have been simulated; a search the budget
+//! ended before its restarts stopped improving says so in a warning. Each evaluation runs
 //! the sweep's points in parallel (rayon), independent evaluations (the sample, the
 //! profile points) run side by side, and results are cached by parameter values,
 //! so the fit is deterministic for a seed, whatever the thread count. Integer fields
@@ -983,7 +984,9 @@ impl<'a> Fitter<'a> {
 
     /// The search (see the module docs): the sample, the descents from its best points,
     /// restarts while they improve, and the last local search.
-    fn search(&self, start_eval: &Evaluation) -> Result<Arc<Evaluation>, FitError> {
+    /// Also whether the budget ([`FitOptions::max_simulations`]) ended the restarts
+    /// before [`FitOptions::restarts`] of them in a row had brought nothing.
+    fn search(&self, start_eval: &Evaluation) -> Result<(Arc<Evaluation>, bool), FitError> {
         // The start and a Halton sample of the box, best first.
         let mut candidates = vec![(start_eval.objective, self.to_unit(&start_eval.values))];
         // The sample's sweeps are independent: run them side by side (each also runs
@@ -1037,7 +1040,8 @@ impl<'a> Fitter<'a> {
                 stale += 1;
             }
         }
-        self.polish(best)
+        let cut_short = stale < self.opts.restarts;
+        Ok((self.polish(best)?, cut_short))
     }
 
     /// The last local search from `best`: a fresh, small simplex, again while it
@@ -1065,7 +1069,7 @@ impl<'a> Fitter<'a> {
         let start = self.start();
         let start_eval = self.evaluate(&start)?;
         let model_eval = self.evaluate(&self.model_values())?;
-        let mut best = self.search(&start_eval)?;
+        let (mut best, cut_short) = self.search(&start_eval)?;
         let mut rounds = 0;
         let (a, eps) = loop {
             let eps = self.resolution(&best)?;
@@ -1093,6 +1097,14 @@ impl<'a> Fitter<'a> {
             break (a, eps);
         };
         let mut warnings = a.warnings;
+        if cut_short {
+            warnings.push(format!(
+                "the search ran out of its budget of {} simulated sweeps (--max-simulations) \
+                 before {} restarts in a row brought nothing: the fit may not be the \
+                 minimum; raise --max-simulations",
+                self.opts.max_simulations, self.opts.restarts
+            ));
+        }
         if best.objective > model_eval.objective + eps {
             warnings.push(format!(
                 "the fit ends worse than the model's own values (objective {} against {}): \
