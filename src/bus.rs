@@ -39,28 +39,35 @@ use serde::{Deserialize, Serialize};
 pub struct BusConfig {
     /// Bus clock [MHz] (default 33.33: PCI).
     #[serde(default = "d_clock")]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1e5))]
     pub clock_mhz: f64,
     /// Bytes per bus clock in a burst (default 4: 32-bit PCI).
     #[serde(default = "d_width")]
+    #[schemars(range(min = 1))]
     pub width_bytes: u32,
     /// Largest burst a DMA engine makes [bytes] (default 64: 16 longwords).
     #[serde(default = "d_burst")]
+    #[schemars(range(min = 1))]
     pub burst_bytes: u32,
     /// Fixed cost of a burst the device writes to memory: arbitration, address phase,
     /// turnaround; posted by a bridge [ns] (default 120).
     #[serde(default = "d_overhead")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub write_overhead_ns: f64,
     /// Bus time of a burst the device reads from memory beyond its data clocks
     /// (default 120) [ns].
     #[serde(default = "d_overhead")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub read_overhead_ns: f64,
     /// Time a read burst waits before it can use the bus, without holding it: memory
     /// latency and, behind a PCI-PCI bridge, the delayed transaction the bridge runs on
     /// the primary bus while the device is told to retry (default 0) [ns].
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub read_latency_ns: f64,
     /// Size of a descriptor fetch or write-back [bytes] (default 16).
     #[serde(default = "d_desc")]
+    #[schemars(range(min = 1))]
     pub descriptor_bytes: u32,
 }
 

@@ -47,9 +47,11 @@ pub enum Spl {
 #[serde(deny_unknown_fields)]
 pub struct StatsCountersConfig {
     /// Count at which the chip raises STATSOFLOW (required) [frames].
+    #[schemars(range(min = 1))]
     pub threshold: u32,
     /// Counter width [bits] (default 10).
     #[serde(default = "d_bits")]
+    #[schemars(range(min = 1, max = 32))]
     pub bits: u32,
     /// Whether STATSOFLOW is an enabled interrupt cause (default true).
     #[serde(default = "d_true")]
@@ -61,6 +63,7 @@ pub struct StatsCountersConfig {
     pub periodic_harvest: Option<CostParam>,
     /// Period of the periodic harvest [ns] (default 1e9: once a second).
     #[serde(default = "d_period")]
+    #[schemars(range(min = 1.0, max = crate::problems::MAX_TIME_NS))]
     pub harvest_period_ns: f64,
     /// Priority of the periodic harvest (default `softclock`).
     #[serde(default)]

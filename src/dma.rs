@@ -67,11 +67,13 @@ const PREAMBLE_BYTES: u32 = 8;
 pub struct NicDmaConfig {
     /// Receive FIFO [bytes] (default 2048).
     #[serde(default = "d_rx_fifo")]
+    #[schemars(range(min = 64))]
     pub rx_fifo_bytes: u32,
     /// Transmit start thresholds, in the order the driver steps through them after
     /// each underrun; after the last one the chip is put in store-and-forward mode
     /// [bytes] (default [128, 256, 512, 1024]).
     #[serde(default = "d_thresholds")]
+    #[schemars(extend("items" = {"type": "integer", "minimum": 1}))]
     pub tx_thresholds_bytes: Vec<u32>,
 }
 

@@ -72,10 +72,12 @@ pub struct LinkWatchConfig {
     pub reinit: CostParam,
     /// Period of the link check callout [ns] (default 1e9: dc_tick every hz ticks).
     #[serde(default = "d_period")]
+    #[schemars(range(min = 1.0, max = crate::problems::MAX_TIME_NS))]
     pub tick_period_ns: f64,
     /// Period of the link check while the driver considers the link down [ns]
     /// (default: `tick_period_ns`; dc(4) with DC_21143_NWAY re-arms every hz/10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1.0, max = crate::problems::MAX_TIME_NS))]
     pub tick_period_link_down_ns: Option<f64>,
     /// CPU cost of one link check without `mii_tick` (default 0) [cost].
     #[serde(default)]

@@ -70,9 +70,11 @@ pub struct SenderConfig {
     /// Frame size on the wire, Ethernet header and FCS included: MTU + 18 [bytes]
     /// (default 1518).
     #[serde(default = "d_frame")]
+    #[schemars(range(min = 59, max = 65_553))]
     pub frame_bytes: u32,
     /// Size of an mbuf cluster [bytes] (default 2048, MCLBYTES).
     #[serde(default = "d_cluster")]
+    #[schemars(range(min = 1))]
     pub cluster_bytes: u32,
     /// Per packet: the system call's share, sosend's loop, uio and sbspace checks [cost]
     /// (default 0).
@@ -80,6 +82,7 @@ pub struct SenderConfig {
     pub sosend: CostParam,
     /// copyin of the payload from user space [ns per byte of TCP payload] (default 0).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1e6))]
     pub copyin_ns_per_byte: f64,
     /// Allocating one mbuf with its cluster (MGET + MCLGET) [cost] (default 0).
     #[serde(default)]
@@ -88,6 +91,7 @@ pub struct SenderConfig {
     /// (sbappend without a tail pointer, m_copym skipping unacknowledged data)
     /// [mbufs] (default 0).
     #[serde(default)]
+    #[schemars(range(max = 1_000_000))]
     pub sbappend_walk_mbufs: u32,
     /// Visiting one mbuf of that walk [cost] (default 0).
     #[serde(default)]

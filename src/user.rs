@@ -54,12 +54,14 @@ pub enum UserConfig {
         per_packet: CostParam,
         /// Queue between kernel and process [packets] (default 32).
         #[serde(default = "d_qlen")]
+        #[schemars(range(min = 1))]
         queue_len: u32,
         /// Socket busy polling (SO_BUSY_POLL / net.core.busy_read): how long a recv()
         /// that finds the queue empty polls the device of its last packet before it
         /// sleeps [us] (default 0: off; Linux recommends 50). Needs the `napi` policy
         /// on the receiving NICs.
         #[serde(default, skip_serializing_if = "is_zero")]
+        #[schemars(range(min = 0.0))]
         busy_read_us: f64,
         /// Busy polling in epoll_wait() (net.core.busy_poll): the process waits for its
         /// socket in epoll_wait(), whose ep_busy_loop polls the socket's NAPI instance
@@ -68,6 +70,7 @@ pub enum UserConfig {
         /// window, in place of `busy_read_us`. Needs the `napi` policy on the
         /// receiving NICs.
         #[serde(default, skip_serializing_if = "is_zero")]
+        #[schemars(range(min = 0.0))]
         busy_poll_us: f64,
     },
 }

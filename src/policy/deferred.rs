@@ -39,6 +39,7 @@ pub struct DeferredParams {
     /// Packets one task run may take before re-enqueueing itself (default 100,
     /// em_rx_process_limit).
     #[serde(default = "d_limit")]
+    #[schemars(range(min = 1))]
     pub process_limit: u32,
     /// Cost of one task run: taskqueue dispatch and thread switch (default 0) [cost].
     #[serde(default)]

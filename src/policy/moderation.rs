@@ -51,20 +51,25 @@ pub struct ModerationConfig {
     pub packets: u32,
     /// Packet delay timer, restarted by every frame (RDTR; 0 = off) [ns].
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub packet_timer_ns: f64,
     /// Absolute delay timer from the first frame (RADV; 0 = off) [ns].
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub absolute_timer_ns: f64,
     /// Minimum time between two interrupts (ITR; 0 = off) [ns].
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub min_interval_ns: f64,
     /// Transmit interrupt delay, restarted by every completion (TIDV; 0 = off: transmit
     /// causes follow the receive timers) [ns].
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub tx_packet_timer_ns: f64,
     /// Transmit absolute delay from the first completion since the last interrupt
     /// (TADV; 0 = off) [ns].
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub tx_absolute_timer_ns: f64,
     /// Adaptive interval (replaces `min_interval_ns`) (default: none, the fixed
     /// `min_interval_ns`).

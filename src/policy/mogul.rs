@@ -39,6 +39,7 @@ use std::collections::{BTreeMap, VecDeque};
 pub struct MogulParams {
     /// Packets taken from this interface per round-robin turn (default 5).
     #[serde(default = "d_quota")]
+    #[schemars(range(min = 1))]
     pub quota: u32,
 }
 
@@ -59,9 +60,11 @@ impl MogulParams {
 pub struct MogulConfig {
     /// Largest share of each period the thread may use [%] (default 100: no limit).
     #[serde(default = "d_limit")]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 100))]
     pub cycle_limit_pct: f64,
     /// Period over which the cycle limit is measured [ns] (default 10 ms).
     #[serde(default = "d_period")]
+    #[schemars(range(min = 1.0, max = crate::problems::MAX_TIME_NS))]
     pub period_ns: f64,
     /// Stop input while the downstream queue is full (default true).
     #[serde(default = "d_true")]

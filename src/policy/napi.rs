@@ -84,6 +84,7 @@ use std::collections::{BTreeMap, VecDeque};
 pub struct NapiParams {
     /// Packets one poll of this device may take (default 64).
     #[serde(default = "d_weight")]
+    #[schemars(range(min = 1))]
     pub weight: u32,
     /// Poll in the device's own kernel thread, `napi/<dev>`, instead of the NET_RX
     /// softirq (/sys/class/net/<dev>/threaded; default false).
@@ -163,6 +164,7 @@ pub enum RxAction {
 pub struct NapiConfig {
     /// Frames one NET_RX softirq run may handle [frames] (default 300).
     #[serde(default = "d_budget")]
+    #[schemars(range(min = 1))]
     pub netdev_budget: u32,
     /// Time one NET_RX softirq run may take [us] (default 2000).
     #[serde(default = "d_budget_us")]
@@ -176,10 +178,12 @@ pub struct NapiConfig {
     /// Frames one poll of a core's RPS backlog may take (net.core.dev_weight) [frames]
     /// (default 64).
     #[serde(default = "d_weight")]
+    #[schemars(range(min = 1))]
     pub dev_weight: u32,
     /// Length of each core's RPS backlog (net.core.netdev_max_backlog) [frames]
     /// (default 1000).
     #[serde(default = "d_backlog")]
+    #[schemars(range(min = 1))]
     pub netdev_max_backlog: u32,
     /// CPU cost of steering one frame to a backlog (get_rps_cpu and enqueue_to_backlog),
     /// on the polling core [cost] (default 0).

@@ -95,7 +95,9 @@ fn set(doc: &mut Value, pointer: &str, v: Value) {
 
 /// Every per-field limit the loader enforces is in the schemas, so that an editor flags
 /// what `irqsim run` would refuse: each file of the table is refused by the binary with
-/// exit 2 and rejected by the shipped schema (13 of these 25 passed the schema before).
+/// exit 2 and rejected by the shipped schema (the first 25 were added with the
+/// scenario, traffic, NIC, CPU, kernel and cost limits, the other 19 with the components'
+/// own fields; each passed the schema before its limit was carried).
 /// Checks across fields and files (a flow's NIC, load above line rate) stay the
 /// loader's.
 #[test]
@@ -135,8 +137,47 @@ fn the_schema_rejects_every_per_field_limit_of_the_loader() {
         Model("/kernel/ipintrq_maxlen", json!(0)),
         Model("/cpu/clock_mhz", json!(0)),
         Model("/kernel/netisr_per_packet", json!({"ns": -5})),
+        // The components' own fields (these 19 passed the schema before they carried
+        // their limits).
+        Model("/nics/0/policy", json!({"kind": "napi", "weight": 0})),
+        Model("/kernel/napi", json!({"netdev_budget": 0})),
+        Model("/kernel/napi", json!({"netdev_max_backlog": 0})),
+        Model("/nics/0/policy", json!({"kind": "mogul", "quota": 0})),
+        Model("/nics/0/policy", json!({"kind": "mogul", "period_ns": 0})),
+        Model(
+            "/nics/0/policy",
+            json!({"kind": "deferred", "process_limit": 0}),
+        ),
+        Model("/nics/0/moderation", json!({"packet_timer_ns": -1})),
+        Model("/bus/clock_mhz", json!(0)),
+        Model("/bus/clock_mhz", json!(2e5)),
+        Model("/bus/width_bytes", json!(0)),
+        Model("/bus/read_latency_ns", json!(-1)),
+        Model("/nics/0/dma/rx_fifo_bytes", json!(32)),
+        Model("/nics/0/dma/tx_thresholds_bytes", json!([0, 256])),
+        Model("/nics/0/driver/link_watch/tick_period_ns", json!(0)),
+        Model(
+            "/nics/0/stats_counters",
+            json!({"threshold": 0, "overflow_harvest": 100}),
+        ),
+        Model(
+            "/nics/0/stats_counters",
+            json!({"threshold": 10, "bits": 33, "overflow_harvest": 100}),
+        ),
+        Model(
+            "/nics/0/stats_counters",
+            json!({"threshold": 10, "overflow_harvest": 100, "harvest_period_ns": 0}),
+        ),
+        Model(
+            "/user",
+            json!({"kind": "screend", "per_packet": 100, "queue_len": 0}),
+        ),
+        Model(
+            "/user",
+            json!({"kind": "screend", "per_packet": 100, "busy_read_us": -1}),
+        ),
     ];
-    assert_eq!(table.len(), 25);
+    assert_eq!(table.len(), 44);
     let scenario_schema = read_json(Path::new(&format!("{ROOT}/schemas/scenario.schema.json")));
     let model_schema = read_json(Path::new(&format!("{ROOT}/schemas/model.schema.json")));
     let sv = jsonschema::validator_for(&scenario_schema).unwrap();
