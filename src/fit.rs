@@ -1121,12 +1121,15 @@ impl<'a> Fitter<'a> {
                 "the duration per point moves the table's figures more than the residuals: \
                  the fitted values simulated for the table's {} s per point (from its Sent \
                  column) instead of {} s move the weighted loss and latency terms by {} RMS \
-                 (most at {} %), against a residual RMS of {}: fit with --duration {}",
+                 (most at {} %), against a residual RMS of {}: the fitted values and both \
+                 intervals are those of {} s per point and do not include that bias, so they \
+                 may miss the values the table was measured with; fit with --duration {}",
                 fmt(c.table_duration_s),
                 fmt(c.fit_duration_s),
                 fmt(c.change_rms),
                 fmt(c.worst_load_pct),
                 fmt(c.residual_rms),
+                fmt(c.fit_duration_s),
                 fmt(c.table_duration_s)
             ));
         }
