@@ -119,7 +119,9 @@ impl Checkpoint {
             std::fs::remove_dir_all(&dir)?;
         }
         std::fs::create_dir_all(&dir)?;
-        write_atomic(&id_file, format!("{id}\n").as_bytes())?;
+        write_atomic(&id_file, format!("{id}\n").as_bytes()).map_err(|e| {
+            io::Error::new(e.kind(), format!("writing {}: {e}", id_file.display()))
+        })?;
         Ok(Checkpoint { dir })
     }
 
@@ -135,10 +137,12 @@ impl Checkpoint {
         serde_json::from_str(&text).ok()
     }
 
-    /// Save a finished run.
+    /// Save a finished run. The error names the file (a full disk: ENOSPC).
     pub fn save(&self, v: usize, p: usize, r: usize, run: &SavedRun) -> io::Result<()> {
         let text = serde_json::to_string(run).map_err(io::Error::other)?;
-        write_atomic(&self.file(v, p, r), text.as_bytes())
+        let file = self.file(v, p, r);
+        write_atomic(&file, text.as_bytes())
+            .map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", file.display())))
     }
 
     /// Remove the checkpoint (the results are written).

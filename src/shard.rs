@@ -415,6 +415,20 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, MergeError> {
             m.shard
         )));
     }
+    // Its names become paths (irqsim-out/<scenario>/, smartbits-<variant>.csv).
+    let mut names = m.frame.name_problems("frame.");
+    if let Err(e) = crate::names::check(&m.scenario) {
+        names.insert(
+            0,
+            crate::problems::Problem {
+                path: "scenario".into(),
+                reason: e.to_string(),
+            },
+        );
+    }
+    if let Some(p) = names.first() {
+        return Err(bad(p.to_string()));
+    }
     if m.frame.replications == 0 || m.total_runs != m.frame.runs() {
         return Err(bad(format!(
             "`total_runs` is {}, the frame has {} points x {} replications",
