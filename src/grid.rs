@@ -474,10 +474,7 @@ pub fn expand(cfg: &GridConfig, bases: &[(String, Value)], p: &mut Problems) -> 
             let field = if given { "name" } else { "path" };
             p.push(
                 &format!("grid.parameters[{i}].{field}"),
-                format!(
-                    "the name {e}{}",
-                    if given { "" } else { ": give a `name`" }
-                ),
+                format!("the name {e}{}", if given { "" } else { ": give a `name`" }),
             );
         }
     }

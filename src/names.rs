@@ -59,11 +59,23 @@ mod tests {
 
     #[test]
     fn names_that_would_leave_the_directory_are_refused() {
-        for ok in ["default", "napi", "dc21143-64b-1flow", "v1.2", "a_b", "..x", "x.."] {
+        for ok in [
+            "default",
+            "napi",
+            "dc21143-64b-1flow",
+            "v1.2",
+            "a_b",
+            "..x",
+            "x..",
+        ] {
             assert_eq!(check(ok), Ok(()), "{ok}");
         }
         for bad in ["", "../x", "a/b", "a\\b", "x y", "é", "\0"] {
-            assert_eq!(check(bad), Err(NameError::Characters(bad.into())), "{bad:?}");
+            assert_eq!(
+                check(bad),
+                Err(NameError::Characters(bad.into())),
+                "{bad:?}"
+            );
         }
         for dots in [".", "..", "..."] {
             assert_eq!(check(dots), Err(NameError::Dots(dots.into())), "{dots}");
@@ -73,7 +85,11 @@ mod tests {
     #[test]
     fn grid_cell_names_are_checked_part_by_part() {
         // As grid::expand writes them: scenario variant, then name=value per parameter.
-        for ok in ["napi,rx_ring_slots=16,ipintrq_maxlen=25", "budget=0.5", "x=-3"] {
+        for ok in [
+            "napi,rx_ring_slots=16,ipintrq_maxlen=25",
+            "budget=0.5",
+            "x=-3",
+        ] {
             assert_eq!(check_variant(ok), Ok(()), "{ok}");
         }
         for bad in ["../x", "napi,../x=1", "a=b/c", "napi,", "=1"] {

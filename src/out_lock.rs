@@ -143,7 +143,10 @@ mod tests {
             other => panic!("expected Held, got {other:?}"),
         }
         drop(first);
-        assert!(!out.join(FILE).exists(), "the lock file is removed with the lock");
+        assert!(
+            !out.join(FILE).exists(),
+            "the lock file is removed with the lock"
+        );
         let again = OutLock::acquire(&out).expect("free again");
         drop(again);
         assert_eq!(std::fs::read_dir(&out).expect("list").count(), 0);

@@ -30,6 +30,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
+/// [`write_atomic`], with the file named in the error (`<path>: No space left on
+/// device`), so that the first failed write is reported with its file.
+pub fn write_named(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic(path, bytes)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
 /// Variant names in order of first appearance.
 pub fn variants(r: &Results) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
@@ -73,7 +80,7 @@ pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
         } else {
             format!("smartbits-{v}.csv")
         };
-        write_atomic(&dir.join(&name), &csv)?;
+        write_named(&dir.join(&name), &csv)?;
         written.push(name);
     }
     let timeline = dir.join(TIMELINE);
@@ -87,7 +94,7 @@ pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
         let bytes = w
             .into_inner()
             .map_err(|e| io::Error::other(e.to_string()))?;
-        write_atomic(&timeline, &bytes)?;
+        write_named(&timeline, &bytes)?;
         written.push(TIMELINE.into());
         Some(timeline_checksum(&bytes))
     } else {
@@ -96,7 +103,7 @@ pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
         }
         None
     };
-    write_atomic(
+    write_named(
         &dir.join("results.json"),
         r.to_json_with_timeline(checksum.as_deref()).as_bytes(),
     )?;
@@ -109,9 +116,11 @@ pub const TIMELINE: &str = "timeline.csv";
 /// The timeline checksum the results.json in `dir` records, if it is there, readable
 /// and records one.
 fn recorded_timeline(dir: &Path) -> Option<String> {
-    let text =
-        crate::read_limit::read_text(&dir.join("results.json"), crate::read_limit::MAX_RESULT_BYTES)
-            .ok()?;
+    let text = crate::read_limit::read_text(
+        &dir.join("results.json"),
+        crate::read_limit::MAX_RESULT_BYTES,
+    )
+    .ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     v.get("timeline_csv_fnv1a")?.as_str().map(str::to_string)
 }
@@ -153,7 +162,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("experiment.id");
         let tmp = dir.path().join("experiment.id.tmp");
-        if std::os::unix::fs::symlink("/dev/full", &tmp).is_err() || !Path::new("/dev/full").exists()
+        if std::os::unix::fs::symlink("/dev/full", &tmp).is_err()
+            || !Path::new("/dev/full").exists()
         {
             println!("skipped: /dev/full is not available here");
             return;
