@@ -162,6 +162,9 @@ impl Drop for Mount {
     }
 }
 
+/// A row's checks after its command ended, given the command's stderr.
+type Check = Box<dyn FnOnce(&World, &str)>;
+
 /// What a row prepared.
 struct Setup {
     /// The command line after `irqsim`.
@@ -169,7 +172,7 @@ struct Setup {
     /// The only directory (relative to the working directory) it may write into.
     writes: Option<&'static str>,
     /// More checks once it ended, given its stderr.
-    check: Option<Box<dyn FnOnce(&World, &str)>>,
+    check: Option<Check>,
     /// A tmpfs to unmount at the end.
     mount: Option<Mount>,
 }
@@ -542,7 +545,7 @@ const ROWS: &[Row] = &[
             let mut reference = args(&one);
             reference.extend(args(&["--seed", "1", "--out", "reference"]));
             w.ok(&reference.iter().map(String::as_str).collect::<Vec<_>>());
-            let first: Child = w
+            let mut first: Child = w
                 .command(&one)
                 .args(["--seed", "1", "--out", "out"])
                 .stdout(Stdio::null())
@@ -551,17 +554,24 @@ const ROWS: &[Row] = &[
                 .expect("first run");
             let t0 = Instant::now();
             while !w.path("out/.irqsim.lock").exists() {
-                assert!(
-                    t0.elapsed() < Duration::from_secs(30),
-                    "the first run never locked out/ (or ended first)"
-                );
+                if t0.elapsed() > Duration::from_secs(30)
+                    || first.try_wait().is_ok_and(|s| s.is_some())
+                {
+                    let _ = first.kill();
+                    let _ = first.wait();
+                    panic!("the first run never locked out/ (or ended first)");
+                }
                 std::thread::sleep(Duration::from_millis(2));
             }
             let pid = first.id();
             let mut second = args(&one);
             second.extend(args(&["--seed", "2", "--out", "out"]));
-            let mut s = Setup::new(&[], Some("out"))?;
-            s.args = second;
+            let s = Setup {
+                args: second,
+                writes: Some("out"),
+                check: None,
+                mount: None,
+            };
             Some(s.then(move |w, stderr| {
                 assert!(
                     stderr.contains(&format!("(pid {pid},")),
@@ -640,12 +650,11 @@ fn hostile_file_systems_are_refused_or_survived() {
         if !tmp.is_empty() {
             wrong.push(format!("temporary files left: {tmp:?}"));
         }
-        if let Some(check) = setup.check {
-            if let Err(e) =
+        if let Some(check) = setup.check
+            && let Err(e) =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&w, &out.stderr)))
-            {
-                wrong.push(format!("check failed: {}", panic_text(&*e)));
-            }
+        {
+            wrong.push(format!("check failed: {}", panic_text(&*e)));
         }
         drop(setup.mount);
         if !wrong.is_empty() {

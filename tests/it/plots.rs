@@ -434,7 +434,8 @@ fn bad_timeline_is_bad_input() {
         "--quiet",
         "--no-plots",
     ]));
-    let bad = "variant,load_pct,t_ms,packets,avg_latency_us,max_latency_us\ndefault,10,zero,1,2,3\n";
+    let bad =
+        "variant,load_pct,t_ms,packets,avg_latency_us,max_latency_us\ndefault,10,zero,1,2,3\n";
     std::fs::write(c.path("o/timeline.csv"), bad).unwrap();
     own_timeline(&c.path("o/results.json"), bad);
     let o = c.run(&["plot", "o/results.json", "--quiet"]);
