@@ -10,7 +10,7 @@
 //! exactly what an uninterrupted run writes (the saved figures round-trip exactly through
 //! JSON). The directory is removed once the results are written.
 
-use crate::output::write_atomic;
+use crate::output::write_named;
 use crate::results::PointFigures;
 use crate::rng::fnv1a;
 use crate::scenario::Experiment;
@@ -119,7 +119,7 @@ impl Checkpoint {
             std::fs::remove_dir_all(&dir)?;
         }
         std::fs::create_dir_all(&dir)?;
-        write_atomic(&id_file, format!("{id}\n").as_bytes())?;
+        write_named(&id_file, format!("{id}\n").as_bytes())?;
         Ok(Checkpoint { dir })
     }
 
@@ -135,10 +135,11 @@ impl Checkpoint {
         serde_json::from_str(&text).ok()
     }
 
-    /// Save a finished run.
+    /// Save a finished run. The error names the file (a full disk: ENOSPC).
     pub fn save(&self, v: usize, p: usize, r: usize, run: &SavedRun) -> io::Result<()> {
         let text = serde_json::to_string(run).map_err(io::Error::other)?;
-        write_atomic(&self.file(v, p, r), text.as_bytes())
+        let file = self.file(v, p, r);
+        write_named(&file, text.as_bytes())
     }
 
     /// Remove the checkpoint (the results are written).

@@ -117,6 +117,10 @@ pub fn fit(
     let out = out
         .clone()
         .unwrap_or_else(|| Path::new("irqsim-out").join(format!("{stem}-fit")));
+    let _lock = match crate::lock_out(&out) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     if !quiet {
         eprintln!(
             "irqsim fit: {} -- {} parameter(s); each evaluation simulates the whole sweep",

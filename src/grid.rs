@@ -470,20 +470,11 @@ pub fn expand(cfg: &GridConfig, bases: &[(String, Value)], p: &mut Problems) -> 
         if !given {
             a.name = auto;
         }
-        let ok = !a.name.is_empty()
-            && a.name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-        if !ok {
+        if let Err(e) = crate::names::check(&a.name) {
             let field = if given { "name" } else { "path" };
             p.push(
                 &format!("grid.parameters[{i}].{field}"),
-                format!(
-                    "the name `{}` must be non-empty letters, digits, `-`, `_` or `.` (it names \
-                     variants and files){}",
-                    a.name,
-                    if given { "" } else { ": give a `name`" }
-                ),
+                format!("the name {e}{}", if given { "" } else { ": give a `name`" }),
             );
         }
     }

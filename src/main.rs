@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use irqsim::error::InputError;
+use irqsim::out_lock::{LockError, OutLock};
 use irqsim::results::Results;
 use irqsim::scenario::{self, BUILTIN_SCENARIO, BuiltinFiles, DiskFiles, Experiment, FileSource};
 use irqsim::shard::{self, Shard};
@@ -190,7 +191,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    match run(exp, opts, shard, trace) {
+    let out = out_dir(&exp, &opts, shard);
+    let lock = match lock_out(&out) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    match run(exp, opts, shard, trace, &out, lock) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -207,24 +213,46 @@ pub(crate) fn input_error(e: &InputError) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn run(
-    mut exp: Experiment,
-    opts: RunOpts,
-    shard: Option<Shard>,
-    trace: trace_cmd::TraceArgs,
-) -> anyhow::Result<()> {
-    if let Some(s) = opts.seed {
-        exp.seed = s;
-    }
-    let out = opts.out.clone().unwrap_or_else(|| {
+/// Lock `out` for this command ([`irqsim::out_lock`]), creating it if needed: a
+/// directory another command holds is refused (exit 2, naming its pid), one that cannot
+/// be locked (read-only, full) is a machine fault (exit 1).
+pub(crate) fn lock_out(out: &Path) -> Result<OutLock, ExitCode> {
+    OutLock::acquire(out).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(match e {
+            LockError::Held { .. } => 2,
+            LockError::Io { .. } => 1,
+        })
+    })
+}
+
+/// The output directory of `irqsim run`: `--out`, or `irqsim-out/<scenario name>` (and
+/// `shard-K-of-N` under it for a shard). The scenario's name passed
+/// [`irqsim::names::check`] when it was loaded, so it stays under `irqsim-out/`.
+fn out_dir(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> PathBuf {
+    opts.out.clone().unwrap_or_else(|| {
         let dir = Path::new("irqsim-out").join(&exp.name);
         match shard {
             Some(s) => dir.join(format!("shard-{}-of-{}", s.k, s.n)),
             None => dir,
         }
-    });
+    })
+}
+
+/// `irqsim run`: simulate the sweep into `out`, which `lock` holds until it returns.
+fn run(
+    mut exp: Experiment,
+    opts: RunOpts,
+    shard: Option<Shard>,
+    trace: trace_cmd::TraceArgs,
+    out: &Path,
+    lock: OutLock,
+) -> anyhow::Result<()> {
+    if let Some(s) = opts.seed {
+        exp.seed = s;
+    }
     if let Some(s) = shard {
-        return run_shard(&exp, &opts, s, &out);
+        return run_shard(&exp, &opts, s, out, lock);
     }
     let variants = exp.variants.len().max(1);
     let runs = variants * exp.npoints() * exp.replications as usize;
@@ -250,7 +278,7 @@ fn run(
     let done = AtomicUsize::new(0);
     let offered = est.packets;
     let bar = progress_bar(runs, runs > exp.npoints(), opts.quiet);
-    let checkpoint = irqsim::checkpoint::Checkpoint::open(&out, &exp, opts.resume)
+    let checkpoint = irqsim::checkpoint::Checkpoint::open(out, &exp, opts.resume)
         .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     let stop = stop_on_ctrl_c();
     let outcome = runner::run_with(
@@ -275,20 +303,21 @@ fn run(
                 "irqsim: {i}; they are saved under {}. Run the same command with --resume to finish.",
                 out.join(irqsim::checkpoint::DIR).display()
             );
+            drop(lock);
             std::process::exit(130);
         }
         Err(e) => anyhow::bail!("{}: {e}", exp.path),
     };
     debug_assert_eq!(done.load(Ordering::Relaxed), runs);
     let wall = t0.elapsed().as_secs_f64();
-    let mut written = write_outputs(&out, &results, opts.no_plots, || {
+    let mut written = write_outputs(out, &results, opts.no_plots, || {
         checkpoint
             .finish()
             .with_context(|| format!("removing the checkpoint under {}", out.display()))
     })?;
     let mut traced = None;
     if trace.trace.is_some() {
-        let (files, line) = trace_cmd::run(&exp, &trace, &out, opts.no_plots)?;
+        let (files, line) = trace_cmd::run(&exp, &trace, out, opts.no_plots)?;
         written.extend(files.into_iter().filter(|f| !f.starts_with(plot::DIR)));
         traced = Some(line);
     }
@@ -360,7 +389,13 @@ fn write_outputs(
 /// checkpoint, so `--resume` works as for a whole run) and write them as a partial
 /// result into `out` -- unless `out` already holds this shard, finished
 /// ([`shard::finished`]): then say so and stop.
-fn run_shard(exp: &Experiment, opts: &RunOpts, shard: Shard, out: &Path) -> anyhow::Result<()> {
+fn run_shard(
+    exp: &Experiment,
+    opts: &RunOpts,
+    shard: Shard,
+    out: &Path,
+    lock: OutLock,
+) -> anyhow::Result<()> {
     let manifest = shard::Manifest::new(exp, shard);
     if shard::finished(out, &manifest) {
         eprintln!(
@@ -430,6 +465,7 @@ fn run_shard(exp: &Experiment, opts: &RunOpts, shard: Shard, out: &Path) -> anyh
                 "irqsim: shard {shard} {i}; they are saved under {}. Run the same command with --resume to finish.",
                 out.join(irqsim::checkpoint::DIR).display()
             );
+            drop(lock);
             std::process::exit(130);
         }
         Err(e) => anyhow::bail!("{}: {e}", exp.path),
@@ -479,10 +515,15 @@ fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts) -> ExitCode {
         }
     };
     let results = &merged.results;
+    // The scenario's name passed irqsim::names::check in shard::read_manifest.
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| Path::new("irqsim-out").join(&results.scenario));
+    let _lock = match lock_out(&out) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     match write_outputs(&out, results, opts.no_plots, || Ok(())) {
         Ok(written) => {
             if !opts.quiet {
@@ -638,7 +679,68 @@ fn load_results(path: &Path) -> Result<Results, InputError> {
             source,
         },
     )?;
-    scenario::parse_json::<Results>(&file, &text)
+    let results = scenario::parse_json::<Results>(&file, &text)?;
+    // Its names become file names (plots/grid-<metric>-<variant>.svg): none may lead out
+    // of the output directory.
+    let problems = results.name_problems();
+    if !problems.is_empty() {
+        return Err(InputError::Invalid(
+            problems
+                .into_iter()
+                .map(|problem| irqsim::error::FileProblem {
+                    file: file.clone(),
+                    problem,
+                })
+                .collect(),
+        ));
+    }
+    Ok(results)
+}
+
+/// The timeline.csv beside `path` when `results` (read from `path`) was written with
+/// it: results.json records the checksum of its timeline ([`output::timeline_checksum`]),
+/// and a timeline.csv that is missing or has other bytes is another run's, so it is not
+/// drawn (and a warning says why).
+fn own_timeline(
+    path: &Path,
+    results: &Results,
+) -> Result<Option<Vec<plot::timeline::TimelineRow>>, InputError> {
+    let tl = path.with_file_name(plot::timeline::FILE);
+    let Some(sum) = &results.timeline_csv_fnv1a else {
+        if tl.exists() {
+            eprintln!(
+                "warning: {} is not drawn: {} records no timeline, so it is another run's",
+                tl.display(),
+                path.display()
+            );
+        }
+        return Ok(None);
+    };
+    let file = tl.display().to_string();
+    let bytes = match irqsim::read_limit::read_bytes(&tl, irqsim::read_limit::MAX_RESULT_BYTES) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!(
+                "warning: the timeline {} was written with is not drawn: {file}: {e}",
+                path.display()
+            );
+            return Ok(None);
+        }
+    };
+    if output::timeline_checksum(&bytes) != *sum {
+        eprintln!(
+            "warning: {file} is not drawn: it is not the timeline {} was written with (its \
+             checksum is {}, not {sum})",
+            path.display(),
+            output::timeline_checksum(&bytes)
+        );
+        return Ok(None);
+    }
+    let text = String::from_utf8(bytes).map_err(|e| InputError::Read {
+        file: file.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+    })?;
+    plot::timeline::parse(&file, &text).map(Some)
 }
 
 /// `irqsim plot` (one file) and `irqsim compare` (several).
@@ -661,14 +763,9 @@ fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts) -> ExitCode {
     let timeline = if compare {
         None
     } else {
-        let tl = paths[0].with_file_name(plot::timeline::FILE);
-        if tl.exists() {
-            match plot::timeline::read(&tl) {
-                Ok(t) => Some(t),
-                Err(e) => return input_error(&e),
-            }
-        } else {
-            None
+        match own_timeline(&paths[0], &sets[0]) {
+            Ok(t) => t,
+            Err(e) => return input_error(&e),
         }
     };
     let labels = plot::labels(paths, &sets);
@@ -682,6 +779,10 @@ fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts) -> ExitCode {
         .map(|(label, results)| plot::Source { label, results })
         .collect();
     let dir = out.join(plot::DIR);
+    let _lock = match lock_out(&out) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     match plot::write(&dir, &sources, timeline.as_deref()) {
         Ok(files) => {
             if !opts.quiet {

@@ -13,14 +13,28 @@ use crate::smartbits;
 use std::io;
 use std::path::Path;
 
-/// Write `bytes` to `path` atomically.
+/// Write `bytes` to `path` atomically: into `<path>.tmp`, then renamed over `path`.
+/// When writing or renaming fails (a full disk: ENOSPC), the temporary file is removed,
+/// so a failed write leaves `path` as it was and nothing beside it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension(format!(
         "{}.tmp",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
     ));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        // The first error is the one to report; a temporary file that was never
+        // created has nothing to remove.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// [`write_atomic`], with the file named in the error (`<path>: No space left on
+/// device`), so that the first failed write is reported with its file.
+pub fn write_named(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic(path, bytes)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
 /// Variant names in order of first appearance.
@@ -34,12 +48,23 @@ pub fn variants(r: &Results) -> Vec<String> {
     v
 }
 
-/// Write `results.json` and the SmartBits table(s) into `dir` (created if needed).
-/// Returns the names of the files written.
+/// The checksum results.json records of its timeline.csv: FNV-1a (64 bits, hex) of the
+/// file's bytes. It tells this run's timeline from another's, not a forgery.
+pub fn timeline_checksum(bytes: &[u8]) -> String {
+    format!("{:016x}", crate::rng::fnv1a(bytes))
+}
+
+/// Write `results.json` and the SmartBits table(s) into `dir` (created if needed), and
+/// the timeline when the results have one. Returns the names of the files written.
+///
+/// results.json is written last and records the checksum of the timeline.csv written
+/// with it, so that `irqsim plot` draws only that one. When these results have no
+/// timeline, a timeline.csv there is removed if it is irqsim's own (the results.json
+/// there records its checksum) and left otherwise; either way results.json then
+/// records no timeline, and none is drawn.
 pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
     std::fs::create_dir_all(dir)?;
     let mut written = vec!["results.json".to_string()];
-    write_atomic(&dir.join("results.json"), r.to_json().as_bytes())?;
     let vs = variants(r);
     for v in &vs {
         let rows: Vec<_> = r
@@ -55,10 +80,11 @@ pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
         } else {
             format!("smartbits-{v}.csv")
         };
-        write_atomic(&dir.join(&name), &csv)?;
+        write_named(&dir.join(&name), &csv)?;
         written.push(name);
     }
-    if !r.timeline.is_empty() {
+    let timeline = dir.join(TIMELINE);
+    let checksum = if !r.timeline.is_empty() {
         let mut w = csv::WriterBuilder::new()
             .terminator(csv::Terminator::Any(b'\n'))
             .from_writer(Vec::new());
@@ -68,8 +94,83 @@ pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
         let bytes = w
             .into_inner()
             .map_err(|e| io::Error::other(e.to_string()))?;
-        write_atomic(&dir.join("timeline.csv"), &bytes)?;
-        written.push("timeline.csv".into());
-    }
+        write_named(&timeline, &bytes)?;
+        written.push(TIMELINE.into());
+        Some(timeline_checksum(&bytes))
+    } else {
+        if recorded_timeline(dir).is_some_and(|sum| timeline_matches(&timeline, &sum)) {
+            std::fs::remove_file(&timeline)?;
+        }
+        None
+    };
+    write_named(
+        &dir.join("results.json"),
+        r.to_json_with_timeline(checksum.as_deref()).as_bytes(),
+    )?;
     Ok(written)
+}
+
+/// File name of the latency timeline.
+pub const TIMELINE: &str = "timeline.csv";
+
+/// The timeline checksum the results.json in `dir` records, if it is there, readable
+/// and records one.
+fn recorded_timeline(dir: &Path) -> Option<String> {
+    let text = crate::read_limit::read_text(
+        &dir.join("results.json"),
+        crate::read_limit::MAX_RESULT_BYTES,
+    )
+    .ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get("timeline_csv_fnv1a")?.as_str().map(str::to_string)
+}
+
+/// Whether the file at `path` is there, readable, and has the checksum `sum`.
+pub fn timeline_matches(path: &Path, sum: &str) -> bool {
+    crate::read_limit::read_bytes(path, crate::read_limit::MAX_RESULT_BYTES)
+        .is_ok_and(|b| timeline_checksum(&b) == sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("results.json");
+        write_atomic(&path, b"old").expect("first write");
+        // Renaming over a directory fails after the temporary file is written (as a
+        // full disk fails after it is created): the file is unchanged, no .tmp is left.
+        let blocked = dir.path().join("plots");
+        std::fs::create_dir(&blocked).expect("dir");
+        std::fs::write(blocked.join("x"), b"x").expect("file in dir");
+        assert!(write_atomic(&blocked, b"new").is_err());
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["plots", "results.json"]);
+        assert_eq!(std::fs::read(&path).expect("read"), b"old");
+    }
+
+    #[test]
+    fn a_full_device_leaves_no_temporary_file() {
+        // /dev/full fails every write with ENOSPC; a directory holding a link to it
+        // as the temporary file's name provokes the full-disk path without a mount.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("experiment.id");
+        let tmp = dir.path().join("experiment.id.tmp");
+        if std::os::unix::fs::symlink("/dev/full", &tmp).is_err()
+            || !Path::new("/dev/full").exists()
+        {
+            println!("skipped: /dev/full is not available here");
+            return;
+        }
+        let e = write_atomic(&path, b"0123456789abcdef\n").expect_err("a full device");
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+        assert!(!tmp.exists() && std::fs::symlink_metadata(&tmp).is_err());
+        assert!(!path.exists());
+    }
 }

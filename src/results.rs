@@ -281,6 +281,13 @@ pub struct Results {
     /// not to results.json.
     #[serde(skip)]
     pub timeline: Vec<TimelineRow>,
+    /// The checksum of the timeline.csv written beside this results.json
+    /// ([`crate::output::timeline_checksum`] of its bytes), when it has one: `irqsim
+    /// plot` draws a timeline.csv only when its bytes have this checksum, so never
+    /// another run's. Set by [`crate::output::write_all`], which writes both (absent
+    /// in results held in memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline_csv_fnv1a: Option<String>,
 }
 
 /// What [`Results`] hold besides the figures of the runs: the header and, per point,
@@ -350,7 +357,54 @@ pub struct PointFrame {
     pub outstanding: Option<f64>,
 }
 
+/// Problems with the names in results read back (a results.json or a shard's frame)
+/// that irqsim would turn into paths ([`crate::names`]): the scenario's, each point's
+/// variant, each grid cell's variant and base. A file irqsim wrote has none.
+fn name_problems<'a>(
+    scenario: &str,
+    points: impl Iterator<Item = &'a str>,
+    cells: impl Iterator<Item = (&'a str, Option<&'a str>)>,
+    prefix: &str,
+) -> Vec<crate::problems::Problem> {
+    use crate::names::{check, check_variant};
+    use crate::problems::Problem;
+    let mut found = Vec::new();
+    let mut put = |path: String, r: Result<(), crate::names::NameError>| {
+        if let Err(e) = r {
+            found.push(Problem {
+                path,
+                reason: e.to_string(),
+            });
+        }
+    };
+    put(format!("{prefix}scenario"), check(scenario));
+    for (i, v) in points.enumerate() {
+        put(format!("{prefix}points[{i}].variant"), check_variant(v));
+    }
+    for (i, (v, base)) in cells.enumerate() {
+        put(format!("{prefix}grid.cells[{i}].variant"), check_variant(v));
+        if let Some(b) = base {
+            put(format!("{prefix}grid.cells[{i}].base"), check(b));
+        }
+    }
+    found
+}
+
 impl ResultsFrame {
+    /// Names that would be turned into paths and cannot be ([`crate::names`]), located
+    /// by their JSON path under `prefix` (`frame.` in shard.json).
+    pub fn name_problems(&self, prefix: &str) -> Vec<crate::problems::Problem> {
+        name_problems(
+            &self.scenario,
+            self.points.iter().map(|p| p.variant.as_str()),
+            self.grid
+                .iter()
+                .flat_map(|g| &g.cells)
+                .map(|c| (c.variant.as_str(), c.base.as_deref())),
+            prefix,
+        )
+    }
+
     /// Runs in the sweep: points x replications.
     ///
     /// (The grid summary of the results is left to `crate::summary::assemble`.)
@@ -410,6 +464,7 @@ impl ResultsFrame {
             points,
             grid: None,
             timeline,
+            timeline_csv_fnv1a: None,
         }
     }
 }
@@ -743,9 +798,34 @@ pub fn tidy_numbers(v: &mut Value) {
 }
 
 impl Results {
+    /// Names that would be turned into paths and cannot be ([`crate::names`]), located
+    /// by their JSON path: `irqsim plot` and `compare` refuse such a results.json.
+    pub fn name_problems(&self) -> Vec<crate::problems::Problem> {
+        name_problems(
+            &self.scenario,
+            self.points.iter().map(|p| p.variant.as_str()),
+            self.grid
+                .iter()
+                .flat_map(|g| &g.cells)
+                .map(|c| (c.variant.as_str(), c.base.as_deref())),
+            "",
+        )
+    }
+
     /// Pretty JSON with tidy numbers.
     pub fn to_json(&self) -> String {
+        self.to_json_with_timeline(self.timeline_csv_fnv1a.as_deref())
+    }
+
+    /// [`Results::to_json`] recording `checksum` as the timeline's (or none).
+    pub fn to_json_with_timeline(&self, checksum: Option<&str>) -> String {
         let mut v = serde_json::to_value(self).expect("plain data");
+        if let Some(o) = v.as_object_mut() {
+            match checksum {
+                Some(c) => o.insert("timeline_csv_fnv1a".into(), c.into()),
+                None => o.remove("timeline_csv_fnv1a"),
+            };
+        }
         tidy_numbers(&mut v);
         serde_json::to_string_pretty(&v).expect("plain data") + "\n"
     }

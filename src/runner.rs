@@ -53,6 +53,14 @@ pub enum RunError {
         /// What went wrong.
         error: SimError,
     },
+    /// A finished run could not be saved to the checkpoint (a full disk, an I/O
+    /// error): the first such failure. The sweep starts no new run after it, since a
+    /// later `--resume` would simulate again what it believed saved.
+    #[error("saving a finished run to the checkpoint failed, so the sweep stopped: {error}")]
+    Save {
+        /// The OS error, naming the file.
+        error: String,
+    },
 }
 
 /// Run every point of `exp` on `threads` threads (0: one per core) and summarise.
@@ -180,6 +188,9 @@ pub fn run_selected(
     // The sweep-order index of the first run known to have failed: runs after it are
     // not started, runs before it still are (one of them may fail first).
     let failed = AtomicUsize::new(usize::MAX);
+    // The first checkpoint write that failed, in time: no run starts after it.
+    let save_failed: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let saving_failed = AtomicBool::new(false);
     let all = runs(exp);
     let jobs: Vec<(usize, usize, usize)> = selected.iter().map(|&k| all[k]).collect();
     let run_job = |&(v, p, r): &(usize, usize, usize)| {
@@ -188,7 +199,10 @@ pub fn run_selected(
             on_done();
             return Some(Ok((saved.figures, saved.timeline)));
         }
-        if stop.is_some_and(|s| s.load(Ordering::SeqCst)) || k > failed.load(Ordering::SeqCst) {
+        if stop.is_some_and(|s| s.load(Ordering::SeqCst))
+            || saving_failed.load(Ordering::SeqCst)
+            || k > failed.load(Ordering::SeqCst)
+        {
             return None;
         }
         let (model, lp) = (&exp.variants[v].model, &exp.variants[v].points[p]);
@@ -211,9 +225,12 @@ pub fn run_selected(
                 figures,
                 timeline: rows,
             };
-            // A run that cannot be saved is still in the results; a later
-            // --resume simply runs it again.
-            let _ = c.save(v, p, r, &saved);
+            if let Err(e) = c.save(v, p, r, &saved) {
+                let mut first = save_failed.lock().expect("no panic while holding it");
+                first.get_or_insert_with(|| e.to_string());
+                saving_failed.store(true, Ordering::SeqCst);
+                return None;
+            }
             return Some(Ok((saved.figures, saved.timeline)));
         }
         Some(Ok((figures, rows)))
@@ -251,6 +268,9 @@ pub fn run_selected(
         Ok(pool) => pool.install(work),
         Err(_) => work(),
     };
+    if let Some(error) = save_failed.into_inner().expect("no panic while holding it") {
+        return Err(RunError::Save { error });
+    }
     // The first failure in sweep order (not in order of completion), so that the error
     // is the same whatever the number of threads.
     if let Some((k, e)) = out.iter().enumerate().find_map(|(k, o)| match o {

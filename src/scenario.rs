@@ -871,6 +871,19 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         file: sfile.clone(),
         problem,
     };
+    // The file's stem is the scenario's name, which names its output directory.
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Err(e) = crate::names::check(&stem) {
+        problems.push(scen_problem(Problem {
+            path: ".".into(),
+            reason: format!(
+                "the file's name gives the scenario its name, and {e}: rename the file"
+            ),
+        }));
+    }
 
     // The variants: each is the model with the scenario's overrides, then its own.
     let specs: Vec<VariantFile> = match &sc.variants {
@@ -892,18 +905,10 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     // Variant names are checked as written.
     if sc.variants.is_some() {
         for (i, spec) in specs.iter().enumerate() {
-            let ok = !spec.name.is_empty()
-                && spec
-                    .name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-            if !ok {
+            if let Err(e) = crate::names::check(&spec.name) {
                 problems.push(scen_problem(Problem {
                     path: format!("variants[{i}].name"),
-                    reason: format!(
-                        "`{}` must be non-empty letters, digits, `-`, `_` or `.` (it names files)",
-                        spec.name
-                    ),
+                    reason: e.to_string(),
                 }));
             }
             if specs[..i].iter().any(|o| o.name == spec.name) {
@@ -1151,10 +1156,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         .collect();
     Ok(Experiment {
         variants,
-        name: path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        name: stem,
         path: sfile,
         description: sc.description,
         model_path: mfile,

@@ -40,7 +40,6 @@
 //! are missing or unreadable.
 
 use crate::checkpoint::SavedRun;
-use crate::output::write_atomic;
 use crate::results::{Results, ResultsFrame};
 use crate::rng::fnv1a;
 use crate::scenario::Experiment;
@@ -274,10 +273,10 @@ pub fn write_partial(dir: &Path, manifest: &Manifest, runs: &[SavedRun]) -> io::
     let ids = frame_runs(&manifest.frame);
     for (&k, run) in manifest.runs.iter().zip(runs) {
         let text = serde_json::to_string(run).map_err(io::Error::other)?;
-        write_atomic(&run_file(dir, ids[k]), text.as_bytes())?;
+        crate::output::write_named(&run_file(dir, ids[k]), text.as_bytes())?;
     }
     let text = serde_json::to_string_pretty(manifest).map_err(io::Error::other)?;
-    write_atomic(&mpath, format!("{text}\n").as_bytes())
+    crate::output::write_named(&mpath, format!("{text}\n").as_bytes())
 }
 
 /// Whether `dir` holds the finished partial result `manifest` describes: its
@@ -414,6 +413,20 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, MergeError> {
             "`shard` {} is not K/N with 1 <= K <= N",
             m.shard
         )));
+    }
+    // Its names become paths (irqsim-out/<scenario>/, smartbits-<variant>.csv).
+    let mut names = m.frame.name_problems("frame.");
+    if let Err(e) = crate::names::check(&m.scenario) {
+        names.insert(
+            0,
+            crate::problems::Problem {
+                path: "scenario".into(),
+                reason: e.to_string(),
+            },
+        );
+    }
+    if let Some(p) = names.first() {
+        return Err(bad(p.to_string()));
     }
     if m.frame.replications == 0 || m.total_runs != m.frame.runs() {
         return Err(bad(format!(

@@ -394,6 +394,15 @@ default,30,2,0,0,0
 default,30,3,16,2954.5,2959.7
 ";
 
+/// Make `results` the results `timeline` was written with, as `irqsim run` records
+/// it (`timeline_csv_fnv1a`), so that `plot` draws that timeline.csv.
+fn own_timeline(results: &std::path::Path, timeline: &str) {
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results).unwrap()).unwrap();
+    r["timeline_csv_fnv1a"] = irqsim::output::timeline_checksum(timeline.as_bytes()).into();
+    std::fs::write(results, r.to_string()).unwrap();
+}
+
 #[test]
 fn timeline_is_drawn_when_present_and_removed_when_gone() {
     let c = shared();
@@ -401,6 +410,7 @@ fn timeline_is_drawn_when_present_and_removed_when_gone() {
     std::fs::create_dir_all(&d).unwrap();
     std::fs::copy(c.path("out/results.json"), d.join("results.json")).unwrap();
     std::fs::write(d.join("timeline.csv"), TIMELINE).unwrap();
+    own_timeline(&d.join("results.json"), TIMELINE);
     ok(&c.run(&["plot", "tl/results.json", "--quiet"]));
     let mut all = FIGURES.to_vec();
     all.push("timeline");
@@ -424,11 +434,10 @@ fn bad_timeline_is_bad_input() {
         "--quiet",
         "--no-plots",
     ]));
-    std::fs::write(
-        c.path("o/timeline.csv"),
-        "variant,load_pct,t_ms,packets,avg_latency_us,max_latency_us\ndefault,10,zero,1,2,3\n",
-    )
-    .unwrap();
+    let bad =
+        "variant,load_pct,t_ms,packets,avg_latency_us,max_latency_us\ndefault,10,zero,1,2,3\n";
+    std::fs::write(c.path("o/timeline.csv"), bad).unwrap();
+    own_timeline(&c.path("o/results.json"), bad);
     let o = c.run(&["plot", "o/results.json", "--quiet"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);

@@ -1,0 +1,100 @@
+//! The one rule for every name irqsim turns into a file or directory name.
+//!
+//! Scenario variant names become `smartbits-<variant>.csv` and heat-map files
+//! `plots/grid-<metric>-<variant>.svg`; the scenario's name (its file's stem) becomes
+//! the default output directory `irqsim-out/<scenario>/`, and is carried in
+//! `shard.json` to `irqsim merge`, which writes there too. A name with a `/`, or one
+//! that is `.` or `..`, would put those files outside the output directory (issue 33:
+//! a variant `../x` read back from results.json, a shard.json scenario `../../../X`, a
+//! scenario file `...json` whose stem is `..`). So every such name, whether written in a
+//! scenario or read back from a file irqsim wrote earlier, passes [`check`]: non-empty
+//! ASCII letters, digits, `-`, `_` and `.`, and not made of dots only. A grid cell's
+//! variant name joins checked names with `,` and `=` (`napi,rx_ring_slots=16`):
+//! [`check_variant`] checks each part.
+
+/// Why a name cannot name a file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Empty, or with a character outside letters, digits, `-`, `_`, `.`.
+    #[error("`{0}` must be non-empty letters, digits, `-`, `_` or `.` (it names files)")]
+    Characters(String),
+    /// Only dots: `.` and `..` name the directory itself or its parent.
+    #[error("`{0}` is only dots, which names a directory itself or its parent (it names files)")]
+    Dots(String),
+}
+
+/// Check a name that irqsim turns into (part of) a file or directory name.
+pub fn check(name: &str) -> Result<(), NameError> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(NameError::Characters(name.to_string()));
+    }
+    if name.chars().all(|c| c == '.') {
+        return Err(NameError::Dots(name.to_string()));
+    }
+    Ok(())
+}
+
+/// Check a variant name as results hold it: a scenario variant's name, or a grid
+/// cell's `[<variant>,]<parameter>=<value>,...`, each part of which passes [`check`].
+pub fn check_variant(name: &str) -> Result<(), NameError> {
+    for part in name.split(',') {
+        let mut sides = part.splitn(2, '=');
+        for side in sides.by_ref() {
+            check(side).map_err(|e| match e {
+                NameError::Characters(_) => NameError::Characters(name.to_string()),
+                NameError::Dots(_) => NameError::Dots(name.to_string()),
+            })?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_would_leave_the_directory_are_refused() {
+        for ok in [
+            "default",
+            "napi",
+            "dc21143-64b-1flow",
+            "v1.2",
+            "a_b",
+            "..x",
+            "x..",
+        ] {
+            assert_eq!(check(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "../x", "a/b", "a\\b", "x y", "é", "\0"] {
+            assert_eq!(
+                check(bad),
+                Err(NameError::Characters(bad.into())),
+                "{bad:?}"
+            );
+        }
+        for dots in [".", "..", "..."] {
+            assert_eq!(check(dots), Err(NameError::Dots(dots.into())), "{dots}");
+        }
+    }
+
+    #[test]
+    fn grid_cell_names_are_checked_part_by_part() {
+        // As grid::expand writes them: scenario variant, then name=value per parameter.
+        for ok in [
+            "napi,rx_ring_slots=16,ipintrq_maxlen=25",
+            "budget=0.5",
+            "x=-3",
+        ] {
+            assert_eq!(check_variant(ok), Ok(()), "{ok}");
+        }
+        for bad in ["../x", "napi,../x=1", "a=b/c", "napi,", "=1"] {
+            assert!(check_variant(bad).is_err(), "{bad}");
+        }
+        assert_eq!(check_variant(".."), Err(NameError::Dots("..".into())));
+    }
+}
