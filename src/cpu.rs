@@ -94,7 +94,8 @@ impl CpuConfig {
             }
         }
         use crate::limits::{MAX_CLOCK_MHZ, MIN_CLOCK_MHZ};
-        if !(self.clock_mhz.is_finite() && (MIN_CLOCK_MHZ..=MAX_CLOCK_MHZ).contains(&self.clock_mhz))
+        if !(self.clock_mhz.is_finite()
+            && (MIN_CLOCK_MHZ..=MAX_CLOCK_MHZ).contains(&self.clock_mhz))
         {
             p.push(
                 "clock_mhz",
@@ -642,7 +643,17 @@ mod tests {
         assert!(bad(448.0).is_empty());
         assert!(bad(1.0).is_empty());
         assert!(bad(1e4).is_empty());
-        for mhz in [0.0, -1.0, 1e-6, 1e-12, 0.999, 1e4 + 1.0, 1e6, f64::NAN, f64::INFINITY] {
+        for mhz in [
+            0.0,
+            -1.0,
+            1e-6,
+            1e-12,
+            0.999,
+            1e4 + 1.0,
+            1e6,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
             assert_eq!(bad(mhz), vec!["clock_mhz"], "{mhz}");
         }
     }

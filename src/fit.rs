@@ -1932,7 +1932,6 @@ fn invert(m: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     Some(inv)
 }
 
-
 /// `f` of every item, side by side, but never more items started at once than the
 /// pool has threads; in the order of `items`, or the first error in that order.
 ///

@@ -204,7 +204,11 @@ fn main() -> ExitCode {
 
 /// The runs a command will simulate and the threads it will use (with the note to
 /// print when `--threads` was lowered): every run, or a shard's share of them.
-fn runs_and_threads(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> (usize, usize, Option<String>) {
+fn runs_and_threads(
+    exp: &Experiment,
+    opts: &RunOpts,
+    shard: Option<Shard>,
+) -> (usize, usize, Option<String>) {
     let all = exp.variants.len().max(1) * exp.npoints() * exp.replications as usize;
     let runs = shard.map_or(all, |s| all.div_ceil(s.n.max(1) as usize));
     let (threads, note) = irqsim::limits::threads(opts.threads.unwrap_or(0), runs);
@@ -440,8 +444,8 @@ fn run_shard(exp: &Experiment, opts: &RunOpts, shard: Shard, out: &Path) -> anyh
             );
         }
         let flows = exp.flows.len() as f64;
-        let cpu_s = packets / PACKETS_PER_S_PER_THREAD
-            + runs as f64 * (RUN_FIXED_S + flows * FLOW_FIXED_S);
+        let cpu_s =
+            packets / PACKETS_PER_S_PER_THREAD + runs as f64 * (RUN_FIXED_S + flows * FLOW_FIXED_S);
         eprintln!(
             "estimated work: {} packets; expected {} wall on {threads} thread(s)",
             si(packets).trim_end(),

@@ -62,7 +62,8 @@ pub struct MemoryEstimate {
 impl MemoryEstimate {
     /// The estimate for `runs` runs of `exp` on `threads` worker threads.
     pub fn new(exp: &Experiment, runs: usize, threads: usize) -> MemoryEstimate {
-        let flows = exp.flows.len() as u64 + u64::from(exp.variants.iter().any(|v| v.model.sender.is_some()));
+        let flows = exp.flows.len() as u64
+            + u64::from(exp.variants.iter().any(|v| v.model.sender.is_some()));
         let horizon = SimTime::from_secs_f64(exp.duration_s + exp.drain_s);
         // A closed-loop flow has a round-trip histogram besides its latency one.
         let closed = exp
@@ -144,11 +145,11 @@ mod tests {
     #[test]
     fn meminfo_gives_available_or_total() {
         let both = "MemTotal:        8000000 kB\nMemFree:  10 kB\nMemAvailable:    6000000 kB\n";
-        assert_eq!(parse_meminfo(both), Some((6_000_000 * 1024, "MemAvailable")));
         assert_eq!(
-            parse_meminfo("MemTotal: 4 kB\n"),
-            Some((4096, "MemTotal"))
+            parse_meminfo(both),
+            Some((6_000_000 * 1024, "MemAvailable"))
         );
+        assert_eq!(parse_meminfo("MemTotal: 4 kB\n"), Some((4096, "MemTotal")));
         assert_eq!(parse_meminfo("nothing here\n"), None);
     }
 

@@ -352,7 +352,10 @@ mod tests {
         assert_eq!(full.distinct_values() * 8, 31 * 1024 * 8);
         assert_eq!(latency_bytes_max(SimTime(u64::MAX)), 31 * 1024 * 8);
         // A run of 1 ms: 2,048 x 2^9 > 1e6 ns, so 10 buckets, 11 x 1,024 counts.
-        assert_eq!(latency_bytes_max(SimTime::from_secs_f64(1e-3)), 11 * 1024 * 8);
+        assert_eq!(
+            latency_bytes_max(SimTime::from_secs_f64(1e-3)),
+            11 * 1024 * 8
+        );
     }
 
     #[test]

@@ -286,7 +286,11 @@ mod tests {
         assert!(parse_window("3s..2s").unwrap_err().contains("end after"));
         assert!(parse_window("2s").unwrap_err().contains("FROM..TO"));
         // u64 picoseconds end at 18,446,744.07 s: 1e9 s is refused, not saturated.
-        assert!(parse_window("0s..1e9s").unwrap_err().contains("beyond the 18446744 s"));
+        assert!(
+            parse_window("0s..1e9s")
+                .unwrap_err()
+                .contains("beyond the 18446744 s")
+        );
         assert!(parse_time("18446744s").is_ok());
     }
 }

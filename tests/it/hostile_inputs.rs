@@ -31,8 +31,7 @@ struct Case {
 impl Case {
     fn new() -> Case {
         let read = |p: &str| -> Value {
-            serde_json::from_str(&std::fs::read_to_string(format!("{ROOT}/{p}")).unwrap())
-                .unwrap()
+            serde_json::from_str(&std::fs::read_to_string(format!("{ROOT}/{p}")).unwrap()).unwrap()
         };
         let mut scenario = read("scenarios/dc21143-64b-1flow.json");
         // Short points: an input wrongly accepted fails fast, not after 140 s.
@@ -122,7 +121,12 @@ const CASES: &[Row] = &[
         },
         args: RUN,
         code: 2,
-        says: &["case.json", "`replications`", "= 2000000 runs", "at most 1000000"],
+        says: &[
+            "case.json",
+            "`replications`",
+            "= 2000000 runs",
+            "at most 1000000",
+        ],
         writes: false,
     },
     // Before: a list of 1e6 points was accepted while a range of 100,001 was refused.
@@ -134,7 +138,11 @@ const CASES: &[Row] = &[
         },
         args: RUN,
         code: 2,
-        says: &["case.json", "`load.points`", "100001 points; at most 100000"],
+        says: &[
+            "case.json",
+            "`load.points`",
+            "100001 points; at most 100000",
+        ],
         writes: false,
     },
     Row {
@@ -142,14 +150,20 @@ const CASES: &[Row] = &[
         edit: |c| c.scenario["load"] = json!({"unit": "pps", "from": 1, "to": 100001, "step": 1}),
         args: RUN,
         code: 2,
-        says: &["case.json", "`load`", "range gives 100001 points; at most 100000"],
+        says: &[
+            "case.json",
+            "`load`",
+            "range gives 100001 points; at most 100000",
+        ],
         writes: false,
     },
     // Before: 1,001 plain variants passed while a grid stopped at 1,000.
     Row {
         name: "1001 plain variants",
         edit: |c| {
-            let v: Vec<Value> = (0..1001).map(|i| json!({"name": format!("v{i}")})).collect();
+            let v: Vec<Value> = (0..1001)
+                .map(|i| json!({"name": format!("v{i}")}))
+                .collect();
             c.scenario["variants"] = json!(v);
         },
         args: RUN,
@@ -165,7 +179,11 @@ const CASES: &[Row] = &[
         },
         args: RUN,
         code: 2,
-        says: &["case.json", "`workload.flows`", "10001 flows; at most 10000"],
+        says: &[
+            "case.json",
+            "`workload.flows`",
+            "10001 flows; at most 10000",
+        ],
         writes: false,
     },
     // 10,000 flows (the limit) x 100 points x 10,000 replications (1e6 runs, the
@@ -198,7 +216,11 @@ const CASES: &[Row] = &[
         edit: |c| c.model["cpu"]["clock_mhz"] = json!(1e-6),
         args: RUN,
         code: 2,
-        says: &["p3-448-dc21143-freebsd4.json", "`cpu.clock_mhz`", "must be 1 to 10000 MHz"],
+        says: &[
+            "p3-448-dc21143-freebsd4.json",
+            "`cpu.clock_mhz`",
+            "must be 1 to 10000 MHz",
+        ],
         writes: false,
     },
     Row {
@@ -206,7 +228,11 @@ const CASES: &[Row] = &[
         edit: |c| c.model["cpu"]["clock_mhz"] = json!(1e-12),
         args: RUN,
         code: 2,
-        says: &["p3-448-dc21143-freebsd4.json", "`cpu.clock_mhz`", "must be 1 to 10000 MHz"],
+        says: &[
+            "p3-448-dc21143-freebsd4.json",
+            "`cpu.clock_mhz`",
+            "must be 1 to 10000 MHz",
+        ],
         writes: false,
     },
     Row {
@@ -238,9 +264,21 @@ const CASES: &[Row] = &[
     Row {
         name: "trace window ending at 1e9 s",
         edit: no_edit,
-        args: &["run", "SCENARIO", "--out", "OUT", "--trace", "0s..1e9s", "--trace-point", "10"],
+        args: &[
+            "run",
+            "SCENARIO",
+            "--out",
+            "OUT",
+            "--trace",
+            "0s..1e9s",
+            "--trace-point",
+            "10",
+        ],
         code: 2,
-        says: &["--trace", "`1e9s`: beyond the 18446744 s simulated time can hold"],
+        says: &[
+            "--trace",
+            "`1e9s`: beyond the 18446744 s simulated time can hold",
+        ],
         writes: false,
     },
     // Before: exit 134 (stack overflow) in 2.5 s.
@@ -266,7 +304,15 @@ const CASES: &[Row] = &[
     Row {
         name: "--threads 100000",
         edit: no_edit,
-        args: &["run", "SCENARIO", "--out", "OUT", "--no-plots", "--threads", "100000"],
+        args: &[
+            "run",
+            "SCENARIO",
+            "--out",
+            "OUT",
+            "--no-plots",
+            "--threads",
+            "100000",
+        ],
         code: 0,
         says: &["--threads 100000 is more than 4 per available core"],
         writes: true,
@@ -278,7 +324,12 @@ const CASES: &[Row] = &[
         edit: |c| c.scenario["model"] = json!("/dev/zero"),
         args: RUN,
         code: 2,
-        says: &["case.json", "`model`", "/dev/zero", "a character device, not a regular file"],
+        says: &[
+            "case.json",
+            "`model`",
+            "/dev/zero",
+            "a character device, not a regular file",
+        ],
         writes: false,
     },
     Row {
@@ -286,7 +337,12 @@ const CASES: &[Row] = &[
         edit: |c| c.scenario["model"] = json!("/dev/urandom"),
         args: RUN,
         code: 2,
-        says: &["case.json", "`model`", "/dev/urandom", "a character device, not a regular file"],
+        says: &[
+            "case.json",
+            "`model`",
+            "/dev/urandom",
+            "a character device, not a regular file",
+        ],
         writes: false,
     },
     Row {
@@ -294,7 +350,12 @@ const CASES: &[Row] = &[
         edit: |c| c.scenario["measured"] = json!("/dev/zero"),
         args: RUN,
         code: 2,
-        says: &["case.json", "`measured`", "/dev/zero", "a character device, not a regular file"],
+        says: &[
+            "case.json",
+            "`measured`",
+            "/dev/zero",
+            "a character device, not a regular file",
+        ],
         writes: false,
     },
     Row {
@@ -305,7 +366,12 @@ const CASES: &[Row] = &[
         },
         args: RUN,
         code: 2,
-        says: &["case.json", "`model`", "fifo.json", "a FIFO (named pipe), not a regular file"],
+        says: &[
+            "case.json",
+            "`model`",
+            "fifo.json",
+            "a FIFO (named pipe), not a regular file",
+        ],
         writes: false,
     },
     Row {
@@ -316,7 +382,12 @@ const CASES: &[Row] = &[
         },
         args: RUN,
         code: 2,
-        says: &["case.json", "`measured`", "fifo.csv", "a FIFO (named pipe), not a regular file"],
+        says: &[
+            "case.json",
+            "`measured`",
+            "fifo.csv",
+            "a FIFO (named pipe), not a regular file",
+        ],
         writes: false,
     },
 ];
@@ -326,7 +397,11 @@ fn mkfifo(p: &Path) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {p:?}");
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+        0,
+        "mkfifo {p:?}"
+    );
 }
 
 /// Run the binary with `args`, killed after [`TIMEOUT`]: (exit code, stderr).
