@@ -210,7 +210,7 @@ fn runs_and_threads(
     shard: Option<Shard>,
 ) -> (usize, usize, Option<String>) {
     let all = exp.variants.len().max(1) * exp.npoints() * exp.replications as usize;
-    let runs = shard.map_or(all, |s| all.div_ceil(s.n.max(1) as usize));
+    let runs = shard.map_or(all, |s| all.div_ceil(s.n.max(1)));
     let (threads, note) = irqsim::limits::threads(opts.threads.unwrap_or(0), runs);
     (runs, threads, note)
 }
