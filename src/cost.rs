@@ -51,9 +51,10 @@ pub struct CostSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
     pub ns: Option<f64>,
-    /// Constant cost [CPU cycles], converted at `cpu.clock_mhz`.
+    /// Constant cost [CPU cycles], converted at `cpu.clock_mhz`: at most 1e9 (1,000 s
+    /// at the lowest clock, 1 MHz).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.0, max = crate::problems::MAX_TIME_NS))]
+    #[schemars(range(min = 0.0, max = crate::limits::MAX_COST_CYCLES))]
     pub cycles: Option<f64>,
     /// Mean [ns] (exponential, normal, lognormal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,6 +108,14 @@ impl CostParam {
                 Some(x) if !x.is_finite() || x < 0.0 => {
                     Err(format!("`{name}` must be a finite number >= 0, got {x}"))
                 }
+                // Cycles convert to at most the cap in ns at every accepted clock
+                // (1 MHz and up): 1e9 cycles at 1 MHz are 1e12 ns.
+                Some(x) if name == "cycles" && x > crate::limits::MAX_COST_CYCLES => Err(format!(
+                    "`cycles` must be at most {:e} ({:e} ns at the lowest accepted clock,                      {} MHz), got {x}",
+                    crate::limits::MAX_COST_CYCLES,
+                    crate::problems::MAX_TIME_NS,
+                    crate::limits::MIN_CLOCK_MHZ
+                )),
                 Some(x) if x > crate::problems::MAX_TIME_NS => Err(format!(
                     "`{name}` must be at most {:e}, got {x}",
                     crate::problems::MAX_TIME_NS
@@ -310,6 +319,21 @@ mod tests {
         );
         assert!(parse(r#"{"ns": 1, "cycles": 2}"#).check().is_err());
         assert!(serde_json::from_str::<CostParam>(r#"{"nss": 1}"#).is_err());
+    }
+
+    #[test]
+    fn a_cost_in_cycles_stays_within_the_cap_at_every_accepted_clock() {
+        use crate::limits::{MAX_CLOCK_MHZ, MAX_COST_CYCLES, MIN_CLOCK_MHZ};
+        use crate::problems::MAX_TIME_NS;
+        // The most cycles accepted, at the lowest clock accepted: exactly the cap in ns
+        // (issue 33: 2,321 cycles at 1e-6 MHz were 2.3e12 ns and accepted).
+        let most = parse(r#"{"cycles": 1e9}"#);
+        assert!(most.check().is_ok());
+        assert_eq!(most.mean_ns(MIN_CLOCK_MHZ), MAX_TIME_NS);
+        assert!(most.mean_ns(MAX_CLOCK_MHZ) <= MAX_TIME_NS);
+        assert_eq!(MAX_COST_CYCLES, 1e9);
+        let e = parse(r#"{"cycles": 1000000001}"#).check().unwrap_err();
+        assert!(e.contains("`cycles` must be at most 1e9"), "{e}");
     }
 
     #[test]

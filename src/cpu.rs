@@ -40,8 +40,9 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CpuConfig {
-    /// Core clock [MHz]; costs written in cycles are converted with it. Required.
-    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1e6))]
+    /// Core clock [MHz], 1 MHz to 10 GHz (a lower clock turns a cost in cycles into more
+    /// than 1,000 s); costs written in cycles are converted with it. Required.
+    #[schemars(range(min = crate::limits::MIN_CLOCK_MHZ, max = crate::limits::MAX_CLOCK_MHZ))]
     pub clock_mhz: f64,
     /// Processors (cores) of the host, each with its own priority levels, preemption,
     /// time accounting, software interrupts and protocol input queue (ipintrq, Linux's
@@ -92,11 +93,14 @@ impl CpuConfig {
                 );
             }
         }
-        if !(self.clock_mhz.is_finite() && self.clock_mhz > 0.0 && self.clock_mhz <= 1e6) {
+        use crate::limits::{MAX_CLOCK_MHZ, MIN_CLOCK_MHZ};
+        if !(self.clock_mhz.is_finite()
+            && (MIN_CLOCK_MHZ..=MAX_CLOCK_MHZ).contains(&self.clock_mhz))
+        {
             p.push(
                 "clock_mhz",
                 format!(
-                    "must be greater than 0 MHz and at most 1e6 MHz, got {}",
+                    "must be {MIN_CLOCK_MHZ} to {MAX_CLOCK_MHZ} MHz (1 MHz to 10 GHz: a                      lower clock turns a cost in cycles into more than 1,000 s), got {}",
                     self.clock_mhz
                 ),
             );
@@ -634,10 +638,22 @@ mod tests {
             .validate(&mut p);
             p.list.iter().map(|x| x.path.clone()).collect::<Vec<_>>()
         };
-        // (0, 1e6] MHz, finite.
+        // [1, 10,000] MHz (crate::limits), finite; 1e-6 and 1e-12 MHz are issue 33's
+        // clocks that let a cost in cycles escape the 1,000 s cap or vanish.
         assert!(bad(448.0).is_empty());
-        assert!(bad(1e6).is_empty());
-        for mhz in [0.0, -1.0, 1e6 + 1.0, f64::NAN, f64::INFINITY] {
+        assert!(bad(1.0).is_empty());
+        assert!(bad(1e4).is_empty());
+        for mhz in [
+            0.0,
+            -1.0,
+            1e-6,
+            1e-12,
+            0.999,
+            1e4 + 1.0,
+            1e6,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
             assert_eq!(bad(mhz), vec!["clock_mhz"], "{mhz}");
         }
     }

@@ -992,14 +992,12 @@ impl<'a> Fitter<'a> {
         // The sample's sweeps are independent: run them side by side (each also runs
         // its points in parallel); collected in sample order, so nothing depends on
         // which finishes first.
-        let sample: Vec<(f64, Vec<f64>)> = (1..=self.opts.samples)
-            .into_par_iter()
-            .map(|i| {
-                let u: Vec<f64> = (0..self.dim()).map(|d| halton(i, PRIMES[d])).collect();
-                self.evaluate(&self.unit_to_values(&u))
-                    .map(|e| (e.objective, u))
-            })
-            .collect::<Result<_, _>>()?;
+        let indices: Vec<usize> = (1..=self.opts.samples).collect();
+        let sample: Vec<(f64, Vec<f64>)> = par_map_bounded(&indices, |&i| {
+            let u: Vec<f64> = (0..self.dim()).map(|d| halton(i, PRIMES[d])).collect();
+            self.evaluate(&self.unit_to_values(&u))
+                .map(|e| (e.objective, u))
+        })?;
         candidates.extend(sample);
         // A stable sort: ties keep the sample's order.
         candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -1516,13 +1514,10 @@ impl<'a> Fitter<'a> {
                 xs.push((values[j] * (1.0 + f)).clamp(p.spec.lo, p.spec.hi));
             }
         }
-        let mut out: Vec<[f64; 2]> = xs
-            .into_par_iter()
-            .map(|x| {
-                self.profile_point(j, x, &self.on_path(j, values, d, x), eps)
-                    .map(|e| [e.values[j], e.objective])
-            })
-            .collect::<Result<_, _>>()?;
+        let mut out: Vec<[f64; 2]> = par_map_bounded(&xs, |&x| {
+            self.profile_point(j, x, &self.on_path(j, values, d, x), eps)
+                .map(|e| [e.values[j], e.objective])
+        })?;
         out.sort_by(|a, b| a[0].total_cmp(&b[0]));
         out.dedup_by(|a, b| a[0] == b[0]);
         Ok(out)
@@ -1950,6 +1945,29 @@ fn invert(m: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
         }
     }
     Some(inv)
+}
+
+/// `f` of every item, side by side, but never more items started at once than the
+/// pool has threads; in the order of `items`, or the first error in that order.
+///
+/// Each evaluation simulates its sweep on a rayon pool of its own
+/// ([`runner::run`]), and a worker of the outer pool that waits for another pool does
+/// not sleep: it runs the next item of the outer loop, on top of its own stack, which
+/// starts another pool and waits again. Over one parallel iterator of all items a
+/// worker could so nest one waiting evaluation per item: `fit --profile-points 1000`
+/// overflowed the main stack in 2.5 s (exit 134, issue 33), a pool per level. In
+/// chunks of the pool's width, the nesting is at most a chunk deep.
+fn par_map_bounded<T: Sync, R: Send, E: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E> {
+    let width = rayon::current_num_threads().max(1);
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.chunks(width) {
+        let part: Vec<R> = chunk.par_iter().map(&f).collect::<Result<_, _>>()?;
+        out.extend(part);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ pub struct FitArgs {
     #[arg(long, value_name = "N")]
     max_simulations: Option<usize>,
     /// Points of each parameter's drawn objective profile over its bounds (0: none; the
-    /// profile interval is searched anyway).
+    /// profile interval is searched anyway); at most 200.
     #[arg(long, default_value_t = 9, value_name = "N")]
     profile_points: usize,
     /// Nelder-Mead iterations re-optimising the other parameters at each profile point.
@@ -74,6 +74,15 @@ pub fn fit(
             return ExitCode::from(2);
         }
     }
+    if args.profile_points > irqsim::limits::MAX_PROFILE_POINTS {
+        eprintln!(
+            "error: --profile-points {}: at most {} points per profile (each re-optimises the \
+             other parameters; a plot shows no more)",
+            args.profile_points,
+            irqsim::limits::MAX_PROFILE_POINTS
+        );
+        return ExitCode::from(2);
+    }
     if args.weight_loss == 0.0 && args.weight_latency == 0.0 {
         eprintln!("error: --weight-loss and --weight-latency are both 0: nothing to fit");
         return ExitCode::from(2);
@@ -92,6 +101,9 @@ pub fn fit(
     opts.duration_s = args.duration;
     opts.seed = seed;
     opts.threads = threads.unwrap_or(0);
+    if let (Some(note), false) = (irqsim::limits::threads(opts.threads, usize::MAX).1, quiet) {
+        eprintln!("irqsim: {note}");
+    }
     if let Some(n) = args.samples {
         opts.samples = n;
     }

@@ -40,9 +40,9 @@ use crate::problems::Problems;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Most variants a grid may give (cells times the scenario's variants): a run is one
-/// load point of one variant, so 1,000 cells of a 14-point sweep are 14,000 runs.
-pub const MAX_CELLS: usize = 1000;
+/// Most variants a grid may give (cells times the scenario's variants): the one bound
+/// on variants however they are asked for ([`crate::limits::MAX_VARIANTS`]).
+pub const MAX_CELLS: usize = crate::limits::MAX_VARIANTS;
 
 /// The scenario's `grid` field, as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

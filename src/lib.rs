@@ -65,6 +65,8 @@
 //!   [`results`] import it.
 //! - Files in, with errors that name file, JSON path and reason:
 //!   - [`read_limit`]: every file read from outside, a regular file of bounded size;
+//!   - [`limits`]: the one set of limits on points, variants, replications, runs,
+//!     flows, clock, threads, whatever way a scenario or the command asks for them;
 //!   - [`error`]: the loader's error type (`InputError`, exit code 2);
 //!   - [`json_pos`]: a problem's line and column in the file the user wrote, found from
 //!     its JSON path;
@@ -78,6 +80,8 @@
 //!   - [`output`]: the result files, written atomically;
 //!   - [`checkpoint`]: finished runs saved, so that an interrupted sweep resumes;
 //!   - [`runner`]: every load point x replication, in parallel (rayon);
+//!   - [`memory`]: the memory a sweep will need, estimated before it starts and checked
+//!     against the machine's;
 //!   - [`shard`]: a sweep split over machines and the parts merged;
 //!   - [`fit`]: model fields fitted to a measured table by simulation.
 //! - Reporting, from results only: [`report`], the table printed after a run.
@@ -101,8 +105,10 @@ pub mod host;
 pub mod irq;
 pub mod json_pos;
 pub mod kernel;
+pub mod limits;
 pub mod link;
 pub mod link_watch;
+pub mod memory;
 pub mod names;
 pub mod nic;
 pub mod out_lock;

@@ -191,6 +191,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    if let Err(code) = check_memory(&exp, &opts, shard) {
+        return code;
+    }
     let out = out_dir(&exp, &opts, shard);
     let lock = match lock_out(&out) {
         Ok(l) => l,
@@ -203,6 +206,40 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The runs a command will simulate and the threads it will use (with the note to
+/// print when `--threads` was lowered): every run, or a shard's share of them.
+fn runs_and_threads(
+    exp: &Experiment,
+    opts: &RunOpts,
+    shard: Option<Shard>,
+) -> (usize, usize, Option<String>) {
+    let all = exp.variants.len().max(1) * exp.npoints() * exp.replications as usize;
+    let runs = shard.map_or(all, |s| all.div_ceil(s.n.max(1)));
+    let (threads, note) = irqsim::limits::threads(opts.threads.unwrap_or(0), runs);
+    (runs, threads, note)
+}
+
+/// Refuse (exit 2, before anything is written) a sweep whose memory estimate exceeds
+/// the memory available ([`irqsim::memory`] states the rule and the figures).
+fn check_memory(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> Result<(), ExitCode> {
+    let (runs, threads, _) = runs_and_threads(exp, opts, shard);
+    let mem = irqsim::memory::MemoryEstimate::new(exp, runs, threads);
+    if let Some((avail, field)) = irqsim::memory::available()
+        && mem.total > avail
+    {
+        eprintln!(
+            "error: {}: the sweep would need {}, more than the {} of memory available \
+             ({field} in /proc/meminfo); nothing was simulated or written. Use fewer flows, \
+             load points, variants or replications, a shorter run, or fewer --threads",
+            exp.path,
+            mem.describe(runs),
+            irqsim::memory::bytes(avail)
+        );
+        return Err(ExitCode::from(2));
+    }
+    Ok(())
 }
 
 pub(crate) fn input_error(e: &InputError) -> ExitCode {
@@ -255,8 +292,11 @@ fn run(
         return run_shard(&exp, &opts, s, out, lock);
     }
     let variants = exp.variants.len().max(1);
-    let runs = variants * exp.npoints() * exp.replications as usize;
+    let (runs, threads, note) = runs_and_threads(&exp, &opts, None);
     if !opts.quiet {
+        if let Some(note) = note {
+            eprintln!("irqsim: {note}");
+        }
         let v = if variants > 1 {
             format!("{variants} variants x ")
         } else {
@@ -270,9 +310,11 @@ fn run(
             exp.duration_s
         );
     }
-    let est = Estimate::new(&exp, opts.threads.unwrap_or(0));
+    let est = Estimate::new(&exp, threads);
     if !opts.quiet {
         eprintln!("{}", est.describe());
+        let mem = irqsim::memory::MemoryEstimate::new(&exp, runs, threads);
+        eprintln!("estimated memory: {}", mem.describe(runs));
     }
     let t0 = Instant::now();
     let done = AtomicUsize::new(0);
@@ -283,7 +325,7 @@ fn run(
     let stop = stop_on_ctrl_c();
     let outcome = runner::run_with(
         &exp,
-        opts.threads.unwrap_or(0),
+        threads,
         &|| {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             // Packets simulated so far, estimated from the runs done (runs differ in load).
@@ -417,12 +459,10 @@ fn run_shard(
             .map(|&k| manifest.frame.points[k / reps].offered_pps * exp.duration_s)
             .sum::<f64>()
             + 0.0; // (an empty sum is -0.0)
-        let threads = match opts.threads.unwrap_or(0) {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
+        let (threads, note) = irqsim::limits::threads(opts.threads.unwrap_or(0), runs);
+        if let Some(note) = note {
+            eprintln!("irqsim: {note}");
         }
-        .min(runs)
-        .max(1);
         eprintln!(
             "irqsim: {} -- shard {shard}: {runs} of {} runs ({} variant(s) x {} points x {} \
              replication(s)), {} s each",
@@ -438,10 +478,13 @@ fn run_shard(
                 "irqsim: shard {shard} holds no run (more shards than runs); it is still needed by `irqsim merge`"
             );
         }
+        let flows = exp.flows.len() as f64;
+        let cpu_s =
+            packets / PACKETS_PER_S_PER_THREAD + runs as f64 * (RUN_FIXED_S + flows * FLOW_FIXED_S);
         eprintln!(
             "estimated work: {} packets; expected {} wall on {threads} thread(s)",
             si(packets).trim_end(),
-            duration(packets / (PACKETS_PER_S_PER_THREAD * threads as f64))
+            duration(cpu_s / threads as f64)
         );
     }
     let t0 = Instant::now();
@@ -449,9 +492,10 @@ fn run_shard(
     let checkpoint = irqsim::checkpoint::Checkpoint::open(out, exp, opts.resume)
         .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     let stop = stop_on_ctrl_c();
+    let (_, threads, _) = runs_and_threads(exp, opts, Some(shard));
     let outcome = runner::run_selected(
         exp,
-        opts.threads.unwrap_or(0),
+        threads,
         &|| bar.inc(1),
         Some(&checkpoint),
         Some(&stop),
@@ -558,6 +602,18 @@ fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts) -> ExitCode {
 /// factor of a few.
 const PACKETS_PER_S_PER_THREAD: f64 = 4.6e6;
 
+/// CPU time of a run besides its packets [s]: building the host, the figures, saving
+/// them. Measured with `/usr/bin/time` on `irqsim run --threads 1 --no-plots` of 10,000
+/// and 20,000 load points of one flow sending 1 frame each (64-byte dc21143 model): 4.1
+/// and 17.5 CPU-s, 0.41 and 0.87 ms per run; issue 33's 1e6 points took 10.5 min of
+/// CPU where the packets alone gave 2 min, 0.51 ms per run. 0.5 ms.
+const RUN_FIXED_S: f64 = 0.5e-3;
+
+/// CPU time of each flow of a run besides its packets [s]: measured as above with
+/// 2,000 points of 100 flows (9.3 CPU-s, 4.7 ms per run, 42 us per flow after the run's
+/// own 0.5 ms) and one point of 10,000 flows (0.54 CPU-s, 54 us per flow). 50 us.
+const FLOW_FIXED_S: f64 = 50e-6;
+
 /// The work of a run, estimated from the experiment before it starts.
 struct Estimate {
     /// Frames the tester sends over all runs: rates x duration, summed over points,
@@ -570,6 +626,10 @@ struct Estimate {
     /// Threads that will work: the requested number (0: one per core), at most one
     /// per run.
     threads: usize,
+    /// Runs of the sweep.
+    runs: usize,
+    /// Flows of each run.
+    flows: usize,
     /// Some flows are request/response.
     closed_loop: bool,
 }
@@ -579,10 +639,7 @@ impl Estimate {
         let variants = exp.variants.len().max(1);
         let replications = exp.replications as usize;
         let runs = variants * exp.npoints() * replications;
-        let threads = match threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        };
+        let (threads, _) = irqsim::limits::threads(threads, runs);
         let all_points = || exp.variants.iter().flat_map(|v| v.points.iter());
         Estimate {
             packets: 0.0
@@ -592,14 +649,23 @@ impl Estimate {
             points: exp.npoints(),
             variants,
             replications,
-            threads: threads.min(runs).max(1),
+            threads,
+            runs,
+            flows: exp.flows.len(),
             closed_loop: all_points().any(|p| p.outstanding.is_some()),
         }
     }
 
+    /// CPU time of the simulation [s]: the packets, and each run's and each of its
+    /// flows' fixed cost.
+    fn cpu_s(&self) -> f64 {
+        self.packets / PACKETS_PER_S_PER_THREAD
+            + self.runs as f64 * (RUN_FIXED_S + self.flows as f64 * FLOW_FIXED_S)
+    }
+
     /// Expected wall time of the simulation [s] (plots and files not included).
     fn wall_s(&self) -> f64 {
-        self.packets / (PACKETS_PER_S_PER_THREAD * self.threads as f64)
+        self.cpu_s() / self.threads as f64
     }
 
     fn describe(&self) -> String {
@@ -608,7 +674,7 @@ impl Estimate {
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         let mut s = format!(
             "estimated work: {} packets = {} packets/run x {} x {} x {}; expected {} wall on {} \
-             ({}packets/s per thread)",
+             ({}packets/s per thread, and {} ms per run and {} us per flow of it)",
             si(self.packets).trim_end(),
             si(per_run).trim_end(),
             plural(self.points, "point"),
@@ -617,6 +683,8 @@ impl Estimate {
             duration(self.wall_s()),
             plural(self.threads, "thread"),
             si(PACKETS_PER_S_PER_THREAD),
+            RUN_FIXED_S * 1e3,
+            FLOW_FIXED_S * 1e6,
         );
         if self.closed_loop {
             s.push_str("; request/response flows not counted");
@@ -809,7 +877,9 @@ mod tests {
         // 10-36 % of 148,810 frames/s, 14 points of 10 s; the runs send 4,791,660.
         assert!((est.packets - 4_791_667.0).abs() < 1.0, "{}", est.packets);
         assert_eq!(est.threads, 2);
-        assert!((est.wall_s() - est.packets / (2.0 * PACKETS_PER_S_PER_THREAD)).abs() < 1e-9);
+        // The packets, plus 14 runs of one flow at 0.5 ms + 50 us each.
+        let cpu = est.packets / PACKETS_PER_S_PER_THREAD + 14.0 * (0.5e-3 + 50e-6);
+        assert!((est.wall_s() - cpu / 2.0).abs() < 1e-9);
         let text = est.describe();
         let want = format!(
             "estimated work: 4.8 M packets = 342 k packets/run x 14 points x 1 variant x \
@@ -818,7 +888,10 @@ mod tests {
         );
         assert!(text.starts_with(&want), "{text}");
         // Never more threads than runs.
-        assert_eq!(Estimate::new(&exp, 64).threads, 14);
+        assert_eq!(
+            Estimate::new(&exp, 64).threads,
+            14.min(irqsim::limits::THREADS_PER_CORE * irqsim::limits::available_cores())
+        );
     }
 
     #[test]

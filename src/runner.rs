@@ -264,6 +264,9 @@ pub fn run_selected(
             .map(|m| m.into_inner().expect("no panic while holding it"))
             .collect()
     };
+    // At most THREADS_PER_CORE per core and one per run (crate::limits): 100,000
+    // threads asked for were all created, for nothing.
+    let (threads, _) = crate::limits::threads(threads, jobs.len());
     let out = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(pool) => pool.install(work),
         Err(_) => work(),

@@ -150,10 +150,11 @@ pub struct LoadSpec {
     /// `percent` (of line rate), `pps`, or `outstanding` (transactions per closed-loop
     /// flow).
     pub unit: LoadUnit,
-    /// Explicit list of points (at least one, each more than 0).
+    /// Explicit list of points (at least one, each more than 0; at most 100,000, as for
+    /// a range; whole numbers for `outstanding`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
-        length(min = 1),
+        length(min = 1, max = crate::limits::MAX_POINTS),
         extend("items" = {"type": "number", "exclusiveMinimum": 0})
     )]
     pub points: Option<Vec<f64>>,
@@ -174,7 +175,8 @@ pub struct LoadSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadConfig {
-    /// Flows offered by the tester, each at the load point's rate.
+    /// Flows offered by the tester, each at the load point's rate (at most 10,000).
+    #[schemars(length(max = crate::limits::MAX_FLOWS))]
     pub flows: Vec<FlowConfig>,
 }
 
@@ -191,8 +193,9 @@ pub struct ScenarioFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overrides: Option<Value>,
     /// Named variants, each a further merge patch of the model; every load point is run
-    /// for every variant.
+    /// for every variant (at most 1,000, as for a grid).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::limits::MAX_VARIANTS))]
     pub variants: Option<Vec<VariantFile>>,
     /// A cartesian product of model parameter values, each combination a variant (see
     /// [`crate::grid`]).
@@ -213,9 +216,9 @@ pub struct ScenarioFile {
     #[serde(default = "d_seed")]
     #[schemars(range(min = 0, max = u64::MAX))]
     pub seed: u64,
-    /// Independent replications of each point (default 1).
+    /// Independent replications of each point (default 1, at most 10,000).
     #[serde(default = "d_reps")]
-    #[schemars(range(min = 1, max = u32::MAX))]
+    #[schemars(range(min = 1, max = crate::limits::MAX_REPLICATIONS))]
     pub replications: u32,
     /// Measured SmartBits CSV to compare with, relative to the scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -902,6 +905,19 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             v.clone()
         }
     };
+    // More variants than the limit are refused before any is built (each costs a
+    // model), however many other problems there are.
+    if specs.len() > crate::limits::MAX_VARIANTS {
+        problems.push(scen_problem(Problem {
+            path: "variants".into(),
+            reason: format!(
+                "{} variants; at most {} (the limit on variants, plain or from a grid)",
+                specs.len(),
+                crate::limits::MAX_VARIANTS
+            ),
+        }));
+        return Err(InputError::Invalid(problems));
+    }
     // Variant names are checked as written.
     if sc.variants.is_some() {
         for (i, spec) in specs.iter().enumerate() {
@@ -1022,7 +1038,27 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     }
     p.non_negative("drain_s", sc.drain_s, "s");
     p.at_least("replications", sc.replications as u64, 1, "replication");
+    if sc.replications > crate::limits::MAX_REPLICATIONS {
+        p.push(
+            "replications",
+            format!(
+                "must be at most {} replications, got {}",
+                crate::limits::MAX_REPLICATIONS,
+                sc.replications
+            ),
+        );
+    }
     let flows = &sc.workload.flows;
+    if flows.len() > crate::limits::MAX_FLOWS {
+        p.push(
+            "workload.flows",
+            format!(
+                "{} flows; at most {}",
+                flows.len(),
+                crate::limits::MAX_FLOWS
+            ),
+        );
+    }
     for (i, f) in flows.iter().enumerate() {
         p.at(format!("workload.flows[{i}]"), |p| {
             check_flow(f, sc.load.unit, p)
@@ -1045,6 +1081,25 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         }
     }
     let values = load_values(&sc.load, &mut p);
+    // Runs: variants x points x replications, whichever way each was asked for.
+    let nvariants = grid.as_ref().map_or(specs.len(), |g| g.cells.len()).max(1);
+    let runs = (nvariants as u128) * (values.len() as u128) * (sc.replications as u128);
+    if runs > crate::limits::MAX_RUNS as u128 {
+        p.push(
+            if sc.replications > 1 {
+                "replications"
+            } else {
+                "load"
+            },
+            format!(
+                "{nvariants} variant(s) x {} load point(s) x {} replication(s) = {runs} runs; \
+                 at most {} runs in a sweep",
+                values.len(),
+                sc.replications,
+                crate::limits::MAX_RUNS
+            ),
+        );
+    }
     if let (Some(g), Some(cfg)) = (&mut grid, &sc.grid) {
         let lowest = values.iter().copied().fold(f64::INFINITY, f64::min);
         g.latency_at = cfg.latency_at.unwrap_or(lowest);
@@ -1456,7 +1511,15 @@ fn load_field(l: &LoadSpec, j: usize) -> String {
 /// Expand the load spec into values, recording problems.
 fn load_values(l: &LoadSpec, p: &mut Problems) -> Vec<f64> {
     let range = (l.from, l.to, l.step);
+    let max = crate::limits::MAX_POINTS;
     let vals = match (&l.points, range) {
+        (Some(pts), (None, None, None)) if pts.len() > max => {
+            p.push(
+                "load.points",
+                format!("{} points; at most {max} (as for a range)", pts.len()),
+            );
+            return vec![];
+        }
         (Some(pts), (None, None, None)) => pts.clone(),
         (None, (Some(from), Some(to), Some(step))) => {
             if !(step.is_finite() && step > 0.0) {
@@ -1471,8 +1534,8 @@ fn load_values(l: &LoadSpec, p: &mut Problems) -> Vec<f64> {
                 return vec![];
             }
             let n = ((to - from) / step + 1e-9).floor() + 1.0;
-            if !(n.is_finite() && n <= 100_000.0) {
-                p.push("load", format!("range gives {n} points; at most 100000"));
+            if !(n.is_finite() && n <= max as f64) {
+                p.push("load", format!("range gives {n} points; at most {max}"));
                 return vec![];
             }
             let n = n as usize;
@@ -1498,6 +1561,12 @@ fn load_values(l: &LoadSpec, p: &mut Problems) -> Vec<f64> {
                 p.push(
                     &format!("load.points[{i}]"),
                     format!("at most 1000000 outstanding transactions, got {v}"),
+                );
+            } else if v.is_finite() && v.fract() != 0.0 {
+                // (It ran as the nearest whole number, at least 1: 0.5 ran as 1.)
+                p.push(
+                    &load_field(l, i),
+                    format!("must be a whole number of outstanding transactions, got {v}"),
                 );
             }
         }

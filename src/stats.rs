@@ -2,7 +2,18 @@
 //!
 //! Nothing is kept per packet. Latency goes into an HDR histogram (3 significant
 //! digits, 1 ns to 1,000 s) for percentiles, plus exact min, max, and a Welford running
-//! mean and variance, so memory is fixed however long a run lasts.
+//! mean and variance, so memory does not grow with the number of frames.
+//!
+//! The histogram is made at a flow's first delivered frame and grows (hdrhistogram's
+//! auto-resize) only as far as the largest latency seen: about 16 KiB for latencies
+//! under 2 us, 8 KiB more per doubling of the largest, 248 KiB to span the full 1,000
+//! s. Made up front over the full range it cost those 248 KiB per histogram, whatever
+//! the run, held twice at the end of a run (about 0.5 MB a flow: 10,000 flows took 5
+//! GB for a 500-frame run, issue 33). A resized histogram keeps every value where the full one has it (the
+//! bucket of a value depends only on the lowest value and the significant digits, not
+//! on the highest), so percentiles are the same. A latency never exceeds the run
+//! (sending plus drain), so [`latency_bytes_max`] bounds a histogram's memory from the
+//! run alone, for the memory estimate made before a sweep.
 //!
 //! Latency is measured as test equipment measures a store-and-forward device (RFC 1242
 //! "LIFO" latency): from the last bit of the frame entering the input port to the first
@@ -60,10 +71,28 @@ impl DropCounts {
     }
 }
 
+/// Significant digits of the latency histogram.
+const HIST_SIGFIG: u8 = 3;
+
+/// An empty latency histogram that grows as values come (1 ns to 2 ns at first).
+fn new_hist() -> Histogram<u64> {
+    Histogram::new(HIST_SIGFIG).expect("3 significant digits are valid")
+}
+
+/// Largest memory of one latency histogram in a run whose sending plus drain time is
+/// `horizon` [bytes]: the histogram spanning 1 ns to the horizon (at most to the 1,000
+/// s cap), which no latency of the run can exceed.
+pub fn latency_bytes_max(horizon: SimTime) -> usize {
+    let top = (horizon.0 / SimTime::PS_PER_NS).clamp(2, HIST_MAX_NS);
+    let h = Histogram::<u64>::new_with_bounds(1, top, HIST_SIGFIG).expect("valid bounds");
+    h.distinct_values() * std::mem::size_of::<u64>()
+}
+
 /// Latency distribution of delivered packets.
 #[derive(Clone, Debug)]
 pub struct LatencyStats {
-    hist: Histogram<u64>,
+    /// Made at the first sample, grown to the largest (see the module doc).
+    hist: Option<Histogram<u64>>,
     count: u64,
     mean_ns: f64,
     m2: f64,
@@ -74,7 +103,7 @@ pub struct LatencyStats {
 impl Default for LatencyStats {
     fn default() -> Self {
         LatencyStats {
-            hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid bounds"),
+            hist: None,
             count: 0,
             mean_ns: 0.0,
             m2: 0.0,
@@ -115,7 +144,13 @@ impl LatencyStats {
         self.min = self.min.min(lat);
         self.max = self.max.max(lat);
         let ns = (lat.0 / SimTime::PS_PER_NS).clamp(1, HIST_MAX_NS);
-        self.hist.saturating_record(ns);
+        let hist = self.hist.get_or_insert_with(new_hist);
+        if hist.record(ns).is_err() {
+            // Growing to at most 1e12 cannot fail with a 64-bit usize (the only error
+            // of an auto-resizing record); were it to, the value is clamped to the
+            // top as before the histograms grew.
+            hist.saturating_record(ns);
+        }
     }
 
     /// Merge another distribution into this one (Chan et al. parallel variance).
@@ -130,7 +165,14 @@ impl LatencyStats {
         self.count = n;
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
-        self.hist.add(&o.hist).expect("same bounds");
+        match (&mut self.hist, &o.hist) {
+            (Some(h), Some(oh)) => {
+                h.add(oh)
+                    .expect("growing to at most 1e12 fits a 64-bit usize, the only error");
+            }
+            (None, Some(oh)) => self.hist = Some(oh.clone()),
+            (_, None) => {}
+        }
     }
 
     /// Number of samples.
@@ -151,7 +193,10 @@ impl LatencyStats {
             return LatencySummary::default();
         }
         let (lo, hi) = (self.min.as_us_f64(), self.max.as_us_f64());
-        let q = |p: f64| (self.hist.value_at_quantile(p) as f64 / 1e3).clamp(lo, hi);
+        let q = |p: f64| {
+            let v = self.hist.as_ref().map_or(0, |h| h.value_at_quantile(p));
+            (v as f64 / 1e3).clamp(lo, hi)
+        };
         LatencySummary {
             min: lo,
             avg: self.mean_ns / 1e3,
@@ -274,6 +319,43 @@ mod tests {
         assert!((s.p99 - 9.9).abs() <= 9.9e-3, "{s:?}");
         assert!((s.p50 - 5.0).abs() <= 5e-3, "{s:?}");
         assert!(s.p999 <= s.max && s.p50 >= s.min, "{s:?}");
+    }
+
+    #[test]
+    fn grown_histogram_gives_the_full_ranges_percentiles_in_less_memory() {
+        // The histogram made up front over 1 ns..1e12 ns (as before issue 33) against
+        // the one grown on demand, fed the same latencies: 1 ns to 1,000 s and beyond
+        // (clamped to the cap), spread over every octave.
+        let mut full = Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, 3).unwrap();
+        let mut l = LatencyStats::default();
+        assert!(l.hist.is_none(), "nothing allocated before the first frame");
+        let mut ns = 1u64;
+        while ns < 4 * HIST_MAX_NS {
+            l.record(SimTime(ns * SimTime::PS_PER_NS));
+            full.saturating_record(ns.clamp(1, HIST_MAX_NS));
+            ns = ns * 3 / 2 + 1;
+        }
+        let grown = l.hist.as_ref().unwrap();
+        for i in 0..=1000 {
+            let q = i as f64 / 1000.0;
+            assert_eq!(grown.value_at_quantile(q), full.value_at_quantile(q), "{q}");
+        }
+        // Merged into an empty one, still the same.
+        let mut m = LatencyStats::default();
+        m.merge(&l);
+        assert_eq!(m.summary(), l.summary());
+        // Memory: 2,048 counts of 8 bytes for latencies under 2,048 ns; the full range
+        // has 31 buckets of 1,024 counts (2,048 x 2^29 > 1e12), 248 KiB.
+        let mut small = LatencyStats::default();
+        small.record(SimTime(1_500 * SimTime::PS_PER_NS));
+        assert_eq!(small.hist.as_ref().unwrap().distinct_values() * 8, 16 << 10);
+        assert_eq!(full.distinct_values() * 8, 31 * 1024 * 8);
+        assert_eq!(latency_bytes_max(SimTime(u64::MAX)), 31 * 1024 * 8);
+        // A run of 1 ms: 2,048 x 2^9 > 1e6 ns, so 10 buckets, 11 x 1,024 counts.
+        assert_eq!(
+            latency_bytes_max(SimTime::from_secs_f64(1e-3)),
+            11 * 1024 * 8
+        );
     }
 
     #[test]

@@ -70,7 +70,18 @@ pub fn parse_time(s: &str) -> Result<SimTime, String> {
     if !(v.is_finite() && v >= 0.0) {
         return Err(format!("`{t}`: must be a time of at least 0"));
     }
-    Ok(SimTime((v * ps).round() as u64))
+    // Beyond u64 picoseconds (213 days) the conversion saturated: a window ending at
+    // 1e9 s was reported as ending at 18446744.07 s (issue 33).
+    let ps_f = (v * ps).round();
+    if ps_f >= u64::MAX as f64 {
+        return Err(format!(
+            "`{t}`: beyond the {:.0} s simulated time can hold (u64 picoseconds); a run \
+             is at most {} s",
+            u64::MAX as f64 / 1e12,
+            irqsim::scenario::MAX_RUN_S
+        ));
+    }
+    Ok(SimTime(ps_f as u64))
 }
 
 /// Which (variant, point) the options name, or why none.
@@ -274,5 +285,12 @@ mod tests {
         assert!(parse_window("2..3").unwrap_err().contains("give a unit"));
         assert!(parse_window("3s..2s").unwrap_err().contains("end after"));
         assert!(parse_window("2s").unwrap_err().contains("FROM..TO"));
+        // u64 picoseconds end at 18,446,744.07 s: 1e9 s is refused, not saturated.
+        assert!(
+            parse_window("0s..1e9s")
+                .unwrap_err()
+                .contains("beyond the 18446744 s")
+        );
+        assert!(parse_time("18446744s").is_ok());
     }
 }

@@ -442,7 +442,7 @@ fn zero_cpu_clock() {
         &run,
         &c.model_path(),
         "cpu.clock_mhz",
-        &["must be greater than 0 MHz", "got 0"],
+        &["must be 1 to 10000 MHz", "got 0"],
     );
 }
 

@@ -9,6 +9,7 @@ mod fit;
 mod golden;
 mod grid;
 mod hostile_fs;
+mod hostile_inputs;
 mod livelock_table;
 mod many_cores;
 mod merged_bursts;
