@@ -8,6 +8,7 @@ mod em_rr;
 mod fit;
 mod golden;
 mod grid;
+mod hostile_runs;
 mod livelock_table;
 mod many_cores;
 mod merged_bursts;
