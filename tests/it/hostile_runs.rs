@@ -24,8 +24,9 @@ use std::sync::OnceLock;
 const BIN: &str = env!("CARGO_BIN_EXE_irqsim");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// A tiny sweep: one flow, load points 10 % and 30 %, two replications, 0.01 s each, a
-/// timeline: 4 runs, `v0-p{0,1}-r{0,1}`.
+/// A tiny sweep: one flow of Poisson arrivals (so that seeds and replications differ in
+/// every figure), load points 10 % and 30 %, two replications, 0.01 s each, a timeline:
+/// 4 runs, `v0-p{0,1}-r{0,1}`.
 fn write_scenario(dir: &Path) -> PathBuf {
     let mut sc: Value = serde_json::from_str(
         &std::fs::read_to_string(format!("{ROOT}/scenarios/dc21143-64b-1flow.json")).unwrap(),
@@ -33,6 +34,7 @@ fn write_scenario(dir: &Path) -> PathBuf {
     .unwrap();
     sc["model"] = json!(format!("{ROOT}/models/p3-448-dc21143-freebsd4.json"));
     sc.as_object_mut().unwrap().remove("measured");
+    sc["workload"]["flows"][0]["arrivals"] = json!("poisson");
     sc["load"] = json!({"unit": "percent", "points": [10, 30]});
     sc["duration_s"] = json!(0.01);
     sc["drain_s"] = json!(0.01);
@@ -100,6 +102,11 @@ fn fixture() -> &'static Fixture {
         ok(&irqsim(&["run", sc, "--out", c, "--quiet", "--no-plots"]));
         let clean = outputs(&clean_dir);
         assert_eq!(clean.len(), 3, "{:?}", clean.keys());
+        // Seed 7 gives other figures: a run of it mixed in would show.
+        let seven = tmp.path().join("clean-seed7");
+        let s7 = seven.to_str().unwrap();
+        ok(&irqsim(&["run", sc, "--seed", "7", "--out", s7, "--quiet", "--no-plots"]));
+        assert!(outputs(&seven)["results.json"] != clean["results.json"]);
         let mut checkpoint = BTreeMap::new();
         let mut shards = BTreeMap::new();
         for seed in [1u64, 7] {
