@@ -37,7 +37,16 @@
 //! scenario (as resolved: models after overrides, flows, points, durations,
 //! replications...), seed, irqsim version or build, or shard count; a shard given twice
 //! or missing; a shard whose runs are not the ones its slice holds, or whose run files
-//! are missing or unreadable.
+//! are missing; and, naming the file, a run file that cannot be trusted
+//! ([`run_file::read`]: another format, a checksum that fails, an identity that is not
+//! the run the manifest lists there -- copied from another seed's shard, swapped --, or
+//! books that do not balance). Only the run files a manifest lists are read.
+//!
+//! **Writing a partial over an earlier one** removes only irqsim's own files that it
+//! replaces (a readable `shard.json`; in `runs/`, run files of this format whose
+//! checksum holds and whose names the shard writes); a user's file, or another shard's
+//! run file, stays. A file that is not irqsim's but has a name the shard writes is
+//! refused before any work ([`check_dir`]).
 
 use crate::checkpoint::SavedRun;
 use crate::run_file::{self, ExperimentIdentity, RunFileError};
