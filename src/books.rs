@@ -82,7 +82,10 @@ fn flow(f: &FlowResult, at: &str) -> Result<(), String> {
             f.loss_pct
         ));
     }
-    for (name, x) in [("drained", f.drained), ("out_of_sequence", f.out_of_sequence)] {
+    for (name, x) in [
+        ("drained", f.drained),
+        ("out_of_sequence", f.out_of_sequence),
+    ] {
         if x > f.received {
             return Err(format!(
                 "{at}: {name} ({x}) exceeds received ({})",

@@ -166,9 +166,7 @@ pub fn fingerprint(exp: &Experiment) -> String {
 
 /// Whether `text` is an `experiment.id` as irqsim writes it: 16 hex digits and a newline.
 fn is_fingerprint(text: &str) -> bool {
-    text.len() == 17
-        && text.ends_with('\n')
-        && text[..16].bytes().all(|b| b.is_ascii_hexdigit())
+    text.len() == 17 && text.ends_with('\n') && text[..16].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 impl Checkpoint {
@@ -197,9 +195,8 @@ impl Checkpoint {
         };
         let found = run_file::scan(&dir).map_err(io_err(&dir))?;
         let (npoints, reps) = (exp.npoints(), exp.replications as usize);
-        let in_sweep = |&(v, p, r): &(usize, usize, usize)| {
-            v < exp.variants.len() && p < npoints && r < reps
-        };
+        let in_sweep =
+            |&(v, p, r): &(usize, usize, usize)| v < exp.variants.len() && p < npoints && r < reps;
         if resume && let Some(old) = old_id {
             match old {
                 Ok(t) if t.trim() == id => {}

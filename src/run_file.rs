@@ -271,8 +271,7 @@ fn parse(text: &str) -> Result<Stored, Problem> {
 /// books; give its run.
 pub fn decode(text: &str, expected: &RunIdentity) -> Result<SavedRun, Problem> {
     let stored = parse(text)?;
-    for ((field, found), (_, want)) in stored.identity.fields().into_iter().zip(expected.fields())
-    {
+    for ((field, found), (_, want)) in stored.identity.fields().into_iter().zip(expected.fields()) {
         if found != want {
             return Err(Problem::Identity {
                 field,

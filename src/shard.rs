@@ -49,10 +49,10 @@
 //! refused before any work ([`check_dir`]).
 
 use crate::checkpoint::SavedRun;
-use crate::run_file::{self, ExperimentIdentity, RunFileError};
 use crate::output::write_atomic;
 use crate::results::{Results, ResultsFrame};
 use crate::rng::fnv1a;
+use crate::run_file::{self, ExperimentIdentity, RunFileError};
 use crate::scenario::Experiment;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -388,8 +388,7 @@ pub fn write_partial(
         let (v, p, r) = ids[k];
         let identity = experiment.run(v, &manifest.frame.points[k / reps].variant, p, r);
         let path = run_file(dir, ids[k]);
-        write_atomic(&path, run_file::encode(&identity, run).as_bytes())
-            .map_err(io_err(&path))?;
+        write_atomic(&path, run_file::encode(&identity, run).as_bytes()).map_err(io_err(&path))?;
     }
     let mpath = dir.join(MANIFEST);
     let text = serde_json::to_string_pretty(manifest).expect("plain data");

@@ -170,7 +170,9 @@ fuzz_target!(|data: &[u8]| {
     let ck_dir = out.join(irqsim::checkpoint::DIR);
     copy_dir(&base.checkpoint[0], &ck_dir);
     let files = run_files(&ck_dir);
-    damage(data, &files, &|p| base.checkpoint[1].join(p.file_name().expect("name")));
+    damage(data, &files, &|p| {
+        base.checkpoint[1].join(p.file_name().expect("name"))
+    });
     match Checkpoint::open(&out, &base.exp, true) {
         Err(e) => {
             assert_eq!(e.exit_code(), 2, "refused as input: {e}");
@@ -179,7 +181,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(ck) => {
             let r = runner::run_with(&base.exp, 1, &|| {}, Some(&ck), None)
                 .expect("a resumed sweep runs");
-            assert!(r.to_json() == base.clean, "accepted, but not the clean results");
+            assert!(
+                r.to_json() == base.clean,
+                "accepted, but not the clean results"
+            );
         }
     }
 

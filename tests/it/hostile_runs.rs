@@ -105,7 +105,16 @@ fn fixture() -> &'static Fixture {
         // Seed 7 gives other figures: a run of it mixed in would show.
         let seven = tmp.path().join("clean-seed7");
         let s7 = seven.to_str().unwrap();
-        ok(&irqsim(&["run", sc, "--seed", "7", "--out", s7, "--quiet", "--no-plots"]));
+        ok(&irqsim(&[
+            "run",
+            sc,
+            "--seed",
+            "7",
+            "--out",
+            s7,
+            "--quiet",
+            "--no-plots",
+        ]));
         assert!(outputs(&seven)["results.json"] != clean["results.json"]);
         let mut checkpoint = BTreeMap::new();
         let mut shards = BTreeMap::new();
@@ -159,7 +168,12 @@ fn interrupt(scenario: &Path, out: &Path, seed: u64, k: usize) {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .collect();
-    for f in ["experiment.id", "v0-p1-r0.json", "v0-p1-r1.json", "v0-p0-r0.json"] {
+    for f in [
+        "experiment.id",
+        "v0-p1-r0.json",
+        "v0-p1-r1.json",
+        "v0-p0-r0.json",
+    ] {
         assert!(names.iter().any(|n| n == f), "{f} not in {names:?}");
     }
 }
@@ -386,7 +400,16 @@ fn damaged_checkpoints_are_refused_or_resume_to_a_clean_runs_bytes() {
             .map(|p| (p, NOTE.to_vec()))
             .collect();
         let o = out.to_str().unwrap();
-        let mut args = vec!["run", sc, "--out", o, "--quiet", "--no-plots", "--threads", "1"];
+        let mut args = vec![
+            "run",
+            sc,
+            "--out",
+            o,
+            "--quiet",
+            "--no-plots",
+            "--threads",
+            "1",
+        ];
         if case.resume {
             args.push("--resume");
         }
@@ -442,7 +465,9 @@ fn merge_cases() -> Vec<MergeCase> {
             name: "a run file copied from seed 7's shard",
             damage: |dirs| {
                 let p = first_run(dirs);
-                let from = fixture().shards[&7][0].join("runs").join(p.file_name().unwrap());
+                let from = fixture().shards[&7][0]
+                    .join("runs")
+                    .join(p.file_name().unwrap());
                 std::fs::copy(from, &p).unwrap();
             },
             expect: Expect::Refused(&["runs/v0-", "holds another run", "seed"]),
@@ -505,8 +530,11 @@ fn merge_cases() -> Vec<MergeCase> {
                 std::fs::write(dirs[0].join("runs/notes.txt"), NOTE).unwrap();
                 // Seed 7's shard 2's run: a name shard 1 does not list, so never read.
                 let other = runs_of(&fixture().shards[&7][1])[0].clone();
-                std::fs::copy(&other, dirs[0].join("runs").join(other.file_name().unwrap()))
-                    .unwrap();
+                std::fs::copy(
+                    &other,
+                    dirs[0].join("runs").join(other.file_name().unwrap()),
+                )
+                .unwrap();
             },
             expect: Expect::Identical,
         },
@@ -555,7 +583,9 @@ fn a_shard_deletes_only_its_own_run_files() {
     std::fs::write(dir.join("runs/notes.txt"), NOTE).unwrap();
     // Seed 7 into the seed-1 partial: the shard is simulated and written anew.
     let d = dir.to_str().unwrap();
-    ok(&irqsim(&["run", sc, "--shard", "1/2", "--seed", "7", "--out", d, "--quiet"]));
+    ok(&irqsim(&[
+        "run", sc, "--shard", "1/2", "--seed", "7", "--out", d, "--quiet",
+    ]));
     assert_eq!(std::fs::read(dir.join("runs/notes.txt")).unwrap(), NOTE);
     assert_eq!(
         std::fs::read(&other_here).unwrap(),
@@ -575,7 +605,10 @@ fn a_shard_deletes_only_its_own_run_files() {
             "--no-plots",
         ]));
     }
-    assert!(outputs(&m1) == outputs(&m2), "the seed-7 shard rewritten merges as the clean one");
+    assert!(
+        outputs(&m1) == outputs(&m2),
+        "the seed-7 shard rewritten merges as the clean one"
+    );
 
     // A user's file with the name of a run file this shard writes: refused, untouched.
     let mine = dir
@@ -585,7 +618,10 @@ fn a_shard_deletes_only_its_own_run_files() {
     let o = irqsim(&["run", sc, "--shard", "1/2", "--out", d, "--quiet"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains(mine.file_name().unwrap().to_str().unwrap()), "{err}");
+    assert!(
+        err.contains(mine.file_name().unwrap().to_str().unwrap()),
+        "{err}"
+    );
     assert!(err.contains("not irqsim's own file"), "{err}");
     assert_eq!(std::fs::read(&mine).unwrap(), NOTE);
 }
@@ -612,7 +648,12 @@ fn no_checkpoint_is_made_before_the_first_run_is_saved() {
         "--resume",
         "--quiet",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(!f.checkpoint[&7].join("results.json").exists());
 }
 
@@ -655,7 +696,10 @@ fn apply(d: &Damage, files: &[PathBuf], twin: &dyn Fn(&Path) -> PathBuf) {
             std::fs::write(p, &b[..(b.len() as f64 * keep) as usize]).unwrap();
         }
         Damage::Swap { a, b } => {
-            let (x, y) = (std::fs::read(pick(a)).unwrap(), std::fs::read(pick(b)).unwrap());
+            let (x, y) = (
+                std::fs::read(pick(a)).unwrap(),
+                std::fs::read(pick(b)).unwrap(),
+            );
             std::fs::write(pick(a), y).unwrap();
             std::fs::write(pick(b), x).unwrap();
         }
@@ -672,10 +716,20 @@ fn refused_or_identical(o: &Output, out: &Path) -> Result<(), TestCaseError> {
     let err = String::from_utf8_lossy(&o.stderr);
     match o.status.code() {
         Some(2) => {
-            prop_assert!(err.contains("/v0-p"), "a refusal names the run file: {}", err);
-            prop_assert!(!out.join("results.json").exists(), "refused: nothing written");
+            prop_assert!(
+                err.contains("/v0-p"),
+                "a refusal names the run file: {}",
+                err
+            );
+            prop_assert!(
+                !out.join("results.json").exists(),
+                "refused: nothing written"
+            );
         }
-        Some(0) => prop_assert!(outputs(out) == fixture().clean, "accepted: not the clean bytes"),
+        Some(0) => prop_assert!(
+            outputs(out) == fixture().clean,
+            "accepted: not the clean bytes"
+        ),
         c => prop_assert!(false, "exit {:?}: {}", c, err),
     }
     Ok(())
