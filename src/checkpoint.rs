@@ -56,6 +56,18 @@ pub const DIR: &str = ".checkpoint";
 /// Name of the experiment's fingerprint file in the checkpoint directory.
 pub const ID_FILE: &str = "experiment.id";
 
+/// A run by its (variant, load point, replication) indices.
+type RunIndex = (usize, usize, usize);
+
+/// What a checkpoint has put on disk.
+#[derive(Debug, Default)]
+struct Written {
+    /// The directory and `experiment.id` exist (made at the first save, or resumed).
+    created: bool,
+    /// The run files this sweep wrote or reloaded.
+    runs: BTreeSet<RunIndex>,
+}
+
 /// A checkpoint directory bound to one experiment.
 #[derive(Debug)]
 pub struct Checkpoint {
@@ -67,10 +79,10 @@ pub struct Checkpoint {
     /// Variant names, by index.
     variants: Vec<String>,
     /// Runs reloaded from an earlier attempt, checked, by (variant, point, replication).
-    saved: BTreeMap<(usize, usize, usize), SavedRun>,
+    saved: BTreeMap<RunIndex, SavedRun>,
     /// Whether the directory and `experiment.id` exist (created at the first save), and
     /// the run files this sweep wrote or reloaded: what [`Checkpoint::finish`] removes.
-    written: Mutex<(bool, BTreeSet<(usize, usize, usize)>)>,
+    written: Mutex<Written>,
 }
 
 /// Why a checkpoint is not opened.
@@ -186,7 +198,7 @@ impl Checkpoint {
             identity: ExperimentIdentity::of(exp),
             variants: exp.variants.iter().map(|v| v.name.clone()).collect(),
             saved: BTreeMap::new(),
-            written: Mutex::new((false, BTreeSet::new())),
+            written: Mutex::new(Written::default()),
         };
         let old_id = match crate::read_limit::read_text(&id_file, 64) {
             Ok(t) => Some(Ok(t)),
@@ -234,7 +246,10 @@ impl Checkpoint {
                 cp.saved.insert(f.run, run);
             }
             let keys = cp.saved.keys().copied().collect();
-            *cp.written.get_mut().expect("not shared yet") = (true, keys);
+            *cp.written.get_mut().expect("not shared yet") = Written {
+                created: true,
+                runs: keys,
+            };
             return Ok(cp);
         }
         // Start afresh: remove irqsim's own files only.
@@ -288,20 +303,21 @@ impl Checkpoint {
         let name = self.variants.get(v).map_or("", |s| s.as_str());
         let text = run_file::encode(&self.identity.run(v, name, p, r), run);
         let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
-        if !w.0 {
+        if !w.created {
             std::fs::create_dir_all(&self.dir)?;
             write_atomic(&self.dir.join(ID_FILE), format!("{}\n", self.id).as_bytes())?;
-            w.0 = true;
+            w.created = true;
         }
         write_atomic(&self.file(v, p, r), text.as_bytes())?;
-        w.1.insert((v, p, r));
+        w.runs.insert((v, p, r));
         Ok(())
     }
 
     /// Remove the checkpoint (the results are written): the run files this sweep saved
     /// or reloaded, `experiment.id`, then the directory if nothing else is left in it.
     pub fn finish(self) -> io::Result<()> {
-        let (created, runs) = self.written.into_inner().unwrap_or_else(|e| e.into_inner());
+        let Written { created, runs } =
+            self.written.into_inner().unwrap_or_else(|e| e.into_inner());
         if !created {
             return Ok(());
         }
