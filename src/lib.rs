@@ -89,6 +89,7 @@
 //!   commands, `fit_cmd` (`irqsim fit`), `trace_cmd` (`irqsim run --trace`) and `plot/`
 //!   (the SVG and PNG figures).
 
+pub mod books;
 pub mod bus;
 pub mod checkpoint;
 pub mod cost;
@@ -122,6 +123,7 @@ pub mod report;
 pub mod results;
 pub mod rng;
 pub mod rss;
+pub mod run_file;
 pub mod runner;
 pub mod runq;
 pub mod scenario;

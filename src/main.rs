@@ -203,7 +203,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(1)
+            ExitCode::from(exit_code(&e))
         }
     }
 }
@@ -240,6 +240,19 @@ fn check_memory(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> Resul
         return Err(ExitCode::from(2));
     }
     Ok(())
+}
+
+/// The exit code of a failed run: 2 when a file found in the output directory is
+/// refused (a checkpoint or partial result that cannot be trusted, a file irqsim would
+/// write over), 1 for a machine fault or a failed simulation.
+fn exit_code(e: &anyhow::Error) -> u8 {
+    if let Some(c) = e.downcast_ref::<irqsim::checkpoint::CheckpointError>() {
+        c.exit_code()
+    } else if let Some(p) = e.downcast_ref::<shard::PartialError>() {
+        p.exit_code()
+    } else {
+        1
+    }
 }
 
 pub(crate) fn input_error(e: &InputError) -> ExitCode {
@@ -316,12 +329,13 @@ fn run(
         let mem = irqsim::memory::MemoryEstimate::new(&exp, runs, threads);
         eprintln!("estimated memory: {}", mem.describe(runs));
     }
+    // A checkpoint that cannot be trusted is refused here, before any work.
+    let checkpoint = irqsim::checkpoint::Checkpoint::open(&out, &exp, opts.resume)
+        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     let t0 = Instant::now();
     let done = AtomicUsize::new(0);
     let offered = est.packets;
     let bar = progress_bar(runs, runs > exp.npoints(), opts.quiet);
-    let checkpoint = irqsim::checkpoint::Checkpoint::open(out, &exp, opts.resume)
-        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     let stop = stop_on_ctrl_c();
     let outcome = runner::run_with(
         &exp,
@@ -487,10 +501,14 @@ fn run_shard(
             duration(cpu_s / threads as f64)
         );
     }
-    let t0 = Instant::now();
-    let bar = progress_bar(runs, true, opts.quiet);
+    // Refuse, before any work, a partial there that irqsim would write over but did
+    // not write, and a checkpoint that cannot be trusted.
+    shard::check_dir(out, &manifest)
+        .with_context(|| format!("writing the partial result under {}", out.display()))?;
     let checkpoint = irqsim::checkpoint::Checkpoint::open(out, exp, opts.resume)
         .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+    let t0 = Instant::now();
+    let bar = progress_bar(runs, true, opts.quiet);
     let stop = stop_on_ctrl_c();
     let (_, threads, _) = runs_and_threads(exp, opts, Some(shard));
     let outcome = runner::run_selected(

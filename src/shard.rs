@@ -37,11 +37,21 @@
 //! scenario (as resolved: models after overrides, flows, points, durations,
 //! replications...), seed, irqsim version or build, or shard count; a shard given twice
 //! or missing; a shard whose runs are not the ones its slice holds, or whose run files
-//! are missing or unreadable.
+//! are missing; and, naming the file, a run file that cannot be trusted
+//! ([`run_file::read`]: another format, a checksum that fails, an identity that is not
+//! the run the manifest lists there -- copied from another seed's shard, swapped --, or
+//! books that do not balance). Only the run files a manifest lists are read.
+//!
+//! **Writing a partial over an earlier one** removes only irqsim's own files that it
+//! replaces (a readable `shard.json`; in `runs/`, run files of this format whose
+//! checksum holds and whose names the shard writes); a user's file, or another shard's
+//! run file, stays. A file that is not irqsim's but has a name the shard writes is
+//! refused before any work ([`check_dir`]).
 
 use crate::checkpoint::SavedRun;
 use crate::results::{Results, ResultsFrame};
 use crate::rng::fnv1a;
+use crate::run_file::{self, ExperimentIdentity, RunFileError};
 use crate::scenario::Experiment;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -228,6 +238,16 @@ impl Manifest {
         }
     }
 
+    /// Who the sweep is, as its run files name it.
+    pub fn experiment(&self) -> ExperimentIdentity {
+        ExperimentIdentity {
+            scenario_hash: self.scenario_hash.clone(),
+            seed: self.seed,
+            irqsim_version: self.irqsim_version.clone(),
+            irqsim_build: self.irqsim_build.clone(),
+        }
+    }
+
     /// The fields that must be equal in every partial of one sweep: (name, value).
     fn identity(&self) -> [(&'static str, String); 7] {
         [
@@ -250,33 +270,128 @@ impl Manifest {
 
 /// The file of run (v, p, r) under a partial result's directory.
 fn run_file(dir: &Path, (v, p, r): (usize, usize, usize)) -> PathBuf {
-    dir.join(RUNS_DIR).join(format!("v{v}-p{p}-r{r}.json"))
+    dir.join(RUNS_DIR).join(run_file::file_name(v, p, r))
+}
+
+/// Why a partial result cannot be written into a directory.
+#[derive(Debug, thiserror::Error)]
+pub enum PartialError {
+    /// A machine fault (listing, removing or writing a file): exit 1.
+    #[error("{}: {source}", file.display())]
+    Io {
+        /// The file or directory.
+        file: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// A file irqsim would write over, which it did not write: exit 2.
+    #[error(
+        "{}: not irqsim's own file ({why}), and this shard would write over it: move it away (irqsim deletes only what it wrote)",
+        file.display()
+    )]
+    NotOurs {
+        /// The file.
+        file: PathBuf,
+        /// Why it is not irqsim's.
+        why: String,
+    },
+}
+
+impl PartialError {
+    /// The exit code: 1 for a machine fault, 2 for a file in the way.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            PartialError::Io { .. } => 1,
+            PartialError::NotOurs { .. } => 2,
+        }
+    }
+}
+
+/// What of an earlier partial result in `dir` irqsim removes before writing this one:
+/// its `shard.json` if it is a manifest irqsim can read, and, in `runs/`, irqsim's own
+/// run files ([`run_file::is_own`]) that have the name of a run this shard writes.
+/// Anything else stays (a run file of another shard, a file of the user's): `merge`
+/// reads only the run files a manifest lists. A file that is not irqsim's but has the
+/// name of a file this shard writes (`shard.json`, or one of its run files) is refused. Checked before the shard simulates anything, and again when it
+/// writes.
+fn removable(dir: &Path, manifest: &Manifest) -> Result<Vec<PathBuf>, PartialError> {
+    let mut remove = Vec::new();
+    let mpath = dir.join(MANIFEST);
+    if mpath.exists() || mpath.is_symlink() {
+        match read_manifest(dir) {
+            Ok(_) => remove.push(mpath),
+            Err(e) => {
+                return Err(PartialError::NotOurs {
+                    file: mpath,
+                    why: e.to_string(),
+                });
+            }
+        }
+    }
+    let rdir = dir.join(RUNS_DIR);
+    let found = run_file::scan(&rdir).map_err(|source| PartialError::Io {
+        file: rdir.clone(),
+        source,
+    })?;
+    let ids = frame_runs(&manifest.frame);
+    let mine: std::collections::BTreeSet<_> = manifest.runs.iter().map(|&k| ids[k]).collect();
+    for f in found {
+        if !mine.contains(&f.run) {
+            continue; // not in the way (another shard's run, or a file of the user's)
+        }
+        match f.own {
+            Ok(()) => remove.push(f.path),
+            Err(why) => {
+                return Err(PartialError::NotOurs {
+                    file: f.path,
+                    why: why.to_string(),
+                });
+            }
+        }
+    }
+    Ok(remove)
+}
+
+/// Check, before any work, that the partial result `manifest` can be written into `dir`
+/// without writing over a file irqsim did not write.
+pub fn check_dir(dir: &Path, manifest: &Manifest) -> Result<(), PartialError> {
+    removable(dir, manifest).map(|_| ())
 }
 
 /// Write a partial result into `dir` (created if needed): the runs of `manifest`, in
-/// its order, then the manifest. An earlier partial there is replaced.
-pub fn write_partial(dir: &Path, manifest: &Manifest, runs: &[SavedRun]) -> io::Result<()> {
+/// its order, then the manifest. An earlier partial there is replaced: irqsim's own
+/// files of it are removed (see [`check_dir`]), anything else is left.
+pub fn write_partial(
+    dir: &Path,
+    manifest: &Manifest,
+    runs: &[SavedRun],
+) -> Result<(), PartialError> {
     assert_eq!(
         manifest.runs.len(),
         runs.len(),
         "one saved run per run held"
     );
-    let mpath = dir.join(MANIFEST);
-    if mpath.exists() {
-        std::fs::remove_file(&mpath)?;
+    let io_err = |file: &Path| {
+        let file = file.to_path_buf();
+        move |source| PartialError::Io { file, source }
+    };
+    for f in removable(dir, manifest)? {
+        std::fs::remove_file(&f).map_err(io_err(&f))?;
     }
     let rdir = dir.join(RUNS_DIR);
-    if rdir.exists() {
-        std::fs::remove_dir_all(&rdir)?;
-    }
-    std::fs::create_dir_all(&rdir)?;
+    std::fs::create_dir_all(&rdir).map_err(io_err(&rdir))?;
     let ids = frame_runs(&manifest.frame);
+    let experiment = manifest.experiment();
+    let reps = manifest.frame.replications as usize;
     for (&k, run) in manifest.runs.iter().zip(runs) {
-        let text = serde_json::to_string(run).map_err(io::Error::other)?;
-        crate::output::write_named(&run_file(dir, ids[k]), text.as_bytes())?;
+        let (v, p, r) = ids[k];
+        let identity = experiment.run(v, &manifest.frame.points[k / reps].variant, p, r);
+        let path = run_file(dir, ids[k]);
+        crate::output::write_atomic(&path, run_file::encode(&identity, run).as_bytes()).map_err(io_err(&path))?;
     }
-    let text = serde_json::to_string_pretty(manifest).map_err(io::Error::other)?;
-    crate::output::write_named(&mpath, format!("{text}\n").as_bytes())
+    let mpath = dir.join(MANIFEST);
+    let text = serde_json::to_string_pretty(manifest).expect("plain data");
+    crate::output::write_atomic(&mpath, format!("{text}\n").as_bytes()).map_err(io_err(&mpath))
 }
 
 /// Whether `dir` holds the finished partial result `manifest` describes: its
@@ -369,6 +484,10 @@ pub enum MergeError {
         /// Its shard.
         shard: Shard,
     },
+    /// A run file that cannot be trusted: unreadable, another format, its checksum
+    /// failing, another run's identity, or books that do not balance.
+    #[error("{0}")]
+    RunFile(RunFileError),
     /// A run file listed but absent.
     #[error(
         "{file}: missing: the shard is incomplete; run it again (with --resume while its checkpoint is there)"
@@ -511,21 +630,19 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
                 shard: m.shard,
             });
         }
+        let experiment = m.experiment();
+        let reps = m.frame.replications as usize;
         for &k in &m.runs {
             let path = run_file(dir, ids[k]);
-            let file = shown(&path);
-            let text =
-                match crate::read_limit::read_text(&path, crate::read_limit::MAX_RESULT_BYTES) {
-                    Ok(t) => t,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        return Err(MergeError::MissingRun { file, run: k });
-                    }
-                    Err(source) => return Err(MergeError::Read { file, source }),
-                };
-            let run: SavedRun = serde_json::from_str(&text).map_err(|e| MergeError::Format {
-                file,
-                msg: e.to_string(),
-            })?;
+            if !(path.exists() || path.is_symlink()) {
+                return Err(MergeError::MissingRun {
+                    file: shown(&path),
+                    run: k,
+                });
+            }
+            let (v, p, r) = ids[k];
+            let expected = experiment.run(v, &m.frame.points[k / reps].variant, p, r);
+            let run = run_file::read(&path, &expected).map_err(MergeError::RunFile)?;
             runs[k] = Some(run);
         }
     }

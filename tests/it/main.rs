@@ -10,6 +10,7 @@ mod golden;
 mod grid;
 mod hostile_fs;
 mod hostile_inputs;
+mod hostile_runs;
 mod livelock_table;
 mod many_cores;
 mod merged_bursts;

@@ -2991,7 +2991,9 @@ fn interrupted_experiments_resume_to_the_same_bytes() {
         64,
         (any::<Index>(), 1usize..=2),
         |sb, _, exp, (at, threads)| {
-            let io = |e: std::io::Error| TestCaseError::fail(format!("checkpoint: {e}"));
+            let io = |e: irqsim::checkpoint::CheckpointError| {
+                TestCaseError::fail(format!("checkpoint: {e}"))
+            };
             let whole = sweep("the uninterrupted sweep", || {
                 irqsim::runner::run(&exp, 1, &|| {})
             })?;

@@ -119,7 +119,11 @@ fn resuming_a_different_experiment_is_refused() {
     std::fs::create_dir_all(out.join(".checkpoint")).unwrap();
     std::fs::write(out.join(".checkpoint/experiment.id"), "0000000000000000\n").unwrap();
     let r = run(&sc, &out, &["--resume"]);
-    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(
+        r.status.code(),
+        Some(2),
+        "a checkpoint it cannot resume is refused as input"
+    );
     assert!(String::from_utf8_lossy(&r.stderr).contains("different experiment"));
 }
 
