@@ -252,11 +252,11 @@ impl Checkpoint {
             };
             return Ok(cp);
         }
-        // Start afresh: remove irqsim's own files only.
+        // Start afresh: remove irqsim's own files only, and only once it is known that
+        // nothing there is in the way (decided first, so a refusal removes nothing).
+        let mut remove = Vec::new();
         match crate::read_limit::read_text(&id_file, 64) {
-            Ok(t) if is_fingerprint(&t) => {
-                std::fs::remove_file(&id_file).map_err(io_err(&id_file))?
-            }
+            Ok(t) if is_fingerprint(&t) => remove.push(id_file.clone()),
             Ok(_) => {
                 return Err(CheckpointError::NotOurs {
                     file: id_file,
@@ -273,7 +273,7 @@ impl Checkpoint {
         }
         for f in found {
             match f.own {
-                Ok(()) => std::fs::remove_file(&f.path).map_err(io_err(&f.path))?,
+                Ok(()) => remove.push(f.path),
                 Err(why) if in_sweep(&f.run) => {
                     return Err(CheckpointError::NotOurs {
                         file: f.path,
@@ -282,6 +282,9 @@ impl Checkpoint {
                 }
                 Err(_) => {} // not irqsim's, and not in the way: left as it is
             }
+        }
+        for path in remove {
+            std::fs::remove_file(&path).map_err(io_err(&path))?;
         }
         // Only an empty directory goes; one holding someone else's files stays.
         let _ = std::fs::remove_dir(&dir);

@@ -221,23 +221,38 @@ fn runs_and_threads(
     (runs, threads, note)
 }
 
-/// Refuse (exit 2, before anything is written) a sweep whose memory estimate exceeds
-/// the memory available ([`irqsim::memory`] states the rule and the figures).
+/// Refuse (exit 2, before anything is written) a sweep that cannot fit the memory
+/// available, and warn of one that may not ([`irqsim::memory`] states the rule and the
+/// figures).
 fn check_memory(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> Result<(), ExitCode> {
     let (runs, threads, _) = runs_and_threads(exp, opts, shard);
     let mem = irqsim::memory::MemoryEstimate::new(exp, runs, threads);
-    if let Some((avail, field)) = irqsim::memory::available()
-        && mem.total > avail
-    {
+    let Some((avail, field)) = irqsim::memory::available() else {
+        return Ok(());
+    };
+    if mem.least > avail {
         eprintln!(
-            "error: {}: the sweep would need {}, more than the {} of memory available \
-             ({field} in /proc/meminfo); nothing was simulated or written. Use fewer flows, \
-             load points, variants or replications, a shorter run, or fewer --threads",
+            "error: {}: the sweep would need at least {} ({} with every latency histogram \
+             at its largest), more than the {} of memory available ({field} in \
+             /proc/meminfo); nothing was simulated or written. Use fewer flows, load \
+             points, variants or replications, a shorter run, or fewer --threads",
             exp.path,
+            irqsim::memory::bytes(mem.least),
             mem.describe(runs),
             irqsim::memory::bytes(avail)
         );
         return Err(ExitCode::from(2));
+    }
+    if mem.total > avail && !opts.quiet {
+        eprintln!(
+            "warning: {}: the sweep needs at least {}, but up to {} if its latencies grow \
+             to the run's length (every latency histogram at its largest), more than the {} \
+             of memory available ({field} in /proc/meminfo)",
+            exp.path,
+            irqsim::memory::bytes(mem.least),
+            mem.describe(runs),
+            irqsim::memory::bytes(avail)
+        );
     }
     Ok(())
 }
@@ -267,13 +282,37 @@ pub(crate) fn input_error(e: &InputError) -> ExitCode {
 /// directory another command holds is refused (exit 2, naming its pid), one that cannot
 /// be locked (read-only, full) is a machine fault (exit 1).
 pub(crate) fn lock_out(out: &Path) -> Result<OutLock, ExitCode> {
-    OutLock::acquire(out).map_err(|e| {
+    let lock = OutLock::acquire(out).map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(match e {
             LockError::Held { .. } => 2,
             LockError::Io { .. } => 1,
         })
-    })
+    })?;
+    own_subdirs(out)?;
+    Ok(lock)
+}
+
+/// The directories irqsim writes and deletes in under `out` (`.checkpoint`, `runs`,
+/// `plots`) must be directories of their own, or absent: a symbolic link there (or a
+/// file) would lead its writes and deletions elsewhere, so it is refused with exit 2,
+/// naming it, before any work.
+fn own_subdirs(out: &Path) -> Result<(), ExitCode> {
+    for name in [irqsim::checkpoint::DIR, irqsim::shard::RUNS_DIR, "plots"] {
+        let p = out.join(name);
+        let what = match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => "a symbolic link",
+            Ok(m) if !m.is_dir() => "not a directory",
+            _ => continue,
+        };
+        eprintln!(
+            "error: {} is {what}: irqsim writes and removes its own files there, so it must \
+             be a directory of the output directory's own (or absent); move it away",
+            p.display()
+        );
+        return Err(ExitCode::from(2));
+    }
+    Ok(())
 }
 
 /// The output directory of `irqsim run`: `--out`, or `irqsim-out/<scenario name>` (and

@@ -20,9 +20,15 @@
 //!   32 KB per finished run and 5 KB more per flow of it, up to the writing of
 //!   results.json -- [`RUN_KEPT_BYTES`], [`FLOW_KEPT_BYTES`].
 //!
-//! A flow's latency histograms are counted at their largest for the run
-//! ([`crate::stats::latency_bytes_max`]), so the estimate is an upper bound there and
-//! good to a factor of about two elsewhere.
+//! A flow's latency histograms grow with the latencies they see, so two totals are
+//! given: [`MemoryEstimate::total`] with every histogram at its largest for the run
+//! ([`crate::stats::latency_bytes_max`]: latencies up to the run's length, as in a
+//! deep livelock), an upper bound; and [`MemoryEstimate::least`] with every histogram
+//! as it starts (latencies under 2 us), what the sweep needs whatever its latencies.
+//! A sweep whose *least* exceeds the available memory cannot fit and is refused; one
+//! whose upper bound alone exceeds it runs with a warning (10,000 flows of a 10 s run
+//! are bounded at 2.2 GB but peaked at 77 MB: refusing on the bound would turn away
+//! sweeps that fit).
 
 use crate::scenario::Experiment;
 use crate::time::SimTime;
@@ -55,8 +61,12 @@ pub struct MemoryEstimate {
     pub at_once: u64,
     /// The figures of every run, kept until the results are written.
     pub kept: u64,
-    /// Everything: the process, `per_run` x `at_once`, `kept`.
+    /// Everything: the process, `per_run` x `at_once`, `kept` (histograms at their
+    /// largest: an upper bound).
     pub total: u64,
+    /// Everything with each histogram as it starts (under 2 us of latency): what the
+    /// sweep needs at the least.
+    pub least: u64,
 }
 
 impl MemoryEstimate {
@@ -72,7 +82,10 @@ impl MemoryEstimate {
             .any(|f| f.arrivals == crate::traffic::Arrivals::ClosedLoop);
         let hists = if closed { 2 } else { 1 };
         let hist = crate::stats::latency_bytes_max(horizon) as u64;
+        let small = crate::stats::latency_bytes_max(SimTime(2_000 * SimTime::PS_PER_NS))
+            .min(hist as usize) as u64;
         let per_run = RUN_LIVE_BYTES + flows * (FLOW_LIVE_BYTES + hists * hist);
+        let per_run_least = RUN_LIVE_BYTES + flows * (FLOW_LIVE_BYTES + hists * small);
         // The timeline of replication 0 of each point is kept too, one row per bucket.
         let timeline_rows = exp.timeline_bucket_ms.map_or(0, |ms| {
             ((exp.duration_s + exp.drain_s) * 1e3 / ms).ceil() as u64
@@ -86,6 +99,7 @@ impl MemoryEstimate {
             at_once,
             kept,
             total: PROCESS_BYTES + per_run * at_once + kept,
+            least: PROCESS_BYTES + per_run_least * at_once + kept,
         }
     }
 
@@ -165,6 +179,12 @@ mod tests {
         assert_eq!(m.at_once, 2);
         assert_eq!(m.kept, 14 * (RUN_KEPT_BYTES + FLOW_KEPT_BYTES));
         assert_eq!(m.total, PROCESS_BYTES + 2 * m.per_run + m.kept);
+        let small = crate::stats::latency_bytes_max(SimTime(2_000_000)) as u64;
+        assert!(small < hist, "{small} {hist}");
+        assert_eq!(
+            m.least,
+            PROCESS_BYTES + 2 * (RUN_LIVE_BYTES + FLOW_LIVE_BYTES + small) + m.kept
+        );
         assert_eq!(bytes(1_500_000), "1.5 MB");
     }
 }

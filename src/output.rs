@@ -13,18 +13,42 @@ use crate::smartbits;
 use std::io;
 use std::path::Path;
 
-/// Write `bytes` to `path` atomically: into `<path>.tmp`, then renamed over `path`.
-/// When writing or renaming fails (a full disk: ENOSPC), the temporary file is removed,
-/// so a failed write leaves `path` as it was and nothing beside it.
+/// Write `bytes` to `path` atomically: into a new temporary file beside it
+/// (`.<name>.<pid>-<n>.tmp`, created exclusively and without following a symbolic link,
+/// so a link planted at that name cannot send the write outside the directory), then
+/// renamed over `path` (a link at `path` itself is replaced, not followed). When
+/// writing or renaming fails (a full disk: ENOSPC), the temporary file is removed, so a
+/// failed write leaves `path` as it was and nothing beside it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
+        .to_string_lossy()
+        .into_owned();
+    let (tmp, mut file) = loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tmp = path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+        {
+            Ok(f) => break (tmp, f),
+            // Someone else's file (or link) there: never touched, another name taken.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| std::fs::rename(&tmp, path));
     if written.is_err() {
-        // The first error is the one to report; a temporary file that was never
-        // created has nothing to remove.
+        // The first error is the one to report.
         let _ = std::fs::remove_file(&tmp);
     }
     written
@@ -156,21 +180,37 @@ mod tests {
     }
 
     #[test]
-    fn a_full_device_leaves_no_temporary_file() {
-        // /dev/full fails every write with ENOSPC; a directory holding a link to it
-        // as the temporary file's name provokes the full-disk path without a mount.
+    fn a_link_planted_at_a_temporary_name_is_not_followed() {
+        // A link at the old fixed temporary name (and at this process's next one) to a
+        // file outside the directory: the write goes to a fresh file, the outside file
+        // is untouched, and the links stay as they were.
+        let outside = tempfile::tempdir().expect("temp dir");
+        let victim = outside.path().join("victim.txt");
+        std::fs::write(&victim, b"mine").unwrap();
         let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("experiment.id");
-        let tmp = dir.path().join("experiment.id.tmp");
-        if std::os::unix::fs::symlink("/dev/full", &tmp).is_err()
-            || !Path::new("/dev/full").exists()
-        {
-            println!("skipped: /dev/full is not available here");
-            return;
+        let path = dir.path().join("results.json");
+        let old_tmp = dir.path().join("results.json.tmp");
+        std::os::unix::fs::symlink(&victim, &old_tmp).unwrap();
+        for n in 0..64 {
+            let guess = dir
+                .path()
+                .join(format!(".results.json.{}-{n}.tmp", std::process::id()));
+            std::os::unix::fs::symlink(&victim, &guess).unwrap();
         }
-        let e = write_atomic(&path, b"0123456789abcdef\n").expect_err("a full device");
-        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
-        assert!(!tmp.exists() && std::fs::symlink_metadata(&tmp).is_err());
-        assert!(!path.exists());
+        write_atomic(&path, b"{}").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"mine");
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+        assert!(
+            !std::fs::symlink_metadata(&path)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::symlink_metadata(&old_tmp)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 }

@@ -387,7 +387,8 @@ pub fn write_partial(
         let (v, p, r) = ids[k];
         let identity = experiment.run(v, &manifest.frame.points[k / reps].variant, p, r);
         let path = run_file(dir, ids[k]);
-        crate::output::write_atomic(&path, run_file::encode(&identity, run).as_bytes()).map_err(io_err(&path))?;
+        crate::output::write_atomic(&path, run_file::encode(&identity, run).as_bytes())
+            .map_err(io_err(&path))?;
     }
     let mpath = dir.join(MANIFEST);
     let text = serde_json::to_string_pretty(manifest).expect("plain data");

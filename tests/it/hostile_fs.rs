@@ -599,8 +599,75 @@ const ROWS: &[Row] = &[
         code: 2,
         phrase: "out is in use by another irqsim command (pid ",
     },
+    Row {
+        name: "a link planted at a temporary file's name is not followed (review: it overwrote the linked file outside --out, exit 0)",
+        setup: |w| {
+            std::fs::create_dir_all(w.path("out/.checkpoint")).expect("out");
+            std::fs::write(w.path("victim.txt"), b"mine").expect("victim");
+            for tmp in ["out/results.json.tmp", "out/.checkpoint/experiment.id.tmp"] {
+                std::os::unix::fs::symlink(w.path("victim.txt"), w.path(tmp)).expect("link");
+            }
+            Some(
+                Setup::new(
+                    &["run", "scenarios/case.json", "--out", "out", "--quiet"],
+                    Some("out"),
+                )?
+                .then(|w, _| {
+                    assert_eq!(
+                        std::fs::read(w.path("victim.txt")).expect("victim"),
+                        b"mine"
+                    );
+                    let m = std::fs::symlink_metadata(w.path("out/results.json")).expect("results");
+                    assert!(m.is_file(), "results.json is a file, not the link");
+                }),
+            )
+        },
+        code: 0,
+        phrase: "",
+    },
+    Row {
+        name: ".checkpoint is a link to another directory: refused before work (review: irqsim's files there were deleted)",
+        setup: |w| {
+            std::fs::create_dir_all(w.path("out")).expect("out");
+            std::fs::create_dir_all(w.path("elsewhere")).expect("elsewhere");
+            std::fs::write(w.path("elsewhere/experiment.id"), b"0123456789abcdef\n").expect("id");
+            std::os::unix::fs::symlink(w.path("elsewhere"), w.path("out/.checkpoint"))
+                .expect("link");
+            Setup::new(&["run", "scenarios/case.json", "--out", "out"], None)
+        },
+        code: 2,
+        phrase: "out/.checkpoint is a symbolic link",
+    },
+    Row {
+        name: "plots is a file: refused before work (was exit 1 after simulating)",
+        setup: |w| {
+            std::fs::create_dir_all(w.path("out")).expect("out");
+            std::fs::write(w.path("out/plots"), b"notes").expect("plots");
+            Setup::new(&["run", "scenarios/case.json", "--out", "out"], None)
+        },
+        code: 2,
+        phrase: "out/plots is not a directory",
+    },
+    Row {
+        name: "a refusal to start afresh removes nothing (review: experiment.id and saved runs were deleted before it)",
+        setup: |w| {
+            std::fs::create_dir_all(w.path("out/.checkpoint")).expect("out");
+            std::fs::write(
+                w.path("out/.checkpoint/experiment.id"),
+                b"0123456789abcdef\n",
+            )
+            .expect("id");
+            std::fs::write(w.path("out/.checkpoint/v0-p0-r0.json"), b"my notes").expect("notes");
+            Some(
+                Setup::new(&["run", "scenarios/case.json", "--out", "out"], None)?.then(|w, _| {
+                    assert!(w.path("out/.checkpoint/experiment.id").exists());
+                }),
+            )
+        },
+        code: 2,
+        phrase: "v0-p0-r0.json",
+    },
 ];
-
 /// The message of a panic.
 fn panic_text(e: &(dyn std::any::Any + Send)) -> String {
     e.downcast_ref::<String>()

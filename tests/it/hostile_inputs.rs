@@ -203,7 +203,7 @@ const CASES: &[Row] = &[
         code: 2,
         says: &[
             "case.json",
-            "the sweep would need about",
+            "the sweep would need at least",
             "for the results of 1000000 run(s)",
             "of memory available (MemAvailable in /proc/meminfo)",
         ],
