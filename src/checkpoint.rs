@@ -39,8 +39,8 @@
 //! reloaded and `experiment.id` are removed, then the directory if it is empty (files
 //! someone else left there stay).
 
+pub use crate::identity::{experiment_doc, fingerprint};
 use crate::output::write_named;
-use crate::rng::fnv1a;
 use crate::run_file::{self, ExperimentIdentity, RunFileError};
 use crate::scenario::Experiment;
 use std::collections::{BTreeMap, BTreeSet};
@@ -89,12 +89,12 @@ pub struct Checkpoint {
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     /// The directory cannot be listed or a file removed (a machine fault: exit 1).
-    #[error("{}: {source}", dir.display())]
+    #[error("{}: {err}", dir.display())]
     Io {
         /// The directory or file.
         dir: PathBuf,
         /// The I/O error.
-        source: io::Error,
+        err: io::Error,
     },
     /// `--resume` on the checkpoint of another experiment.
     #[error(
@@ -134,48 +134,6 @@ impl CheckpointError {
     }
 }
 
-/// What the results of an experiment depend on, seed and build left out: the models of
-/// every variant after overrides, the flows, the load points, durations, replications,
-/// timeline and latency convention. [`fingerprint`] and the shard's scenario hash add
-/// what each of them also needs.
-pub fn experiment_doc(exp: &Experiment) -> serde_json::Map<String, serde_json::Value> {
-    let models: Vec<_> = exp.variants.iter().map(|v| (&v.name, &v.model)).collect();
-    let points: Vec<Vec<_>> = exp
-        .variants
-        .iter()
-        .map(|v| {
-            v.points
-                .iter()
-                .map(|p| (&p.rates_pps, p.load_pct, p.outstanding))
-                .collect()
-        })
-        .collect();
-    let doc = serde_json::json!({
-        "models": models,
-        "flows": exp.flows,
-        "points": points,
-        "duration_s": exp.duration_s,
-        "drain_s": exp.drain_s,
-        "replications": exp.replications,
-        "timeline": exp.timeline_bucket_ms,
-        "latency_from": exp.latency_from,
-    });
-    match doc {
-        serde_json::Value::Object(m) => m,
-        _ => unreachable!("a JSON object literal"),
-    }
-}
-
-/// The fingerprint of an experiment: what the results depend on.
-pub fn fingerprint(exp: &Experiment) -> String {
-    let mut doc = experiment_doc(exp);
-    doc.insert("version".into(), env!("CARGO_PKG_VERSION").into());
-    doc.insert("build".into(), crate::shard::BUILD_ID.into());
-    doc.insert("seed".into(), exp.seed.into());
-    let doc = serde_json::Value::Object(doc);
-    format!("{:016x}", fnv1a(doc.to_string().as_bytes()))
-}
-
 /// Whether `text` is an `experiment.id` as irqsim writes it: 16 hex digits and a newline.
 fn is_fingerprint(text: &str) -> bool {
     text.len() == 17 && text.ends_with('\n') && text[..16].bytes().all(|b| b.is_ascii_hexdigit())
@@ -190,7 +148,7 @@ impl Checkpoint {
         let id_file = dir.join(ID_FILE);
         let io_err = |dir: &Path| {
             let dir = dir.to_path_buf();
-            move |source| CheckpointError::Io { dir, source }
+            move |err| CheckpointError::Io { dir, err }
         };
         let mut cp = Checkpoint {
             dir: dir.clone(),

@@ -111,7 +111,7 @@ impl CostParam {
                 // Cycles convert to at most the cap in ns at every accepted clock
                 // (1 MHz and up): 1e9 cycles at 1 MHz are 1e12 ns.
                 Some(x) if name == "cycles" && x > crate::limits::MAX_COST_CYCLES => Err(format!(
-                    "`cycles` must be at most {:e} ({:e} ns at the lowest accepted clock,                      {} MHz), got {x}",
+                    "`cycles` must be at most {:e} ({:e} ns at the lowest accepted clock, {} MHz), got {x}",
                     crate::limits::MAX_COST_CYCLES,
                     crate::problems::MAX_TIME_NS,
                     crate::limits::MIN_CLOCK_MHZ

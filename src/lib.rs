@@ -77,6 +77,8 @@
 //!   - [`results`]: what `results.json` holds, replications averaged;
 //!   - [`summary`]: a variant's sweep in a few numbers (MLFRR, peak, output at the top,
 //!     p99);
+//!   - [`identity`]: what a sweep's results depend on (experiment, scenario hash,
+//!     build), as the checkpoint, shards and run files identify it;
 //!   - [`output`]: the result files, written atomically;
 //!   - [`checkpoint`]: finished runs saved, so that an interrupted sweep resumes;
 //!   - [`runner`]: every load point x replication, in parallel (rayon);
@@ -103,6 +105,7 @@ pub mod fit;
 pub mod forms;
 pub mod grid;
 pub mod host;
+pub mod identity;
 pub mod irq;
 pub mod json_pos;
 pub mod kernel;

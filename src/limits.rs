@@ -85,7 +85,8 @@ pub fn threads_on(requested: usize, runs: usize, cores: usize) -> (usize, Option
             cap,
             Some(format!(
                 "--threads {n} is more than {THREADS_PER_CORE} per available core ({cores} \
-                 core(s)): using {cap} threads"
+                 core(s)): using {} threads",
+                cap.min(runs).max(1)
             )),
         ),
         n => (n, None),

@@ -23,7 +23,7 @@ fn mix(mut z: u64) -> u64 {
 
 /// FNV-1a 64-bit hash: stable across builds and platforms. Names the random streams
 /// (so they are named, not numbered) and fingerprints checkpoints.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })

@@ -54,13 +54,13 @@ pub struct SavedRun {
 /// Which run of which experiment a run file holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunIdentity {
-    /// Hash of the scenario as resolved, seed left out ([`crate::shard::scenario_hash`]).
+    /// Hash of the scenario as resolved, seed left out ([`crate::identity::scenario_hash`]).
     pub scenario_hash: String,
     /// Seed of the sweep.
     pub seed: u64,
     /// irqsim's package version.
     pub irqsim_version: String,
-    /// irqsim's build identity ([`crate::shard::BUILD_ID`]: sources, `Cargo.lock`,
+    /// irqsim's build identity ([`crate::identity::BUILD_ID`]: sources, `Cargo.lock`,
     /// compiler, target, profile).
     pub irqsim_build: String,
     /// Variant index, in the scenario's order.
@@ -90,10 +90,10 @@ impl ExperimentIdentity {
     /// The experiment `exp` run by this irqsim.
     pub fn of(exp: &crate::scenario::Experiment) -> ExperimentIdentity {
         ExperimentIdentity {
-            scenario_hash: crate::shard::scenario_hash(exp),
+            scenario_hash: crate::identity::scenario_hash(exp),
             seed: exp.seed,
             irqsim_version: env!("CARGO_PKG_VERSION").to_string(),
-            irqsim_build: crate::shard::BUILD_ID.to_string(),
+            irqsim_build: crate::identity::BUILD_ID.to_string(),
         }
     }
 

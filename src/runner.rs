@@ -12,12 +12,13 @@
 //!
 //! A sweep can also be run in parts ([`run_selected`]: some of the runs, by their index
 //! in sweep order, as `irqsim run --shard` does); [`frame`] and
-//! [`ResultsFrame::assemble`] turn the runs of the whole sweep into [`Results`], the
+//! [`crate::results::ResultsFrame::assemble`] turn the runs of the whole sweep into [`Results`], the
 //! same way whether they were simulated here or in shards merged later.
 
 use crate::checkpoint::{Checkpoint, SavedRun};
 use crate::host::{RunSpec, SimError, simulate};
-use crate::results::{Measured, PointFigures, PointFrame, Results, ResultsFrame};
+pub use crate::identity::frame;
+use crate::results::{PointFigures, Results};
 use crate::rng::RunKey;
 use crate::scenario::Experiment;
 use crate::summary;
@@ -96,36 +97,6 @@ pub fn runs(exp: &Experiment) -> Vec<(usize, usize, usize)> {
     (0..exp.variants.len())
         .flat_map(|v| (0..npoints).flat_map(move |p| (0..reps).map(move |r| (v, p, r))))
         .collect()
-}
-
-/// What the results of `exp` hold besides the runs' figures.
-pub fn frame(exp: &Experiment) -> ResultsFrame {
-    ResultsFrame {
-        scenario: exp.name.clone(),
-        description: exp.description.clone(),
-        model: exp.model_path.clone(),
-        seed: exp.seed,
-        duration_s: exp.duration_s,
-        replications: exp.replications,
-        latency_from: exp.latency_from,
-        measured: exp.measured.as_ref().map(|(file, points)| Measured {
-            file: file.clone(),
-            points: points.clone(),
-        }),
-        points: exp
-            .variants
-            .iter()
-            .flat_map(|v| {
-                v.points.iter().map(|lp| PointFrame {
-                    variant: v.name.clone(),
-                    load_pct: lp.load_pct,
-                    offered_pps: lp.offered_pps(),
-                    outstanding: lp.outstanding,
-                })
-            })
-            .collect(),
-        grid: exp.grid.as_ref().map(summary::grid_frame),
-    }
 }
 
 /// What run (`v`, `p`, `r`) of `exp` simulates: its flows and rates, its length, its

@@ -49,8 +49,8 @@
 //! refused before any work ([`check_dir`]).
 
 use crate::checkpoint::SavedRun;
+pub use crate::identity::{BUILD_ID, scenario_hash};
 use crate::results::{Results, ResultsFrame};
-use crate::rng::fnv1a;
 use crate::run_file::{self, ExperimentIdentity, RunFileError};
 use crate::scenario::Experiment;
 use serde::{Deserialize, Serialize};
@@ -67,10 +67,6 @@ pub const RUNS_DIR: &str = "runs";
 
 /// Format tag of the manifest; another tag is refused.
 pub const FORMAT: &str = "irqsim-shard/1";
-
-/// The build identity of this irqsim: a hash of the sources, `Cargo.lock`, compiler,
-/// target and profile (see the module documentation).
-pub const BUILD_ID: &str = env!("IRQSIM_BUILD_ID");
 
 /// The K-th of N slices of a sweep, K from 1 to N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,21 +176,6 @@ pub fn select(frame: &ResultsFrame, shard: Shard) -> Vec<usize> {
         .collect()
 }
 
-/// A hash of the scenario as resolved, seed left out: the models of every variant
-/// after overrides, the flows, the load points, durations, replications, timeline and
-/// latency convention, and what the results carry from it (name, description, model
-/// path, measured table).
-pub fn scenario_hash(exp: &Experiment) -> String {
-    let mut frame = serde_json::to_value(crate::runner::frame(exp)).expect("plain data");
-    if let Some(f) = frame.as_object_mut() {
-        f.remove("seed");
-    }
-    let mut doc = crate::checkpoint::experiment_doc(exp);
-    doc.insert("frame".into(), frame);
-    let doc = serde_json::Value::Object(doc);
-    format!("{:016x}", fnv1a(doc.to_string().as_bytes()))
-}
-
 /// What a partial result holds besides its runs (`shard.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -223,7 +204,7 @@ pub struct Manifest {
 impl Manifest {
     /// The manifest of `shard` of `exp`, built by this irqsim.
     pub fn new(exp: &Experiment, shard: Shard) -> Manifest {
-        let frame = crate::runner::frame(exp);
+        let frame = crate::identity::frame(exp);
         Manifest {
             format: FORMAT.to_string(),
             scenario: exp.name.clone(),
@@ -277,12 +258,12 @@ fn run_file(dir: &Path, (v, p, r): (usize, usize, usize)) -> PathBuf {
 #[derive(Debug, thiserror::Error)]
 pub enum PartialError {
     /// A machine fault (listing, removing or writing a file): exit 1.
-    #[error("{}: {source}", file.display())]
+    #[error("{}: {err}", file.display())]
     Io {
         /// The file or directory.
         file: PathBuf,
         /// The I/O error.
-        source: io::Error,
+        err: io::Error,
     },
     /// A file irqsim would write over, which it did not write: exit 2.
     #[error(
@@ -329,9 +310,9 @@ fn removable(dir: &Path, manifest: &Manifest) -> Result<Vec<PathBuf>, PartialErr
         }
     }
     let rdir = dir.join(RUNS_DIR);
-    let found = run_file::scan(&rdir).map_err(|source| PartialError::Io {
+    let found = run_file::scan(&rdir).map_err(|err| PartialError::Io {
         file: rdir.clone(),
-        source,
+        err,
     })?;
     let ids = frame_runs(&manifest.frame);
     let mine: std::collections::BTreeSet<_> = manifest.runs.iter().map(|&k| ids[k]).collect();
@@ -373,7 +354,7 @@ pub fn write_partial(
     );
     let io_err = |file: &Path| {
         let file = file.to_path_buf();
-        move |source| PartialError::Io { file, source }
+        move |err| PartialError::Io { file, err }
     };
     for f in removable(dir, manifest)? {
         std::fs::remove_file(&f).map_err(io_err(&f))?;

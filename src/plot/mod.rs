@@ -60,6 +60,8 @@ pub fn write(
     font::register();
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let timeline = timeline.filter(|t| !t.is_empty());
+    // What an earlier irqsim wrote here: only those files, unchanged, are removed.
+    let own = written_before(dir);
     let data = data::Data::new(sources, timeline);
     let many_cores = charts::max_cores(&data) > 1;
     let kinds: Vec<Kind> = Kind::ALL
@@ -76,7 +78,7 @@ pub fn write(
         }
         for ext in ["svg", "png"] {
             let stale = dir.join(format!("{}.{ext}", kind.name()));
-            if stale.exists() {
+            if is_own(&own, &stale) {
                 std::fs::remove_file(&stale)
                     .with_context(|| format!("removing {}", stale.display()))?;
             }
@@ -106,10 +108,12 @@ pub fn write(
         })
         .collect();
     let mut written = Vec::new();
+    let mut record = String::new();
     for r in rendered {
         let (name, bytes) = r?;
         let path = dir.join(&name);
         write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+        record.push_str(&format!("{:016x} {name}\n", irqsim::rng::fnv1a(&bytes)));
         written.push(name);
     }
     // Heat maps of an earlier run in this directory that this one did not draw.
@@ -117,13 +121,49 @@ pub fn write(
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let figure = name.ends_with(".svg") || name.ends_with(".png");
-            if figure && name.starts_with("grid-") && !written.contains(&name) {
+            if figure
+                && name.starts_with("grid-")
+                && !written.contains(&name)
+                && is_own(&own, &e.path())
+            {
                 std::fs::remove_file(e.path())
                     .with_context(|| format!("removing {}", e.path().display()))?;
             }
         }
     }
+    let record_path = dir.join(WRITTEN);
+    write_atomic(&record_path, record.as_bytes())
+        .with_context(|| format!("writing {}", record_path.display()))?;
     Ok(written)
+}
+
+/// The record irqsim keeps in a plots directory of the figures it wrote there, a line
+/// each: the FNV-1a (64 bits, hex) of the bytes and the name. A figure of an earlier
+/// run that this one does not draw is removed only when it is in that record with the
+/// same bytes: a file of the user's (or one edited since) stays.
+pub const WRITTEN: &str = ".irqsim-written";
+
+/// The figures the record in `dir` lists, by name, with their checksums.
+fn written_before(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    irqsim::read_limit::read_text(&dir.join(WRITTEN), 1 << 20)
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(sum, name)| (name.to_string(), sum.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether `path` is a figure the record lists, unchanged since irqsim wrote it.
+fn is_own(own: &std::collections::BTreeMap<String, String>, path: &Path) -> bool {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return false;
+    };
+    own.get(&name).is_some_and(|sum| {
+        irqsim::read_limit::read_bytes(path, irqsim::read_limit::MAX_RESULT_BYTES)
+            .is_ok_and(|b| format!("{:016x}", irqsim::rng::fnv1a(&b)) == *sum)
+    })
 }
 
 /// A figure to write: a chart of the series, or a heat map of a grid.

@@ -667,6 +667,28 @@ const ROWS: &[Row] = &[
         code: 2,
         phrase: "v0-p0-r0.json",
     },
+    Row {
+        name: "a user's figure in plots/ stays (review: plot and run removed plots/cores.svg and grid-notes.png)",
+        setup: |w| {
+            std::fs::create_dir_all(w.path("out/plots")).expect("plots");
+            for f in ["out/plots/cores.svg", "out/plots/grid-notes.png"] {
+                std::fs::write(w.path(f), b"mine").expect("figure");
+            }
+            Some(
+                Setup::new(
+                    &["run", "scenarios/case.json", "--out", "out", "--quiet"],
+                    Some("out"),
+                )?
+                .then(|w, _| {
+                    for f in ["out/plots/cores.svg", "out/plots/grid-notes.png"] {
+                        assert_eq!(std::fs::read(w.path(f)).expect(f), b"mine", "{f}");
+                    }
+                }),
+            )
+        },
+        code: 0,
+        phrase: "",
+    },
 ];
 /// The message of a panic.
 fn panic_text(e: &(dyn std::any::Any + Send)) -> String {

@@ -291,6 +291,8 @@ fn plot_files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        // The record of what irqsim wrote (`.irqsim-written`) is not a figure.
+        .filter(|n| !n.starts_with('.'))
         .collect();
     v.sort();
     v
