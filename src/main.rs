@@ -369,7 +369,7 @@ fn run(
         eprintln!("estimated memory: {}", mem.describe(runs));
     }
     // A checkpoint that cannot be trusted is refused here, before any work.
-    let checkpoint = irqsim::checkpoint::Checkpoint::open(&out, &exp, opts.resume)
+    let checkpoint = irqsim::checkpoint::Checkpoint::open(out, &exp, opts.resume)
         .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     let t0 = Instant::now();
     let done = AtomicUsize::new(0);
