@@ -14,7 +14,7 @@
 //!
 //! - `naive-binary-heap`: the loop of `benches/naive/`, one point after the other;
 //! - `irqsim`: the same model as irqsim input (`benches/naive/irqsim_input.rs`), run by
-//!   `irqsim::runner::run` on one thread, exactly as `irqsim run` does minus the output
+//!   `irqsim::experiment::runner::run` on one thread, exactly as `irqsim run` does minus the output
 //!   files (irqsim also fills a latency histogram and CPU-time accounts the naive loop
 //!   does not keep).
 //!
@@ -57,7 +57,7 @@ struct Work {
 /// points for the naive loop.
 struct Sweep {
     params: Params,
-    exp: irqsim::scenario::Experiment,
+    exp: irqsim::config::scenario::Experiment,
     loads_pct: Vec<f64>,
     duration_ps: u64,
     drain_ps: u64,
@@ -99,7 +99,7 @@ impl Sweep {
 
     /// irqsim's runner over every point, on one thread.
     fn irqsim(&self) -> irqsim::results::Results {
-        irqsim::runner::run(&self.exp, 1, &|| {}).expect("irqsim runs the sweep")
+        irqsim::experiment::runner::run(&self.exp, 1, &|| {}).expect("irqsim runs the sweep")
     }
 
     fn irqsim_work(&self) -> Work {

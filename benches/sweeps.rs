@@ -6,7 +6,7 @@
 //! cargo bench --bench sweeps -- livelock  # only the benchmarks whose id contains `livelock`
 //! ```
 //!
-//! Each benchmark runs a whole scenario through `irqsim::runner::run`, exactly as
+//! Each benchmark runs a whole scenario through `irqsim::experiment::runner::run`, exactly as
 //! `irqsim run` does minus the output files, and **asserts the work it did**: the frames
 //! sent (`points[].figures.total.sent`) and the events processed (`figures.events`),
 //! summed over the sweep, must equal the numbers pinned in [`CASES`]. A run that got
@@ -36,8 +36,8 @@
 //! one queue, and on eight cores with eight queues, the same traffic.
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use irqsim::runner;
-use irqsim::scenario::{self, DiskFiles, Experiment};
+use irqsim::config::scenario::{self, DiskFiles, Experiment};
+use irqsim::experiment::runner;
 use std::cell::RefCell;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -20,10 +20,11 @@
 //! livelock model allows with one frame per pass (test
 //! `at_40_percent_no_arrangement_of_the_tester_phases_reaches_the_measured_loss`).
 
-use irqsim::host::{ModelConfig, RunSpec, simulate};
-use irqsim::rng::RunKey;
-use irqsim::time::SimTime;
-use irqsim::traffic::FlowConfig;
+use irqsim::config::model::ModelConfig;
+use irqsim::host::{RunSpec, simulate};
+use irqsim::model::traffic::FlowConfig;
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use serde_json::json;
 
 const MODEL: &str = concat!(

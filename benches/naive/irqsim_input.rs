@@ -5,14 +5,14 @@
 //! one NIC `out`, each on an interrupt line of its own since no `irq_lines` are given;
 //! no `bus`; no clock interrupt (`kernel.clock.hardclock` left at 0); policy
 //! `interrupt`; NIC latencies and the transmit poll 0; every number from the same
-//! [`Params`]) and loaded through `irqsim::scenario::load` from memory, so the load
+//! [`Params`]) and loaded through `irqsim::config::scenario::load` from memory, so the load
 //! points become rates exactly as for a scenario file. The load points, the sending
 //! time and the drain are those of the project's 64-byte sweep,
 //! `scenarios/dc21143-64b-1flow.json` (10-36 % by 2 %, 10 s per point, 1 s of drain).
 
 use super::naive::{Outcome, Params};
+use irqsim::config::scenario::{self, Experiment, FileSource};
 use irqsim::results::PointResult;
-use irqsim::scenario::{self, Experiment, FileSource};
 use serde_json::{Value, json};
 use std::path::Path;
 

@@ -14,10 +14,10 @@
 
 #![no_main]
 
-use irqsim::checkpoint::Checkpoint;
-use irqsim::runner::{self, RunError};
-use irqsim::scenario::{self, DiskFiles, Experiment};
-use irqsim::shard::{self, Manifest, Shard};
+use irqsim::experiment::checkpoint::Checkpoint;
+use irqsim::experiment::runner::{self, RunError};
+use irqsim::config::scenario::{self, DiskFiles, Experiment};
+use irqsim::experiment::shard::{self, Manifest, Shard};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -78,7 +78,7 @@ fn base() -> &'static Base {
                 Err(RunError::Interrupted { .. }) => {}
                 other => panic!("expected an interruption: {other:?}"),
             }
-            checkpoint.push(out.join(irqsim::checkpoint::DIR));
+            checkpoint.push(out.join(irqsim::experiment::checkpoint::DIR));
             let p = dir.path().join(format!("partial-{seed}"));
             let m = Manifest::new(&e, Shard::new(1, 1).expect("1/1"));
             let runs = runner::run_selected(&e, 1, &|| {}, None, None, &m.runs).expect("runs");
@@ -103,7 +103,7 @@ fn run_files(dir: &Path) -> Vec<PathBuf> {
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .and_then(irqsim::run_file::parse_name)
+                .and_then(irqsim::experiment::run_file::parse_name)
                 .is_some()
         })
         .collect();
@@ -167,7 +167,7 @@ fuzz_target!(|data: &[u8]| {
 
     // The checkpoint, resumed.
     let out = tmp.path().join("out");
-    let ck_dir = out.join(irqsim::checkpoint::DIR);
+    let ck_dir = out.join(irqsim::experiment::checkpoint::DIR);
     copy_dir(&base.checkpoint[0], &ck_dir);
     let files = run_files(&ck_dir);
     damage(data, &files, &|p| {

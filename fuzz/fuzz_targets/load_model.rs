@@ -5,7 +5,7 @@
 
 #![no_main]
 
-use irqsim::scenario::{self, FileSource};
+use irqsim::config::scenario::{self, FileSource};
 use libfuzzer_sys::fuzz_target;
 use std::cell::RefCell;
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! The scenario loader on arbitrary bytes: the input is written to a temporary file
 //! `scenarios/case.json` beside copies of the shipped models and measured tables (so the
-//! relative paths of real scenarios resolve) and loaded with `irqsim::scenario::load`.
+//! relative paths of real scenarios resolve) and loaded with `irqsim::config::scenario::load`.
 //! Every input must give an experiment or an error; a panic is a finding.
 //!
 //! Files are read from disk as `DiskFiles` does, except outside the temporary copy: a
@@ -9,7 +9,7 @@
 
 #![no_main]
 
-use irqsim::scenario::{self, DiskFiles, FileSource};
+use irqsim::config::scenario::{self, DiskFiles, FileSource};
 use libfuzzer_sys::fuzz_target;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -1,5 +1,5 @@
 //! Whole experiments on arbitrary bytes: the scenario loader, then a few milliseconds of
-//! simulation through `irqsim::runner::run`, then `Results::to_json`. The input is a
+//! simulation through `irqsim::experiment::runner::run`, then `Results::to_json`. The input is a
 //! scenario, written (as in `load_scenario`) to a temporary `scenarios/case.json` beside
 //! copies of the shipped models and measured tables.
 //!
@@ -16,8 +16,8 @@
 
 use irqsim::host::SimError;
 use irqsim::results::{FlowResult, Results};
-use irqsim::runner::{self, RunError};
-use irqsim::scenario::{self, DiskFiles, Experiment, FileSource};
+use irqsim::experiment::runner::{self, RunError};
+use irqsim::config::scenario::{self, DiskFiles, Experiment, FileSource};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};

@@ -15,10 +15,10 @@
 //! moves two pointers, and finds its next one-of-a-kind event in a tournament tree
 //! ([`SlotTree`]) rather than by a scan of every slot.
 
-use crate::bus::Bus;
-use crate::dma::NicDma;
-use crate::engine::{SlotTable, SlotTree, Slots};
 use crate::host::processor::Core;
+use crate::model::bus::Bus;
+use crate::model::nic::dma::NicDma;
+use crate::sim::engine::{SlotTable, SlotTree, Slots};
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
@@ -245,7 +245,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "without a bus for a model with one")]
     fn a_bus_given_to_a_host_without_one_is_refused() {
-        let b = Bus::new(&crate::bus::BusConfig::default());
+        let b = Bus::new(&crate::model::bus::BusConfig::default());
         let _ = <NoBus<OneCore> as Shape>::bus(Some(b));
     }
 }

@@ -1,14 +1,14 @@
-//! The host's routing for [`crate::bus`] and [`crate::dma`]: the engines decide the
+//! The host's routing for [`crate::model::bus`] and [`crate::model::nic::dma`]: the engines decide the
 //! bursts, when a frame leaves a FIFO and when the TX FIFO ran dry; the host hands
 //! their bursts to the bus and their frames to the RX ring and the output wire, and
 //! keeps the flows' drop counts and the interrupt causes.
 
-use crate::bus::Dir;
-use crate::dma::{RxIn, TxRequest, TxStep};
-use crate::engine::{Scheduler, Slots};
 use crate::host::attach::{Attached, Shape};
 use crate::host::{Event, Host, SLOT_BUS};
-use crate::time::SimTime;
+use crate::model::bus::Dir;
+use crate::model::nic::dma::{RxIn, TxRequest, TxStep};
+use crate::sim::engine::{Scheduler, Slots};
+use crate::sim::time::SimTime;
 
 impl<M: Shape> Host<M> {
     /// A frame reached `nic`'s RX FIFO: queue it for DMA, or drop it if the FIFO is
@@ -17,7 +17,7 @@ impl<M: Shape> Host<M> {
     pub(crate) fn dma_rx_in(
         &mut self,
         nic: usize,
-        pkt: crate::packet::Packet,
+        pkt: crate::model::packet::Packet,
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
@@ -40,7 +40,7 @@ impl<M: Shape> Host<M> {
     pub(crate) fn tx_fetch_begin(
         &mut self,
         nic: usize,
-        pkt: crate::packet::Packet,
+        pkt: crate::model::packet::Packet,
         eligible: SimTime,
         now: SimTime,
         s: &mut Scheduler<Event>,
@@ -61,7 +61,12 @@ impl<M: Shape> Host<M> {
 
     /// Ask the bus for a burst ready at `ready`.
     #[inline]
-    fn bus_request(&mut self, b: crate::bus::Burst, ready: SimTime, s: &mut Scheduler<Event>) {
+    fn bus_request(
+        &mut self,
+        b: crate::model::bus::Burst,
+        ready: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
         let now = s.now();
         if let Some(end) = self.bus.get_mut().expect("bus").request(b, ready, now) {
             self.slots.set(SLOT_BUS, Some(s.stamp(end)));

@@ -1,19 +1,19 @@
 //! The host as a receive policy's environment ([`RxEnv`]): each query and signal routed
 //! to the component that answers it.
 
-use crate::cost::Cost;
-use crate::engine::Scheduler;
 use crate::host::attach::Shape;
 use crate::host::{Event, Host};
-use crate::irq::LineEnv;
-use crate::kernel::{Netisr, SwiEnv};
-use crate::packet::Packet;
-use crate::policy::env::RxEnv;
-use crate::policy::interrupt::{DriverCosts, IsrEnv};
-use crate::rng::StreamRng;
-use crate::task::Step;
-use crate::task::Task;
-use crate::time::SimTime;
+use crate::model::cost::Cost;
+use crate::model::cpu::task::Step;
+use crate::model::cpu::task::Task;
+use crate::model::irq::LineEnv;
+use crate::model::kernel::{Netisr, SwiEnv};
+use crate::model::packet::Packet;
+use crate::model::policy::env::RxEnv;
+use crate::model::policy::interrupt::{DriverCosts, IsrEnv};
+use crate::sim::engine::Scheduler;
+use crate::sim::rng::StreamRng;
+use crate::sim::time::SimTime;
 
 /// The host at one instant, lent to a policy for one step. The policy's own state is
 /// taken out of the host for the step (so that both can be borrowed); nothing the

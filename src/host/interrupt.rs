@@ -1,12 +1,12 @@
-//! The host's routing for [`crate::policy::interrupt`].
+//! The host's routing for [`crate::model::policy::interrupt`].
 
-use crate::cpu::Level;
-use crate::engine::Scheduler;
 use crate::host::attach::{CoreModel, Shape};
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
-use crate::rng::StreamRng;
-use crate::time::SimTime;
+use crate::model::cpu::Level;
+use crate::sim::engine::Scheduler;
+use crate::sim::rng::StreamRng;
+use crate::sim::time::SimTime;
 
 impl<M: Shape> Host<M> {
     /// A frame entered `nic`'s RX ring: the receive-interrupt cause is set.
@@ -94,7 +94,7 @@ impl<M: Shape> Host<M> {
     /// `nic` asserted line `l`. If the pass in progress folded `nic`'s handler into a
     /// burst as idle and has not reached it yet, the burst ends where that handler
     /// starts, and the handler then finds its device asserted, as it would have
-    /// ([`crate::irq::Line::device_asserted`]).
+    /// ([`crate::model::irq::Line::device_asserted`]).
     ///
     /// While a line is lent to its own step (`lines` is taken out), the only device that
     /// can assert it is the one whose handler is running (its exit unmasks the chip),
@@ -146,7 +146,7 @@ impl<M: Shape> Host<M> {
         self.irq_cause(nic, now, s);
     }
 
-    /// The next step of a pass over interrupt line `l` ([`crate::irq::Line::step`]).
+    /// The next step of a pass over interrupt line `l` ([`crate::model::irq::Line::step`]).
     /// The lines are taken out of the host for the step (three words moved), so that
     /// the line and the handlers it runs can both be borrowed.
     pub(crate) fn line_step(
@@ -212,7 +212,7 @@ impl<M: Shape> Host<M> {
     }
 
     /// The rest of `nic`'s handler joined to its entry's burst when certain
-    /// ([`crate::policy::interrupt::Handler::whole`]).
+    /// ([`crate::model::policy::interrupt::Handler::whole`]).
     pub(crate) fn whole_handler(
         &mut self,
         nic: usize,

@@ -1,12 +1,12 @@
-//! The host's routing for [`crate::kernel`].
+//! The host's routing for [`crate::model::kernel`].
 
-use crate::engine::Scheduler;
 use crate::host::attach::Shape;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
-use crate::kernel::{NETISR_IP, Netisr};
-use crate::packet::Packet;
-use crate::time::SimTime;
+use crate::model::kernel::{NETISR_IP, Netisr};
+use crate::model::packet::Packet;
+use crate::sim::engine::Scheduler;
+use crate::sim::time::SimTime;
 
 impl<M: Shape> Host<M> {
     /// schednetisr: mark `bits` pending and make the dispatcher ready.

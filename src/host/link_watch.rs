@@ -1,10 +1,10 @@
-//! The host's routing for [`crate::link_watch`].
+//! The host's routing for [`crate::model::nic::link_watch`].
 
-use crate::engine::Scheduler;
 use crate::host::attach::{Attached, Shape};
 use crate::host::{Event, Host, Step, Task};
-use crate::link_watch::{NicView, TickStart};
-use crate::time::SimTime;
+use crate::model::nic::link_watch::{NicView, TickStart};
+use crate::sim::engine::Scheduler;
+use crate::sim::time::SimTime;
 
 impl<M: Shape> Host<M> {
     /// Arm the first link check of every NIC that has one.

@@ -34,280 +34,32 @@ mod trace;
 mod tx_queues;
 mod user;
 
-use crate::bus::{Bus, BusConfig};
-use crate::cpu::{Cpu, CpuConfig, Dispatch, LEVELS, Level, Pick};
-use crate::dma::NicDma;
-use crate::engine::{ArrivalQueue, Scheduler, Slot, Slots};
-use crate::irq::{IrqLineConfig, Line};
-use crate::kernel::{KernelConfig, Netisr};
-use crate::link_watch::LinkWatch;
-use crate::nic::{Nic, NicConfig, TxStart};
-use crate::packet::Packet;
-use crate::policy::interrupt::{DriverCosts, Handler};
-use crate::policy::moderation::Moderation;
-use crate::policy::{BuildCtx, PolicyConfig};
-use crate::problems::Problems;
-use crate::rng::RunKey;
-use crate::runq::RunQueues;
-use crate::sender::{Sender, SenderConfig};
-use crate::stats::FlowStats;
-pub use crate::task::{Step, Task};
-use crate::time::SimTime;
-use crate::traffic::{FlowConfig, FlowSource, Frame};
-use crate::user::{UserConfig, UserProcess};
+use crate::config::model::ModelConfig;
+use crate::model::bus::Bus;
+use crate::model::cpu::runq::RunQueues;
+pub use crate::model::cpu::task::{Step, Task};
+use crate::model::cpu::{Cpu, Dispatch, LEVELS, Level, Pick};
+use crate::model::irq::Line;
+use crate::model::kernel::Netisr;
+use crate::model::nic::dma::NicDma;
+use crate::model::nic::link_watch::LinkWatch;
+use crate::model::nic::{Nic, TxStart};
+use crate::model::packet::Packet;
+use crate::model::policy::interrupt::{DriverCosts, Handler};
+use crate::model::policy::moderation::Moderation;
+use crate::model::policy::{BuildCtx, PolicyConfig};
+use crate::model::sender::Sender;
+use crate::model::stats::FlowStats;
+use crate::model::traffic::{FlowConfig, FlowSource, Frame};
+use crate::model::user::UserProcess;
+use crate::sim::engine::{ArrivalQueue, Scheduler, Slot, Slots};
+use crate::sim::problems::Problems;
+use crate::sim::rng::RunKey;
+use crate::sim::time::SimTime;
 use attach::{Attached, CoreModel, CoreSet, ManyCores, NoBus, OneCore, Shape, WithBus};
 use port::Port;
 use processor::Core;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// A hardware/OS profile: what a model file holds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ModelConfig {
-    /// What machine and OS this profile describes.
-    #[serde(default)]
-    pub description: String,
-    /// Free-text notes keyed by parameter: where each value comes from. Not used by the
-    /// simulation.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub notes: BTreeMap<String, String>,
-    /// The processor.
-    pub cpu: CpuConfig,
-    /// The kernel forwarding path and the system-wide policy parameters.
-    pub kernel: KernelConfig,
-    /// Network interfaces, at least one. On a shared interrupt line their handlers
-    /// are called in the order of the line's `chain`.
-    #[schemars(length(min = 1))]
-    pub nics: Vec<NicConfig>,
-    /// Interrupt lines shared by several NICs (default: none, every NIC has a line of
-    /// its own).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub irq_lines: Vec<IrqLineConfig>,
-    /// The I/O bus carrying the NICs' DMA (default: none, DMA is a fixed latency).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bus: Option<BusConfig>,
-    /// A user process competing for the CPU (none by default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user: Option<UserConfig>,
-    /// A ttcp-like sending application (none by default; see [`crate::sender`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sender: Option<SenderConfig>,
-}
-
-impl ModelConfig {
-    /// Range and consistency checks; every problem is collected.
-    pub fn validate(&self, p: &mut Problems) {
-        p.at("cpu", |p| self.cpu.validate(p));
-        p.at("kernel", |p| self.kernel.validate(p));
-        if self.nics.is_empty() {
-            p.push("nics", "a model needs at least one NIC");
-        }
-        for (i, n) in self.nics.iter().enumerate() {
-            p.at("nics", |p| p.at(format!("[{i}]"), |p| n.validate(p)));
-            if self.nics[..i].iter().any(|m| m.name == n.name) {
-                p.push(
-                    &format!("nics[{i}].name"),
-                    format!("duplicate NIC name `{}`", n.name),
-                );
-            }
-        }
-        // The policies' checks against the rest of the model.
-        let policies: Vec<PolicyConfig> = self.nics.iter().map(|n| n.policy.clone()).collect();
-        policies::Policies::validate_model(
-            |kind| BuildCtx {
-                kind,
-                nics: &policies,
-                kernel: &self.kernel,
-                clock_mhz: self.cpu.clock_mhz,
-                timeslice: SimTime::from_ns_f64(self.kernel.timeslice_ns),
-                cores: self.cpu.cores as usize,
-            },
-            p,
-        );
-        if let Some(u) = &self.user {
-            p.at("user", |p| u.validate(p));
-        }
-        if let Some(b) = &self.bus {
-            p.at("bus", |p| b.validate(p));
-        }
-        if let Some(snd) = &self.sender {
-            p.at("sender", |p| {
-                snd.validate(p);
-                if self.nic_index(&snd.nic).is_none() {
-                    p.push("nic", format!("no NIC named `{}`", snd.nic));
-                }
-            });
-        }
-        let mut seen: Vec<&str> = Vec::new();
-        for (i, l) in self.irq_lines.iter().enumerate() {
-            p.at("irq_lines", |p| {
-                p.at(format!("[{i}]"), |p| {
-                    l.validate(p);
-                    for (j, n) in l.chain.iter().enumerate() {
-                        if self.nic_index(n).is_none() {
-                            p.push(&format!("chain[{j}]"), format!("no NIC named `{n}`"));
-                        } else if self.nics.iter().any(|m| m.name == *n && m.queues > 1) {
-                            p.push(
-                                &format!("chain[{j}]"),
-                                format!(
-                                    "NIC `{n}` has several queues, each with an MSI-X \
-                                     vector of its own: it cannot share a line"
-                                ),
-                            );
-                        } else if seen.contains(&n.as_str()) {
-                            p.push(
-                                &format!("chain[{j}]"),
-                                format!("NIC `{n}` is already on a line"),
-                            );
-                        } else {
-                            seen.push(n);
-                        }
-                    }
-                })
-            });
-        }
-        let names = self.line_names();
-        // A queue's name (`<nic>-q<k>`) names its port and its vector: it must not be a
-        // NIC's or a shared line's name too.
-        for (i, n) in self.nics.iter().enumerate() {
-            for k in (0..n.queues).filter(|_| n.queues > 1) {
-                let q = queues::queue_name(&n.name, k);
-                if self.nics.iter().any(|m| m.name == q)
-                    || self.irq_lines.iter().any(|l| l.name == q)
-                {
-                    p.push(
-                        &format!("nics[{i}].queues"),
-                        format!(
-                            "queue {k} of `{}` is named `{q}`, which is already a NIC's or \
-                             a line's name",
-                            n.name
-                        ),
-                    );
-                }
-            }
-            let entries = n
-                .rss
-                .indirection_entries
-                .unwrap_or(crate::rss::DEFAULT_ENTRIES);
-            if n.queues > 1 && entries < n.queues as usize {
-                p.push(
-                    &format!("nics[{i}].rss.indirection_entries"),
-                    format!(
-                        "{entries} entries for {} queues: the queues from {entries} on \
-                         would never receive",
-                        n.queues
-                    ),
-                );
-            }
-        }
-        for line in self.cpu.irq_affinity.keys() {
-            if !names.contains(line) {
-                p.push(
-                    &format!("cpu.irq_affinity.{line}"),
-                    format!(
-                        "no interrupt line named `{line}` (the lines are {})",
-                        names.join(", ")
-                    ),
-                );
-            }
-        }
-        if self.cpu.cores > 1 {
-            for (i, n) in self.nics.iter().enumerate() {
-                if !matches!(n.policy, PolicyConfig::Interrupt | PolicyConfig::Napi(_)) {
-                    p.push(
-                        &format!("nics[{i}].policy"),
-                        format!(
-                            "a host with {} cores models the `interrupt` and `napi` policies \
-                             (per-core FreeBSD polling, polling threads, taskqueues and \
-                             busy-poll loops are not modelled)",
-                            self.cpu.cores
-                        ),
-                    );
-                }
-            }
-        }
-    }
-
-    /// The interrupt lines' names in line order: the shared lines, then the line of its
-    /// own of each NIC not on one, named after the NIC, or the vector of each queue of a
-    /// multi-queue NIC, named after the queue (`<nic>-q<k>`).
-    pub fn line_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.irq_lines.iter().map(|l| l.name.clone()).collect();
-        for n in &self.nics {
-            if n.queues > 1 {
-                names.extend((0..n.queues).map(|k| queues::queue_name(&n.name, k)));
-            } else if !self.irq_lines.iter().any(|l| l.chain.contains(&n.name)) {
-                names.push(n.name.clone());
-            }
-        }
-        names
-    }
-
-    /// The core each interrupt line is bound to, in line order ([`Self::line_names`]):
-    /// `cpu.irq_affinity`'s, or round robin.
-    pub fn line_cores(&self) -> Vec<usize> {
-        self.line_names()
-            .iter()
-            .enumerate()
-            .map(|(i, name)| match self.cpu.irq_affinity.get(name) {
-                Some(&c) => c as usize,
-                None => i % self.cpu.cores.max(1) as usize,
-            })
-            .collect()
-    }
-
-    /// The driver costs each NIC's role needs, given the flows of a run: a NIC that
-    /// receives frames needs `rx_per_packet`; one whose interrupt handler runs needs
-    /// `isr_entry` and `isr_exit`. The handler runs on a receiving NIC with an
-    /// interrupt-driven policy, and on a transmitting one (a flow's output, or the
-    /// sender's NIC) with transmit-completion interrupts or, with a bus and the
-    /// `interrupt` policy, transmit underruns; and on an interrupt-driven NIC that
-    /// moves frames with a statistics-overflow interrupt. Every missing cost is
-    /// reported, not only the first.
-    pub fn check_roles(&self, flows: &[FlowConfig], p: &mut Problems) {
-        for (i, n) in self.nics.iter().enumerate() {
-            let from = flows.iter().find(|f| f.from == n.name);
-            let to = flows.iter().find(|f| f.to == n.name);
-            let sends = to.is_some() || self.sender.as_ref().is_some_and(|s| s.nic == n.name);
-            let moves = from.is_some() || sends;
-            let why_rx = from.map(|f| format!("it receives flow `{}`", f.display_name()));
-            let why_irq = if let Some(w) = why_rx.as_ref().filter(|_| n.policy.interrupt_driven()) {
-                Some(format!("{w} with an interrupt-driven policy"))
-            } else if sends && n.tx_completion.is_some() {
-                Some("its transmit completions interrupt".to_string())
-            } else if sends && self.bus.is_some() && n.policy == PolicyConfig::Interrupt {
-                Some("a transmit underrun on the bus interrupts".to_string())
-            } else if moves
-                && n.policy.interrupt_driven()
-                && n.stats_counters
-                    .as_ref()
-                    .is_some_and(|c| c.overflow_interrupt)
-            {
-                Some("its statistics counters interrupt on overflow".to_string())
-            } else {
-                None
-            };
-            let d = &n.driver;
-            let mut need = |field: &str, given: bool, why: &Option<String>| {
-                if let (false, Some(why)) = (given, why) {
-                    p.push(
-                        &format!("nics[{i}].driver.{field}"),
-                        format!("required: {} uses it ({why})", n.name),
-                    );
-                }
-            };
-            need("isr_entry", d.isr_entry.is_some(), &why_irq);
-            need("rx_per_packet", d.rx_per_packet.is_some(), &why_rx);
-            need("isr_exit", d.isr_exit.is_some(), &why_irq);
-        }
-    }
-
-    /// Index of the NIC called `name`.
-    pub fn nic_index(&self, name: &str) -> Option<usize> {
-        self.nics.iter().position(|n| n.name == name)
-    }
-}
 
 /// What to run: the offered flows with their rates, and for how long.
 #[derive(Clone, Debug)]
@@ -325,7 +77,7 @@ pub struct RunSpec {
     /// Width of the latency-timeline buckets, if a timeline is wanted.
     pub timeline: Option<SimTime>,
     /// Where latency starts (default: the input frame's last bit).
-    pub latency_from: crate::stats::LatencyFrom,
+    pub latency_from: crate::model::stats::LatencyFrom,
 }
 
 /// The host's timer events, kept in the scheduler's heap: each names its handler, so
@@ -370,13 +122,16 @@ const SLOT_TX0: usize = 2;
 /// mode restarts the timer per frame (CQE).
 #[allow(clippy::type_complexity)]
 fn moderation_of(
-    c: &crate::nic::NicConfig,
-) -> (Option<Moderation>, Option<(crate::dim::Dim, bool)>) {
+    c: &crate::model::nic::NicConfig,
+) -> (
+    Option<Moderation>,
+    Option<(crate::model::nic::dim::Dim, bool)>,
+) {
     let Some(d) = &c.dim else {
         return (c.moderation.as_ref().map(Moderation::new), None);
     };
-    let dim = crate::dim::Dim::new(d);
-    let cqe = d.mode == crate::dim::CqPeriodMode::Cqe;
+    let dim = crate::model::nic::dim::Dim::new(d);
+    let cqe = d.mode == crate::model::nic::dim::CqPeriodMode::Cqe;
     let mut m = Moderation::new(&c.moderation.clone().unwrap_or_default());
     let p = dim.table()[dim.programmed_profile()];
     m.program(p.usecs, p.pkts, cqe);
@@ -468,12 +223,12 @@ pub(crate) struct Host<M: Shape> {
     /// What watches the packets leaving: the latency timeline, a trace recorder (none
     /// of either in most runs: one check per packet).
     pub(crate) taps: Option<Box<trace::Taps>>,
-    hardclock: Option<(SimTime, crate::cost::Cost)>,
-    clock_rng: crate::rng::StreamRng,
+    hardclock: Option<(SimTime, crate::model::cost::Cost)>,
+    clock_rng: crate::sim::rng::StreamRng,
     /// Whether a handler's steps may share a CPU burst when the outcome is certain
     /// (the folded entry, `quiet_until`): fewer events, the same results.
     pub(crate) merge_bursts: bool,
-    latency_from: crate::stats::LatencyFrom,
+    latency_from: crate::model::stats::LatencyFrom,
     load_end: Option<LoadSnapshot>,
     /// End of the run (sending plus drain): frames whose first bit would leave later
     /// are not received.
@@ -528,7 +283,7 @@ pub struct RunStats {
     /// Policy counters (kern_poll.c's, NAPI's, moderation's...), by name.
     pub counters: BTreeMap<String, f64>,
     /// Latency timeline, when asked for.
-    pub timeline: Option<crate::timeline::Timeline>,
+    pub timeline: Option<crate::model::timeline::Timeline>,
     /// Events processed.
     pub events: u64,
     /// Simulated time when the run stopped.
@@ -602,7 +357,7 @@ impl<M: Shape> Host<M> {
                     stats: FlowStats::default(),
                     hash: queues::tuple_of(&spec.flows, i)
                         .flow_tuple()
-                        .rss_hash(&crate::rss::DEFAULT_KEY, true),
+                        .rss_hash(&crate::model::nic::rss::DEFAULT_KEY, true),
                     rx_queue: Some(cfg.nics[in_nic].queue_of.map_or(0, |(k, _)| k)),
                 }
             })
@@ -639,7 +394,7 @@ impl<M: Shape> Host<M> {
                 name: Some(c.name.clone()),
                 from: c.nic.clone(),
                 to: c.nic.clone(),
-                frame_bytes: crate::traffic::FrameSize::Fixed(c.frame_bytes),
+                frame_bytes: crate::model::traffic::FrameSize::Fixed(c.frame_bytes),
                 arrivals: Default::default(),
                 turnaround_ns: 0.0,
                 peer_coalescing: None,
@@ -811,7 +566,7 @@ impl<M: Shape> Host<M> {
             flows,
             taps: spec.timeline.map(|w| {
                 Box::new(trace::Taps {
-                    timeline: Some(crate::timeline::Timeline::new(
+                    timeline: Some(crate::model::timeline::Timeline::new(
                         w,
                         spec.duration + spec.drain,
                     )),
@@ -1262,8 +1017,8 @@ impl<M: Shape> Host<M> {
         if start <= self.stop {
             let f = &mut self.flows[flow];
             let lat = match self.latency_from {
-                crate::stats::LatencyFrom::LastBit => start - pkt.t_in,
-                crate::stats::LatencyFrom::FirstBit => {
+                crate::model::stats::LatencyFrom::LastBit => start - pkt.t_in,
+                crate::model::stats::LatencyFrom::FirstBit => {
                     start - pkt.t_in + self.ports[f.in_nic].nic.link.bytes_time(pkt.bytes)
                 }
             };
@@ -1487,8 +1242,8 @@ impl<M: Shape> Host<M> {
                 if let Some(st) = &self.ports[nic as usize].nic.stats {
                     s.at(now + st.period, Event::Harvest(nic));
                     self.wake(match st.periodic_spl {
-                        crate::counters::Spl::Softclock => Task::HarvestSoft(nic),
-                        crate::counters::Spl::Splimp => Task::HarvestImp(nic),
+                        crate::model::nic::counters::Spl::Softclock => Task::HarvestSoft(nic),
+                        crate::model::nic::counters::Spl::Splimp => Task::HarvestImp(nic),
                     });
                 }
             }
@@ -1925,7 +1680,7 @@ fn check(cfg: &ModelConfig, spec: &RunSpec) -> Result<(), SimError> {
 pub enum SimError {
     /// The model or the run specification is invalid (every problem, with its path).
     #[error("invalid run: {}", .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("; "))]
-    Invalid(Vec<crate::problems::Problem>),
+    Invalid(Vec<crate::sim::problems::Problem>),
     /// The model broke one of its own invariants (packet conservation, one frame per
     /// wire): a bug in irqsim, reported instead of a wrong number.
     #[error("broken invariant (a bug in irqsim; please report it with the scenario): {0}")]

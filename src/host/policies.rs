@@ -2,7 +2,7 @@
 //!
 //! A receive policy is a file of its own under `src/policy/` that implements
 //! [`RxPolicy`]; registering it is one line in the list of
-//! [`with_policies!`](crate::policy::with_policies), which also makes its scenario
+//! [`with_policies!`](crate::model::policy::with_policies), which also makes its scenario
 //! field. Here that list goes through [`registry!`], which generates the state set ([`Policies`]: one optional, boxed state per policy, built
 //! from the NICs' configurations), the registry indexes ([`kind`]: a policy's tasks and
 //! timer carry its index) and the routing: each of the host's calls into a policy
@@ -11,21 +11,20 @@
 //! ([`lend`]). Static dispatch: no trait objects, and the hooks a policy does not want
 //! on the per-packet path ([`RxPolicy::WATCHES_OUTPUT`]) are skipped at compile time.
 
-use crate::engine::Scheduler;
 use crate::host::attach::Shape;
 use crate::host::env::lend;
 use crate::host::{Event, Host, Step};
-use crate::policy::interrupt::HandlerMode;
-use crate::policy::{BuildCtx, PolicyConfig, RxPolicy};
-use crate::problems::Problems;
-use crate::task::PolicyTask;
-use crate::time::SimTime;
+use crate::model::cpu::task::PolicyTask;
+use crate::model::policy::interrupt::HandlerMode;
+use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
+use crate::sim::engine::Scheduler;
+use crate::sim::time::SimTime;
 use std::collections::BTreeMap;
 
 /// Generates the registry from the list of policies, one line each,
-/// `Name(Params) => file::Type`, where `crate::policy::file::Type` implements
+/// `Name(Params) => file::Type`, where `crate::model::policy::file::Type` implements
 /// [`RxPolicy`] (`Params` and the doc comments make the scenario field, in
-/// `crate::policy`; unused here). The order of the lines is the
+/// `crate::model::policy`; unused here). The order of the lines is the
 /// registry's order: the order in which the policies' timers are first scheduled and
 /// their tasks woken at the start of a run, within a level (keep it: it fixes the order
 /// of events).
@@ -34,9 +33,9 @@ macro_rules! registry {
         // The policies' software-interrupt bits are their own: no two policies share one,
         // and none takes ipintr's (the dispatcher would never hand it to them).
         const _: () = {
-            let mut taken = crate::softirq::NETISR_IP;
+            let mut taken = crate::model::kernel::softirq::NETISR_IP;
             $(
-                let bits = <crate::policy::$file::$ty as RxPolicy>::SWI_BITS;
+                let bits = <crate::model::policy::$file::$ty as RxPolicy>::SWI_BITS;
                 assert!(bits & taken == 0, "two policies claim one software-interrupt bit");
                 taken |= bits;
             )*
@@ -58,27 +57,22 @@ macro_rules! registry {
         #[allow(non_snake_case)]
         #[derive(Default)]
         pub(crate) struct Policies {
-            $(pub(crate) $name: Option<Box<crate::policy::$file::$ty>>,)*
+            $(pub(crate) $name: Option<Box<crate::model::policy::$file::$ty>>,)*
         }
 
         impl Policies {
             /// The states for a run; `ctx` gives a policy's build context from its index.
             pub(crate) fn build<'a>(ctx: impl Fn(u8) -> BuildCtx<'a>) -> Policies {
                 Policies {
-                    $($name: <crate::policy::$file::$ty as RxPolicy>::build(&ctx(kind::$name))
+                    $($name: <crate::model::policy::$file::$ty as RxPolicy>::build(&ctx(kind::$name))
                         .map(Box::new),)*
                 }
-            }
-
-            /// The policies' checks against the rest of the model, in registry order.
-            pub(crate) fn validate_model<'a>(ctx: impl Fn(u8) -> BuildCtx<'a>, p: &mut Problems) {
-                $(<crate::policy::$file::$ty as RxPolicy>::validate_model(&ctx(kind::$name), p);)*
             }
 
             /// The index of the policy a NIC configured with `p` uses (`None`: the
             /// `interrupt` policy, whose handler does everything).
             pub(crate) fn kind_of(p: &PolicyConfig) -> Option<u8> {
-                $(if <crate::policy::$file::$ty as RxPolicy>::serves(p) {
+                $(if <crate::model::policy::$file::$ty as RxPolicy>::serves(p) {
                     return Some(kind::$name);
                 })*
                 None
@@ -100,7 +94,7 @@ macro_rules! registry {
             /// use that names it, in registry order.
             pub(crate) fn swi_name(&self) -> Option<&'static str> {
                 $(if self.$name.is_some() {
-                    if let Some(n) = <crate::policy::$file::$ty as RxPolicy>::SWI_NAME {
+                    if let Some(n) = <crate::model::policy::$file::$ty as RxPolicy>::SWI_NAME {
                         return Some(n);
                     }
                 })*
@@ -109,7 +103,7 @@ macro_rules! registry {
 
             /// Whether a policy in use preempts interrupt handlers.
             pub(crate) fn preempt_handlers(&self) -> bool {
-                false $(|| (<crate::policy::$file::$ty as RxPolicy>::PREEMPTS_HANDLERS
+                false $(|| (<crate::model::policy::$file::$ty as RxPolicy>::PREEMPTS_HANDLERS
                     && self.$name.is_some()))*
             }
         }
@@ -118,7 +112,7 @@ macro_rules! registry {
         /// the `interrupt` policy, whose handler does the receive work inline).
         pub(crate) fn handler_mode(k: Option<u8>) -> HandlerMode {
             match k {
-                $(Some(kind::$name) => <crate::policy::$file::$ty as RxPolicy>::HANDLER,)*
+                $(Some(kind::$name) => <crate::model::policy::$file::$ty as RxPolicy>::HANDLER,)*
                 _ => HandlerMode::Inline,
             }
         }
@@ -127,7 +121,7 @@ macro_rules! registry {
         pub(crate) fn task_name(t: PolicyTask, nic_names: &[String]) -> String {
             match t.kind {
                 $(kind::$name => {
-                    <crate::policy::$file::$ty as RxPolicy>::task_name(t, nic_names)
+                    <crate::model::policy::$file::$ty as RxPolicy>::task_name(t, nic_names)
                 })*
                 _ => String::new(),
             }
@@ -149,7 +143,7 @@ macro_rules! registry {
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
                         |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                        |p, env| <crate::policy::$file::$ty as RxPolicy>::step(p, t, first, env),
+                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::step(p, t, first, env),
                     )
                     .unwrap_or(Step::Done),)*
                     _ => Step::Done,
@@ -170,7 +164,7 @@ macro_rules! registry {
                             |h| &mut h.rx_policies.$name,
                             |_| true,
                             |p, env| {
-                                <crate::policy::$file::$ty as RxPolicy>::schedule(p, nic, env)
+                                <crate::model::policy::$file::$ty as RxPolicy>::schedule(p, nic, env)
                             },
                         );
                     })*
@@ -193,7 +187,7 @@ macro_rules! registry {
                             |h| &mut h.rx_policies.$name,
                             |_| true,
                             |p, env| {
-                                <crate::policy::$file::$ty as RxPolicy>::rx_arrived(p, nic, env)
+                                <crate::model::policy::$file::$ty as RxPolicy>::rx_arrived(p, nic, env)
                             },
                         );
                     })*
@@ -211,7 +205,7 @@ macro_rules! registry {
                             |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
                             |p, env| {
                                 if let Some(d) =
-                                    <crate::policy::$file::$ty as RxPolicy>::timer(p, env)
+                                    <crate::model::policy::$file::$ty as RxPolicy>::timer(p, env)
                                 {
                                     env.s.at(now + d, Event::PolicyTimer(k));
                                 }
@@ -237,7 +231,7 @@ macro_rules! registry {
                             self, now, s,
                             |h| &mut h.rx_policies.$name,
                             |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                            |p, env| <crate::policy::$file::$ty as RxPolicy>::alarm(p, arg, env),
+                            |p, env| <crate::model::policy::$file::$ty as RxPolicy>::alarm(p, arg, env),
                         );
                     })*
                     _ => {}
@@ -259,7 +253,7 @@ macro_rules! registry {
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
                         |_| true,
-                        |p, env| <crate::policy::$file::$ty as RxPolicy>::busy_poll(
+                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::busy_poll(
                             p, nic, start, deadline, env,
                         ),
                     )
@@ -271,7 +265,7 @@ macro_rules! registry {
             /// The policies' first timers, in registry order.
             pub(crate) fn start_policy_timers(&mut self, s: &mut Scheduler<Event>) {
                 $(if let Some(t) = self.rx_policies.$name.as_ref().and_then(|p| {
-                    <crate::policy::$file::$ty as RxPolicy>::first_timer(p)
+                    <crate::model::policy::$file::$ty as RxPolicy>::first_timer(p)
                 }) {
                     s.at(t, Event::PolicyTimer(kind::$name));
                 })*
@@ -285,7 +279,7 @@ macro_rules! registry {
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
                         |_| true,
-                        |p, env| <crate::policy::$file::$ty as RxPolicy>::start(p, env),
+                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::start(p, env),
                     );
                 })*
             }
@@ -294,12 +288,12 @@ macro_rules! registry {
             /// policies that watch the output hear of it.
             #[inline]
             pub(crate) fn output_drained(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-                $(if <crate::policy::$file::$ty as RxPolicy>::WATCHES_OUTPUT {
+                $(if <crate::model::policy::$file::$ty as RxPolicy>::WATCHES_OUTPUT {
                     lend(
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
                         |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                        |p, env| <crate::policy::$file::$ty as RxPolicy>::output_drained(p, env),
+                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::output_drained(p, env),
                     );
                 })*
             }
@@ -312,12 +306,12 @@ macro_rules! registry {
                 now: SimTime,
                 s: &mut Scheduler<Event>,
             ) -> bool {
-                $(if owns(<crate::policy::$file::$ty as RxPolicy>::SWI_BITS, bit) {
+                $(if owns(<crate::model::policy::$file::$ty as RxPolicy>::SWI_BITS, bit) {
                     return lend(
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
                         |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                        |p, env| <crate::policy::$file::$ty as RxPolicy>::swi_begin(p, bit, env),
+                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::swi_begin(p, bit, env),
                     )
                     .unwrap_or(false);
                 })*
@@ -331,12 +325,12 @@ macro_rules! registry {
                 now: SimTime,
                 s: &mut Scheduler<Event>,
             ) -> Step {
-                $(if owns(<crate::policy::$file::$ty as RxPolicy>::SWI_BITS, bit) {
+                $(if owns(<crate::model::policy::$file::$ty as RxPolicy>::SWI_BITS, bit) {
                     return lend(
                         self, now, s,
                         |h| &mut h.rx_policies.$name,
                         |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                        |p, env| <crate::policy::$file::$ty as RxPolicy>::swi_step(p, bit, env),
+                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::swi_step(p, bit, env),
                     )
                     .unwrap_or(Step::Done);
                 })*
@@ -352,8 +346,8 @@ fn owns(bits: u32, bit: u32) -> bool {
     bits & bit != 0
 }
 
-// The registry: the policies of `crate::policy::with_policies!`, one line each there.
-crate::policy::with_policies!(registry);
+// The registry: the policies of `crate::model::policy::with_policies!`, one line each there.
+crate::model::policy::with_policies!(registry);
 
 impl<M: Shape> Host<M> {
     /// Whether the queue after the receive path is full (`half`: more than half full)

@@ -7,13 +7,13 @@
 //! [`crate::host::Host::handlers`]: it is lent out for its step, while its environment
 //! reads this port.
 
-use crate::dma::NicDma;
 use crate::host::attach::Attached;
-use crate::link_watch::LinkWatch;
-use crate::nic::Nic;
-use crate::policy::PolicyConfig;
-use crate::policy::interrupt::DriverCosts;
-use crate::policy::moderation::Moderation;
+use crate::model::nic::Nic;
+use crate::model::nic::dma::NicDma;
+use crate::model::nic::link_watch::LinkWatch;
+use crate::model::policy::PolicyConfig;
+use crate::model::policy::interrupt::DriverCosts;
+use crate::model::policy::moderation::Moderation;
 
 /// One interface: the device and what the host wires to it.
 pub(crate) struct Port<D> {
@@ -26,7 +26,7 @@ pub(crate) struct Port<D> {
     pub moderation: Option<Moderation>,
     /// Its DIM instance, if adaptive receive moderation is on (with whether its mode
     /// restarts the timer per frame, `cqe`).
-    pub dim: Option<(crate::dim::Dim, bool)>,
+    pub dim: Option<(crate::model::nic::dim::Dim, bool)>,
     /// Its underrun response and link check, if any.
     pub link_watch: Option<LinkWatch>,
     /// The driver's CPU costs and their random stream.

@@ -2,13 +2,13 @@
 //! queues, the state a host has once per core (Linux's per-CPU `softnet_data`,
 //! FreeBSD's per-CPU netisr queues): `cpu.cores` of them, one by default. The core in
 //! hand is `Host::core`, the others wait in `Host::parked` (see `Host::switch_to`). The
-//! scheduling policy itself is in [`crate::cpu`] (levels, preemption, time accounting)
-//! and [`crate::runq`] (who runs within a level); the host's loop drives them
+//! scheduling policy itself is in [`crate::model::cpu`] (levels, preemption, time accounting)
+//! and [`crate::model::cpu::runq`] (who runs within a level); the host's loop drives them
 //! (`Host::reschedule`).
 
-use crate::cpu::{Cpu, Level};
-use crate::kernel::Netisr;
-use crate::runq::RunQueues;
+use crate::model::cpu::runq::RunQueues;
+use crate::model::cpu::{Cpu, Level};
+use crate::model::kernel::Netisr;
 
 /// One CPU's state during a run.
 pub(crate) struct Core {

@@ -4,7 +4,7 @@
 //! A NIC with `queues` > 1 has that many receive rings, each with its MSI-X vector (a
 //! line of its own, never shared), its moderation state and its instance of the
 //! receive policy: in the host each queue is a port, named `<nic>-q<k>`, with the NIC's
-//! parameters. Its flows are routed by RSS ([`crate::rss`]): the Toeplitz hash of the
+//! parameters. Its flows are routed by RSS ([`crate::model::nic::rss`]): the Toeplitz hash of the
 //! flow's tuple under Microsoft's default key, through a round-robin indirection table
 //! (`ethtool_rxfh_indir_default`), picks the queue. Every frame of a flow carries the
 //! same tuple, so a flow lands on one queue, as on real NICs.
@@ -12,21 +12,19 @@
 //! The queues are RX/TX pairs: each queue's device also has its send queue and
 //! transmit ring. A flow's frames are addressed to queue 0 of a multi-queue output
 //! NIC, and the host picks the transmit queue of each frame when it is sent
-//! ([`crate::xps`]); the transmit queues share one wire ([`crate::tx_arbiter`]), so
+//! ([`crate::model::nic::xps`]); the transmit queues share one wire ([`crate::model::nic::tx_arbiter`]), so
 //! the port's capacity is one line rate, not one per queue. One NIC's queues do not
 //! share a receive wire's occupancy (the tester's flows decide when frames arrive).
 
-use crate::host::{ModelConfig, RunSpec};
-use crate::rss::{DEFAULT_ENTRIES, DEFAULT_KEY, Indirection};
-use crate::traffic::{FlowConfig, TupleConfig};
+use crate::config::model::ModelConfig;
+use crate::host::RunSpec;
+use crate::model::nic::rss::{DEFAULT_ENTRIES, DEFAULT_KEY, Indirection};
+use crate::model::traffic::{FlowConfig, TupleConfig};
 
-/// The name of queue `k` of NIC `nic` (its port, and its vector's line).
-pub fn queue_name(nic: &str, k: u16) -> String {
-    format!("{nic}-q{k}")
-}
+use crate::model::nic::queue_name;
 
 /// The receive queue RSS picks for `tuple` on a NIC configured with `nic`.
-pub fn rss_queue(nic: &crate::nic::NicConfig, tuple: &TupleConfig) -> u16 {
+pub fn rss_queue(nic: &crate::model::nic::NicConfig, tuple: &TupleConfig) -> u16 {
     let entries = nic.rss.indirection_entries.unwrap_or(DEFAULT_ENTRIES);
     let table = Indirection::round_robin(entries, nic.queues);
     let hash = tuple
@@ -56,7 +54,7 @@ pub fn expand(cfg: &ModelConfig, spec: &RunSpec) -> Option<(ModelConfig, RunSpec
     out.nics = cfg
         .nics
         .iter()
-        .flat_map(|n| -> Vec<crate::nic::NicConfig> {
+        .flat_map(|n| -> Vec<crate::model::nic::NicConfig> {
             if n.queues <= 1 {
                 return vec![n.clone()];
             }

@@ -1,9 +1,9 @@
-//! The host's routing for [`crate::sender`].
+//! The host's routing for [`crate::model::sender`].
 
-use crate::engine::Scheduler;
 use crate::host::attach::Shape;
 use crate::host::{Event, Host, Step, Task};
-use crate::time::SimTime;
+use crate::sim::engine::Scheduler;
+use crate::sim::time::SimTime;
 
 impl<M: Shape> Host<M> {
     /// One step of the sending process: hand over the packet just built, then build the

@@ -6,12 +6,12 @@
 //! through [`Taps`], the hook the latency timeline already uses, so a run without a
 //! trace executes exactly what it did before.
 
-use crate::engine::Scheduler;
 use crate::host::attach::{Attached, Shape};
 use crate::host::{Host, RunSpec, RunStats, SimError, Task};
-use crate::packet::Packet;
-use crate::time::SimTime;
-use crate::timeline::Timeline;
+use crate::model::packet::Packet;
+use crate::model::timeline::Timeline;
+use crate::sim::engine::Scheduler;
+use crate::sim::time::SimTime;
 use crate::trace::{Counters, DROP_SITES, Layout, Place, Queue, Recorder, TraceOutput, TraceSpec};
 
 /// What watches the packets leaving the host.
@@ -63,7 +63,7 @@ impl<M: Shape> Host<M> {
             self.fire_apart(&mut s, next);
         }
         let mut rec = self.take_recorder();
-        let holding: Vec<_> = crate::cpu::Level::ALL
+        let holding: Vec<_> = crate::model::cpu::Level::ALL
             .iter()
             .filter_map(|&l| {
                 let task = self.core.runq.current(l)?;
@@ -165,7 +165,7 @@ impl<M: Shape> Host<M> {
                 .map(|f| (f.name.clone(), f.in_nic, f.out_nic))
                 .collect(),
             swi: self.rx_policies.swi_name().unwrap_or("netisr").to_string(),
-            latency_from_first_bit: self.latency_from == crate::stats::LatencyFrom::FirstBit,
+            latency_from_first_bit: self.latency_from == crate::model::stats::LatencyFrom::FirstBit,
             in_links: self
                 .flows
                 .iter()

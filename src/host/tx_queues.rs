@@ -1,21 +1,21 @@
 //! The host's routing for a multi-queue NIC's transmit queues: which queue a frame
-//! leaves by ([`crate::xps`]) and which queue's frame goes on the shared wire next
-//! ([`crate::tx_arbiter`]).
+//! leaves by ([`crate::model::nic::xps`]) and which queue's frame goes on the shared wire next
+//! ([`crate::model::nic::tx_arbiter`]).
 //!
 //! The host expands a multi-queue NIC into one device per queue ([`super::queues`]);
 //! the devices of one NIC form a [`TxGroup`]. A flow's frames are addressed to queue 0;
 //! at if_output the group picks the queue for the core that forwards the frame. Only
 //! one queue of a group transmits at a time: while one has a frame on the wire, the
-//! others' transmitters wait ([`crate::nic::Nic::wire_taken`]), and when it ends the
+//! others' transmitters wait ([`crate::model::nic::Nic::wire_taken`]), and when it ends the
 //! arbiter hands the wire to the next queue with a frame ready.
 
-use crate::engine::Scheduler;
 use crate::host::attach::Shape;
 use crate::host::{Event, Host};
-use crate::nic::Nic;
-use crate::time::SimTime;
-use crate::tx_arbiter::{TakeError, TxArbiter};
-use crate::xps::Xps;
+use crate::model::nic::Nic;
+use crate::model::nic::tx_arbiter::{TakeError, TxArbiter};
+use crate::model::nic::xps::Xps;
+use crate::sim::engine::Scheduler;
+use crate::sim::time::SimTime;
 
 /// The transmit queues of one multi-queue NIC: devices [`TxGroup::devices`].
 #[derive(Clone, Debug)]
@@ -163,7 +163,7 @@ impl<M: Shape> Host<M> {
     }
 
     /// The frame of queue device `nic` has left the wire: free its descriptor
-    /// ([`crate::nic::Nic::tx_done`]) with its next frame held back for the arbiter,
+    /// ([`crate::model::nic::Nic::tx_done`]) with its next frame held back for the arbiter,
     /// then hand the wire on.
     pub(crate) fn tx_done_shared(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.ports[nic].nic.wire_taken = true;
@@ -209,8 +209,8 @@ impl<M: Shape> Host<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nic::NicConfig;
-    use crate::packet::Packet;
+    use crate::model::nic::NicConfig;
+    use crate::model::packet::Packet;
 
     /// A transmit queue of a 100 Mbit/s NIC that polls its ring every 10 us
     /// (`tx_poll_interval_ns`), with no latencies.

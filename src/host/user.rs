@@ -1,10 +1,10 @@
-//! The host's routing for [`crate::user`].
+//! The host's routing for [`crate::model::user`].
 
-use crate::engine::Scheduler;
 use crate::host::attach::Shape;
 use crate::host::{Event, Host, Step, Task};
-use crate::packet::Packet;
-use crate::time::SimTime;
+use crate::model::packet::Packet;
+use crate::sim::engine::Scheduler;
+use crate::sim::time::SimTime;
 
 impl<M: Shape> Host<M> {
     /// A forwarded packet for the screend-like process.

@@ -21,8 +21,8 @@
 //! wire.
 
 use super::{Layout, Queue};
-use crate::cpu::Level;
-use crate::time::SimTime;
+use crate::model::cpu::Level;
+use crate::sim::time::SimTime;
 use std::fmt::Write as _;
 
 /// A track of the trace (a thread id in the file).

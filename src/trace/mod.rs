@@ -46,11 +46,11 @@
 pub mod chrome;
 pub mod pcap;
 
-use crate::cpu::{LEVELS, Level};
-use crate::packet::Packet;
-use crate::stats::{LatencyStats, LatencySummary};
-use crate::task::{PolicyTask, Task};
-use crate::time::SimTime;
+use crate::model::cpu::task::{PolicyTask, Task};
+use crate::model::cpu::{LEVELS, Level};
+use crate::model::packet::Packet;
+use crate::model::stats::{LatencyStats, LatencySummary};
+use crate::sim::time::SimTime;
 use chrome::{EventWriter, Track};
 use serde::{Deserialize, Serialize};
 
@@ -101,13 +101,13 @@ pub struct Layout {
     /// Whether latency starts at the input frame's first bit (else its last).
     pub latency_from_first_bit: bool,
     /// Each flow's input link (to place a frame's first bit and its time on the wire).
-    pub in_links: Vec<crate::link::Link>,
+    pub in_links: Vec<crate::model::nic::link::Link>,
     /// The names of the receive policies' tasks (from the host's policy registry,
     /// given the NIC names).
     pub policy_task_name: Option<fn(PolicyTask, &[String]) -> String>,
 }
 
-/// Where frames are lost, as [`crate::stats::DropCounts`] names them.
+/// Where frames are lost, as [`crate::model::stats::DropCounts`] names them.
 pub const DROP_SITES: [&str; 7] = [
     "rx_ring",
     "ipintrq",

@@ -130,8 +130,8 @@ pub fn files(nics: &[String], captured: &mut [Captured]) -> Vec<(String, Vec<u8>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Packet;
-    use crate::time::SimTime;
+    use crate::model::packet::Packet;
+    use crate::sim::time::SimTime;
 
     #[test]
     fn a_64_byte_frame_carries_its_signature_and_a_valid_ip_checksum() {

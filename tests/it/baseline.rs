@@ -36,7 +36,7 @@ const DURATION_S: f64 = 1.0;
 fn both_agree(p: &Params) -> Vec<Outcome> {
     let exp = irqsim_input::experiment(p, Some(DURATION_S));
     let (duration_ps, drain_ps) = irqsim_input::times_ps(&exp);
-    let results = irqsim::runner::run(&exp, 1, &|| {}).expect("irqsim runs the sweep");
+    let results = irqsim::experiment::runner::run(&exp, 1, &|| {}).expect("irqsim runs the sweep");
     assert_eq!(results.points.len(), 14, "10-36 % by 2 %");
     let mut diffs = Vec::new();
     let mut outcomes = Vec::new();

@@ -3,10 +3,11 @@
 //! dc_tick's splimp body with its mii_tick condition (DC_REDUCED_MII_POLL). Expected
 //! values are derived in each test from the model's costs.
 
-use irqsim::host::{ModelConfig, RunSpec, RunStats, simulate};
-use irqsim::rng::RunKey;
-use irqsim::time::SimTime;
-use irqsim::traffic::FlowConfig;
+use irqsim::config::model::ModelConfig;
+use irqsim::host::{RunSpec, RunStats, simulate};
+use irqsim::model::traffic::FlowConfig;
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use serde_json::{Value, json};
 
 /// NICs `a` and `b` on private lines: 5 us entry, 2 us per frame, 1 us exit, 5 us

@@ -2,12 +2,13 @@
 //! scenarios/em-rr-freebsd62.json against the thread's transaction rates, and the peer's
 //! interrupt coalescing that sets them.
 
-use irqsim::host::{ModelConfig, RunSpec, simulate};
-use irqsim::rng::RunKey;
-use irqsim::runner;
-use irqsim::scenario::{DiskFiles, load};
-use irqsim::time::SimTime;
-use irqsim::traffic::FlowConfig;
+use irqsim::config::model::ModelConfig;
+use irqsim::config::scenario::{DiskFiles, load};
+use irqsim::experiment::runner;
+use irqsim::host::{RunSpec, simulate};
+use irqsim::model::traffic::FlowConfig;
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use serde_json::json;
 use std::path::Path;
 

@@ -2,9 +2,10 @@
 //! the seed table's hand-derived costs, and an honest answer where the table cannot
 //! tell.
 
-use irqsim::fit::{FitOptions, Fitter, ParamSpec, Weights};
-use irqsim::scenario::{self, DiskFiles};
-use irqsim::{output, runner};
+use irqsim::config::scenario::{self, DiskFiles};
+use irqsim::experiment::fit::{FitOptions, Fitter, ParamSpec, Weights};
+use irqsim::experiment::runner;
+use irqsim::results::output;
 use std::path::{Path, PathBuf};
 
 const DISPATCH: &str = "irq_lines.irq11.dispatch.ns";
@@ -396,14 +397,14 @@ fn simulated_table(dir: &Path, base: &serde_json::Value, truth: serde_json::Valu
 /// resolution-limited or poorly determined interval is still an interval and must hold
 /// the truth; "confounded" alone excuses nothing (the fit warned only that while
 /// both intervals excluded the truth).
-fn cannot_tell(rep: &irqsim::fit::FitReport, i: usize) -> bool {
+fn cannot_tell(rep: &irqsim::experiment::fit::FitReport, i: usize) -> bool {
     let p = &rep.params[i];
     !p.identifiable || rep.warnings.iter().any(|w| w.contains("local minimum"))
 }
 
 /// Fits, and checks that the search reached the truth's basin: an objective no worse
 /// than the truth's by more than the objective's resolution; prints what it found.
-fn fit_to_the_truths_basin(f: &Fitter, truth: &[f64]) -> irqsim::fit::FitReport {
+fn fit_to_the_truths_basin(f: &Fitter, truth: &[f64]) -> irqsim::experiment::fit::FitReport {
     let rep = f.fit().unwrap();
     let at_truth = f.evaluate(truth).unwrap().objective;
     eprintln!(
@@ -426,7 +427,7 @@ fn fit_to_the_truths_basin(f: &Fitter, truth: &[f64]) -> irqsim::fit::FitReport 
 
 /// The truth's `i`-th value lies in the reported profile interval, or the fit says it
 /// cannot tell; prints what it found.
-fn check_truth(rep: &irqsim::fit::FitReport, truth: &[f64]) {
+fn check_truth(rep: &irqsim::experiment::fit::FitReport, truth: &[f64]) {
     for (i, t) in truth.iter().enumerate() {
         let p = &rep.params[i];
         let inside = p.profile_ci95.is_some_and(|[lo, hi]| lo <= *t && *t <= hi);

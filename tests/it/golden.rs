@@ -6,9 +6,9 @@
 //! output format fails here. A change that is meant regenerates the files with
 //! `IRQSIM_BLESS=1 cargo test --release --test it golden` and says why in its commit.
 
-use irqsim::output;
-use irqsim::runner;
-use irqsim::scenario::{self, DiskFiles};
+use irqsim::config::scenario::{self, DiskFiles};
+use irqsim::experiment::runner;
+use irqsim::results::output;
 use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");

@@ -2,10 +2,10 @@
 //! summary against the points of the same run and against a hand-computed case;
 //! validation errors at their field paths; heat maps written by the binary.
 
-use irqsim::error::InputError;
+use irqsim::config::error::InputError;
+use irqsim::config::scenario::{self, DiskFiles, Experiment, FileSource};
+use irqsim::experiment::runner;
 use irqsim::results::{PointResult, Results};
-use irqsim::runner;
-use irqsim::scenario::{self, DiskFiles, Experiment, FileSource};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -224,7 +224,7 @@ fn each_cell_summary_agrees_with_its_points() {
 
 #[test]
 fn the_printed_table_lists_every_cell() {
-    let text = irqsim::report::table(example_results());
+    let text = irqsim::results::report::table(example_results());
     let at = text.find("grid summary: 12 cells").expect("grid table");
     let table: Vec<&str> = text[at..].lines().skip(1).collect();
     assert!(table[0].contains("rx_ring_slots") && table[0].contains("MLFRR pps"));

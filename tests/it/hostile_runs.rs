@@ -13,7 +13,7 @@
 //! results, the edited and swapped files were taken as they were, and `merge` took a
 //! seed-7 run file into seed 1's results with exit 0.
 
-use irqsim::run_file::{RunIdentity, SavedRun};
+use irqsim::experiment::run_file::{RunIdentity, SavedRun};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -148,10 +148,11 @@ fn fixture() -> &'static Fixture {
 /// costliest runs go first: the 30 % point's two replications, then the 10 % point's
 /// first).
 fn interrupt(scenario: &Path, out: &Path, seed: u64, k: usize) {
-    use irqsim::checkpoint::Checkpoint;
-    use irqsim::runner::{RunError, run_with};
+    use irqsim::experiment::checkpoint::Checkpoint;
+    use irqsim::experiment::runner::{RunError, run_with};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let mut exp = irqsim::scenario::load(scenario, &irqsim::scenario::DiskFiles).unwrap();
+    let mut exp =
+        irqsim::config::scenario::load(scenario, &irqsim::config::scenario::DiskFiles).unwrap();
     exp.seed = seed;
     let ck = Checkpoint::open(out, &exp, false).unwrap();
     let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
@@ -200,7 +201,7 @@ fn edit_run(path: &Path, reseal: bool, edit: impl Fn(&mut Value)) {
     let text = if reseal {
         let id: RunIdentity = serde_json::from_value(v["identity"].clone()).unwrap();
         let run: SavedRun = serde_json::from_value(v["run"].clone()).unwrap();
-        irqsim::run_file::encode(&id, &run)
+        irqsim::experiment::run_file::encode(&id, &run)
     } else {
         v.to_string()
     };
@@ -632,11 +633,12 @@ fn a_shard_deletes_only_its_own_run_files() {
 #[test]
 fn no_checkpoint_is_made_before_the_first_run_is_saved() {
     let f = fixture();
-    let mut exp = irqsim::scenario::load(&f.scenario, &irqsim::scenario::DiskFiles).unwrap();
+    let mut exp =
+        irqsim::config::scenario::load(&f.scenario, &irqsim::config::scenario::DiskFiles).unwrap();
     exp.seed = 1;
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let cp = irqsim::checkpoint::Checkpoint::open(&out, &exp, false).unwrap();
+    let cp = irqsim::experiment::checkpoint::Checkpoint::open(&out, &exp, false).unwrap();
     assert!(!out.exists(), "opened: nothing on disk yet");
     drop(cp);
     // A refused resume (another experiment's checkpoint) creates nothing either.

@@ -3,9 +3,9 @@
 //! measured table in `scenarios/measured/` (a byte-identical copy of
 //! `shared/reference/test_25Mx64x1.csv`, checked by `.ci/run`).
 
+use irqsim::config::scenario::{self, DiskFiles};
+use irqsim::config::smartbits::MeasuredPoint;
 use irqsim::results::Results;
-use irqsim::scenario::{self, DiskFiles};
-use irqsim::smartbits::MeasuredPoint;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -25,7 +25,7 @@ fn sweep() -> &'static (Results, Vec<MeasuredPoint>) {
             .expect("scenario names the measured table")
             .1;
         (
-            irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs"),
+            irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs"),
             measured,
         )
     })
@@ -224,10 +224,10 @@ fn results_do_not_depend_on_the_thread_count() {
     let mut short = exp.clone();
     short.duration_s = 0.2;
     short.replications = 2;
-    let one = irqsim::runner::run(&short, 1, &|| {})
+    let one = irqsim::experiment::runner::run(&short, 1, &|| {})
         .expect("the sweep runs")
         .to_json();
-    let two = irqsim::runner::run(&short, 2, &|| {})
+    let two = irqsim::experiment::runner::run(&short, 2, &|| {})
         .expect("the sweep runs")
         .to_json();
     assert_eq!(one, two);

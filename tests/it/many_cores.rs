@@ -7,9 +7,10 @@
 //! one-core host.
 
 use crate::models::{dc_model, flow64, run_json, simple_model, spec_seeded};
-use irqsim::host::{self, ModelConfig, RunSpec, RunStats, SimError};
+use irqsim::config::model::ModelConfig;
+use irqsim::host::{self, RunSpec, RunStats, SimError};
+use irqsim::model::traffic::FlowConfig;
 use irqsim::results::PointFigures;
-use irqsim::traffic::FlowConfig;
 use serde_json::{Value, json};
 
 /// The four-port dc21143 router profile (PCI bus, transmit completions, driver costs
@@ -39,7 +40,7 @@ fn with_cores(mut model: Value, cores: u16, affinity: Value) -> Value {
     model
 }
 
-const LEVELS_AND_IDLE: usize = irqsim::cpu::LEVELS + 1;
+const LEVELS_AND_IDLE: usize = irqsim::model::cpu::LEVELS + 1;
 
 #[test]
 fn two_flows_on_two_cores_each_forward_exactly_as_one_flow_on_a_lone_cpu() {
@@ -210,7 +211,7 @@ fn shared_lines_on_two_cores_with_a_clock_merge_bursts_exactly() {
         assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows), "{rate}");
         assert_eq!(a.core_cpu_ps, b.core_cpu_ps, "{rate}");
         assert_eq!(a.counters, b.counters, "{rate}");
-        assert!(a.core_cpu_ps[1][irqsim::cpu::Level::HardIrq as usize] > 0);
+        assert!(a.core_cpu_ps[1][irqsim::model::cpu::Level::HardIrq as usize] > 0);
     }
 }
 
@@ -301,8 +302,8 @@ fn bad_core_settings_name_the_field_and_the_reason() {
 // ------------------------------------------------------------------ multi-queue NICs
 
 use irqsim::host::queues::{rss_queue, tuple_of};
-use irqsim::nic::NicConfig;
-use irqsim::traffic::TupleConfig;
+use irqsim::model::nic::NicConfig;
+use irqsim::model::traffic::TupleConfig;
 
 /// NIC `in` with `queues` receive queues and NIC `out` (10 Gbit/s, so that its wire
 /// never limits), the simple model's costs, on `cores` cores.
@@ -529,7 +530,7 @@ fn rps_model(rps_cpus: &[u16]) -> Value {
 fn rps_target(flows: &[FlowConfig], i: usize, rps_cpus: &[u16]) -> usize {
     let hash = tuple_of(flows, i)
         .flow_tuple()
-        .rss_hash(&irqsim::rss::DEFAULT_KEY, true);
+        .rss_hash(&irqsim::model::nic::rss::DEFAULT_KEY, true);
     rps_cpus[((hash as u64 * rps_cpus.len() as u64) >> 32) as usize] as usize
 }
 

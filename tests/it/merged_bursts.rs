@@ -3,10 +3,11 @@
 //! (see also `multi_nic::merged_handler_bursts_change_the_event_count_and_nothing_else`).
 
 use crate::models::{dc_model, simple_model};
-use irqsim::host::{self, ModelConfig, RunSpec, RunStats};
-use irqsim::rng::RunKey;
-use irqsim::time::SimTime;
-use irqsim::traffic::FlowConfig;
+use irqsim::config::model::ModelConfig;
+use irqsim::host::{self, RunSpec, RunStats};
+use irqsim::model::traffic::FlowConfig;
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use serde_json::{Value, json};
 
 fn flow(v: Value) -> FlowConfig {

@@ -1,9 +1,10 @@
 //! Model files, flows and run helpers shared by the integration tests.
 
-use irqsim::host::{self, ModelConfig, RunSpec, RunStats};
-use irqsim::rng::RunKey;
-use irqsim::time::SimTime;
-use irqsim::traffic::FlowConfig;
+use irqsim::config::model::ModelConfig;
+use irqsim::host::{self, RunSpec, RunStats};
+use irqsim::model::traffic::FlowConfig;
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use serde_json::{Value, json};
 
 /// The four-port dc21143 router profile's path.

@@ -10,10 +10,11 @@
 //! discrepancy, pinned here so that a change to it is seen: model / measured is
 //! N x 1,739,130 / measured, 1.032 at two cores to 1.124 at six.
 
-use irqsim::host::{self, ModelConfig, RunSpec, RunStats, queues};
-use irqsim::rng::RunKey;
-use irqsim::time::SimTime;
-use irqsim::traffic::{FlowConfig, TupleConfig};
+use irqsim::config::model::ModelConfig;
+use irqsim::host::{self, RunSpec, RunStats, queues};
+use irqsim::model::traffic::{FlowConfig, TupleConfig};
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use serde_json::{Value, json};
 
 const MODEL: &str = concat!(

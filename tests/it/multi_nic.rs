@@ -4,12 +4,13 @@
 //! from: a formula over the configured costs, or the measured table.
 
 use crate::models::{DC_MODEL, dc_model, simple_model};
-use irqsim::host::{ModelConfig, RunSpec, RunStats, simulate};
+use irqsim::config::model::ModelConfig;
+use irqsim::config::scenario::{self, DiskFiles};
+use irqsim::host::{RunSpec, RunStats, simulate};
+use irqsim::model::traffic::FlowConfig;
 use irqsim::results::Results;
-use irqsim::rng::RunKey;
-use irqsim::scenario::{self, DiskFiles};
-use irqsim::time::SimTime;
-use irqsim::traffic::FlowConfig;
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -67,7 +68,7 @@ fn the_handler_order_on_a_shared_line_decides_who_waits_for_another_pass() {
         m["nics"][1]["driver"]["isr_idle"] = json!(20_000);
         m["irq_lines"] = json!([{ "name": "irq5", "chain": chain, "dispatch": 2000 }]);
         let mut second = flow("a", "c", 64);
-        second.start_phase = irqsim::traffic::OrRandom::Value(0.15);
+        second.start_phase = irqsim::model::traffic::OrRandom::Value(0.15);
         run(
             m,
             vec![flow("a", "c", 64), second],
@@ -309,7 +310,7 @@ fn sweep_600() -> &'static Results {
             "/scenarios/dc21143-600b-4flows.json"
         );
         let exp = scenario::load(Path::new(path), &DiskFiles).expect("scenario loads");
-        irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
+        irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
     })
 }
 
@@ -351,7 +352,7 @@ fn the_shared_line_takes_all_four_ports_in_one_pass_when_the_tester_is_in_step()
     for v in &mut exp.variants {
         v.model = rx_only.clone();
     }
-    let r = irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs");
+    let r = irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs");
     for p in &r.points {
         let ppi = p.figures.packets_per_interrupt;
         assert!((ppi - 4.0).abs() < 0.01, "{} %: {ppi}", p.load_pct);
@@ -403,7 +404,7 @@ fn a_fixed_rate_background_flow_keeps_its_rate_across_the_sweep() {
     });
     std::fs::write(&path, sc.to_string()).expect("write");
     let exp = scenario::load(&path, &DiskFiles).expect("scenario loads");
-    let r = irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs");
+    let r = irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs");
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(r.points.len(), 3);
     for (p, pct) in r.points.iter().zip([10.0, 20.0, 30.0]) {

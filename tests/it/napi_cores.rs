@@ -7,7 +7,7 @@
 
 use crate::models::{dc_model, flow64, run_json, simple_model, spec_seeded};
 use irqsim::host::{RunSpec, RunStats};
-use irqsim::traffic::FlowConfig;
+use irqsim::model::traffic::FlowConfig;
 use serde_json::{Value, json};
 
 fn flow(from: &str, to: &str) -> FlowConfig {
@@ -145,7 +145,7 @@ fn with_every_vector_on_core_0_napi_keeps_its_plateau_where_interrupts_livelock(
     for r in [&irq, &over] {
         let idle = r.core_cpu_ps[1];
         assert_eq!(
-            idle[..irqsim::cpu::LEVELS].iter().sum::<u64>(),
+            idle[..irqsim::model::cpu::LEVELS].iter().sum::<u64>(),
             0,
             "core 1 idle"
         );
@@ -188,7 +188,7 @@ fn rps_moves_a_single_flows_protocol_work_to_another_core() {
     // Without RPS core 1 idles; with it, it is the busy one.
     let busy = |r: &RunStats, c: usize| {
         let t = r.core_cpu_ps[c];
-        1.0 - t[irqsim::cpu::LEVELS] as f64 / t.iter().sum::<u64>() as f64
+        1.0 - t[irqsim::model::cpu::LEVELS] as f64 / t.iter().sum::<u64>() as f64
     };
     assert!(busy(&plain, 1) < 1e-9 && busy(&plain, 0) > 0.99);
     assert!(busy(&rps, 1) > 0.99, "core 1 {}", busy(&rps, 1));
@@ -427,7 +427,8 @@ fn socket_busy_polling_takes_frames_without_waiting_for_the_interrupt() {
     // Every frame after the first few came by the busy loop.
     assert!(busy.counters["napi.busy_poll_packets"] >= 495.0);
     // The process spins the whole time: its core is never idle after the first frame.
-    let idle = busy.cpu_ps[irqsim::cpu::LEVELS] as f64 / busy.cpu_ps.iter().sum::<u64>() as f64;
+    let idle =
+        busy.cpu_ps[irqsim::model::cpu::LEVELS] as f64 / busy.cpu_ps.iter().sum::<u64>() as f64;
     assert!(idle < 0.01, "idle {idle}");
 }
 

@@ -16,9 +16,9 @@
 //! 9,000-12,000 forwarded packets/s, 23,000-36,000 interrupts/s and under 15 % idle
 //! near saturation.
 
+use irqsim::config::scenario::{self, DiskFiles, Experiment};
+use irqsim::model::traffic::FlowConfig;
 use irqsim::results::{PointResult, Results};
-use irqsim::scenario::{self, DiskFiles, Experiment};
-use irqsim::traffic::FlowConfig;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -46,7 +46,9 @@ fn experiment() -> Experiment {
 /// The scenario's sweep.
 fn sweep() -> &'static Results {
     static CELL: OnceLock<Results> = OnceLock::new();
-    CELL.get_or_init(|| irqsim::runner::run(&experiment(), 0, &|| {}).expect("the sweep runs"))
+    CELL.get_or_init(|| {
+        irqsim::experiment::runner::run(&experiment(), 0, &|| {}).expect("the sweep runs")
+    })
 }
 
 /// The same sweep with the production traffic added as a fixed-rate flow in on ed0,
@@ -68,7 +70,7 @@ fn sweep_with_production() -> &'static Results {
         for p in exp.variants.iter_mut().flat_map(|v| v.points.iter_mut()) {
             p.rates_pps.push(PRODUCTION_PPS);
         }
-        irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
+        irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
     })
 }
 

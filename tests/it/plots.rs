@@ -401,7 +401,8 @@ default,30,3,16,2954.5,2959.7
 fn own_timeline(results: &std::path::Path, timeline: &str) {
     let mut r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(results).unwrap()).unwrap();
-    r["timeline_csv_fnv1a"] = irqsim::output::timeline_checksum(timeline.as_bytes()).into();
+    r["timeline_csv_fnv1a"] =
+        irqsim::results::output::timeline_checksum(timeline.as_bytes()).into();
     std::fs::write(results, r.to_string()).unwrap();
 }
 

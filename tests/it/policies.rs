@@ -2,15 +2,15 @@
 //! policies-64b-user.json): which collapse, which do not, and what they leave to a user
 //! process. Expected behaviour comes from the mechanisms (DOMAIN.md section 3).
 
+use irqsim::config::scenario::{self, DiskFiles};
 use irqsim::results::{PointResult, Results};
-use irqsim::scenario::{self, DiskFiles};
 use std::path::Path;
 use std::sync::OnceLock;
 
 fn run(name: &str) -> Results {
     let path = format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
     let exp = scenario::load(Path::new(&path), &DiskFiles).expect("scenario loads");
-    irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
+    irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
 }
 
 fn policies() -> &'static Results {
@@ -55,7 +55,7 @@ fn at(r: &'static Results, variant: &str, load: f64) -> &'static PointResult {
 #[test]
 fn polling_policies_do_not_collapse_but_interrupts_do() {
     let r = policies();
-    for v in irqsim::output::variants(r) {
+    for v in irqsim::results::output::variants(r) {
         let (mlfrr, peak) = mlfrr_and_peak(r, &v);
         let full = at(r, &v, 100.0).figures.total.forwarded_pps;
         eprintln!(
@@ -215,7 +215,7 @@ fn napi_interrupts_one_per_packet_at_low_load_and_vanish_at_saturation() {
 #[test]
 fn every_variant_gets_its_smartbits_table() {
     let dir = tempfile::tempdir().unwrap();
-    let written = irqsim::output::write_all(dir.path(), policies()).unwrap();
+    let written = irqsim::results::output::write_all(dir.path(), policies()).unwrap();
     for v in [
         "interrupt",
         "moderation",
@@ -246,11 +246,11 @@ fn polling_reads_the_status_registers_one_tick_in_reg_frac() {
     exp.retain_points(|p| (p.load_pct - 10.0).abs() < 1e-9);
     exp.duration_s = 1.0;
     exp.drain_s = 0.0;
-    let base = irqsim::runner::run(&exp, 1, &|| {}).expect("the sweep runs");
+    let base = irqsim::experiment::runner::run(&exp, 1, &|| {}).expect("the sweep runs");
     for n in exp.variants[0].model.nics.iter_mut() {
-        n.driver.poll_status_check = irqsim::cost::CostParam::ns(2000.0);
+        n.driver.poll_status_check = irqsim::model::cost::CostParam::ns(2000.0);
     }
-    let checked = irqsim::runner::run(&exp, 1, &|| {}).expect("the sweep runs");
+    let checked = irqsim::experiment::runner::run(&exp, 1, &|| {}).expect("the sweep runs");
     let (b, c) = (&base.points[0].figures, &checked.points[0].figures);
     let checks = c.counters["polling.status_checks"];
     assert_eq!(checks, b.counters["polling.status_checks"]);

@@ -26,7 +26,7 @@
 //!    that keep the model valid; 1-3 replications and load points in percent, frames/s
 //!    or outstanding transactions; timelines, first-bit latency, a measured table; and
 //!    on purpose the corner of chip resets under load, `Stress`) beside generated model
-//!    files, loaded with `scenario::load` and run through `irqsim::runner` (panics
+//!    files, loaded with `scenario::load` and run through `irqsim::experiment::runner` (panics
 //!    caught, the files printed on failure): the results keep their books (conservation
 //!    per flow and in total, in flight a small whole number, CPU fractions summing to 1,
 //!    at most one transmit underrun per threshold), and are byte-identical on 1 and 2
@@ -41,15 +41,16 @@
 //! resumed results differing in a float's last digit) are fixed; debug and release
 //! builds test every input.
 
-use irqsim::checkpoint::Checkpoint;
-use irqsim::cpu::{LEVELS, Level};
-use irqsim::error::InputError;
-use irqsim::host::{ModelConfig, RunSpec, RunStats, simulate};
+use irqsim::config::error::InputError;
+use irqsim::config::model::ModelConfig;
+use irqsim::config::scenario::{self, DiskFiles, Experiment};
+use irqsim::experiment::checkpoint::Checkpoint;
+use irqsim::host::{RunSpec, RunStats, simulate};
+use irqsim::model::cpu::{LEVELS, Level};
+use irqsim::model::traffic::FlowConfig;
 use irqsim::results::{PointFigures, Results};
-use irqsim::rng::RunKey;
-use irqsim::scenario::{self, DiskFiles, Experiment};
-use irqsim::time::SimTime;
-use irqsim::traffic::FlowConfig;
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
 use proptest::test_runner::TestCaseError;
@@ -1506,7 +1507,7 @@ fn capacity(cfg: &ModelConfig) -> u64 {
         })
         .sum();
     let user = match &cfg.user {
-        Some(irqsim::user::UserConfig::Screend { queue_len, .. }) => *queue_len as u64 + 1,
+        Some(irqsim::model::user::UserConfig::Screend { queue_len, .. }) => *queue_len as u64 + 1,
         _ => 0,
     };
     let sender = cfg.sender.is_some() as u64;
@@ -1553,7 +1554,7 @@ proptest! {
         let cfg = s.config();
         let st = s.run_cfg(&cfg);
         let bound = capacity(&cfg);
-        let mut sum = irqsim::stats::FlowStats::default();
+        let mut sum = irqsim::model::stats::FlowStats::default();
         for (name, f) in &st.flows {
             prop_assert!(f.received + f.drops.total() <= f.sent, "{name}: more out than in: {f:?}");
             prop_assert_eq!(
@@ -1680,9 +1681,9 @@ proptest! {
         let cfg = s.config();
         let b = capacity(&cfg) as f64;
         let mhz = cfg.cpu.clock_mhz;
-        let ns = |c: &irqsim::cost::CostParam| c.mean_ns(mhz);
+        let ns = |c: &irqsim::model::cost::CostParam| c.mean_ns(mhz);
         // A driver cost left out is one the NIC never pays.
-        let opt = |c: &Option<irqsim::cost::CostParam>| c.as_ref().map_or(0.0, ns);
+        let opt = |c: &Option<irqsim::model::cost::CostParam>| c.as_ref().map_or(0.0, ns);
         let cpu: f64 = cfg
             .nics
             .iter()
@@ -1690,7 +1691,7 @@ proptest! {
             .fold(0.0, f64::max)
             + ns(&cfg.kernel.netisr_per_packet);
         // The longest frame (1518 bytes plus 20 of preamble and gap) on the slowest line.
-        let wire = |n: &irqsim::nic::NicConfig| (1518.0 + 20.0) * 8.0 / n.line_rate_bps * 1e9;
+        let wire = |n: &irqsim::model::nic::NicConfig| (1518.0 + 20.0) * 8.0 / n.line_rate_bps * 1e9;
         let max_wire = cfg.nics.iter().map(wire).fold(0.0, f64::max);
         let max_rx = cfg.nics.iter().map(|n| n.rx_latency_ns).fold(0.0, f64::max);
         let max_tx = cfg.nics.iter().map(|n| n.tx_latency_ns + n.tx_poll_interval_ns).fold(0.0, f64::max);
@@ -1749,7 +1750,7 @@ proptest! {
         dk in (1u32..=50, 1u32..=50),
     ) {
         let mut cfg = s.config();
-        cfg.kernel.netisr_per_packet = irqsim::cost::CostParam::ns(d_ns as f64);
+        cfg.kernel.netisr_per_packet = irqsim::model::cost::CostParam::ns(d_ns as f64);
         let mut first = None;
         let mut runs = Vec::new();
         for len in [k, k + dk.0, k + dk.0 + dk.1] {
@@ -1784,7 +1785,7 @@ proptest! {
 
 /// A Poisson sweep with replications and two variants (classic interrupts, NAPI), an
 /// exponential netisr cost and uniform frame sizes, so that every stream matters.
-fn poisson_scenario(dir: &Path, seed: u64) -> irqsim::scenario::Experiment {
+fn poisson_scenario(dir: &Path, seed: u64) -> irqsim::config::scenario::Experiment {
     let model = "p3-448-dc21143-freebsd4.json";
     std::fs::create_dir_all(dir.join("models")).expect("mkdir");
     std::fs::create_dir_all(dir.join("scenarios")).expect("mkdir");
@@ -1829,9 +1830,9 @@ proptest! {
     fn same_seed_same_bytes_on_any_thread_count(seed in any::<u64>()) {
         let dir = tempfile::tempdir().expect("temp dir");
         let exp = poisson_scenario(dir.path(), seed);
-        let one = irqsim::runner::run(&exp, 1, &|| {}).expect("the sweep runs").to_json();
+        let one = irqsim::experiment::runner::run(&exp, 1, &|| {}).expect("the sweep runs").to_json();
         for threads in [2, 3] {
-            let many = irqsim::runner::run(&exp, threads, &|| {}).expect("the sweep runs").to_json();
+            let many = irqsim::experiment::runner::run(&exp, threads, &|| {}).expect("the sweep runs").to_json();
             prop_assert!(one == many, "seed {seed}: 1 thread and {threads} threads differ");
         }
     }
@@ -1847,10 +1848,10 @@ proptest! {
 #[test]
 fn different_seeds_give_different_samples() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let a =
-        irqsim::runner::run(&poisson_scenario(dir.path(), 1), 2, &|| {}).expect("the sweep runs");
-    let b =
-        irqsim::runner::run(&poisson_scenario(dir.path(), 2), 2, &|| {}).expect("the sweep runs");
+    let a = irqsim::experiment::runner::run(&poisson_scenario(dir.path(), 1), 2, &|| {})
+        .expect("the sweep runs");
+    let b = irqsim::experiment::runner::run(&poisson_scenario(dir.path(), 2), 2, &|| {})
+        .expect("the sweep runs");
     assert_eq!(a.points.len(), b.points.len());
     let sent_differs = a
         .points
@@ -1871,8 +1872,8 @@ fn different_seeds_give_different_samples() {
         );
     }
     // And the same seed again gives the same results (no hidden state between runs).
-    let a2 =
-        irqsim::runner::run(&poisson_scenario(dir.path(), 1), 2, &|| {}).expect("the sweep runs");
+    let a2 = irqsim::experiment::runner::run(&poisson_scenario(dir.path(), 1), 2, &|| {})
+        .expect("the sweep runs");
     assert_eq!(a.to_json(), a2.to_json());
 }
 
@@ -2392,7 +2393,7 @@ impl ExperimentDraw {
         }
         let runs: Vec<Value> = variants.clone().unwrap_or_else(|| vec![base.clone()]);
         let mean_bytes = |f: &FlowDraw| {
-            serde_json::from_value::<irqsim::traffic::FrameSize>(f.bytes.clone())
+            serde_json::from_value::<irqsim::model::traffic::FrameSize>(f.bytes.clone())
                 .expect("frame size")
                 .mean_bytes()
         };
@@ -2632,7 +2633,7 @@ thread_local! {
 /// or one the runner refuses though the loader accepted it).
 fn sweep(
     what: &str,
-    f: impl FnOnce() -> Result<Results, irqsim::runner::RunError>,
+    f: impl FnOnce() -> Result<Results, irqsim::experiment::runner::RunError>,
 ) -> Result<Results, TestCaseError> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Err(p) => Err(TestCaseError::fail(format!(
@@ -2920,7 +2921,9 @@ fn check_results(exp: &Experiment, r: &Results) -> Result<(), String> {
 #[test]
 fn experiments_keep_their_books() {
     for_experiments(128, Just(()), |_, _, exp, ()| {
-        let r = sweep("the sweep", || irqsim::runner::run(&exp, 1, &|| {}))?;
+        let r = sweep("the sweep", || {
+            irqsim::experiment::runner::run(&exp, 1, &|| {})
+        })?;
         check_results(&exp, &r).map_err(TestCaseError::fail)
     });
 }
@@ -2936,10 +2939,10 @@ fn experiments_keep_their_books() {
 fn experiments_give_the_same_bytes_on_1_and_2_threads() {
     for_experiments(64, Just(()), |_, _, exp, ()| {
         let one = sweep("the sweep on 1 thread", || {
-            irqsim::runner::run(&exp, 1, &|| {})
+            irqsim::experiment::runner::run(&exp, 1, &|| {})
         })?;
         let two = sweep("the sweep on 2 threads", || {
-            irqsim::runner::run(&exp, 2, &|| {})
+            irqsim::experiment::runner::run(&exp, 2, &|| {})
         })?;
         let (a, b) = (one.to_json(), two.to_json());
         if a != b {
@@ -2991,11 +2994,11 @@ fn interrupted_experiments_resume_to_the_same_bytes() {
         64,
         (any::<Index>(), 1usize..=2),
         |sb, _, exp, (at, threads)| {
-            let io = |e: irqsim::checkpoint::CheckpointError| {
+            let io = |e: irqsim::experiment::checkpoint::CheckpointError| {
                 TestCaseError::fail(format!("checkpoint: {e}"))
             };
             let whole = sweep("the uninterrupted sweep", || {
-                irqsim::runner::run(&exp, 1, &|| {})
+                irqsim::experiment::runner::run(&exp, 1, &|| {})
             })?;
             let total = exp.variants.len() * exp.npoints() * exp.replications as usize;
             let k = at.index(total + 1);
@@ -3009,7 +3012,7 @@ fn interrupted_experiments_resume_to_the_same_bytes() {
                 }
             };
             let first = catch_unwind(AssertUnwindSafe(|| {
-                irqsim::runner::run_with(&exp, 1, &on_done, Some(&ckpt), Some(&stop))
+                irqsim::experiment::runner::run_with(&exp, 1, &on_done, Some(&ckpt), Some(&stop))
             }));
             match first {
                 Err(p) => {
@@ -3019,7 +3022,7 @@ fn interrupted_experiments_resume_to_the_same_bytes() {
                     )));
                 }
                 Ok(Ok(_)) if k == total => {}
-                Ok(Err(irqsim::runner::RunError::Interrupted { done, total: t }))
+                Ok(Err(irqsim::experiment::runner::RunError::Interrupted { done, total: t }))
                     if done == k && t == total => {}
                 Ok(r) => {
                     return Err(TestCaseError::fail(format!(
@@ -3030,7 +3033,7 @@ fn interrupted_experiments_resume_to_the_same_bytes() {
             }
             let ckpt = Checkpoint::open(&out, &exp, true).map_err(io)?;
             let resumed = sweep("the resumed sweep", || {
-                irqsim::runner::run_with(&exp, threads, &|| {}, Some(&ckpt), None)
+                irqsim::experiment::runner::run_with(&exp, threads, &|| {}, Some(&ckpt), None)
             })?;
             let (a, b) = (whole.to_json(), resumed.to_json());
             if a != b {

@@ -1,10 +1,11 @@
 //! Request/response (netperf TCP_RR-like) closed loops: the transaction rate is the
 //! number of outstanding transactions over the time one takes (Little's law).
 
-use irqsim::host::{ModelConfig, RunSpec, simulate};
-use irqsim::rng::RunKey;
-use irqsim::time::SimTime;
-use irqsim::traffic::FlowConfig;
+use irqsim::config::model::ModelConfig;
+use irqsim::host::{RunSpec, simulate};
+use irqsim::model::traffic::FlowConfig;
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use serde_json::json;
 
 fn model() -> ModelConfig {

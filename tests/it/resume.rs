@@ -135,8 +135,8 @@ fn resuming_a_different_experiment_is_refused() {
 /// k, so that different runs are reloaded each time.
 #[test]
 fn an_interrupted_sweep_resumes_to_the_same_bytes_at_any_moment() {
-    use irqsim::checkpoint::Checkpoint;
-    use irqsim::runner::{RunError, run_with};
+    use irqsim::experiment::checkpoint::Checkpoint;
+    use irqsim::experiment::runner::{RunError, run_with};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     let tmp = tempfile::tempdir().unwrap();
@@ -148,8 +148,10 @@ fn an_interrupted_sweep_resumes_to_the_same_bytes_at_any_moment() {
     sc["model"] = json!(format!("{ROOT}/models/p3-448-dc21143-freebsd4.json"));
     sc["measured"] = json!(format!("{ROOT}/scenarios/measured/test_25Mx64x1.csv"));
     std::fs::write(&path, sc.to_string()).unwrap();
-    let exp = irqsim::scenario::load(&path, &irqsim::scenario::DiskFiles).unwrap();
-    let whole = irqsim::runner::run(&exp, 1, &|| {}).unwrap().to_json();
+    let exp = irqsim::config::scenario::load(&path, &irqsim::config::scenario::DiskFiles).unwrap();
+    let whole = irqsim::experiment::runner::run(&exp, 1, &|| {})
+        .unwrap()
+        .to_json();
     for k in [1usize, 4, 7, 10, 13] {
         let out = tmp.path().join(format!("cut-{k}"));
         let ck = Checkpoint::open(&out, &exp, false).unwrap();

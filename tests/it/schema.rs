@@ -17,13 +17,13 @@ fn shipped_schemas_are_up_to_date() {
     let shipped = std::fs::read_to_string(format!("{ROOT}/schemas/scenario.schema.json")).unwrap();
     assert_eq!(
         shipped,
-        irqsim::scenario::scenario_schema(),
+        irqsim::config::scenario::scenario_schema(),
         "schemas/scenario.schema.json is stale"
     );
     let shipped = std::fs::read_to_string(format!("{ROOT}/schemas/model.schema.json")).unwrap();
     assert_eq!(
         shipped,
-        irqsim::scenario::model_schema(),
+        irqsim::config::scenario::model_schema(),
         "schemas/model.schema.json is stale"
     );
 }

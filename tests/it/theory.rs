@@ -18,11 +18,12 @@
 //! from the spread between replications, which is how the run lengths below were chosen:
 //! each half-width is several times smaller than the 3 % tolerance.
 
-use irqsim::cpu::Level;
-use irqsim::host::{ModelConfig, RunSpec, RunStats, simulate};
-use irqsim::rng::RunKey;
-use irqsim::time::SimTime;
-use irqsim::traffic::FlowConfig;
+use irqsim::config::model::ModelConfig;
+use irqsim::host::{RunSpec, RunStats, simulate};
+use irqsim::model::cpu::Level;
+use irqsim::model::traffic::FlowConfig;
+use irqsim::sim::rng::RunKey;
+use irqsim::sim::time::SimTime;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -265,7 +266,7 @@ fn mm1k_loss_and_latency() {
             let dr = &r.total.drops;
             (s + r.total.sent, d + dr.ipintrq, o + dr.rx_ring + dr.if_snd)
         });
-        let mut lat = irqsim::stats::LatencyStats::default();
+        let mut lat = irqsim::model::stats::LatencyStats::default();
         runs.iter().for_each(|r| lat.merge(&r.total.latency));
         let p_sim = drops as f64 / sent as f64;
         let w_sim = lat.summary().avg;
@@ -336,7 +337,7 @@ fn md1_pollaczek_khinchine() {
     for (point, (rho, arrivals)) in [(0.5, 2e5), (0.8, 2e6), (0.9, 4e6)].into_iter().enumerate() {
         let lambda = rho / (D_US * 1e-6);
         let runs = replicate(&cfg, lambda, arrivals / lambda, 303, point as u64);
-        let mut lat = irqsim::stats::LatencyStats::default();
+        let mut lat = irqsim::model::stats::LatencyStats::default();
         runs.iter().for_each(|r| lat.merge(&r.total.latency));
         let sent: u64 = runs.iter().map(|r| r.total.sent).sum();
         let received: u64 = runs.iter().map(|r| r.total.received).sum();

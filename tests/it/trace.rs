@@ -6,10 +6,10 @@
 //! first livelocked point (interrupts starve the netisr, ipintrq overflows), shortened
 //! to 0.3 s of sending.
 
+use irqsim::config::scenario::{self, DiskFiles, Experiment};
+use irqsim::experiment::runner;
 use irqsim::host::{RunStats, simulate};
-use irqsim::runner;
-use irqsim::scenario::{self, DiskFiles, Experiment};
-use irqsim::time::SimTime;
+use irqsim::sim::time::SimTime;
 use irqsim::trace::{TraceOutput, TraceSpec, pcap};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -103,7 +103,7 @@ fn the_trace_agrees_with_the_runs_counters_over_the_window() {
         .collect();
     let slices: Vec<&Value> = ev.iter().filter(|e| e["ph"] == "X" && on_cpu(e)).collect();
     assert!(slices.len() > 300, "{} slices", slices.len());
-    for (level, l) in irqsim::cpu::Level::ALL.iter().enumerate() {
+    for (level, l) in irqsim::model::cpu::Level::ALL.iter().enumerate() {
         let name = irqsim::trace::level_track(*l);
         let tid = tracks
             .iter()

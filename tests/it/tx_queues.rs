@@ -9,8 +9,8 @@
 use crate::models::{run_json, simple_model};
 use irqsim::host::queues::rss_queue;
 use irqsim::host::{RunSpec, RunStats};
-use irqsim::nic::NicConfig;
-use irqsim::traffic::{FlowConfig, TupleConfig};
+use irqsim::model::nic::NicConfig;
+use irqsim::model::traffic::{FlowConfig, TupleConfig};
 use serde_json::{Value, json};
 
 /// 100 Mbit/s over 64 bytes plus preamble and gap (84 bytes) [frames/s].

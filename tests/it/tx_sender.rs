@@ -1,8 +1,8 @@
 //! A host as sender (issue 8 item 5): scenarios/tx-sender-mbuf.json against the
 //! freebsd-performance thread of April 2003 (`../shared/reference/seeds/004_*`).
 
-use irqsim::runner;
-use irqsim::scenario::{DiskFiles, load};
+use irqsim::config::scenario::{DiskFiles, load};
+use irqsim::experiment::runner;
 use std::path::Path;
 
 #[test]

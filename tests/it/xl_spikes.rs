@@ -2,8 +2,8 @@
 //! section 2), reproduced by scenarios/xl-stats-overflow.json: a 52 us average below
 //! 1,000 packets/s, 6,000 us spikes from it on, and the remedies.
 
+use irqsim::config::scenario::{self, DiskFiles};
 use irqsim::results::{PointResult, Results};
-use irqsim::scenario::{self, DiskFiles};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -15,7 +15,7 @@ fn sweep() -> &'static Results {
             "/scenarios/xl-stats-overflow.json"
         );
         let exp = scenario::load(Path::new(path), &DiskFiles).expect("scenario loads");
-        irqsim::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
+        irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
     })
 }
 

@@ -1,0 +1,970 @@
+//! The `irqsim` command: run scenarios, print tables, write result files and plots;
+//! redraw and compare plots of saved results.
+
+mod fit_cmd;
+mod plot;
+mod trace_cmd;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use irqsim::config::error::InputError;
+use irqsim::config::scenario::{
+    self, BUILTIN_SCENARIO, BuiltinFiles, DiskFiles, Experiment, FileSource,
+};
+use irqsim::experiment::out_lock::{LockError, OutLock};
+use irqsim::experiment::runner;
+use irqsim::experiment::shard::{self, Shard};
+use irqsim::results::Results;
+use irqsim::results::{output, report};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// irqsim: a discrete-event simulator of a host's packet receive and forwarding path
+/// (NIC rings, interrupts, kernel queues, netisr) to reproduce and explain receive
+/// livelock and latency under load.
+///
+/// With no command, runs the built-in default scenario (FreeBSD 4.0 router with 21143
+/// NICs forwarding 64-byte frames, the reference SmartBits sweep) and prints simulated
+/// against measured.
+#[derive(Parser)]
+#[command(name = "irqsim", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+    #[command(flatten)]
+    opts: RunOpts,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario: every load point x replication, in parallel.
+    ///
+    /// Writes DIR/results.json (every figure of every point), DIR/smartbits.csv (the
+    /// SmartBits column layout) and the plots under DIR/plots/ (SVG and PNG, unless
+    /// --no-plots), and prints a table; when the scenario names a measured table,
+    /// measured figures are printed beside the simulated ones and drawn over the plots.
+    /// Exit codes: 0 success, 2 bad input (nothing is written), 1 other failure.
+    Run {
+        /// Scenario file (JSON). Paths inside it are relative to it.
+        scenario: PathBuf,
+        /// Run only the K-th of N disjoint slices of the runs (K from 1 to N) and write
+        /// a partial result into DIR [default: irqsim-out/<scenario name>/shard-K-of-N]:
+        /// DIR/shard.json and DIR/runs/. `irqsim merge` combines the N partials into
+        /// the output of a whole run. Runs are dealt by estimated cost, so every shard
+        /// gets as many runs (to within one) and a mix of light and heavy load points.
+        #[arg(long, value_name = "K/N", conflicts_with = "trace")]
+        shard: Option<Shard>,
+        #[command(flatten)]
+        trace: trace_cmd::TraceArgs,
+    },
+    /// Redraw the plots of a saved results.json into DIR/plots/.
+    ///
+    /// DIR defaults to the directory of RESULTS. A timeline.csv beside RESULTS is drawn
+    /// too. Exit codes: 0 success, 2 unreadable or invalid input, 1 other failure.
+    Plot {
+        /// A results.json written by `irqsim run`.
+        results: PathBuf,
+    },
+    /// Overlay several result sets (models, policies, seeds) in one set of plots.
+    ///
+    /// Prints the points side by side (per load point, each series' forwarded rate, loss
+    /// and average latency) and writes DIR/plots/ [default DIR: irqsim-out/compare];
+    /// lines are labelled by scenario name (and variant), measured tables drawn once each.
+    /// Exit codes: 0 success, 2 unreadable or invalid input, 1 other failure.
+    Compare {
+        /// Two or more results.json files.
+        #[arg(required = true, num_args = 2..)]
+        results: Vec<PathBuf>,
+    },
+    /// Fit numeric model parameters to the measured table the scenario names, by
+    /// simulating it (weighted least squares of loss and average latency per load point;
+    /// Nelder-Mead after a Halton sample, with restarts).
+    ///
+    /// Writes DIR/fit.json (fitted values, linearised 95 % intervals, correlations,
+    /// residuals point by point, warnings), DIR/fitted-model.json (the model file with
+    /// the fitted values and a note on each), DIR/residuals.csv, the start and fitted
+    /// sweeps under DIR/start/ and DIR/fitted/, and plots under DIR/plots/ (residuals,
+    /// the objective along each parameter, start and fitted sweeps against the table).
+    /// Exit codes: 0 success, 2 bad input, 1 other failure.
+    Fit(fit_cmd::FitArgs),
+    /// Combine the partial results of `irqsim run --shard K/N`, one directory per shard
+    /// in any order, into exactly the output `irqsim run` writes on one machine.
+    ///
+    /// Writes DIR/results.json, the SmartBits CSVs, timeline.csv and the plots (unless
+    /// --no-plots) [default DIR: irqsim-out/<scenario name>] and prints the table.
+    /// Refuses, naming the directory and the field, partials of different scenarios,
+    /// seeds, irqsim builds or shard counts, a shard given twice or missing, and
+    /// missing runs. Exit codes: 0 success, 2 partials refused, 1 other failure.
+    Merge {
+        /// The N directories written by `irqsim run SCENARIO --shard K/N --out DIR`.
+        #[arg(required = true, num_args = 1.., value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+    },
+    /// Print the JSON Schema of scenario or model files (generated from the Rust types;
+    /// the same as schemas/*.schema.json), for editors that check files as they are typed.
+    Schema {
+        /// Which schema.
+        #[arg(value_enum, default_value = "scenario")]
+        kind: SchemaKind,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SchemaKind {
+    /// Scenario files (scenarios/*.json).
+    Scenario,
+    /// Model files (models/*.json).
+    Model,
+}
+
+#[derive(clap::Args)]
+struct RunOpts {
+    /// Output directory [default: irqsim-out/<scenario name>].
+    #[arg(long, global = true, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Seed for every random stream, replacing the scenario's `seed`.
+    #[arg(long, global = true, value_name = "N")]
+    seed: Option<u64>,
+    /// Worker threads [default: one per core]. Results do not depend on it.
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
+    /// Print nothing but errors (no table, no progress bar).
+    #[arg(long, global = true)]
+    quiet: bool,
+    /// Continue an interrupted sweep from the runs saved under DIR/.checkpoint/ (the
+    /// output is the same as an uninterrupted run's).
+    #[arg(long, global = true)]
+    resume: bool,
+    /// Write no plots (for benchmarks and scripted sweeps).
+    #[arg(long, global = true)]
+    no_plots: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let opts = cli.opts;
+    let (path, files, shard, trace): (PathBuf, &dyn FileSource, _, _) = match cli.cmd {
+        Some(Cmd::Run {
+            scenario,
+            shard,
+            trace,
+        }) => (scenario, &DiskFiles, shard, trace),
+        None => (
+            PathBuf::from(BUILTIN_SCENARIO),
+            &BuiltinFiles,
+            None,
+            trace_cmd::TraceArgs::default(),
+        ),
+        Some(Cmd::Merge { dirs }) => return merge_cmd(&dirs, &opts),
+        Some(Cmd::Plot { results }) => return plot_cmd(&[results], false, &opts),
+        Some(Cmd::Compare { results }) => return plot_cmd(&results, true, &opts),
+        Some(Cmd::Fit(args)) => {
+            return fit_cmd::fit(
+                &args,
+                &opts.out,
+                opts.seed,
+                opts.threads,
+                opts.quiet,
+                opts.no_plots,
+            );
+        }
+        Some(Cmd::Schema { kind }) => {
+            print!(
+                "{}",
+                match kind {
+                    SchemaKind::Scenario => scenario::scenario_schema(),
+                    SchemaKind::Model => scenario::model_schema(),
+                }
+            );
+            return ExitCode::SUCCESS;
+        }
+    };
+    let exp = match scenario::load(&path, files) {
+        Ok(e) => e,
+        Err(e) => return input_error(&e),
+    };
+    if trace.trace.is_some() {
+        // Refuse a window that does not fit the scenario before the sweep runs.
+        if let Err(e) = trace_cmd::select(&exp, &trace).and_then(|_| trace_cmd::spec(&trace)) {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(2);
+        }
+    }
+    if let Err(code) = check_memory(&exp, &opts, shard) {
+        return code;
+    }
+    let out = out_dir(&exp, &opts, shard);
+    let lock = match lock_out(&out) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    match run(exp, opts, shard, trace, &out, lock) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}
+
+/// The runs a command will simulate and the threads it will use (with the note to
+/// print when `--threads` was lowered): every run, or a shard's share of them.
+fn runs_and_threads(
+    exp: &Experiment,
+    opts: &RunOpts,
+    shard: Option<Shard>,
+) -> (usize, usize, Option<String>) {
+    let all = exp.variants.len().max(1) * exp.npoints() * exp.replications as usize;
+    let runs = shard.map_or(all, |s| all.div_ceil(s.n.max(1)));
+    let (threads, note) = irqsim::sim::limits::threads(opts.threads.unwrap_or(0), runs);
+    (runs, threads, note)
+}
+
+/// Refuse (exit 2, before anything is written) a sweep that cannot fit the memory
+/// available, and warn of one that may not ([`irqsim::experiment::memory`] states the rule and the
+/// figures).
+fn check_memory(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> Result<(), ExitCode> {
+    let (runs, threads, _) = runs_and_threads(exp, opts, shard);
+    let mem = irqsim::experiment::memory::MemoryEstimate::new(exp, runs, threads);
+    let Some((avail, field)) = irqsim::experiment::memory::available() else {
+        return Ok(());
+    };
+    if mem.least > avail {
+        eprintln!(
+            "error: {}: the sweep would need at least {} ({} with every latency histogram \
+             at its largest), more than the {} of memory available ({field} in \
+             /proc/meminfo); nothing was simulated or written. Use fewer flows, load \
+             points, variants or replications, a shorter run, or fewer --threads",
+            exp.path,
+            irqsim::experiment::memory::bytes(mem.least),
+            mem.describe(runs),
+            irqsim::experiment::memory::bytes(avail)
+        );
+        return Err(ExitCode::from(2));
+    }
+    if mem.total > avail && !opts.quiet {
+        eprintln!(
+            "warning: {}: the sweep needs at least {}, but up to {} if its latencies grow \
+             to the run's length (every latency histogram at its largest), more than the {} \
+             of memory available ({field} in /proc/meminfo)",
+            exp.path,
+            irqsim::experiment::memory::bytes(mem.least),
+            mem.describe(runs),
+            irqsim::experiment::memory::bytes(avail)
+        );
+    }
+    Ok(())
+}
+
+/// The exit code of a failed run: 2 when a file found in the output directory is
+/// refused (a checkpoint or partial result that cannot be trusted, a file irqsim would
+/// write over), 1 for a machine fault or a failed simulation.
+fn exit_code(e: &anyhow::Error) -> u8 {
+    if let Some(c) = e.downcast_ref::<irqsim::experiment::checkpoint::CheckpointError>() {
+        c.exit_code()
+    } else if let Some(p) = e.downcast_ref::<shard::PartialError>() {
+        p.exit_code()
+    } else {
+        1
+    }
+}
+
+pub(crate) fn input_error(e: &InputError) -> ExitCode {
+    eprintln!("error: invalid input");
+    for line in e.to_string().lines() {
+        eprintln!("  {line}");
+    }
+    ExitCode::from(2)
+}
+
+/// Lock `out` for this command ([`irqsim::experiment::out_lock`]), creating it if needed: a
+/// directory another command holds is refused (exit 2, naming its pid), one that cannot
+/// be locked (read-only, full) is a machine fault (exit 1).
+pub(crate) fn lock_out(out: &Path) -> Result<OutLock, ExitCode> {
+    let lock = OutLock::acquire(out).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(match e {
+            LockError::Held { .. } => 2,
+            LockError::Io { .. } => 1,
+        })
+    })?;
+    own_subdirs(out)?;
+    Ok(lock)
+}
+
+/// The directories irqsim writes and deletes in under `out` (`.checkpoint`, `runs`,
+/// `plots`) must be directories of their own, or absent: a symbolic link there (or a
+/// file) would lead its writes and deletions elsewhere, so it is refused with exit 2,
+/// naming it, before any work.
+fn own_subdirs(out: &Path) -> Result<(), ExitCode> {
+    for name in [
+        irqsim::experiment::checkpoint::DIR,
+        irqsim::experiment::shard::RUNS_DIR,
+        "plots",
+    ] {
+        let p = out.join(name);
+        let what = match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => "a symbolic link",
+            Ok(m) if !m.is_dir() => "not a directory",
+            _ => continue,
+        };
+        eprintln!(
+            "error: {} is {what}: irqsim writes and removes its own files there, so it must \
+             be a directory of the output directory's own (or absent); move it away",
+            p.display()
+        );
+        return Err(ExitCode::from(2));
+    }
+    Ok(())
+}
+
+/// The output directory of `irqsim run`: `--out`, or `irqsim-out/<scenario name>` (and
+/// `shard-K-of-N` under it for a shard). The scenario's name passed
+/// [`irqsim::config::names::check`] when it was loaded, so it stays under `irqsim-out/`.
+fn out_dir(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> PathBuf {
+    opts.out.clone().unwrap_or_else(|| {
+        let dir = Path::new("irqsim-out").join(&exp.name);
+        match shard {
+            Some(s) => dir.join(format!("shard-{}-of-{}", s.k, s.n)),
+            None => dir,
+        }
+    })
+}
+
+/// `irqsim run`: simulate the sweep into `out`, which `lock` holds until it returns.
+fn run(
+    mut exp: Experiment,
+    opts: RunOpts,
+    shard: Option<Shard>,
+    trace: trace_cmd::TraceArgs,
+    out: &Path,
+    lock: OutLock,
+) -> anyhow::Result<()> {
+    if let Some(s) = opts.seed {
+        exp.seed = s;
+    }
+    if let Some(s) = shard {
+        return run_shard(&exp, &opts, s, out, lock);
+    }
+    let variants = exp.variants.len().max(1);
+    let (runs, threads, note) = runs_and_threads(&exp, &opts, None);
+    if !opts.quiet {
+        if let Some(note) = note {
+            eprintln!("irqsim: {note}");
+        }
+        let v = if variants > 1 {
+            format!("{variants} variants x ")
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "irqsim: {} -- {v}{} points x {} replication(s), {} s each",
+            exp.path,
+            exp.npoints(),
+            exp.replications,
+            exp.duration_s
+        );
+    }
+    let est = Estimate::new(&exp, threads);
+    if !opts.quiet {
+        eprintln!("{}", est.describe());
+        let mem = irqsim::experiment::memory::MemoryEstimate::new(&exp, runs, threads);
+        eprintln!("estimated memory: {}", mem.describe(runs));
+    }
+    // A checkpoint that cannot be trusted is refused here, before any work.
+    let checkpoint = irqsim::experiment::checkpoint::Checkpoint::open(out, &exp, opts.resume)
+        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+    let t0 = Instant::now();
+    let done = AtomicUsize::new(0);
+    let offered = est.packets;
+    let bar = progress_bar(runs, runs > exp.npoints(), opts.quiet);
+    let stop = stop_on_ctrl_c();
+    let outcome = runner::run_with(
+        &exp,
+        threads,
+        &|| {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            // Packets simulated so far, estimated from the runs done (runs differ in load).
+            let pkts = offered * n as f64 / runs as f64;
+            let secs = t0.elapsed().as_secs_f64().max(1e-3);
+            bar.set_message(format!("{}pkt/s", si(pkts / secs)));
+            bar.inc(1);
+        },
+        Some(&checkpoint),
+        Some(&stop),
+    );
+    bar.finish_and_clear();
+    let results = match outcome {
+        Ok(r) => r,
+        Err(i @ runner::RunError::Interrupted { .. }) => {
+            eprintln!(
+                "irqsim: {i}; they are saved under {}. Run the same command with --resume to finish.",
+                out.join(irqsim::experiment::checkpoint::DIR).display()
+            );
+            drop(lock);
+            std::process::exit(130);
+        }
+        Err(e) => anyhow::bail!("{}: {e}", exp.path),
+    };
+    debug_assert_eq!(done.load(Ordering::Relaxed), runs);
+    let wall = t0.elapsed().as_secs_f64();
+    let mut written = write_outputs(out, &results, opts.no_plots, || {
+        checkpoint
+            .finish()
+            .with_context(|| format!("removing the checkpoint under {}", out.display()))
+    })?;
+    let mut traced = None;
+    if trace.trace.is_some() {
+        let (files, line) = trace_cmd::run(&exp, &trace, out, opts.no_plots)?;
+        written.extend(files.into_iter().filter(|f| !f.starts_with(plot::DIR)));
+        traced = Some(line);
+    }
+    if !opts.quiet {
+        println!("{}", report::table(&results));
+        let pkts: f64 = results
+            .points
+            .iter()
+            .map(|p| p.figures.total.sent)
+            .sum::<f64>()
+            * exp.replications as f64;
+        println!(
+            "wrote {} in {}; {runs} runs, {:.2e} packets in {wall:.2} s wall",
+            written.join(", "),
+            out.display(),
+            pkts,
+        );
+    }
+    if let Some(line) = traced
+        && (line.contains("warning:") || !opts.quiet)
+    {
+        eprintln!("{line}");
+    }
+    Ok(())
+}
+
+/// Ctrl-C: start no new run (the finished ones are already saved).
+fn stop_on_ctrl_c() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    stop
+}
+
+/// Write the output of a sweep into `out`: results.json, the SmartBits tables and the
+/// timeline (output::write_all), then `after_data` (removing the checkpoint), then the
+/// plots unless `no_plots`. `irqsim run` and `irqsim merge` both write through here, so
+/// they write the same files. Returns what was written, for the closing line.
+fn write_outputs(
+    out: &Path,
+    results: &Results,
+    no_plots: bool,
+    after_data: impl FnOnce() -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<String>> {
+    let mut written = output::write_all(out, results)
+        .with_context(|| format!("writing results under {}", out.display()))?;
+    after_data()?;
+    if !no_plots {
+        // The timeline is drawn when this run wrote one (not from an older run).
+        let tl_path = out.join(plot::timeline::FILE);
+        let timeline = if written.iter().any(|w| w == plot::timeline::FILE) {
+            Some(plot::timeline::read(&tl_path).map_err(|e| anyhow::anyhow!("{e}"))?)
+        } else {
+            None
+        };
+        let sources = [plot::Source {
+            label: results.scenario.clone(),
+            results,
+        }];
+        let plots = out.join(plot::DIR);
+        let files = plot::write(&plots, &sources, timeline.as_deref())
+            .with_context(|| format!("writing plots under {}", plots.display()))?;
+        written.push(format!("{}/ ({} files)", plot::DIR, files.len()));
+    }
+    Ok(written)
+}
+
+/// `irqsim run SCENARIO --shard K/N`: simulate the shard's runs (saving each to the
+/// checkpoint, so `--resume` works as for a whole run) and write them as a partial
+/// result into `out` -- unless `out` already holds this shard, finished
+/// ([`shard::finished`]): then say so and stop.
+fn run_shard(
+    exp: &Experiment,
+    opts: &RunOpts,
+    shard: Shard,
+    out: &Path,
+    lock: OutLock,
+) -> anyhow::Result<()> {
+    let manifest = shard::Manifest::new(exp, shard);
+    if shard::finished(out, &manifest) {
+        eprintln!(
+            "irqsim: shard {shard} is already finished in {} (its {} is this scenario's, \
+             seed's and irqsim build's, with all its runs): nothing simulated, nothing \
+             written; remove {} to run it again",
+            out.display(),
+            shard::MANIFEST,
+            out.join(shard::MANIFEST).display()
+        );
+        return Ok(());
+    }
+    let runs = manifest.runs.len();
+    if !opts.quiet {
+        let reps = exp.replications as usize;
+        let packets: f64 = manifest
+            .runs
+            .iter()
+            .map(|&k| manifest.frame.points[k / reps].offered_pps * exp.duration_s)
+            .sum::<f64>()
+            + 0.0; // (an empty sum is -0.0)
+        let (threads, note) = irqsim::sim::limits::threads(opts.threads.unwrap_or(0), runs);
+        if let Some(note) = note {
+            eprintln!("irqsim: {note}");
+        }
+        eprintln!(
+            "irqsim: {} -- shard {shard}: {runs} of {} runs ({} variant(s) x {} points x {} \
+             replication(s)), {} s each",
+            exp.path,
+            manifest.total_runs,
+            exp.variants.len(),
+            exp.npoints(),
+            exp.replications,
+            exp.duration_s
+        );
+        if runs == 0 {
+            eprintln!(
+                "irqsim: shard {shard} holds no run (more shards than runs); it is still needed by `irqsim merge`"
+            );
+        }
+        let flows = exp.flows.len() as f64;
+        let cpu_s =
+            packets / PACKETS_PER_S_PER_THREAD + runs as f64 * (RUN_FIXED_S + flows * FLOW_FIXED_S);
+        eprintln!(
+            "estimated work: {} packets; expected {} wall on {threads} thread(s)",
+            si(packets).trim_end(),
+            duration(cpu_s / threads as f64)
+        );
+    }
+    // Refuse, before any work, a partial there that irqsim would write over but did
+    // not write, and a checkpoint that cannot be trusted.
+    shard::check_dir(out, &manifest)
+        .with_context(|| format!("writing the partial result under {}", out.display()))?;
+    let checkpoint = irqsim::experiment::checkpoint::Checkpoint::open(out, exp, opts.resume)
+        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+    let t0 = Instant::now();
+    let bar = progress_bar(runs, true, opts.quiet);
+    let stop = stop_on_ctrl_c();
+    let (_, threads, _) = runs_and_threads(exp, opts, Some(shard));
+    let outcome = runner::run_selected(
+        exp,
+        threads,
+        &|| bar.inc(1),
+        Some(&checkpoint),
+        Some(&stop),
+        &manifest.runs,
+    );
+    bar.finish_and_clear();
+    let saved = match outcome {
+        Ok(r) => r,
+        Err(i @ runner::RunError::Interrupted { .. }) => {
+            eprintln!(
+                "irqsim: shard {shard} {i}; they are saved under {}. Run the same command with --resume to finish.",
+                out.join(irqsim::experiment::checkpoint::DIR).display()
+            );
+            drop(lock);
+            std::process::exit(130);
+        }
+        Err(e) => anyhow::bail!("{}: {e}", exp.path),
+    };
+    shard::write_partial(out, &manifest, &saved)
+        .with_context(|| format!("writing the partial result under {}", out.display()))?;
+    checkpoint
+        .finish()
+        .with_context(|| format!("removing the checkpoint under {}", out.display()))?;
+    if !opts.quiet {
+        println!(
+            "wrote shard {shard} ({runs} of {} runs: {}, {}/) in {} in {:.2} s wall; \
+             `irqsim merge` the {} shard directories to get the results",
+            manifest.total_runs,
+            shard::MANIFEST,
+            shard::RUNS_DIR,
+            out.display(),
+            t0.elapsed().as_secs_f64(),
+            shard.n,
+        );
+    }
+    Ok(())
+}
+
+/// `irqsim merge DIR...`: check the partial results, assemble them and write what a
+/// whole run writes.
+fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts) -> ExitCode {
+    // Options of a run that a merge cannot honour are refused, not ignored.
+    for (given, name) in [
+        (opts.seed.is_some(), "--seed"),
+        (opts.threads.is_some(), "--threads"),
+        (opts.resume, "--resume"),
+    ] {
+        if given {
+            eprintln!(
+                "error: {name} does not apply to `irqsim merge` (the shards were run with their own)"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let merged = match shard::merge(dirs) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: cannot merge");
+            eprintln!("  {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let results = &merged.results;
+    // The scenario's name passed irqsim::config::names::check in shard::read_manifest.
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("irqsim-out").join(&results.scenario));
+    let _lock = match lock_out(&out) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    match write_outputs(&out, results, opts.no_plots, || Ok(())) {
+        Ok(written) => {
+            if !opts.quiet {
+                println!("{}", report::table(results));
+                println!(
+                    "wrote {} in {}; merged {} shards, {} runs",
+                    written.join(", "),
+                    out.display(),
+                    merged.shards,
+                    merged.runs
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Simulated packets per wall-clock second on one worker thread, for the expected wall
+/// time printed before a run: `cargo bench --bench sweeps -- all-points-1thread` (the
+/// 64-byte dc21143 sweep, interrupt policy, full statistics, one thread) gave a median
+/// of 4.62 M packets/s (rounded to 4.6 M) on the 2-core machine of docs/performance.md
+/// (the shipped profile: four-port router with the PCI bus, the transmit poll and
+/// TX_NOBUF completions, merged handler bursts).
+/// Remeasure and update it when the hot path changes. Other scenarios run at other
+/// rates: overloads that drop most frames at a full RX ring go faster (21 M packets/s
+/// for the 1 Gbit/s NAPI sweep), light loads with a timeline slower (4.5 M for the
+/// xl(4) sweep, 4.0 M for the 600-byte four-flow sweep), so the estimate is good to a
+/// factor of a few.
+const PACKETS_PER_S_PER_THREAD: f64 = 4.6e6;
+
+/// CPU time of a run besides its packets [s]: building the host, the figures, saving
+/// them. Measured with `/usr/bin/time` on `irqsim run --threads 1 --no-plots` of 10,000
+/// and 20,000 load points of one flow sending 1 frame each (64-byte dc21143 model): 4.1
+/// and 17.5 CPU-s, 0.41 and 0.87 ms per run; issue 33's 1e6 points took 10.5 min of
+/// CPU where the packets alone gave 2 min, 0.51 ms per run. 0.5 ms.
+const RUN_FIXED_S: f64 = 0.5e-3;
+
+/// CPU time of each flow of a run besides its packets [s]: measured as above with
+/// 2,000 points of 100 flows (9.3 CPU-s, 4.7 ms per run, 42 us per flow after the run's
+/// own 0.5 ms) and one point of 10,000 flows (0.54 CPU-s, 54 us per flow). 50 us.
+const FLOW_FIXED_S: f64 = 50e-6;
+
+/// The work of a run, estimated from the experiment before it starts.
+struct Estimate {
+    /// Frames the tester sends over all runs: rates x duration, summed over points,
+    /// times variants and replications. Request/response flows are not counted (their
+    /// rate is what the host makes of it).
+    packets: f64,
+    points: usize,
+    variants: usize,
+    replications: usize,
+    /// Threads that will work: the requested number (0: one per core), at most one
+    /// per run.
+    threads: usize,
+    /// Runs of the sweep.
+    runs: usize,
+    /// Flows of each run.
+    flows: usize,
+    /// Some flows are request/response.
+    closed_loop: bool,
+}
+
+impl Estimate {
+    fn new(exp: &Experiment, threads: usize) -> Estimate {
+        let variants = exp.variants.len().max(1);
+        let replications = exp.replications as usize;
+        let runs = variants * exp.npoints() * replications;
+        let (threads, _) = irqsim::sim::limits::threads(threads, runs);
+        let all_points = || exp.variants.iter().flat_map(|v| v.points.iter());
+        Estimate {
+            packets: 0.0
+                + all_points().map(|p| p.offered_pps()).sum::<f64>()
+                    * exp.duration_s
+                    * replications as f64,
+            points: exp.npoints(),
+            variants,
+            replications,
+            threads,
+            runs,
+            flows: exp.flows.len(),
+            closed_loop: all_points().any(|p| p.outstanding.is_some()),
+        }
+    }
+
+    /// CPU time of the simulation [s]: the packets, and each run's and each of its
+    /// flows' fixed cost.
+    fn cpu_s(&self) -> f64 {
+        self.packets / PACKETS_PER_S_PER_THREAD
+            + self.runs as f64 * (RUN_FIXED_S + self.flows as f64 * FLOW_FIXED_S)
+    }
+
+    /// Expected wall time of the simulation [s] (plots and files not included).
+    fn wall_s(&self) -> f64 {
+        self.cpu_s() / self.threads as f64
+    }
+
+    fn describe(&self) -> String {
+        let runs = self.points * self.variants * self.replications;
+        let per_run = self.packets / runs.max(1) as f64;
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let mut s = format!(
+            "estimated work: {} packets = {} packets/run x {} x {} x {}; expected {} wall on {} \
+             ({}packets/s per thread, and {} ms per run and {} us per flow of it)",
+            si(self.packets).trim_end(),
+            si(per_run).trim_end(),
+            plural(self.points, "point"),
+            plural(self.variants, "variant"),
+            plural(self.replications, "replication"),
+            duration(self.wall_s()),
+            plural(self.threads, "thread"),
+            si(PACKETS_PER_S_PER_THREAD),
+            RUN_FIXED_S * 1e3,
+            FLOW_FIXED_S * 1e6,
+        );
+        if self.closed_loop {
+            s.push_str("; request/response flows not counted");
+        }
+        s
+    }
+}
+
+/// `0.42 s`, `12 s`, `3 min 20 s`.
+fn duration(secs: f64) -> String {
+    if secs < 10.0 {
+        format!("{secs:.2} s")
+    } else if secs < 120.0 {
+        format!("{secs:.0} s")
+    } else {
+        let s = secs.round() as u64;
+        format!("{} min {} s", s / 60, s % 60)
+    }
+}
+
+/// Progress on stderr: runs done, simulated packets/s, time left. Hidden with --quiet or
+/// when stderr is not a terminal.
+fn progress_bar(runs: usize, several_per_point: bool, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    // A run is one point of one variant, one replication.
+    let unit = if several_per_point { "runs" } else { "points" };
+    let bar = ProgressBar::new(runs as u64);
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} [{{bar:20}}] {{pos}}/{{len}} {unit} · {{msg}} · {{elapsed}} elapsed, {{eta}} left"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// `12.3 M`, `456 k`, `789`.
+fn si(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.1} G", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.1} M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.0} k", v / 1e3)
+    } else {
+        format!("{v:.0} ")
+    }
+}
+
+/// Read a saved results.json.
+fn load_results(path: &Path) -> Result<Results, InputError> {
+    let file = path.display().to_string();
+    let text =
+        irqsim::config::read_limit::read_text(path, irqsim::config::read_limit::MAX_RESULT_BYTES)
+            .map_err(|source| InputError::Read {
+            file: file.clone(),
+            source,
+        })?;
+    let results = scenario::parse_json::<Results>(&file, &text)?;
+    // Its names become file names (plots/grid-<metric>-<variant>.svg): none may lead out
+    // of the output directory.
+    let problems = results.name_problems();
+    if !problems.is_empty() {
+        return Err(InputError::Invalid(
+            problems
+                .into_iter()
+                .map(|problem| irqsim::config::error::FileProblem {
+                    file: file.clone(),
+                    problem,
+                })
+                .collect(),
+        ));
+    }
+    Ok(results)
+}
+
+/// The timeline.csv beside `path` when `results` (read from `path`) was written with
+/// it: results.json records the checksum of its timeline ([`output::timeline_checksum`]),
+/// and a timeline.csv that is missing or has other bytes is another run's, so it is not
+/// drawn (and a warning says why).
+fn own_timeline(
+    path: &Path,
+    results: &Results,
+) -> Result<Option<Vec<plot::timeline::TimelineRow>>, InputError> {
+    let tl = path.with_file_name(plot::timeline::FILE);
+    let Some(sum) = &results.timeline_csv_fnv1a else {
+        if tl.exists() {
+            eprintln!(
+                "warning: {} is not drawn: {} records no timeline, so it is another run's",
+                tl.display(),
+                path.display()
+            );
+        }
+        return Ok(None);
+    };
+    let file = tl.display().to_string();
+    let bytes = match irqsim::config::read_limit::read_bytes(
+        &tl,
+        irqsim::config::read_limit::MAX_RESULT_BYTES,
+    ) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!(
+                "warning: the timeline {} was written with is not drawn: {file}: {e}",
+                path.display()
+            );
+            return Ok(None);
+        }
+    };
+    if output::timeline_checksum(&bytes) != *sum {
+        eprintln!(
+            "warning: {file} is not drawn: it is not the timeline {} was written with (its \
+             checksum is {}, not {sum})",
+            path.display(),
+            output::timeline_checksum(&bytes)
+        );
+        return Ok(None);
+    }
+    let text = String::from_utf8(bytes).map_err(|e| InputError::Read {
+        file: file.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+    })?;
+    plot::timeline::parse(&file, &text).map(Some)
+}
+
+/// `irqsim plot` (one file) and `irqsim compare` (several).
+fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts) -> ExitCode {
+    let mut sets = Vec::new();
+    for p in paths {
+        match load_results(p) {
+            Ok(r) => sets.push(r),
+            Err(e) => return input_error(&e),
+        }
+    }
+    let out = match (&opts.out, compare) {
+        (Some(o), _) => o.clone(),
+        (None, true) => Path::new("irqsim-out").join("compare"),
+        (None, false) => match paths[0].parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        },
+    };
+    let timeline = if compare {
+        None
+    } else {
+        match own_timeline(&paths[0], &sets[0]) {
+            Ok(t) => t,
+            Err(e) => return input_error(&e),
+        }
+    };
+    let labels = plot::labels(paths, &sets);
+    if compare && !opts.quiet {
+        let named: Vec<(String, &Results)> = labels.iter().cloned().zip(&sets).collect();
+        println!("{}", report::compare_table(&named));
+    }
+    let sources: Vec<plot::Source> = labels
+        .into_iter()
+        .zip(&sets)
+        .map(|(label, results)| plot::Source { label, results })
+        .collect();
+    let dir = out.join(plot::DIR);
+    let _lock = match lock_out(&out) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    match plot::write(&dir, &sources, timeline.as_deref()) {
+        Ok(files) => {
+            if !opts.quiet {
+                println!("wrote {} in {}", files.join(", "), dir.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: writing plots under {}: {e:#}", dir.display());
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_counts_the_frames_the_tester_sends() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/dc21143-64b-1flow.json");
+        let exp = scenario::load(&path, &DiskFiles).expect("scenario loads");
+        let est = Estimate::new(&exp, 2);
+        // 10-36 % of 148,810 frames/s, 14 points of 10 s; the runs send 4,791,660.
+        assert!((est.packets - 4_791_667.0).abs() < 1.0, "{}", est.packets);
+        assert_eq!(est.threads, 2);
+        // The packets, plus 14 runs of one flow at 0.5 ms + 50 us each.
+        let cpu = est.packets / PACKETS_PER_S_PER_THREAD + 14.0 * (0.5e-3 + 50e-6);
+        assert!((est.wall_s() - cpu / 2.0).abs() < 1e-9);
+        let text = est.describe();
+        let want = format!(
+            "estimated work: 4.8 M packets = 342 k packets/run x 14 points x 1 variant x \
+             1 replication; expected {} wall on 2 threads",
+            duration(est.wall_s())
+        );
+        assert!(text.starts_with(&want), "{text}");
+        // Never more threads than runs.
+        assert_eq!(
+            Estimate::new(&exp, 64).threads,
+            14.min(irqsim::sim::limits::THREADS_PER_CORE * irqsim::sim::limits::available_cores())
+        );
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration(0.4234), "0.42 s");
+        assert_eq!(duration(42.4), "42 s");
+        assert_eq!(duration(200.0), "3 min 20 s");
+    }
+}

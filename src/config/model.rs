@@ -1,0 +1,268 @@
+//! A hardware/OS profile: what a model file holds, and its validation.
+//!
+//! [`ModelConfig`] gathers the components' own configurations (each validates its own
+//! fields) and checks what only the whole profile can: names unique, roles of the NICs,
+//! the lines' chains, the costs a policy needs, what a policy supports. The host
+//! ([`crate::host`]) is assembled from it; the scenario loader reads it from a file.
+
+use crate::model::bus::BusConfig;
+use crate::model::cpu::CpuConfig;
+use crate::model::irq::IrqLineConfig;
+use crate::model::kernel::KernelConfig;
+use crate::model::nic::NicConfig;
+use crate::model::policy::{BuildCtx, PolicyConfig};
+use crate::model::sender::SenderConfig;
+use crate::model::traffic::FlowConfig;
+use crate::model::user::UserConfig;
+use crate::sim::problems::Problems;
+use crate::sim::time::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A hardware/OS profile: what a model file holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// What machine and OS this profile describes.
+    #[serde(default)]
+    pub description: String,
+    /// Free-text notes keyed by parameter: where each value comes from. Not used by the
+    /// simulation.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, String>,
+    /// The processor.
+    pub cpu: CpuConfig,
+    /// The kernel forwarding path and the system-wide policy parameters.
+    pub kernel: KernelConfig,
+    /// Network interfaces, at least one. On a shared interrupt line their handlers
+    /// are called in the order of the line's `chain`.
+    #[schemars(length(min = 1))]
+    pub nics: Vec<NicConfig>,
+    /// Interrupt lines shared by several NICs (default: none, every NIC has a line of
+    /// its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub irq_lines: Vec<IrqLineConfig>,
+    /// The I/O bus carrying the NICs' DMA (default: none, DMA is a fixed latency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus: Option<BusConfig>,
+    /// A user process competing for the CPU (none by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserConfig>,
+    /// A ttcp-like sending application (none by default; see [`crate::model::sender`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<SenderConfig>,
+}
+
+impl ModelConfig {
+    /// Range and consistency checks; every problem is collected.
+    pub fn validate(&self, p: &mut Problems) {
+        p.at("cpu", |p| self.cpu.validate(p));
+        p.at("kernel", |p| self.kernel.validate(p));
+        if self.nics.is_empty() {
+            p.push("nics", "a model needs at least one NIC");
+        }
+        for (i, n) in self.nics.iter().enumerate() {
+            p.at("nics", |p| p.at(format!("[{i}]"), |p| n.validate(p)));
+            if self.nics[..i].iter().any(|m| m.name == n.name) {
+                p.push(
+                    &format!("nics[{i}].name"),
+                    format!("duplicate NIC name `{}`", n.name),
+                );
+            }
+        }
+        // The policies' checks against the rest of the model.
+        let policies: Vec<PolicyConfig> = self.nics.iter().map(|n| n.policy.clone()).collect();
+        crate::model::policy::validate_model(
+            |kind| BuildCtx {
+                kind,
+                nics: &policies,
+                kernel: &self.kernel,
+                clock_mhz: self.cpu.clock_mhz,
+                timeslice: SimTime::from_ns_f64(self.kernel.timeslice_ns),
+                cores: self.cpu.cores as usize,
+            },
+            p,
+        );
+        if let Some(u) = &self.user {
+            p.at("user", |p| u.validate(p));
+        }
+        if let Some(b) = &self.bus {
+            p.at("bus", |p| b.validate(p));
+        }
+        if let Some(snd) = &self.sender {
+            p.at("sender", |p| {
+                snd.validate(p);
+                if self.nic_index(&snd.nic).is_none() {
+                    p.push("nic", format!("no NIC named `{}`", snd.nic));
+                }
+            });
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for (i, l) in self.irq_lines.iter().enumerate() {
+            p.at("irq_lines", |p| {
+                p.at(format!("[{i}]"), |p| {
+                    l.validate(p);
+                    for (j, n) in l.chain.iter().enumerate() {
+                        if self.nic_index(n).is_none() {
+                            p.push(&format!("chain[{j}]"), format!("no NIC named `{n}`"));
+                        } else if self.nics.iter().any(|m| m.name == *n && m.queues > 1) {
+                            p.push(
+                                &format!("chain[{j}]"),
+                                format!(
+                                    "NIC `{n}` has several queues, each with an MSI-X \
+                                     vector of its own: it cannot share a line"
+                                ),
+                            );
+                        } else if seen.contains(&n.as_str()) {
+                            p.push(
+                                &format!("chain[{j}]"),
+                                format!("NIC `{n}` is already on a line"),
+                            );
+                        } else {
+                            seen.push(n);
+                        }
+                    }
+                })
+            });
+        }
+        let names = self.line_names();
+        // A queue's name (`<nic>-q<k>`) names its port and its vector: it must not be a
+        // NIC's or a shared line's name too.
+        for (i, n) in self.nics.iter().enumerate() {
+            for k in (0..n.queues).filter(|_| n.queues > 1) {
+                let q = crate::model::nic::queue_name(&n.name, k);
+                if self.nics.iter().any(|m| m.name == q)
+                    || self.irq_lines.iter().any(|l| l.name == q)
+                {
+                    p.push(
+                        &format!("nics[{i}].queues"),
+                        format!(
+                            "queue {k} of `{}` is named `{q}`, which is already a NIC's or \
+                             a line's name",
+                            n.name
+                        ),
+                    );
+                }
+            }
+            let entries = n
+                .rss
+                .indirection_entries
+                .unwrap_or(crate::model::nic::rss::DEFAULT_ENTRIES);
+            if n.queues > 1 && entries < n.queues as usize {
+                p.push(
+                    &format!("nics[{i}].rss.indirection_entries"),
+                    format!(
+                        "{entries} entries for {} queues: the queues from {entries} on \
+                         would never receive",
+                        n.queues
+                    ),
+                );
+            }
+        }
+        for line in self.cpu.irq_affinity.keys() {
+            if !names.contains(line) {
+                p.push(
+                    &format!("cpu.irq_affinity.{line}"),
+                    format!(
+                        "no interrupt line named `{line}` (the lines are {})",
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
+        if self.cpu.cores > 1 {
+            for (i, n) in self.nics.iter().enumerate() {
+                if !matches!(n.policy, PolicyConfig::Interrupt | PolicyConfig::Napi(_)) {
+                    p.push(
+                        &format!("nics[{i}].policy"),
+                        format!(
+                            "a host with {} cores models the `interrupt` and `napi` policies \
+                             (per-core FreeBSD polling, polling threads, taskqueues and \
+                             busy-poll loops are not modelled)",
+                            self.cpu.cores
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The interrupt lines' names in line order: the shared lines, then the line of its
+    /// own of each NIC not on one, named after the NIC, or the vector of each queue of a
+    /// multi-queue NIC, named after the queue (`<nic>-q<k>`).
+    pub fn line_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.irq_lines.iter().map(|l| l.name.clone()).collect();
+        for n in &self.nics {
+            if n.queues > 1 {
+                names.extend((0..n.queues).map(|k| crate::model::nic::queue_name(&n.name, k)));
+            } else if !self.irq_lines.iter().any(|l| l.chain.contains(&n.name)) {
+                names.push(n.name.clone());
+            }
+        }
+        names
+    }
+
+    /// The core each interrupt line is bound to, in line order ([`Self::line_names`]):
+    /// `cpu.irq_affinity`'s, or round robin.
+    pub fn line_cores(&self) -> Vec<usize> {
+        self.line_names()
+            .iter()
+            .enumerate()
+            .map(|(i, name)| match self.cpu.irq_affinity.get(name) {
+                Some(&c) => c as usize,
+                None => i % self.cpu.cores.max(1) as usize,
+            })
+            .collect()
+    }
+
+    /// The driver costs each NIC's role needs, given the flows of a run: a NIC that
+    /// receives frames needs `rx_per_packet`; one whose interrupt handler runs needs
+    /// `isr_entry` and `isr_exit`. The handler runs on a receiving NIC with an
+    /// interrupt-driven policy, and on a transmitting one (a flow's output, or the
+    /// sender's NIC) with transmit-completion interrupts or, with a bus and the
+    /// `interrupt` policy, transmit underruns; and on an interrupt-driven NIC that
+    /// moves frames with a statistics-overflow interrupt. Every missing cost is
+    /// reported, not only the first.
+    pub fn check_roles(&self, flows: &[FlowConfig], p: &mut Problems) {
+        for (i, n) in self.nics.iter().enumerate() {
+            let from = flows.iter().find(|f| f.from == n.name);
+            let to = flows.iter().find(|f| f.to == n.name);
+            let sends = to.is_some() || self.sender.as_ref().is_some_and(|s| s.nic == n.name);
+            let moves = from.is_some() || sends;
+            let why_rx = from.map(|f| format!("it receives flow `{}`", f.display_name()));
+            let why_irq = if let Some(w) = why_rx.as_ref().filter(|_| n.policy.interrupt_driven()) {
+                Some(format!("{w} with an interrupt-driven policy"))
+            } else if sends && n.tx_completion.is_some() {
+                Some("its transmit completions interrupt".to_string())
+            } else if sends && self.bus.is_some() && n.policy == PolicyConfig::Interrupt {
+                Some("a transmit underrun on the bus interrupts".to_string())
+            } else if moves
+                && n.policy.interrupt_driven()
+                && n.stats_counters
+                    .as_ref()
+                    .is_some_and(|c| c.overflow_interrupt)
+            {
+                Some("its statistics counters interrupt on overflow".to_string())
+            } else {
+                None
+            };
+            let d = &n.driver;
+            let mut need = |field: &str, given: bool, why: &Option<String>| {
+                if let (false, Some(why)) = (given, why) {
+                    p.push(
+                        &format!("nics[{i}].driver.{field}"),
+                        format!("required: {} uses it ({why})", n.name),
+                    );
+                }
+            };
+            need("isr_entry", d.isr_entry.is_some(), &why_irq);
+            need("rx_per_packet", d.rx_per_packet.is_some(), &why_rx);
+            need("isr_exit", d.isr_exit.is_some(), &why_irq);
+        }
+    }
+
+    /// Index of the NIC called `name`.
+    pub fn nic_index(&self, name: &str) -> Option<usize> {
+        self.nics.iter().position(|n| n.name == name)
+    }
+}

@@ -1,0 +1,192 @@
+//! The memory a sweep will need, estimated before it starts, and the machine's memory
+//! it is checked against.
+//!
+//! A sweep holds, at once: the runs being simulated (one per worker thread), each with
+//! its flows' counters and latency histograms, and the figures of every finished run
+//! (kept until results.json is written). Before issue 33 nothing was estimated: 10,000
+//! flows took 5 GB for a 500-frame run whose time estimate said "0.00 s". Now
+//! `irqsim run` prints this estimate beside the time one and refuses, with exit 2 and
+//! the figures, a sweep whose estimate exceeds the memory the kernel says is available
+//! ([`available`]): the rule is `estimate > MemAvailable` (MemTotal when the kernel
+//! gives no MemAvailable); where /proc/meminfo cannot be read there is no check.
+//!
+//! The figures per flow and per run were measured with `/usr/bin/time -f %M` (peak
+//! resident memory) on `irqsim run --threads 1 --no-plots`, 64-byte frames through the
+//! p3-448-dc21143 model, on the 2-core machine of docs/performance.md:
+//! - 1 flow, 1 point: 7.4 MB (the process);
+//! - 10,000 flows, 1 point: 64 MB, so about 5.7 KB per flow in a run (its source,
+//!   counters and a small histogram) -- [`FLOW_LIVE_BYTES`];
+//! - 10,000 points of 1 flow: 374 MB; 2,000 points of 100 flows: 1,082 MB; so about
+//!   32 KB per finished run and 5 KB more per flow of it, up to the writing of
+//!   results.json -- [`RUN_KEPT_BYTES`], [`FLOW_KEPT_BYTES`].
+//!
+//! A flow's latency histograms grow with the latencies they see, so two totals are
+//! given: [`MemoryEstimate::total`] with every histogram at its largest for the run
+//! ([`crate::model::stats::latency_bytes_max`]: latencies up to the run's length, as in a
+//! deep livelock), an upper bound; and [`MemoryEstimate::least`] with every histogram
+//! as it starts (latencies under 2 us), what the sweep needs whatever its latencies.
+//! A sweep whose *least* exceeds the available memory cannot fit and is refused; one
+//! whose upper bound alone exceeds it runs with a warning (10,000 flows of a 10 s run
+//! are bounded at 2.2 GB but peaked at 77 MB: refusing on the bound would turn away
+//! sweeps that fit).
+
+use crate::config::scenario::Experiment;
+use crate::sim::time::SimTime;
+
+/// The process before any run [bytes]: 7.4 MB measured, rounded up.
+pub const PROCESS_BYTES: u64 = 8 << 20;
+
+/// A worker thread while it simulates, besides its flows [bytes]: its stack (2 MiB,
+/// rayon's default) -- the host's rings and queues are within the process's figure.
+pub const RUN_LIVE_BYTES: u64 = 2 << 20;
+
+/// A flow in a run being simulated, besides its latency histograms [bytes]: 5.7 KB
+/// measured, rounded up.
+pub const FLOW_LIVE_BYTES: u64 = 6 << 10;
+
+/// A finished run's figures, kept until the results are written [bytes]: 32 KB
+/// measured.
+pub const RUN_KEPT_BYTES: u64 = 32 << 10;
+
+/// Each flow of a finished run, kept until the results are written [bytes]: 5 KB
+/// measured.
+pub const FLOW_KEPT_BYTES: u64 = 5 << 10;
+
+/// The memory a sweep will need, in parts [bytes].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryEstimate {
+    /// One run being simulated.
+    pub per_run: u64,
+    /// Runs simulated at once (the worker threads).
+    pub at_once: u64,
+    /// The figures of every run, kept until the results are written.
+    pub kept: u64,
+    /// Everything: the process, `per_run` x `at_once`, `kept` (histograms at their
+    /// largest: an upper bound).
+    pub total: u64,
+    /// Everything with each histogram as it starts (under 2 us of latency): what the
+    /// sweep needs at the least.
+    pub least: u64,
+}
+
+impl MemoryEstimate {
+    /// The estimate for `runs` runs of `exp` on `threads` worker threads.
+    pub fn new(exp: &Experiment, runs: usize, threads: usize) -> MemoryEstimate {
+        let flows = exp.flows.len() as u64
+            + u64::from(exp.variants.iter().any(|v| v.model.sender.is_some()));
+        let horizon = SimTime::from_secs_f64(exp.duration_s + exp.drain_s);
+        // A closed-loop flow has a round-trip histogram besides its latency one.
+        let closed = exp
+            .flows
+            .iter()
+            .any(|f| f.arrivals == crate::model::traffic::Arrivals::ClosedLoop);
+        let hists = if closed { 2 } else { 1 };
+        let hist = crate::model::stats::latency_bytes_max(horizon) as u64;
+        let small = crate::model::stats::latency_bytes_max(SimTime(2_000 * SimTime::PS_PER_NS))
+            .min(hist as usize) as u64;
+        let per_run = RUN_LIVE_BYTES + flows * (FLOW_LIVE_BYTES + hists * hist);
+        let per_run_least = RUN_LIVE_BYTES + flows * (FLOW_LIVE_BYTES + hists * small);
+        // The timeline of replication 0 of each point is kept too, one row per bucket.
+        let timeline_rows = exp.timeline_bucket_ms.map_or(0, |ms| {
+            ((exp.duration_s + exp.drain_s) * 1e3 / ms).ceil() as u64
+        }) * (exp.variants.len() * exp.npoints()) as u64;
+        let row = (std::mem::size_of::<crate::model::timeline::TimelineRow>() + 32) as u64;
+        let runs = runs as u64;
+        let kept = runs * (RUN_KEPT_BYTES + flows * FLOW_KEPT_BYTES) + timeline_rows * row;
+        let at_once = (threads as u64).clamp(1, runs.max(1));
+        MemoryEstimate {
+            per_run,
+            at_once,
+            kept,
+            total: PROCESS_BYTES + per_run * at_once + kept,
+            least: PROCESS_BYTES + per_run_least * at_once + kept,
+        }
+    }
+
+    /// `about 1.2 GB (15 MB per run x 2 at once, 640 MB for the results of 20,000 runs)`.
+    pub fn describe(&self, runs: usize) -> String {
+        format!(
+            "about {} ({} per run x {} at once, {} for the results of {runs} run(s))",
+            bytes(self.total),
+            bytes(self.per_run),
+            self.at_once,
+            bytes(self.kept)
+        )
+    }
+}
+
+/// The memory the kernel says is available [bytes], and the field it came from:
+/// `MemAvailable` of /proc/meminfo, or `MemTotal` when there is no `MemAvailable`;
+/// `None` when /proc/meminfo cannot be read (another system): then nothing is refused.
+pub fn available() -> Option<(u64, &'static str)> {
+    let text =
+        crate::config::read_limit::read_text(std::path::Path::new("/proc/meminfo"), 64 << 10)
+            .ok()?;
+    parse_meminfo(&text)
+}
+
+/// [`available`] from the text of /proc/meminfo (`MemAvailable:  1234 kB`).
+pub fn parse_meminfo(text: &str) -> Option<(u64, &'static str)> {
+    let field = |name: &str| {
+        text.lines().find_map(|l| {
+            let rest = l.strip_prefix(name)?.strip_prefix(':')?.trim();
+            let kb: u64 = rest.strip_suffix("kB")?.trim().parse().ok()?;
+            kb.checked_mul(1024)
+        })
+    };
+    field("MemAvailable")
+        .map(|b| (b, "MemAvailable"))
+        .or_else(|| field("MemTotal").map(|b| (b, "MemTotal")))
+}
+
+/// A size as people read it: `512 B`, `12.3 KB`, `45.6 MB`, `7.8 GB` (powers of 1,000).
+pub fn bytes(b: u64) -> String {
+    let f = b as f64;
+    if f >= 1e9 {
+        format!("{:.1} GB", f / 1e9)
+    } else if f >= 1e6 {
+        format!("{:.1} MB", f / 1e6)
+    } else if f >= 1e3 {
+        format!("{:.1} KB", f / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_gives_available_or_total() {
+        let both = "MemTotal:        8000000 kB\nMemFree:  10 kB\nMemAvailable:    6000000 kB\n";
+        assert_eq!(
+            parse_meminfo(both),
+            Some((6_000_000 * 1024, "MemAvailable"))
+        );
+        assert_eq!(parse_meminfo("MemTotal: 4 kB\n"), Some((4096, "MemTotal")));
+        assert_eq!(parse_meminfo("nothing here\n"), None);
+    }
+
+    #[test]
+    fn estimate_adds_runs_at_once_and_results_kept() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/dc21143-64b-1flow.json");
+        let exp =
+            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles).unwrap();
+        // 14 points of one flow, 10 s + 1 s: the histogram spans 1 ns..11 s.
+        let m = MemoryEstimate::new(&exp, 14, 2);
+        let hist = crate::model::stats::latency_bytes_max(SimTime::from_secs_f64(11.0)) as u64;
+        assert_eq!(m.per_run, RUN_LIVE_BYTES + FLOW_LIVE_BYTES + hist);
+        assert_eq!(m.at_once, 2);
+        assert_eq!(m.kept, 14 * (RUN_KEPT_BYTES + FLOW_KEPT_BYTES));
+        assert_eq!(m.total, PROCESS_BYTES + 2 * m.per_run + m.kept);
+        let small = crate::model::stats::latency_bytes_max(SimTime(2_000_000)) as u64;
+        assert!(small < hist, "{small} {hist}");
+        assert_eq!(
+            m.least,
+            PROCESS_BYTES + 2 * (RUN_LIVE_BYTES + FLOW_LIVE_BYTES + small) + m.kept
+        );
+        assert_eq!(bytes(1_500_000), "1.5 MB");
+    }
+}

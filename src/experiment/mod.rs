@@ -1,0 +1,24 @@
+//! Experiments: many runs of the host, in parallel, saved, resumed, split and fitted.
+//!
+//! Uses every folder below it; nothing below uses it.
+//!
+//! - [`runner`]: every load point x replication, in parallel (rayon), deterministic
+//!   whatever the thread count;
+//! - [`identity`]: what a sweep's results depend on (experiment, scenario hash, build),
+//!   as the checkpoint, shards and run files identify it;
+//! - [`checkpoint`]: finished runs saved, so that an interrupted sweep resumes;
+//! - [`run_file`]: one finished run in a file of its own, checked on reading;
+//! - [`shard`]: a sweep split over machines and the parts merged;
+//! - [`memory`]: the memory a sweep will need, estimated before it starts and checked
+//!   against the machine's;
+//! - [`out_lock`]: one run at a time in an output directory;
+//! - [`fit`]: model fields fitted to a measured table by simulation.
+
+pub mod checkpoint;
+pub mod fit;
+pub mod identity;
+pub mod memory;
+pub mod out_lock;
+pub mod run_file;
+pub mod runner;
+pub mod shard;

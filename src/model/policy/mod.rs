@@ -1,0 +1,328 @@
+//! Receive-processing policies: how a NIC's arrivals reach the protocol stack.
+//!
+//! Each policy is a file of its own; a policy is chosen per NIC in the model file
+//! (`nics[i].policy`, tagged by `kind`). System-wide parameters of a policy (FreeBSD's
+//! `kern.polling.*`, Linux's `netdev_budget`...) live under `kernel.<policy>`.
+//! Interrupt moderation is a NIC feature (`nics[i].moderation`, [`moderation`]) that
+//! combines with every interrupt-driven policy.
+//!
+//! The policies are listed once, one line each, in [`with_policies!`]: that list
+//! declares their modules, makes their variants of [`PolicyConfig`] (the scenario
+//! field, its JSON Schema and its checks) and is the host's registry
+//! (`src/host/policies.rs`), which drives each policy through the hooks of
+//! [`RxPolicy`]. See `docs/adding-a-policy.md`.
+//!
+//! | kind                 | file                 | mechanism                                                    |
+//! |----------------------|----------------------|--------------------------------------------------------------|
+//! | `interrupt`          | `interrupt.rs`       | classic BSD: the handler drains the ring into ipintrq        |
+//! | `freebsd-polling`    | `freebsd_polling.rs` | interrupts off; poll at every clock tick, burst adapted      |
+//! | `napi`               | `napi.rs`            | IRQ masks the NIC and schedules a softirq poll (Linux)       |
+//! | `mogul-ramakrishnan` | `mogul.rs`           | IRQ wakes a polling thread; quota, feedback, cycle limit     |
+//! | `deferred`           | `deferred.rs`        | fast filter + taskqueue task (FreeBSD em, EM_FAST_INTR)      |
+//! | `busy-poll`          | `busy_poll.rs`       | a loop owns the CPU and polls the rings                      |
+
+pub mod env;
+pub mod interrupt;
+pub mod moderation;
+
+/// The receive policies other than `interrupt` (whose handler does all the work and
+/// which has no state of its own): one line each, `Variant(Params) => file::State`,
+/// where `src/policy/file.rs` defines `Params` (the NIC's parameters in the scenario,
+/// with a `validate` method) and `State`, which implements [`RxPolicy`]. Calls macro
+/// `$m` with the list; the list's order is the order of `PolicyConfig`'s variants and
+/// of the host's registry, which fixes the order of the policies' first timers and of
+/// their tasks' wake-ups at time 0 within a priority level (add new lines at the end:
+/// the results of existing scenarios then stay
+/// the same).
+macro_rules! with_policies {
+    ($m:ident) => {
+        $m! {
+            /// FreeBSD DEVICE_POLLING (parameters in `kernel.polling`): see [`freebsd_polling`].
+            FreebsdPolling(PollingParams) => freebsd_polling::Polling,
+            /// Linux NAPI (budget in `kernel.napi`): see [`napi`].
+            Napi(NapiParams) => napi::Napi,
+            /// Mogul & Ramakrishnan's polling thread (cycle limit in `kernel.mogul`): see [`mogul`].
+            MogulRamakrishnan(MogulParams) => mogul::Mogul,
+            /// Fast interrupt filter plus taskqueue task: see [`deferred`].
+            Deferred(DeferredParams) => deferred::Deferred,
+            /// A loop that owns the CPU and polls the rings: see [`busy_poll`].
+            BusyPoll(BusyPollParams) => busy_poll::BusyPoll,
+        }
+    };
+}
+pub(crate) use with_policies;
+
+/// [`validate_model`], from [`with_policies!`].
+macro_rules! policy_validators {
+    ($($(#[$doc:meta])* $name:ident($params:ident) => $file:ident :: $ty:ident,)*) => {
+        /// Every registered policy's checks against the rest of the model, in registry
+        /// order; `ctx` gives a policy's build context from its registry index (its
+        /// line's place in [`with_policies!`]).
+        pub fn validate_model<'a>(ctx: impl Fn(u8) -> BuildCtx<'a>, p: &mut Problems) {
+            let mut kind = 0u8;
+            $(
+                <$file::$ty as RxPolicy>::validate_model(&ctx(kind), p);
+                kind += 1;
+            )*
+            let _ = kind;
+        }
+    };
+}
+with_policies!(policy_validators);
+
+/// The policies' modules and [`PolicyConfig`], from [`with_policies!`].
+macro_rules! policy_config {
+    ($($(#[$doc:meta])* $name:ident($params:ident) => $file:ident :: $ty:ident,)*) => {
+        $(pub mod $file;)*
+
+        /// Which receive policy a NIC uses, with its per-NIC parameters.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+        #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+        pub enum PolicyConfig {
+            /// Classic interrupt-driven receive (4.4BSD, FreeBSD 2.x-4.x): see [`interrupt`].
+            #[default]
+            Interrupt,
+            $($(#[$doc])* $name($file::$params),)*
+        }
+
+        /// Read by `kind`, each policy's parameters with their own paths, in the
+        /// words of the file ([`crate::sim::forms`]).
+        impl<'de> Deserialize<'de> for PolicyConfig {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = crate::sim::forms::value(d)?;
+                let kinds = PolicyConfig::kinds();
+                crate::sim::forms::tagged(v, "kind", "a receive policy", &kinds, "{\"kind\": \"napi\"}",
+                    |kind, rest| {
+                        if kind == "interrupt" {
+                            return Some(crate::sim::forms::no_fields(kind, &rest).map(|()| PolicyConfig::Interrupt));
+                        }
+                        $(if kind == kebab(stringify!($name)) {
+                            return Some(crate::sim::forms::fields(rest).map(PolicyConfig::$name));
+                        })*
+                        None
+                    })
+                .map_err(crate::sim::forms::to_error)
+            }
+        }
+
+        impl PolicyConfig {
+            /// The `kind`s a policy may have.
+            pub fn kinds() -> Vec<String> {
+                vec!["interrupt".to_string() $(, kebab(stringify!($name)))*]
+            }
+        }
+
+        impl PolicyConfig {
+            /// Whether the NIC's receive interrupt is used (moderation applies): not
+            /// when its policy keeps the interrupt off ([`RxPolicy::HANDLER`] is
+            /// `Nothing`).
+            pub fn interrupt_driven(&self) -> bool {
+                match self {
+                    PolicyConfig::Interrupt => true,
+                    $(PolicyConfig::$name(_) => {
+                        <$file::$ty as RxPolicy>::HANDLER != interrupt::HandlerMode::Nothing
+                    })*
+                }
+            }
+
+            /// Whether the policy's code reclaims sent transmit descriptors (txeof), so
+            /// that `tx_completion` can be modelled on its NIC ([`RxPolicy::RECLAIMS_TX`];
+            /// the `interrupt` policy's handler does).
+            pub fn reclaims_tx(&self) -> bool {
+                match self {
+                    PolicyConfig::Interrupt => true,
+                    $(PolicyConfig::$name(_) => <$file::$ty as RxPolicy>::RECLAIMS_TX,)*
+                }
+            }
+
+            /// The `kind`s of the policies that reclaim transmit descriptors, quoted.
+            pub fn reclaiming_tx() -> Vec<String> {
+                let mut v = vec!["`interrupt`".to_string()];
+                $(if <$file::$ty as RxPolicy>::RECLAIMS_TX {
+                    v.push(format!("`{}`", kebab(stringify!($name))));
+                })*
+                v
+            }
+
+            /// Range checks of the NIC's parameters.
+            pub fn validate(&self, p: &mut Problems) {
+                match self {
+                    PolicyConfig::Interrupt => {}
+                    $(PolicyConfig::$name(x) => x.validate(p),)*
+                }
+            }
+        }
+    };
+}
+with_policies!(policy_config);
+
+use crate::model::cpu::task::{PolicyTask, Step};
+use crate::model::kernel::KernelConfig;
+use crate::sim::problems::Problems;
+use crate::sim::time::SimTime;
+use env::RxEnv;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A receive policy as the host drives it: its state, built once per run from the
+/// NICs' [`PolicyConfig`]s, and the hooks through which the host hands it work. Every
+/// hook has a default that does nothing, so a policy implements only those it needs.
+/// The host reaches policies through its registry (`src/host/policies.rs`, one line per
+/// policy), generic over the environment (static dispatch): the constants let it skip
+/// hooks at compile time on the per-packet path.
+pub trait RxPolicy: Sized {
+    /// The interrupt handler's share ([`interrupt::HandlerMode`]): `Schedule` if the
+    /// handler hands the NIC over and leaves it masked ([`RxPolicy::schedule`]),
+    /// `Nothing` if the policy keeps the interrupt off (see
+    /// [`PolicyConfig::interrupt_driven`]; [`RxPolicy::rx_arrived`]).
+    const HANDLER: interrupt::HandlerMode;
+    /// The software-interrupt bits whose handlers are this policy's
+    /// ([`RxPolicy::swi_begin`], [`RxPolicy::swi_step`]).
+    const SWI_BITS: u32 = 0;
+    /// Whether it wants [`RxPolicy::output_drained`] (called per transmitted frame).
+    const WATCHES_OUTPUT: bool = false;
+    /// Whether it can preempt interrupt handlers (a timer at the clock's level): then a
+    /// handler's CPU time does not map to wall time in advance and the handlers' look-ahead
+    /// is off.
+    const PREEMPTS_HANDLERS: bool = false;
+    /// Whether its code reclaims sent transmit descriptors (txeof), so that a NIC using
+    /// it may model `tx_completion` (driver-reclaimed descriptors and their interrupts).
+    const RECLAIMS_TX: bool = false;
+    /// The name of the software-interrupt dispatcher in traces when the policy is used
+    /// (`NET_RX softirq` for NAPI; default: `netisr`).
+    const SWI_NAME: Option<&'static str> = None;
+
+    /// Whether a NIC with this configuration uses the policy.
+    fn serves(p: &PolicyConfig) -> bool;
+    /// The state for a run, or `None` when no NIC uses the policy.
+    fn build(ctx: &BuildCtx<'_>) -> Option<Self>;
+    /// Checks of the policy's parameters against the rest of the model (validation,
+    /// before any run: the model may be invalid; `p` is at the model's root).
+    fn validate_model(_ctx: &BuildCtx<'_>, _p: &mut Problems) {}
+    /// Frames held by a step in progress (for packet conservation).
+    fn held(&self) -> usize {
+        0
+    }
+    /// Publish the counters (`nic_names`: the NICs' names, by index).
+    fn counters(&self, _nic_names: &[String], _c: &mut BTreeMap<String, f64>) {}
+    /// The name of one of its tasks in traces.
+    fn task_name(task: PolicyTask, nic_names: &[String]) -> String;
+
+    /// The receive interrupt handler of `nic` hands the device over (it stays masked).
+    fn schedule(&mut self, _nic: usize, _env: &mut impl RxEnv) {}
+    /// A frame entered the ring of `nic`, which the policy polls with interrupts off.
+    fn rx_arrived(&mut self, _nic: usize, _env: &mut impl RxEnv) {}
+    /// One step of one of its tasks (`first`: it has just been given the CPU).
+    fn step(&mut self, _task: PolicyTask, _first: bool, _env: &mut impl RxEnv) -> Step {
+        Step::Done
+    }
+    /// When its periodic timer first fires, if it has one.
+    fn first_timer(&self) -> Option<SimTime> {
+        None
+    }
+    /// Its periodic timer fired; returns the time to the next one.
+    fn timer(&mut self, _env: &mut impl RxEnv) -> Option<SimTime> {
+        None
+    }
+    /// A one-shot timer it armed ([`RxEnv::set_alarm`]) fired, on the core that armed it.
+    fn alarm(&mut self, _arg: u16, _env: &mut impl RxEnv) {}
+    /// One step of the user process's socket busy loop on `nic` (`start`: the loop
+    /// begins, to end at `deadline`); `Done` when the loop is over. Policies that do not
+    /// support busy polling end it at once.
+    fn busy_poll(
+        &mut self,
+        _nic: usize,
+        _start: bool,
+        _deadline: SimTime,
+        _env: &mut impl RxEnv,
+    ) -> Step {
+        Step::Done
+    }
+    /// The run starts (wake the tasks that run from time 0).
+    fn start(&mut self, _env: &mut impl RxEnv) {}
+    /// A downstream queue drained a little (a frame left an output wire); only called
+    /// when [`RxPolicy::WATCHES_OUTPUT`].
+    fn output_drained(&mut self, _env: &mut impl RxEnv) {}
+    /// The software-interrupt dispatcher took `bit` (one of [`RxPolicy::SWI_BITS`]):
+    /// whether its handler now runs ([`RxPolicy::swi_step`] until done). A handler that
+    /// does its work here, with no CPU time of its own, returns false.
+    fn swi_begin(&mut self, _bit: u32, _env: &mut impl RxEnv) -> bool {
+        false
+    }
+    /// One step of the handler of `bit`.
+    fn swi_step(&mut self, _bit: u32, _env: &mut impl RxEnv) -> Step {
+        Step::Done
+    }
+}
+
+/// A variant's name as a model file writes its `kind` (serde's kebab case:
+/// `MogulRamakrishnan` is `mogul-ramakrishnan`).
+fn kebab(name: &str) -> String {
+    let mut s = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                s.push('-');
+            }
+            s.push(c.to_ascii_lowercase());
+        } else {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// What a policy's [`RxPolicy::build`] gets.
+/// (Also given to [`RxPolicy::validate_model`], before any run, for a model that may be
+/// invalid.)
+pub struct BuildCtx<'a> {
+    /// The policy's index in the registry (for the tasks it wakes: [`PolicyTask::kind`]).
+    pub kind: u8,
+    /// Each NIC's policy, by index.
+    pub nics: &'a [PolicyConfig],
+    /// The kernel's parameters (`kernel.polling`, `kernel.napi`, `kernel.mogul`...).
+    pub kernel: &'a KernelConfig,
+    /// The CPU clock [MHz] (to build costs given in cycles).
+    pub clock_mhz: f64,
+    /// The scheduler's time slice for normal-priority tasks.
+    pub timeslice: SimTime,
+    /// The number of cores (`cpu.cores`).
+    pub cores: usize,
+}
+
+impl BuildCtx<'_> {
+    /// The NICs that use policy `P`.
+    pub fn nics_of<P: RxPolicy>(&self) -> impl Iterator<Item = (usize, &PolicyConfig)> + '_ {
+        self.nics.iter().enumerate().filter(|(_, p)| P::serves(p))
+    }
+}
+
+/// The name of NIC `n` in traces (empty if unknown).
+pub fn nic_name(nic_names: &[String], n: u16) -> String {
+    nic_names.get(n as usize).cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_the_variants_in_kebab_case_as_serde_writes_them() {
+        assert_eq!(kebab("MogulRamakrishnan"), "mogul-ramakrishnan");
+        assert_eq!(kebab("Napi"), "napi");
+        let cfg = PolicyConfig::Deferred(deferred::DeferredParams {
+            process_limit: 100,
+            task_overhead: crate::model::cost::CostParam::default(),
+            direct: false,
+        });
+        let json = serde_json::to_value(&cfg).expect("serialise");
+        assert_eq!(
+            format!("`{}`", json["kind"].as_str().expect("kind")),
+            PolicyConfig::reclaiming_tx()[1]
+        );
+        assert_eq!(
+            PolicyConfig::reclaiming_tx(),
+            vec!["`interrupt`", "`deferred`"]
+        );
+    }
+}

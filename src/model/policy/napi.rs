@@ -1,0 +1,1372 @@
+//! Linux NAPI (net/core/dev.c, kernel/softirq.c; Documentation/networking/napi.rst and
+//! scaling.rst), per core.
+//!
+//! **The softirq poll.** The receive interrupt handler (isr_entry + isr_exit) leaves the
+//! device's interrupt masked and schedules a poll (napi_schedule): the device goes on the
+//! poll list of the core the interrupt ran on (`softnet_data.poll_list`) and NET_RX is
+//! raised there. That core's `net_rx_action` polls the devices on its list in turn; a
+//! poll takes at most `weight` frames (each frame: `rx_per_packet` plus the whole
+//! protocol path `netisr_per_packet`, since netif_receive_skb runs ip_rcv, ip_forward
+//! and dev_queue_xmit inline). A device whose poll took fewer than `weight` frames is
+//! done: napi_complete_done takes it off the list and the driver re-enables its
+//! interrupt -- and then re-checks its ring, so that a frame that arrived in between
+//! raises the interrupt again instead of rotting until the next frame (the "rotting
+//! packet" race of NAPI_HOWTO); one that used its whole weight goes to the tail of the
+//! list. A softirq run stops when it has handled `netdev_budget` frames or run
+//! `netdev_budget_usecs` (counted in `time_squeeze`) and raises NET_RX again.
+//! `__do_softirq` restarts itself while softirqs are pending, at most `max_restart`
+//! times and for at most `max_restart_ns`; after that it wakes the core's ksoftirqd, a
+//! kernel thread at normal priority that shares the core round robin with user
+//! processes, and while it is awake raised softirqs are left to it. Each core has its
+//! own poll list, softirq state and ksoftirqd.
+//!
+//! **Deferred hard interrupts** (`defer_hard_irqs`, `gro_flush_timeout_ns`, the
+//! device's `napi_defer_hard_irqs` and `gro_flush_timeout`): napi_complete_done resets
+//! the device's count to `defer_hard_irqs` after a poll that found work; while the count
+//! is above zero each completion decrements it and, if `gro_flush_timeout_ns` is set,
+//! leaves the interrupt masked and arms the device's hrtimer instead, pinned to the
+//! core; when it fires (napi_watchdog) the device is scheduled again on that core. After
+//! `defer_hard_irqs` empty polls in a row the interrupt is re-enabled.
+//!
+//! **Threaded NAPI** (`threaded`, /sys/class/net/<dev>/threaded): napi_schedule wakes
+//! the device's kernel thread `napi/<dev>` instead of raising NET_RX; the thread
+//! (napi_threaded_poll) polls the device, `weight` frames a poll, until a poll completes
+//! it, at normal priority: it yields to other normal-priority tasks after a time slice.
+//! It runs on the core that woke it (the scheduler's wake-affine choice; the thread is
+//! not pinned).
+//!
+//! **RPS** (`rps_cpus`, the rx queue's /sys/class/net/<dev>/queues/rx-N/rps_cpus):
+//! netif_receive_skb asks get_rps_cpu for a core, `rps_cpus[reciprocal_scale(hash,
+//! len)]` with the frame's flow hash (the NIC's RSS hash, skb->hash), and
+//! enqueue_to_backlog puts the frame on that core's backlog (`input_pkt_queue`, at most
+//! `netdev_max_backlog` frames, else dropped and counted in softnet_stat's `dropped` --
+//! in results, a drop at ipintrq, the protocol input queue); the polling core pays
+//! `rps_per_packet` for this. A backlog that was empty is scheduled as a NAPI device of
+//! its own on its core (process_backlog, weight `dev_weight`), with NET_RX raised there
+//! (by IPI when it is another core: the IPI's own cost is not modelled, and it is sent
+//! at once rather than at the end of the running net_rx_action). Its poll runs the
+//! protocol path (`netisr_per_packet`) for each frame. Every frame of a flow has the
+//! same hash: a flow is steered to one core.
+//!
+//! Parameters: per NIC [`NapiParams`] (`weight` 64, `threaded` false, `defer_hard_irqs`
+//! 0, `gro_flush_timeout_ns` 0, `rps_cpus` none); [`NapiConfig`] (`kernel.napi`):
+//! `netdev_budget` 300 [frames], `netdev_budget_usecs` 2,000 [us], `max_restart` 10,
+//! `max_restart_ns` 2,000,000 (MAX_SOFTIRQ_TIME 2 ms), `dev_weight` 64 [frames],
+//! `netdev_max_backlog` 1,000 [frames], `rps_per_packet` 0 [cost].
+//!
+//! Counters: `napi.polls`, `napi.complete`, `napi.time_squeeze`, `napi.softirq_runs`,
+//! `napi.ksoftirqd_wakeups`; when a device uses the mechanism, `napi.deferred_irqs` (completions that left the interrupt
+//! masked), `napi.watchdog` (hrtimer polls), `napi.thread_polls`, `napi.rps_steered`,
+//! `napi.backlog_dropped`; on a host with several cores, per core as in
+//! /proc/net/softnet_stat: `cpu<k>.softnet.processed` (frames that went up the
+//! protocol path on the core, __netif_receive_skb_core's count: an RPS-steered frame
+//! counts once, on its target, when process_backlog takes it), `.dropped` (frames
+//! enqueue_to_backlog refused because the core's backlog was full), `.time_squeeze`,
+//! `.received_rps` (backlog schedulings by IPI from another core,
+//! rps_trigger_softirq).
+
+use crate::model::cost::{Cost, CostParam};
+use crate::model::cpu::Level;
+use crate::model::packet::Packet;
+use crate::model::policy::env::RxEnv;
+use crate::model::policy::interrupt::HandlerMode;
+use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
+use crate::sim::problems::Problems;
+use crate::model::kernel::softirq::NET_RX;
+use crate::model::cpu::task::{PolicyTask, Step, Task};
+use crate::sim::time::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+/// A NAPI NIC's own parameters (`nics[i].policy` with `"kind": "napi"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NapiParams {
+    /// Packets one poll of this device may take (default 64).
+    #[serde(default = "d_weight")]
+    #[schemars(range(min = 1))]
+    pub weight: u32,
+    /// Poll in the device's own kernel thread, `napi/<dev>`, instead of the NET_RX
+    /// softirq (/sys/class/net/<dev>/threaded; default false).
+    #[serde(default)]
+    pub threaded: bool,
+    /// napi_defer_hard_irqs: empty polls after which the interrupt is re-enabled, while
+    /// the hrtimer of `gro_flush_timeout_ns` polls instead [polls] (default 0: off).
+    #[serde(default)]
+    pub defer_hard_irqs: u32,
+    /// gro_flush_timeout: the delay of that hrtimer [ns] (default 0: off; with it 0,
+    /// `defer_hard_irqs` has no effect, as in the kernel).
+    #[serde(default)]
+    pub gro_flush_timeout_ns: f64,
+    /// RPS: the cores the device's received frames are steered to by flow hash
+    /// (rps_cpus of its receive queues; default empty: RPS off).
+    #[serde(default)]
+    pub rps_cpus: Vec<u16>,
+}
+
+fn d_weight() -> u32 {
+    64
+}
+
+impl Default for NapiParams {
+    fn default() -> Self {
+        NapiParams {
+            weight: d_weight(),
+            threaded: false,
+            defer_hard_irqs: 0,
+            gro_flush_timeout_ns: 0.0,
+            rps_cpus: Vec::new(),
+        }
+    }
+}
+
+impl NapiParams {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        p.at_least("weight", self.weight as u64, 1, "packet");
+        if !(self.gro_flush_timeout_ns.is_finite() && self.gro_flush_timeout_ns >= 0.0) {
+            p.push(
+                "gro_flush_timeout_ns",
+                format!(
+                    "must be a duration of 0 ns or more, got {}",
+                    self.gro_flush_timeout_ns
+                ),
+            );
+        }
+        let mut seen = self.rps_cpus.clone();
+        seen.sort_unstable();
+        if seen.windows(2).any(|w| w[0] == w[1]) {
+            p.push("rps_cpus", "lists a core twice (it is a set of cores)".to_string());
+        }
+    }
+}
+
+/// How net_rx_action walks its poll list.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum RxAction {
+    /// Linux 2.6 to 3.19: one live list; a device that used its weight goes to its tail
+    /// and may be polled again in the same run; the budget is checked before each poll.
+    #[default]
+    LiveList,
+    /// Linux 4.0 on (commit d75b1ade, "net: less interrupt masking in NAPI"): the run
+    /// takes the list as it was when it started and polls each device once; devices
+    /// that used their weight and devices scheduled meanwhile wait for the next run;
+    /// the budget is checked after each poll.
+    Spliced,
+}
+
+/// System-wide NAPI and softirq parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NapiConfig {
+    /// Frames one NET_RX softirq run may handle [frames] (default 300).
+    #[serde(default = "d_budget")]
+    #[schemars(range(min = 1))]
+    pub netdev_budget: u32,
+    /// Time one NET_RX softirq run may take [us] (default 2000).
+    #[serde(default = "d_budget_us")]
+    pub netdev_budget_usecs: f64,
+    /// Times __do_softirq restarts before waking ksoftirqd [restarts] (default 10).
+    #[serde(default = "d_restart")]
+    pub max_restart: u32,
+    /// Time __do_softirq may run before waking ksoftirqd [ns] (default 2,000,000).
+    #[serde(default = "d_restart_ns")]
+    pub max_restart_ns: f64,
+    /// Frames one poll of a core's RPS backlog may take (net.core.dev_weight) [frames]
+    /// (default 64).
+    #[serde(default = "d_weight")]
+    #[schemars(range(min = 1))]
+    pub dev_weight: u32,
+    /// Length of each core's RPS backlog (net.core.netdev_max_backlog) [frames]
+    /// (default 1000).
+    #[serde(default = "d_backlog")]
+    #[schemars(range(min = 1))]
+    pub netdev_max_backlog: u32,
+    /// CPU cost of steering one frame to a backlog (get_rps_cpu and enqueue_to_backlog),
+    /// on the polling core [cost] (default 0).
+    #[serde(default)]
+    pub rps_per_packet: CostParam,
+    /// How net_rx_action walks its poll list: `live-list` (Linux 2.6-3.19) or
+    /// `spliced` (Linux 4.0 on) (default `live-list`).
+    #[serde(default)]
+    pub net_rx_action: RxAction,
+    /// CPU cost of one round of napi_busy_loop besides the driver's poll: the bottom-half
+    /// disable and enable, the socket check, cpu_relax [cost] (default 100 ns, an
+    /// estimate; more than 0: it paces a loop that finds nothing).
+    #[serde(default = "d_busy_loop")]
+    pub busy_poll_loop: CostParam,
+}
+
+fn d_busy_loop() -> CostParam {
+    CostParam::ns(100.0)
+}
+
+fn d_budget() -> u32 {
+    300
+}
+fn d_budget_us() -> f64 {
+    2000.0
+}
+fn d_restart() -> u32 {
+    10
+}
+fn d_restart_ns() -> f64 {
+    2_000_000.0
+}
+fn d_backlog() -> u32 {
+    1000
+}
+
+impl Default for NapiConfig {
+    fn default() -> Self {
+        NapiConfig {
+            netdev_budget: d_budget(),
+            netdev_budget_usecs: d_budget_us(),
+            max_restart: d_restart(),
+            max_restart_ns: d_restart_ns(),
+            dev_weight: d_weight(),
+            netdev_max_backlog: d_backlog(),
+            rps_per_packet: CostParam::default(),
+            net_rx_action: RxAction::LiveList,
+            busy_poll_loop: d_busy_loop(),
+        }
+    }
+}
+
+impl NapiConfig {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        p.at_least("netdev_budget", self.netdev_budget as u64, 1, "frame");
+        p.period_ns("netdev_budget_usecs", self.netdev_budget_usecs * 1e3);
+        p.period_ns("max_restart_ns", self.max_restart_ns);
+        p.at_least("dev_weight", self.dev_weight as u64, 1, "frame");
+        p.at_least("netdev_max_backlog", self.netdev_max_backlog as u64, 1, "frame");
+        if let Err(e) = self.rps_per_packet.check() {
+            p.push("rps_per_packet", e);
+        }
+        match self.busy_poll_loop.check() {
+            Err(e) => p.push("busy_poll_loop", e),
+            Ok(()) if self.busy_poll_loop.mean_ns(1.0) <= 0.0 => {
+                p.push("busy_poll_loop", "must be more than 0 ns")
+            }
+            Ok(()) => {}
+        }
+    }
+}
+
+/// The bit of [`PolicyTask::nic`] that marks a core's ksoftirqd (the rest: the core);
+/// without it the task is the kernel thread of threaded NAPI device `nic`.
+const KSOFTIRQD: u16 = 0x8000;
+
+/// A frame taken by a poll step, and where it goes when the step ends.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    p: Packet,
+    /// `Some(core)`: to that core's backlog (RPS); `None`: up the protocol path here.
+    to: Option<u16>,
+}
+
+/// A device NAPI polls: a NIC, or a core's RPS backlog.
+#[derive(Clone, Debug, Default)]
+struct Dev {
+    weight: u32,
+    threaded: bool,
+    defer_hard_irqs: u32,
+    gro_flush_timeout: SimTime,
+    rps: Vec<u16>,
+    /// On a poll list, or its thread has it (NAPI_STATE_SCHED).
+    scheduled: bool,
+    /// napi->defer_hard_irqs_count.
+    defer_count: u32,
+    // Its thread's poll in progress (threaded devices).
+    thread_work: u32,
+    thread_polling: bool,
+    thread_current: Option<Held>,
+    thread_slice_start: SimTime,
+}
+
+/// Frames one busy-poll round may take (BUSY_POLL_BUDGET, include/net/busy_poll.h).
+const BUSY_POLL_BUDGET: u32 = 8;
+
+/// A busy loop in progress (napi_busy_loop, net/core/dev.c) on device `dev`.
+#[derive(Clone, Debug)]
+struct BusyLoop {
+    dev: usize,
+    deadline: SimTime,
+    /// It took the device (NAPI_STATE_SCHED | NAPI_STATE_IN_BUSY_POLL).
+    owned: bool,
+    /// A poll round is in progress, with the frames it took.
+    polling: bool,
+    work: u32,
+    /// busy_poll_stop's last poll is in progress.
+    stopping: bool,
+    current: Option<Held>,
+}
+
+/// One core's softirq state (its softnet_data): the poll list, the running
+/// net_rx_action, __do_softirq's restarts, its ksoftirqd and its RPS backlog.
+#[derive(Clone, Debug, Default)]
+struct Softnet {
+    poll_list: VecDeque<usize>,
+    /// The running net_rx_action's own list and its repoll list (spliced mode).
+    list: VecDeque<usize>,
+    repoll: VecDeque<usize>,
+    /// NET_RX raised and not yet handled.
+    raised: bool,
+    ksoftirqd_awake: bool,
+    slice_start: SimTime,
+    // The running net_rx_action.
+    budget_left: i64,
+    t_end: SimTime,
+    dev: Option<usize>,
+    work: u32,
+    current: Option<Held>,
+    restarts: u32,
+    softirq_start: SimTime,
+    /// input_pkt_queue: frames RPS steered here.
+    backlog: VecDeque<Packet>,
+    // softnet_stat.
+    processed: u64,
+    dropped: u64,
+    time_squeeze: u64,
+    received_rps: u64,
+}
+
+/// NAPI state: each device's, and each core's poll list, softirq and ksoftirqd.
+#[derive(Clone, Debug)]
+pub struct Napi {
+    cfg: NapiConfig,
+    rps_cost: Cost,
+    /// Devices: the NICs by index (weight 0: not a NAPI device), then each core's backlog.
+    devs: Vec<Dev>,
+    /// The number of NICs (the index of core 0's backlog device).
+    nics: usize,
+    cores: Vec<Softnet>,
+    timeslice: SimTime,
+    polls: u64,
+    complete: u64,
+    softirq_runs: u64,
+    ksoftirqd_wakeups: u64,
+    deferred_irqs: u64,
+    watchdog: u64,
+    thread_polls: u64,
+    rps_steered: u64,
+    busy: Option<BusyLoop>,
+    busy_loop_cost: Cost,
+    busy_polls: u64,
+    busy_packets: u64,
+    /// Registry index (for its tasks and alarms).
+    kind: u8,
+}
+
+impl Napi {
+    /// State from the parameters, each NIC's parameters (`None` for NICs that do not
+    /// use NAPI), the number of cores, the CPU clock [MHz] and the scheduler's time
+    /// slice (for ksoftirqd and the NAPI threads).
+    pub fn new(
+        cfg: &NapiConfig,
+        nics: &[Option<&NapiParams>],
+        cores: usize,
+        clock_mhz: f64,
+        timeslice: SimTime,
+    ) -> Napi {
+        let mut devs: Vec<Dev> = nics
+            .iter()
+            .map(|p| match p {
+                Some(p) => Dev {
+                    weight: p.weight,
+                    threaded: p.threaded,
+                    defer_hard_irqs: p.defer_hard_irqs,
+                    gro_flush_timeout: SimTime::from_ns_f64(p.gro_flush_timeout_ns),
+                    rps: p.rps_cpus.clone(),
+                    ..Dev::default()
+                },
+                None => Dev::default(),
+            })
+            .collect();
+        devs.extend((0..cores).map(|_| Dev {
+            weight: cfg.dev_weight,
+            ..Dev::default()
+        }));
+        Napi {
+            cfg: cfg.clone(),
+            rps_cost: cfg.rps_per_packet.build(clock_mhz),
+            devs,
+            nics: nics.len(),
+            cores: vec![Softnet::default(); cores],
+            timeslice,
+            polls: 0,
+            complete: 0,
+            softirq_runs: 0,
+            ksoftirqd_wakeups: 0,
+            deferred_irqs: 0,
+            watchdog: 0,
+            thread_polls: 0,
+            rps_steered: 0,
+            busy: None,
+            busy_loop_cost: cfg.busy_poll_loop.build(clock_mhz),
+            busy_polls: 0,
+            busy_packets: 0,
+            kind: 0,
+        }
+    }
+
+    /// Core `c`'s ksoftirqd: a kernel thread at normal priority (the User level).
+    pub fn ksoftirqd(&self, c: usize) -> Task {
+        Task::policy(self.kind, KSOFTIRQD as usize | c, Level::User)
+    }
+
+    /// The kernel thread of threaded NAPI device `nic`, at normal priority.
+    pub fn napi_thread(&self, nic: usize) -> Task {
+        Task::policy(self.kind, nic, Level::User)
+    }
+
+    /// Frames held by poll steps and waiting in the backlogs.
+    pub fn held(&self) -> usize {
+        self.cores
+            .iter()
+            .map(|c| c.current.is_some() as usize + c.backlog.len())
+            .sum::<usize>()
+            + self
+                .devs
+                .iter()
+                .filter(|d| d.thread_current.is_some())
+                .count()
+            + self
+                .busy
+                .as_ref()
+                .is_some_and(|b| b.current.is_some()) as usize
+    }
+
+    /// napi_schedule on the current core (from the receive interrupt, or the hrtimer):
+    /// wake the device's thread, or put it on the core's poll list and raise NET_RX.
+    pub fn schedule(&mut self, dev: usize, env: &mut impl RxEnv) {
+        let c = env.core();
+        self.schedule_on(c, dev, env);
+    }
+
+    fn schedule_on(&mut self, c: usize, dev: usize, env: &mut impl RxEnv) {
+        let d = &mut self.devs[dev];
+        if d.scheduled {
+            return;
+        }
+        d.scheduled = true;
+        if d.threaded {
+            env.wake_on(c, self.napi_thread(dev));
+        } else {
+            self.cores[c].poll_list.push_back(dev);
+            self.raise(c, env);
+        }
+    }
+
+    /// raise_softirq(NET_RX) on core `c`: to its ksoftirqd while it is awake, else to
+    /// the core's dispatcher.
+    fn raise(&mut self, c: usize, env: &mut impl RxEnv) {
+        self.cores[c].raised = true;
+        if self.cores[c].ksoftirqd_awake {
+            env.wake_on(c, self.ksoftirqd(c));
+        } else {
+            env.raise_softirq_on(c, NET_RX);
+        }
+    }
+
+    /// The softirq dispatcher of the current core reached the NET_RX bit: start a
+    /// net_rx_action unless ksoftirqd has the job. Returns whether it started.
+    pub fn softirq_begin(&mut self, env: &mut impl RxEnv) -> bool {
+        let now = env.now();
+        let sn = &mut self.cores[env.core()];
+        if sn.ksoftirqd_awake || !sn.raised {
+            return false;
+        }
+        if sn.restarts == 0 {
+            sn.softirq_start = now;
+        }
+        self.action_start(env.core(), now);
+        true
+    }
+
+    fn action_start(&mut self, c: usize, now: SimTime) {
+        self.softirq_runs += 1;
+        let sn = &mut self.cores[c];
+        sn.raised = false;
+        sn.budget_left = self.cfg.netdev_budget as i64;
+        if self.cfg.net_rx_action == RxAction::Spliced {
+            sn.list = std::mem::take(&mut sn.poll_list);
+        }
+        sn.t_end = now + SimTime::from_ns_f64(self.cfg.netdev_budget_usecs * 1e3);
+        sn.dev = None;
+    }
+
+    /// One step of net_rx_action in softirq context; at its end, __do_softirq's restart
+    /// or hand-over to ksoftirqd.
+    pub fn softirq_step(&mut self, env: &mut impl RxEnv) -> Step {
+        let now = env.now();
+        let c = env.core();
+        if let Step::Run(d) = self.action_step(c, env) {
+            return Step::Run(d);
+        }
+        let sn = &mut self.cores[c];
+        if sn.raised {
+            let elapsed = now.saturating_sub(sn.softirq_start);
+            sn.restarts += 1;
+            if sn.restarts < self.cfg.max_restart
+                && elapsed < SimTime::from_ns_f64(self.cfg.max_restart_ns)
+            {
+                // Restart at once (the dispatcher picks NET_RX again).
+                env.raise_softirq_on(c, NET_RX);
+            } else {
+                sn.restarts = 0;
+                sn.ksoftirqd_awake = true;
+                self.ksoftirqd_wakeups += 1;
+                env.wake_on(c, self.ksoftirqd(c));
+            }
+        } else {
+            sn.restarts = 0;
+        }
+        Step::Done
+    }
+
+    /// ksoftirqd of the current core: run net_rx_action while NET_RX is raised; after a
+    /// time slice, yield to other normal-priority tasks (cond_resched under a fair
+    /// scheduler); sleep when nothing is pending.
+    pub fn ksoftirqd_step(&mut self, first: bool, env: &mut impl RxEnv) -> Step {
+        let now = env.now();
+        let c = env.core();
+        if first {
+            if !self.cores[c].raised {
+                self.cores[c].ksoftirqd_awake = false;
+                return Step::Done;
+            }
+            self.cores[c].slice_start = now;
+            self.action_start(c, now);
+        }
+        loop {
+            if let Step::Run(d) = self.action_step(c, env) {
+                return Step::Run(d);
+            }
+            if !self.cores[c].raised {
+                self.cores[c].ksoftirqd_awake = false;
+                return Step::Done;
+            }
+            if env.user_level_contended()
+                && now.saturating_sub(self.cores[c].slice_start) >= self.timeslice
+            {
+                return Step::Yield;
+            }
+            self.action_start(c, now);
+        }
+    }
+
+    /// One frame or device switch of core `c`'s net_rx_action. A poll takes up to the
+    /// device's whole weight whatever is left of the budget (`n->poll(n, weight)`), so
+    /// the budget can go below zero. [`RxAction::LiveList`] (Linux 2.6-3.19): before
+    /// each poll, a spent budget or time ends the run (`time_squeeze` if devices are
+    /// left) and re-raises NET_RX; a device that used its weight goes to the tail of the
+    /// live list and may be polled again in this run. [`RxAction::Spliced`] (Linux 4.0
+    /// on): the run polls the devices that were on the list when it started, each once;
+    /// after each poll a spent budget or time ends it (`time_squeeze`); devices that
+    /// used their weight (repoll) and devices scheduled meanwhile wait for the next run.
+    fn action_step(&mut self, c: usize, env: &mut impl RxEnv) -> Step {
+        let now = env.now();
+        if let Some(h) = self.cores[c].current.take() {
+            self.deliver(h, env);
+        }
+        let spliced = self.cfg.net_rx_action == RxAction::Spliced;
+        loop {
+            let sn = &mut self.cores[c];
+            let dev = match sn.dev {
+                Some(d) => d,
+                None => {
+                    let list = if spliced { &sn.list } else { &sn.poll_list };
+                    if !spliced && (sn.budget_left <= 0 || now >= sn.t_end) {
+                        if !sn.poll_list.is_empty() {
+                            sn.time_squeeze += 1;
+                            self.raise(c, env);
+                        }
+                        return Step::Done;
+                    }
+                    let Some(&d) = list.front() else {
+                        if spliced {
+                            self.action_end(c, env);
+                        }
+                        return Step::Done;
+                    };
+                    sn.dev = Some(d);
+                    sn.work = 0;
+                    self.polls += 1;
+                    if d < self.nics {
+                        return Step::Run(env.poll_call_cost(d));
+                    }
+                    // process_backlog: no driver call to pay for.
+                    continue;
+                }
+            };
+            let weight = self.devs[dev].weight;
+            debug_assert!(weight > 0, "only NAPI devices are on the poll list");
+            if sn.work < weight
+                && let Some((h, d)) = self.take(c, dev, env)
+            {
+                let sn = &mut self.cores[c];
+                sn.work += 1;
+                sn.budget_left -= 1;
+                sn.current = Some(h);
+                return Step::Run(d);
+            }
+            // The poll of `dev` is over.
+            let sn = &mut self.cores[c];
+            let work = sn.work;
+            sn.dev = None;
+            if spliced {
+                sn.list.pop_front();
+            } else {
+                sn.poll_list.pop_front();
+            }
+            if work < weight && self.dev_empty(c, dev, env) {
+                self.complete(dev, work, env);
+            } else if spliced {
+                self.cores[c].repoll.push_back(dev);
+            } else {
+                self.cores[c].poll_list.push_back(dev);
+            }
+            let sn = &mut self.cores[c];
+            if spliced && (sn.budget_left <= 0 || now >= sn.t_end) {
+                sn.time_squeeze += 1;
+                self.action_end(c, env);
+                return Step::Done;
+            }
+        }
+    }
+
+    /// The end of a spliced net_rx_action on core `c`: the devices left unpolled, then
+    /// those scheduled during the run, then those that used their weight, make the
+    /// poll list; NET_RX is raised again if it is not empty.
+    fn action_end(&mut self, c: usize, env: &mut impl RxEnv) {
+        let sn = &mut self.cores[c];
+        let mut list = std::mem::take(&mut sn.list);
+        list.append(&mut sn.poll_list);
+        list.append(&mut sn.repoll);
+        sn.poll_list = list;
+        if !sn.poll_list.is_empty() {
+            self.raise(c, env);
+        }
+    }
+
+    /// Whether `dev` has nothing left to poll (core `c`'s backlog when it is one).
+    fn dev_empty(&self, c: usize, dev: usize, env: &impl RxEnv) -> bool {
+        if dev < self.nics {
+            env.rx_empty(dev)
+        } else {
+            debug_assert_eq!(dev - self.nics, c, "a backlog is polled by its core");
+            self.cores[c].backlog.is_empty()
+        }
+    }
+
+    /// Take the next frame of `dev` on core `c`, and the CPU time of handling it: the
+    /// driver's receive work and, without RPS, the protocol path; with RPS, the
+    /// steering; for a backlog, the protocol path.
+    ///
+    /// A frame that goes up the protocol path here counts in core `c`'s `processed`,
+    /// which Linux bumps in __netif_receive_skb_core, on the core that runs it. With
+    /// RPS, netif_receive_skb sends every frame get_rps_cpu places, on this core too,
+    /// to enqueue_to_backlog instead: the frame counts once, when its target's
+    /// process_backlog takes it (and not at all if that backlog drops it).
+    fn take(&mut self, c: usize, dev: usize, env: &mut impl RxEnv) -> Option<(Held, SimTime)> {
+        if dev >= self.nics {
+            let p = self.cores[c].backlog.pop_front()?;
+            self.cores[c].processed += 1;
+            return Some((Held { p, to: None }, env.forward_cost()));
+        }
+        let p = env.rx_pop(dev)?;
+        let rx = env.rx_cost(dev, p.bytes);
+        let rps = &self.devs[dev].rps;
+        if rps.is_empty() {
+            self.cores[c].processed += 1;
+            return Some((Held { p, to: None }, rx + env.forward_cost()));
+        }
+        // get_rps_cpu: reciprocal_scale(skb->hash, map->len).
+        let k = ((env.flow_hash(&p) as u64 * rps.len() as u64) >> 32) as usize;
+        let to = Some(rps[k]);
+        self.rps_steered += 1;
+        Some((Held { p, to }, rx + env.kernel_cost(&self.rps_cost)))
+    }
+
+    /// The end of a frame's step: up the protocol path (the output interface), or
+    /// enqueue_to_backlog of the core RPS chose, scheduling its backlog if it was idle.
+    fn deliver(&mut self, h: Held, env: &mut impl RxEnv) {
+        let Some(t) = h.to else {
+            env.forward(h.p);
+            return;
+        };
+        let t = t as usize;
+        let sn = &mut self.cores[t];
+        if sn.backlog.len() >= self.cfg.netdev_max_backlog as usize {
+            sn.dropped += 1;
+            env.backlog_drop(h.p);
+            return;
+        }
+        sn.backlog.push_back(h.p);
+        let dev = self.nics + t;
+        if !self.devs[dev].scheduled {
+            if t != env.core() {
+                self.cores[t].received_rps += 1;
+            }
+            self.schedule_on(t, dev, env);
+        }
+    }
+
+    /// napi_complete_done for `dev` after a poll that took `work` frames: off its list
+    /// (a backlog: that is all), then the interrupt re-enabled -- or, while hard
+    /// interrupts are deferred, the hrtimer armed instead.
+    fn complete(&mut self, dev: usize, work: u32, env: &mut impl RxEnv) {
+        self.complete += 1;
+        let d = &mut self.devs[dev];
+        d.scheduled = false;
+        if dev >= self.nics {
+            return;
+        }
+        if work > 0 {
+            d.defer_count = d.defer_hard_irqs;
+        }
+        if d.defer_count > 0 {
+            d.defer_count -= 1;
+            if d.gro_flush_timeout > SimTime::ZERO {
+                self.deferred_irqs += 1;
+                env.set_alarm(d.gro_flush_timeout, self.kind, dev as u16);
+                return;
+            }
+        }
+        // The driver's DIM sample, then re-enable the interrupt and re-check the ring:
+        // frames already there raise the interrupt again (irq_unmask), so none is left
+        // waiting for a later frame's interrupt.
+        env.poll_completed(dev);
+        env.irq_unmask(dev);
+    }
+
+    /// napi_watchdog: `dev`'s hrtimer fired on the current core; schedule its poll.
+    pub fn watchdog(&mut self, dev: usize, env: &mut impl RxEnv) {
+        if !self.devs[dev].scheduled {
+            self.watchdog += 1;
+            self.schedule(dev, env);
+        }
+    }
+
+    /// napi_threaded_poll of device `dev`'s thread: poll, `weight` frames a poll, until
+    /// a poll completes the device; after a time slice, yield to other normal-priority
+    /// tasks.
+    pub fn thread_step(&mut self, dev: usize, first: bool, env: &mut impl RxEnv) -> Step {
+        let now = env.now();
+        if first {
+            if !self.devs[dev].scheduled {
+                return Step::Done;
+            }
+            self.devs[dev].thread_slice_start = now;
+        }
+        if let Some(h) = self.devs[dev].thread_current.take() {
+            self.deliver(h, env);
+        }
+        let c = env.core();
+        loop {
+            let d = &mut self.devs[dev];
+            if !d.thread_polling {
+                d.thread_polling = true;
+                d.thread_work = 0;
+                self.thread_polls += 1;
+                return Step::Run(env.poll_call_cost(dev));
+            }
+            let weight = d.weight;
+            if d.thread_work < weight
+                && let Some((h, cost)) = self.take(c, dev, env)
+            {
+                let d = &mut self.devs[dev];
+                d.thread_work += 1;
+                d.thread_current = Some(h);
+                return Step::Run(cost);
+            }
+            let d = &mut self.devs[dev];
+            d.thread_polling = false;
+            let work = d.thread_work;
+            if work < weight && env.rx_empty(dev) {
+                self.complete(dev, work, env);
+                return Step::Done;
+            }
+            if env.user_level_contended()
+                && now.saturating_sub(self.devs[dev].thread_slice_start) >= self.timeslice
+            {
+                return Step::Yield;
+            }
+        }
+    }
+
+    /// One step of a process's busy loop on NIC `dev` (napi_busy_loop with
+    /// sk_busy_loop_end; `start`: recv() found the socket empty and begins the loop,
+    /// which ends at `deadline`). Each round: if the device is idle, take it (SCHED and
+    /// IN_BUSY_POLL: its interrupt, if it fires, can no longer schedule it) and poll it
+    /// for up to BUSY_POLL_BUDGET frames, which go up the stack to the socket; a poll
+    /// that empties the ring does not complete the device (napi_complete_done refuses
+    /// in busy poll); if the softirq or a thread has the device, just spin. The loop
+    /// ends when the socket has a packet or the deadline passes; busy_poll_stop then
+    /// polls once more and completes the device (re-enabling its interrupt) or, if that
+    /// poll used its whole budget, hands it to the softirq of the current core. Returns
+    /// `Done` when the loop is over.
+    pub fn busy_step(
+        &mut self,
+        dev: usize,
+        start: bool,
+        deadline: SimTime,
+        env: &mut impl RxEnv,
+    ) -> Step {
+        let now = env.now();
+        if start {
+            self.busy = Some(BusyLoop {
+                dev,
+                deadline,
+                owned: false,
+                polling: false,
+                work: 0,
+                stopping: false,
+                current: None,
+            });
+        }
+        let Some(mut b) = self.busy.take() else {
+            return Step::Done;
+        };
+        if let Some(h) = b.current.take() {
+            self.deliver(h, env);
+        }
+        let c = env.core();
+        if b.polling || b.stopping {
+            if b.work < BUSY_POLL_BUDGET
+                && let Some((h, d)) = self.take(c, b.dev, env)
+            {
+                b.work += 1;
+                b.current = Some(h);
+                self.busy_packets += 1;
+                self.busy = Some(b);
+                return Step::Run(d);
+            }
+            b.polling = false;
+            if b.stopping {
+                // busy_poll_stop: the driver's napi_complete_done now counts.
+                if b.work < BUSY_POLL_BUDGET && env.rx_empty(b.dev) {
+                    self.complete(b.dev, b.work, env);
+                } else {
+                    self.devs[b.dev].scheduled = false;
+                    self.schedule_on(c, b.dev, env);
+                }
+                return Step::Done;
+            }
+        }
+        if env.socket_ready() || now >= b.deadline {
+            if !b.owned {
+                return Step::Done;
+            }
+            b.stopping = true;
+            b.work = 0;
+            let call = env.poll_call_cost(b.dev);
+            self.busy = Some(b);
+            return Step::Run(call);
+        }
+        if !b.owned && !self.devs[b.dev].scheduled {
+            self.devs[b.dev].scheduled = true;
+            b.owned = true;
+        }
+        let round = env.kernel_cost(&self.busy_loop_cost);
+        if b.owned {
+            b.polling = true;
+            b.work = 0;
+            self.busy_polls += 1;
+            let call = env.poll_call_cost(b.dev);
+            self.busy = Some(b);
+            return Step::Run(round + call);
+        }
+        self.busy = Some(b);
+        Step::Run(round)
+    }
+
+    /// Publish the counters (per core ones when there are several cores).
+    pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
+        let squeeze: u64 = self.cores.iter().map(|s| s.time_squeeze).sum();
+        let dropped: u64 = self.cores.iter().map(|s| s.dropped).sum();
+        let nics = &self.devs[..self.nics];
+        let defer = nics
+            .iter()
+            .any(|d| d.defer_hard_irqs > 0 && d.gro_flush_timeout > SimTime::ZERO);
+        let threaded = nics.iter().any(|d| d.threaded);
+        let rps = nics.iter().any(|d| !d.rps.is_empty());
+        // The counters of a mechanism no device uses are left out.
+        for (k, v, used) in [
+            ("polls", self.polls, true),
+            ("complete", self.complete, true),
+            ("time_squeeze", squeeze, true),
+            ("softirq_runs", self.softirq_runs, true),
+            ("ksoftirqd_wakeups", self.ksoftirqd_wakeups, true),
+            ("deferred_irqs", self.deferred_irqs, defer),
+            ("watchdog", self.watchdog, defer),
+            ("thread_polls", self.thread_polls, threaded),
+            ("rps_steered", self.rps_steered, rps),
+            ("backlog_dropped", dropped, rps),
+            ("busy_polls", self.busy_polls, self.busy_polls > 0),
+            ("busy_poll_packets", self.busy_packets, self.busy_polls > 0),
+        ] {
+            if used {
+                c.insert(format!("napi.{k}"), v as f64);
+            }
+        }
+        if self.cores.len() > 1 {
+            for (i, s) in self.cores.iter().enumerate() {
+                for (k, v) in [
+                    ("processed", s.processed),
+                    ("dropped", s.dropped),
+                    ("time_squeeze", s.time_squeeze),
+                    ("received_rps", s.received_rps),
+                ] {
+                    c.insert(format!("cpu{i}.softnet.{k}"), v as f64);
+                }
+            }
+        }
+    }
+}
+
+impl RxPolicy for Napi {
+    const HANDLER: HandlerMode = HandlerMode::Schedule;
+    const SWI_BITS: u32 = NET_RX;
+    const SWI_NAME: Option<&'static str> = Some("NET_RX softirq");
+
+    fn serves(p: &PolicyConfig) -> bool {
+        matches!(p, PolicyConfig::Napi(_))
+    }
+    fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
+        ctx.nics_of::<Self>().next()?;
+        let params: Vec<Option<&NapiParams>> = ctx
+            .nics
+            .iter()
+            .map(|p| match p {
+                PolicyConfig::Napi(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        let mut n = Napi::new(
+            &ctx.kernel.napi,
+            &params,
+            ctx.cores,
+            ctx.clock_mhz,
+            ctx.timeslice,
+        );
+        n.kind = ctx.kind;
+        Some(n)
+    }
+    fn validate_model(ctx: &BuildCtx<'_>, p: &mut Problems) {
+        for (i, cfg) in ctx.nics_of::<Self>() {
+            let PolicyConfig::Napi(n) = cfg else { continue };
+            for &c in &n.rps_cpus {
+                if c as usize >= ctx.cores {
+                    p.push(
+                        &format!("nics[{i}].policy.rps_cpus"),
+                        format!(
+                            "core {c} does not exist (the host has {} core{}: 0 to {})",
+                            ctx.cores,
+                            if ctx.cores == 1 { "" } else { "s" },
+                            ctx.cores - 1
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    fn held(&self) -> usize {
+        Napi::held(self)
+    }
+    fn counters(&self, _nic_names: &[String], c: &mut BTreeMap<String, f64>) {
+        Napi::counters(self, c)
+    }
+    fn task_name(task: PolicyTask, nic_names: &[String]) -> String {
+        if task.nic & KSOFTIRQD != 0 {
+            format!("ksoftirqd/{}", task.nic & !KSOFTIRQD)
+        } else {
+            format!("napi/{}", crate::model::policy::nic_name(nic_names, task.nic))
+        }
+    }
+    fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+        Napi::schedule(self, nic, env)
+    }
+    fn step(&mut self, task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {
+        if task.nic & KSOFTIRQD != 0 {
+            self.ksoftirqd_step(first, env)
+        } else {
+            self.thread_step(task.nic as usize, first, env)
+        }
+    }
+    fn alarm(&mut self, arg: u16, env: &mut impl RxEnv) {
+        self.watchdog(arg as usize, env)
+    }
+    fn busy_poll(
+        &mut self,
+        nic: usize,
+        start: bool,
+        deadline: SimTime,
+        env: &mut impl RxEnv,
+    ) -> Step {
+        self.busy_step(nic, start, deadline, env)
+    }
+    fn swi_begin(&mut self, _bit: u32, env: &mut impl RxEnv) -> bool {
+        self.softirq_begin(env)
+    }
+    fn swi_step(&mut self, _bit: u32, env: &mut impl RxEnv) -> Step {
+        self.softirq_step(env)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::policy::env::mock::{Script, Signal, ns, pkt};
+
+    fn napi_with(budget: u32, params: &[NapiParams], cores: usize) -> Napi {
+        let cfg = NapiConfig {
+            netdev_budget: budget,
+            netdev_max_backlog: 3,
+            ..NapiConfig::default()
+        };
+        let p: Vec<Option<&NapiParams>> = params.iter().map(Some).collect();
+        Napi::new(&cfg, &p, cores, 1000.0, SimTime::from_ns_f64(1e6))
+    }
+
+    fn napi(budget: u32, weight: u32, nics: usize) -> Napi {
+        let p = NapiParams {
+            weight,
+            ..NapiParams::default()
+        };
+        napi_with(budget, &vec![p; nics], 1)
+    }
+
+    /// Run one softirq from the dispatcher's start to its end: the steps' lengths.
+    fn softirq(n: &mut Napi, env: &mut Script) -> Vec<SimTime> {
+        assert!(n.softirq_begin(env));
+        let mut runs = Vec::new();
+        while let Step::Run(d) = n.softirq_step(env) {
+            runs.push(d);
+        }
+        runs
+    }
+
+    #[test]
+    fn a_poll_under_its_weight_completes_and_unmasks_the_device() {
+        let mut env = Script::new(&[2]);
+        let mut n = napi(300, 64, 1);
+        n.schedule(0, &mut env);
+        assert_eq!(env.take_log(), vec![Signal::Raise(NET_RX)]);
+        // The poll call (0.5 us), two frames each received and forwarded (1 + 5 us).
+        assert_eq!(
+            softirq(&mut n, &mut env),
+            vec![ns(500), ns(6_000), ns(6_000)]
+        );
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Forward(0), Signal::Forward(1), Signal::Unmask(0)]
+        );
+        assert_eq!((n.polls, n.complete), (1, 1));
+    }
+
+    #[test]
+    fn a_device_that_uses_its_weight_goes_to_the_tail_and_the_budget_squeezes() {
+        // Weight 2, budget 3: NIC 0 (3 frames) and NIC 1 (2 frames), Linux 2.6-3.19's
+        // live list.
+        let mut env = Script::new(&[3, 2]);
+        let mut n = napi(3, 2, 2);
+        n.schedule(0, &mut env);
+        n.schedule(1, &mut env);
+        env.take_log();
+        let runs = softirq(&mut n, &mut env);
+        // NIC 0: call + 2 frames (weight used: to the tail, budget 1 left); NIC 1: call
+        // + 2 frames (a poll takes its whole weight: the budget goes to -1; weight used:
+        // to the tail). The budget is spent with both still on the list: time_squeeze,
+        // NET_RX again, and __do_softirq restarts.
+        assert_eq!(runs.len(), 6);
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Forward(0),
+                Signal::Forward(1),
+                Signal::Forward(100),
+                Signal::Forward(101),
+                Signal::Raise(NET_RX),
+                Signal::Raise(NET_RX),
+            ]
+        );
+        assert_eq!(n.cores[0].time_squeeze, 1);
+        assert_eq!(n.cores[0].poll_list, [0, 1]);
+        assert_eq!(n.held(), 0);
+    }
+
+    #[test]
+    fn a_spliced_run_polls_each_device_once_and_leaves_the_rest_to_the_next() {
+        // Linux 4.0 on: weight 2, budget 300; NIC 0 has 5 frames, NIC 1 one. The run
+        // polls NIC 0 once (2 frames, weight used: repoll) and NIC 1 once (completes),
+        // then ends with NIC 0 back on the list and NET_RX raised, though the budget
+        // is far from spent (no time_squeeze). The next run takes 2 more, the third
+        // the last one and completes NIC 0.
+        let mut env = Script::new(&[5, 1]);
+        let p = NapiParams {
+            weight: 2,
+            ..NapiParams::default()
+        };
+        let cfg = NapiConfig {
+            net_rx_action: RxAction::Spliced,
+            ..NapiConfig::default()
+        };
+        let mut n = Napi::new(&cfg, &[Some(&p), Some(&p)], 1, 1000.0, ns(1_000_000));
+        n.schedule(0, &mut env);
+        n.schedule(1, &mut env);
+        env.take_log();
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Forward(0),
+                Signal::Forward(1),
+                Signal::Forward(100),
+                Signal::Unmask(1),
+                // The run's end re-raises NET_RX; __do_softirq restarts.
+                Signal::Raise(NET_RX),
+                Signal::Raise(NET_RX),
+            ]
+        );
+        assert_eq!(n.cores[0].poll_list, [0]);
+        assert_eq!(n.cores[0].time_squeeze, 0);
+        softirq(&mut n, &mut env);
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Forward(2),
+                Signal::Forward(3),
+                Signal::Raise(NET_RX),
+                Signal::Raise(NET_RX),
+                Signal::Forward(4),
+                Signal::Unmask(0),
+            ]
+        );
+        assert!(n.cores[0].poll_list.is_empty());
+        // A device scheduled during a run waits for the next one.
+        env.rings[1].push_back(pkt(7));
+        env.rings[0].push_back(pkt(8));
+        n.schedule(0, &mut env);
+        env.take_log();
+        assert!(n.softirq_begin(&mut env));
+        assert!(matches!(n.softirq_step(&mut env), Step::Run(_))); // NIC 0's poll call
+        n.schedule(1, &mut env);
+        while let Step::Run(_) = n.softirq_step(&mut env) {}
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Raise(NET_RX),
+                Signal::Forward(8),
+                Signal::Unmask(0),
+                Signal::Raise(NET_RX),
+                Signal::Raise(NET_RX),
+            ]
+        );
+        assert_eq!(n.cores[0].poll_list, [1]);
+    }
+
+    #[test]
+    fn after_max_restart_restarts_the_work_goes_to_ksoftirqd() {
+        // Budget 1, weight 1 and a long ring: every run ends squeezed.
+        let mut env = Script::new(&[40]);
+        let mut n = napi(1, 1, 1);
+        n.schedule(0, &mut env);
+        for _ in 0..10 {
+            softirq(&mut n, &mut env);
+        }
+        let log = env.take_log();
+        assert_eq!(log.last(), Some(&Signal::Wake(n.ksoftirqd(0))));
+        assert_eq!(n.ksoftirqd_wakeups, 1);
+        // While ksoftirqd is awake, the dispatcher leaves NET_RX to it.
+        assert!(!n.softirq_begin(&mut env));
+        // ksoftirqd polls until nothing is pending, then sleeps.
+        let mut steps = 0;
+        let mut first = true;
+        while let Step::Run(_) = n.ksoftirqd_step(first, &mut env) {
+            first = false;
+            steps += 1;
+        }
+        // 30 frames left, each a poll call and a frame (budget 1 per net_rx_action);
+        // the last poll used its weight too, so one more poll call finds the ring empty.
+        assert_eq!(steps, 61);
+        assert!(env.rings[0].is_empty() && !n.cores[0].ksoftirqd_awake);
+    }
+
+    #[test]
+    fn each_core_polls_the_devices_its_interrupts_scheduled() {
+        // NIC 0's interrupt on core 0, NIC 1's on core 1: separate poll lists, NET_RX
+        // raised on each, each core's ksoftirqd its own task.
+        let mut env = Script::new(&[1, 1]);
+        let p = NapiParams::default();
+        let mut n = napi_with(300, &[p.clone(), p], 2);
+        n.schedule(0, &mut env);
+        env.core = 1;
+        n.schedule(1, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Raise(NET_RX), Signal::Raise(NET_RX)]
+        );
+        assert_eq!(n.cores[0].poll_list, [0]);
+        assert_eq!(n.cores[1].poll_list, [1]);
+        // Core 1's softirq polls NIC 1 only.
+        softirq(&mut n, &mut env);
+        assert_eq!(env.take_log(), vec![Signal::Forward(100), Signal::Unmask(1)]);
+        assert_eq!(n.cores[0].poll_list, [0]);
+        assert_ne!(n.ksoftirqd(0), n.ksoftirqd(1));
+        assert_eq!(
+            Napi::task_name(
+                match n.ksoftirqd(1) {
+                    Task::Policy(t) => t,
+                    _ => unreachable!(),
+                },
+                &[]
+            ),
+            "ksoftirqd/1"
+        );
+    }
+
+    #[test]
+    fn rps_steers_each_frame_to_the_backlog_of_the_core_its_hash_picks() {
+        // One NIC polled on core 0, rps_cpus [1, 2]; hash 0x8000_0000 picks index
+        // reciprocal_scale(2^31, 2) = 1: core 2.
+        let mut env = Script::new(&[2]);
+        env.hash = 0x8000_0000;
+        let p = NapiParams {
+            rps_cpus: vec![1, 2],
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 3);
+        n.schedule(0, &mut env);
+        env.take_log();
+        // Core 0: the poll call, then each frame's driver work only (1 us; steering
+        // costs 0 by default), no protocol work.
+        assert_eq!(
+            softirq(&mut n, &mut env),
+            vec![ns(500), ns(1_000), ns(1_000)]
+        );
+        // The first frame scheduled core 2's backlog (NET_RX raised there).
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::RaiseOn(2, NET_RX), Signal::Unmask(0)]
+        );
+        assert_eq!(n.cores[2].backlog.len(), 2);
+        assert_eq!((n.rps_steered, n.cores[2].received_rps), (2, 1));
+        assert_eq!(n.held(), 2);
+        // Core 2 polls its backlog: the protocol path (5 us) for each frame.
+        env.core = 2;
+        assert_eq!(softirq(&mut n, &mut env), vec![ns(5_000), ns(5_000)]);
+        assert_eq!(env.take_log(), vec![Signal::Forward(0), Signal::Forward(1)]);
+        assert_eq!(n.held(), 0);
+        assert!(!n.devs[1 + 2].scheduled);
+    }
+
+    #[test]
+    fn a_full_backlog_drops_the_frame() {
+        // netdev_max_backlog 3 (the test's): the fourth and fifth frames are dropped.
+        let mut env = Script::new(&[5]);
+        let p = NapiParams {
+            rps_cpus: vec![1],
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 2);
+        n.schedule(0, &mut env);
+        softirq(&mut n, &mut env);
+        let log = env.take_log();
+        assert_eq!(
+            log.iter()
+                .filter(|s| matches!(s, Signal::BacklogDrop(_)))
+                .collect::<Vec<_>>(),
+            [&Signal::BacklogDrop(3), &Signal::BacklogDrop(4)]
+        );
+        assert_eq!((n.cores[1].backlog.len(), n.cores[1].dropped), (3, 2));
+    }
+
+    #[test]
+    fn deferred_hard_irqs_poll_from_the_timer_until_that_many_polls_find_nothing() {
+        // defer_hard_irqs 2, gro_flush_timeout 20 us.
+        let mut env = Script::new(&[1]);
+        let p = NapiParams {
+            defer_hard_irqs: 2,
+            gro_flush_timeout_ns: 20_000.0,
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 1);
+        n.schedule(0, &mut env);
+        env.take_log();
+        // A poll with work: the count is reset to 2 and decremented to 1; the timer is
+        // armed and the interrupt stays masked.
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Forward(0), Signal::Alarm(ns(20_000), 0)]
+        );
+        // The timer: an empty poll (count 1 -> 0), the timer again.
+        n.watchdog(0, &mut env);
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Raise(NET_RX), Signal::Alarm(ns(20_000), 0)]
+        );
+        // The second empty poll: the count is 0, the interrupt is re-enabled.
+        n.watchdog(0, &mut env);
+        softirq(&mut n, &mut env);
+        assert_eq!(env.take_log(), vec![Signal::Raise(NET_RX), Signal::Unmask(0)]);
+        assert_eq!((n.deferred_irqs, n.watchdog), (2, 2));
+        // Without a timeout the count has no effect.
+        let p = NapiParams {
+            defer_hard_irqs: 2,
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 1);
+        env.rings[0].push_back(pkt(7));
+        n.schedule(0, &mut env);
+        softirq(&mut n, &mut env);
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Raise(NET_RX), Signal::Forward(7), Signal::Unmask(0)]
+        );
+    }
+
+    #[test]
+    fn a_threaded_device_is_polled_by_its_thread_until_a_poll_completes_it() {
+        // Weight 2, 3 frames: the thread polls twice (the first uses its weight).
+        let mut env = Script::new(&[3]);
+        let p = NapiParams {
+            weight: 2,
+            threaded: true,
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 1);
+        n.schedule(0, &mut env);
+        assert_eq!(env.take_log(), vec![Signal::Wake(n.napi_thread(0))]);
+        let mut runs = Vec::new();
+        let mut first = true;
+        while let Step::Run(d) = n.thread_step(0, first, &mut env) {
+            first = false;
+            runs.push(d);
+        }
+        assert_eq!(
+            runs,
+            vec![ns(500), ns(6_000), ns(6_000), ns(500), ns(6_000)]
+        );
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Forward(0),
+                Signal::Forward(1),
+                Signal::Forward(2),
+                Signal::Unmask(0)
+            ]
+        );
+        assert_eq!((n.thread_polls, n.polls, n.complete), (2, 0, 1));
+        // Asleep: a step without a schedule does nothing.
+        assert_eq!(n.thread_step(0, true, &mut env), Step::Done);
+    }
+}

@@ -1,0 +1,437 @@
+//! A host as sender: a ttcp-like application writing to a TCP socket as fast as it can.
+//!
+//! Models the transmit side of a BSD stack (4.4BSD, FreeBSD 4.x, NetBSD 1.6) in process
+//! context: `write(2)` -> `sosend` -> `copyin` into mbuf clusters -> `sbappend` on the
+//! socket buffer -> `tcp_output` -> `ip_output` -> `ether_output` -> `if_snd` -> the
+//! driver's start routine (`bge_start`/`bge_encap`) -> TX ring -> wire. Every packet costs
+//! the process, in one burst:
+//!
+//! ```text
+//!  sosend                                  per packet (syscall share, uio, sbspace)
+//!  + copyin_ns_per_byte x payload          payload = frame_bytes - 18 (Ethernet) - 40 (IP+TCP)
+//!  + mbuf_per_cluster x ceil(payload / cluster_bytes)   MGET + MCLGET per 2 KB cluster
+//!  + sbappend_per_mbuf x sbappend_walk_mbufs            the O(n) socket-buffer chain walk
+//!  + tcp_output                            tcp_output + ip_output + ether_output
+//!  + driver_encap                          the driver's start routine for one frame
+//! ```
+//!
+//! then hands the frame to `if_output` on NIC `nic` (if_snd, TX ring, wire at line rate;
+//! transmit completions and their interrupts as the NIC is configured). The process runs at
+//! user priority, so every interrupt and software interrupt preempts it; its CPU time is
+//! kernel work done on its behalf (vmstat and top call it *system* time), reported as the
+//! process's share.
+//!
+//! **Blocking.** Before building a packet the process checks the output NIC's if_snd;
+//! when it is full it sleeps, and it is woken when the driver frees room (after a
+//! transmission ends, or after the interrupt handler's txeof and start routine). This
+//! stands in for the real flow control, in which `sosend` sleeps in `sbwait` until the
+//! socket buffer has room and `tcp_output` stops when `ip_output` returns ENOBUFS: with a
+//! window of the bandwidth-delay product the sender's pace is set by the interface. TCP
+//! acknowledgements are not generated as frames; their receive cost must be folded into
+//! the driver's per-frame costs (see the model's notes).
+//!
+//! **In results.** The packets form a flow named `name` (default `"sender"`), placed after
+//! the scenario's flows: `sent` counts packets handed to if_output (including any dropped
+//! because if_snd filled while the packet was being built), `received` frames put on the
+//! wire, latency the time from if_output to the first bit on the wire. The sender stops
+//! building packets at the end of the sending period.
+//!
+//! Parameters ([`SenderConfig`]) with defaults: `nic` (required), `name` "sender",
+//! `frame_bytes` 1518 (MTU 1500), `cluster_bytes` 2048 (MCLBYTES), `sbappend_walk_mbufs`
+//! 0 (a tail pointer, NetBSD's sb_mbtail), every cost 0.
+//!
+//! Reported per point: `sender.pps`, `sender.mbit_s` (TCP payload, as ttcp reports it),
+//! `sender.cpu_share`; counters `sender.packets`, `sender.blocks` (times it slept on a
+//! full if_snd).
+
+use crate::model::cost::{Cost, CostParam};
+use crate::model::cpu::task::Step;
+use crate::model::packet::Packet;
+use crate::sim::problems::Problems;
+use crate::sim::rng::StreamRng;
+use crate::sim::time::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Ethernet header (14) and FCS (4) [bytes].
+const ETHER_BYTES: u32 = 18;
+/// IPv4 (20) and TCP (20) headers without options [bytes].
+const IP_TCP_BYTES: u32 = 40;
+
+/// The sending application as written in a model file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SenderConfig {
+    /// Name of the NIC the packets go out of (required).
+    pub nic: String,
+    /// Flow name in results (default `"sender"`).
+    #[serde(default = "d_name")]
+    pub name: String,
+    /// Frame size on the wire, Ethernet header and FCS included: MTU + 18 [bytes]
+    /// (default 1518).
+    #[serde(default = "d_frame")]
+    #[schemars(range(min = 59, max = 65_553))]
+    pub frame_bytes: u32,
+    /// Size of an mbuf cluster [bytes] (default 2048, MCLBYTES).
+    #[serde(default = "d_cluster")]
+    #[schemars(range(min = 1))]
+    pub cluster_bytes: u32,
+    /// Per packet: the system call's share, sosend's loop, uio and sbspace checks [cost]
+    /// (default 0).
+    #[serde(default)]
+    pub sosend: CostParam,
+    /// copyin of the payload from user space [ns per byte of TCP payload] (default 0).
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1e6))]
+    pub copyin_ns_per_byte: f64,
+    /// Allocating one mbuf with its cluster (MGET + MCLGET) [cost] (default 0).
+    #[serde(default)]
+    pub mbuf_per_cluster: CostParam,
+    /// Mbufs visited per packet by the linear walk of the socket buffer's chain
+    /// (sbappend without a tail pointer, m_copym skipping unacknowledged data)
+    /// [mbufs] (default 0).
+    #[serde(default)]
+    #[schemars(range(max = 1_000_000))]
+    pub sbappend_walk_mbufs: u32,
+    /// Visiting one mbuf of that walk [cost] (default 0).
+    #[serde(default)]
+    pub sbappend_per_mbuf: CostParam,
+    /// Per packet: tcp_output, ip_output, ether_output [cost] (default 0).
+    #[serde(default)]
+    pub tcp_output: CostParam,
+    /// Per packet: the driver's start routine putting the frame on descriptors
+    /// (bge_encap) [cost] (default 0).
+    #[serde(default)]
+    pub driver_encap: CostParam,
+}
+
+fn d_name() -> String {
+    "sender".into()
+}
+fn d_frame() -> u32 {
+    1518
+}
+fn d_cluster() -> u32 {
+    2048
+}
+
+impl SenderConfig {
+    /// Range checks (the NIC's existence is checked by the model).
+    pub fn validate(&self, p: &mut Problems) {
+        if self.name.trim().is_empty() {
+            p.push("name", "must not be empty");
+        }
+        p.at_least(
+            "frame_bytes",
+            self.frame_bytes as u64,
+            (ETHER_BYTES + IP_TCP_BYTES + 1) as u64,
+            "byte (Ethernet 18 + IP/TCP 40 + at least 1 byte of payload)",
+        );
+        if self.frame_bytes > 65_535 + ETHER_BYTES {
+            p.push(
+                "frame_bytes",
+                "must be at most 65553 bytes (IP's 65535 + 18)",
+            );
+        }
+        p.at_least("cluster_bytes", self.cluster_bytes as u64, 1, "byte");
+        p.non_negative("copyin_ns_per_byte", self.copyin_ns_per_byte, "ns/byte");
+        if self.copyin_ns_per_byte > 1e6 {
+            p.push("copyin_ns_per_byte", "must be at most 1e6 ns/byte");
+        }
+        if self.sbappend_walk_mbufs > 1_000_000 {
+            p.push("sbappend_walk_mbufs", "must be at most 1000000 mbufs");
+        }
+        for (name, c) in [
+            ("sosend", &self.sosend),
+            ("mbuf_per_cluster", &self.mbuf_per_cluster),
+            ("sbappend_per_mbuf", &self.sbappend_per_mbuf),
+            ("tcp_output", &self.tcp_output),
+            ("driver_encap", &self.driver_encap),
+        ] {
+            if let Err(e) = c.check() {
+                p.push(name, e);
+            }
+        }
+    }
+
+    /// TCP payload of one packet [bytes].
+    pub fn payload_bytes(&self) -> u32 {
+        self.frame_bytes.saturating_sub(ETHER_BYTES + IP_TCP_BYTES)
+    }
+
+    /// Mbuf clusters one packet's payload spans.
+    pub fn clusters(&self) -> u32 {
+        self.payload_bytes().div_ceil(self.cluster_bytes.max(1))
+    }
+}
+
+/// The sending process during a run.
+#[derive(Clone, Debug)]
+pub struct Sender {
+    /// Index of its flow in the host's flows.
+    pub flow: usize,
+    /// Output NIC.
+    pub nic: usize,
+    frame_bytes: u32,
+    /// TCP payload per packet [bytes].
+    pub payload_bytes: u32,
+    clusters: u32,
+    walk: u32,
+    copyin_ps: u64,
+    sosend: Cost,
+    mbuf: Cost,
+    per_mbuf: Cost,
+    tcp_output: Cost,
+    encap: Cost,
+    quantum: SimTime,
+    /// When sending stops.
+    stop: SimTime,
+    rng: StreamRng,
+    /// The packet being built (handed to if_output at the end of the burst).
+    building: bool,
+    /// Sleeping on a full if_snd.
+    blocked: bool,
+    /// CPU time since it last got the CPU [ps].
+    slice_used: SimTime,
+    /// Packets handed to if_output -- counter.
+    pub packets: u64,
+    /// Times it slept on a full if_snd -- counter.
+    pub blocks: u64,
+}
+
+impl Sender {
+    /// The process from its configuration; `flow` and `nic` are its indices in the host.
+    pub fn new(
+        cfg: &SenderConfig,
+        flow: usize,
+        nic: usize,
+        clock_mhz: f64,
+        timeslice: SimTime,
+        stop: SimTime,
+        rng: StreamRng,
+    ) -> Sender {
+        Sender {
+            flow,
+            nic,
+            frame_bytes: cfg.frame_bytes,
+            payload_bytes: cfg.payload_bytes(),
+            clusters: cfg.clusters(),
+            walk: cfg.sbappend_walk_mbufs,
+            copyin_ps: (cfg.copyin_ns_per_byte * 1e3 * cfg.payload_bytes() as f64).round() as u64,
+            sosend: cfg.sosend.build(clock_mhz),
+            mbuf: cfg.mbuf_per_cluster.build(clock_mhz),
+            per_mbuf: cfg.sbappend_per_mbuf.build(clock_mhz),
+            tcp_output: cfg.tcp_output.build(clock_mhz),
+            encap: cfg.driver_encap.build(clock_mhz),
+            quantum: timeslice,
+            stop,
+            rng,
+            building: false,
+            blocked: false,
+            slice_used: SimTime::ZERO,
+            packets: 0,
+            blocks: 0,
+        }
+    }
+
+    /// The first half of a step (`first`: it has just been given the CPU): the packet
+    /// built in the burst that just ended, for if_output, stamped `now`.
+    pub fn built(&mut self, first: bool, now: SimTime) -> Option<Packet> {
+        if first {
+            self.slice_used = SimTime::ZERO;
+        }
+        if !std::mem::take(&mut self.building) {
+            return None;
+        }
+        self.packets += 1;
+        Some(Packet {
+            flow: self.flow as u32,
+            bytes: self.frame_bytes,
+            seq: self.packets - 1,
+            t_in: now,
+        })
+    }
+
+    /// The second half: stop at the end of sending; yield at the end of a time slice
+    /// when another normal-priority task waits (`contended`); sleep on a full if_snd
+    /// (`if_snd_full`); else build the next packet.
+    pub fn next(&mut self, now: SimTime, contended: bool, if_snd_full: bool) -> Step {
+        if now >= self.stop {
+            return Step::Done;
+        }
+        if self.slice_used >= self.quantum && contended {
+            return Step::Yield;
+        }
+        if if_snd_full {
+            self.blocked = true;
+            self.blocks += 1;
+            return Step::Done;
+        }
+        let d = self.packet_cost();
+        self.building = true;
+        self.slice_used += d;
+        Step::Run(d)
+    }
+
+    /// The driver freed room in its NIC's if_snd (`if_snd_full` after it): returns
+    /// whether the sender, asleep on it, wakes.
+    pub fn room(&mut self, if_snd_full: bool) -> bool {
+        if self.blocked && !if_snd_full {
+            self.blocked = false;
+            return true;
+        }
+        false
+    }
+
+    /// CPU time to build one packet.
+    fn packet_cost(&mut self) -> SimTime {
+        let r = &mut self.rng;
+        let mut t = self.sosend.sample(r) + SimTime(self.copyin_ps);
+        for _ in 0..self.clusters {
+            t += self.mbuf.sample(r);
+        }
+        if self.per_mbuf.is_constant() {
+            t += SimTime(self.per_mbuf.sample(r).0 * self.walk as u64);
+        } else {
+            for _ in 0..self.walk {
+                t += self.per_mbuf.sample(r);
+            }
+        }
+        t + self.tcp_output.sample(r) + self.encap.sample(r)
+    }
+
+    /// Publish the counters.
+    pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
+        c.insert("sender.packets".into(), self.packets as f64);
+        c.insert("sender.blocks".into(), self.blocks as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::model::ModelConfig;
+    use crate::host::{RunSpec, simulate};
+    use crate::sim::rng::RunKey;
+    use crate::sim::time::SimTime;
+    use serde_json::json;
+
+    /// A sender much faster than its 100 Mbit/s wire: 1 us per 1,518-byte frame against
+    /// 123.04 us on the wire.
+    fn model(tx_completion: bool) -> ModelConfig {
+        let mut nic = json!({
+            "name": "fxp0", "line_rate_bps": 1e8, "tx_ring_slots": 8, "if_snd_maxlen": 4,
+            "driver": { "isr_entry": 1000, "rx_per_packet": 0, "isr_exit": 500,
+                        "tx_per_packet": 200 }
+        });
+        if tx_completion {
+            nic["tx_completion"] = json!({ "interrupt_every": 4 });
+        }
+        serde_json::from_value(json!({
+            "cpu": { "clock_mhz": 1000 },
+            "kernel": { "netisr_per_packet": 0 },
+            "nics": [ nic ],
+            "sender": { "nic": "fxp0", "tcp_output": 1000 }
+        }))
+        .unwrap()
+    }
+
+    fn spec(secs: f64) -> RunSpec {
+        RunSpec {
+            flows: vec![],
+            rates_pps: vec![],
+            duration: SimTime::from_secs_f64(secs),
+            // Counted up to the end of sending: the frames still queued then are not
+            // part of the rate.
+            drain: SimTime::ZERO,
+            key: RunKey::single(1),
+            timeline: None,
+            latency_from: Default::default(),
+        }
+    }
+
+    #[test]
+    fn full_if_snd_blocks_and_room_wakes() {
+        for tx_completion in [false, true] {
+            let r = simulate(&model(tx_completion), &spec(0.1)).unwrap();
+            let (name, f) = &r.flows[0];
+            assert_eq!(name, "sender");
+            // The wire sets the pace: 100e6 / ((1518 + 20) x 8) = 8,127.4 frames/s.
+            let pps = f.received as f64 / 0.1;
+            assert!((pps - 8127.4).abs() < 20.0, "{tx_completion}: {pps}");
+            // It slept on if_snd again and again (about once per frame or per batch of
+            // four reclaimed descriptors) and was woken each time.
+            let blocks = r.counters["sender.blocks"];
+            assert!(blocks > 150.0, "{tx_completion}: {blocks} blocks");
+            // Nothing dropped: it never hands a packet to a full if_snd.
+            assert_eq!(f.drops.if_snd, 0);
+            // Conserved: handed over = on the wire + still inside the NIC (if_snd 4 +
+            // TX ring 8 at most).
+            assert_eq!(f.sent, f.received + f.in_flight_at_end);
+            assert!(f.in_flight_at_end <= 12, "{}", f.in_flight_at_end);
+            // The process used about 1 us per frame: under 1 % of the CPU.
+            let share = r.sender.as_ref().unwrap().cpu_ps as f64 / 0.1e12;
+            assert!(share > 0.005 && share < 0.012, "{share}");
+        }
+    }
+
+    #[test]
+    fn cpu_bound_sender_never_blocks() {
+        // 200 us per packet: 5,000 packets/s, below the wire's 8,127.
+        let mut m = model(false);
+        m.sender.as_mut().unwrap().tcp_output = crate::model::cost::CostParam::ns(200_000.0);
+        let r = simulate(&m, &spec(0.1)).unwrap();
+        let f = &r.flows[0].1;
+        assert_eq!(r.counters["sender.blocks"], 0.0);
+        assert!((f.received as f64 - 500.0).abs() <= 1.0, "{}", f.received);
+        let share = r.sender.as_ref().unwrap().cpu_ps as f64 / 0.1e12;
+        assert!(share > 0.99, "{share}");
+    }
+
+    #[test]
+    fn mtu_4470_spans_three_clusters() {
+        let c: super::SenderConfig =
+            serde_json::from_value(json!({ "nic": "bge0", "frame_bytes": 4488 })).unwrap();
+        assert_eq!(c.payload_bytes(), 4430);
+        assert_eq!(c.clusters(), 3);
+    }
+
+    /// The component alone: a sender with a 20 us packet cost and a 50 us time slice.
+    fn alone() -> super::Sender {
+        let cfg: super::SenderConfig =
+            serde_json::from_value(json!({ "nic": "out", "sosend": 20000 })).expect("config");
+        super::Sender::new(
+            &cfg,
+            0,
+            1,
+            1000.0,
+            SimTime::from_ns_f64(50_000.0),
+            SimTime::from_ns_f64(1e6),
+            RunKey::single(1).stream("sender"),
+        )
+    }
+
+    #[test]
+    fn builds_packets_back_to_back_and_hands_each_over_at_the_end_of_its_burst() {
+        use crate::model::cpu::task::Step;
+        let mut snd = alone();
+        let t = SimTime::from_ns_f64;
+        assert_eq!(snd.built(true, t(0.0)), None);
+        assert_eq!(snd.next(t(0.0), false, false), Step::Run(t(20_000.0)));
+        let p = snd.built(false, t(20_000.0)).expect("the packet built");
+        assert_eq!((p.seq, p.t_in, p.flow), (0, t(20_000.0), 0));
+        // Slices are only given up when another task waits: after 60 us of 50, yield.
+        snd.next(t(20_000.0), false, false);
+        snd.built(false, t(40_000.0));
+        snd.next(t(40_000.0), false, false);
+        snd.built(false, t(60_000.0));
+        assert_eq!(snd.next(t(60_000.0), true, false), Step::Yield);
+        // A full if_snd: sleep until the driver frees room.
+        assert_eq!(snd.next(t(60_000.0), false, true), Step::Done);
+        assert!(!snd.room(true));
+        assert!(snd.room(false));
+        assert!(!snd.room(false));
+        // At the end of sending: done.
+        assert_eq!(snd.next(t(1e6), false, false), Step::Done);
+        assert_eq!((snd.packets, snd.blocks), (3, 1));
+    }
+}

@@ -1,0 +1,331 @@
+//! A user process competing with the network for the CPU.
+//!
+//! Two kinds, as in Mogul & Ramakrishnan's experiments:
+//!
+//! - `cpu-bound`: always runnable (a compute job). It runs in slices of the kernel's
+//!   `timeslice_ns`, round robin with other normal-priority tasks (ksoftirqd), so that
+//!   each gets an equal share of what the higher levels leave; its progress is its CPU
+//!   time divided by `work_unit` (e.g. loop iterations), reported as work units/s.
+//! - `screend`: a user-level packet consumer (Mogul's screend firewall daemon). Every
+//!   forwarded packet first goes to its queue (`queue_len`, drops counted as
+//!   `user_queue`); the process takes each, spends `per_packet` on it, and hands it to
+//!   if_output. It sleeps when its queue is empty -- unless it busy-polls: with
+//!   `busy_read_us` > 0 (the socket's SO_BUSY_POLL, net.core.busy_read), a recv() that
+//!   finds the queue empty first spins in napi_busy_loop on the NAPI instance its last
+//!   packet came from (sk_napi_id), polling that device itself, until a packet is
+//!   queued or `busy_read_us` has passed (the `napi` policy does the polling:
+//!   [`crate::model::policy::napi`]). With `busy_poll_us` > 0 (net.core.busy_poll) the process
+//!   waits for its socket in epoll_wait() instead, whose ep_busy_loop runs the same
+//!   napi_busy_loop on the socket's NAPI instance for `busy_poll_us` before it sleeps.
+//!
+//! Both run at user priority: every interrupt, softirq and kernel thread preempts them,
+//! which is why they starve under receive livelock.
+//!
+//! Parameters ([`UserConfig`], tagged by `kind`): cpu-bound `work_unit` (default
+//! 1,000 ns); screend `per_packet` (required),
+//! `queue_len` (default 32), `busy_read_us` and `busy_poll_us` (default 0: off).
+//!
+//! Reported per point: `user.cpu_share`, `user.work_per_s`; counters `user.packets`.
+
+use crate::model::cost::{Cost, CostParam};
+use crate::model::cpu::task::Step;
+use crate::model::packet::Packet;
+use crate::model::queue::BoundedQueue;
+use crate::sim::problems::Problems;
+use crate::sim::rng::StreamRng;
+use crate::sim::time::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A user process as written in a model file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum UserConfig {
+    /// A compute job that is always runnable.
+    CpuBound {
+        /// CPU time of one unit of work [cost] (default 1,000 ns); a distribution is
+        /// allowed, but only its mean counts (work done = CPU time / mean unit).
+        #[serde(default = "d_unit")]
+        work_unit: CostParam,
+    },
+    /// A user-level packet consumer between the kernel's input and output.
+    Screend {
+        /// CPU time per packet (required) [cost].
+        per_packet: CostParam,
+        /// Queue between kernel and process [packets] (default 32).
+        #[serde(default = "d_qlen")]
+        #[schemars(range(min = 1))]
+        queue_len: u32,
+        /// Socket busy polling (SO_BUSY_POLL / net.core.busy_read): how long a recv()
+        /// that finds the queue empty polls the device of its last packet before it
+        /// sleeps [us] (default 0: off; Linux recommends 50). Needs the `napi` policy
+        /// on the receiving NICs.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        #[schemars(range(min = 0.0))]
+        busy_read_us: f64,
+        /// Busy polling in epoll_wait() (net.core.busy_poll): the process waits for its
+        /// socket in epoll_wait(), whose ep_busy_loop polls the socket's NAPI instance
+        /// (the same napi_busy_loop as recv()'s) for this long before it sleeps [us]
+        /// (default 0: off; Linux recommends 50). When set, it is the process's busy
+        /// window, in place of `busy_read_us`. Needs the `napi` policy on the
+        /// receiving NICs.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        #[schemars(range(min = 0.0))]
+        busy_poll_us: f64,
+    },
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+fn d_unit() -> CostParam {
+    CostParam::ns(1000.0)
+}
+fn d_qlen() -> u32 {
+    32
+}
+
+impl UserConfig {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        match self {
+            UserConfig::CpuBound { work_unit } => match work_unit.check() {
+                Err(e) => p.push("work_unit", e),
+                Ok(()) if work_unit.mean_ns(1.0) <= 0.0 => {
+                    p.push("work_unit", "must be greater than 0")
+                }
+                Ok(()) => {}
+            },
+            UserConfig::Screend {
+                per_packet,
+                queue_len,
+                busy_read_us,
+                busy_poll_us,
+            } => {
+                if let Err(e) = per_packet.check() {
+                    p.push("per_packet", e);
+                }
+                p.at_least("queue_len", *queue_len as u64, 1, "packet");
+                for (name, v) in [
+                    ("busy_read_us", busy_read_us),
+                    ("busy_poll_us", busy_poll_us),
+                ] {
+                    if !(v.is_finite() && *v >= 0.0) {
+                        p.push(name, format!("must be a duration of 0 us or more, got {v}"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The user process during a run.
+#[derive(Clone, Debug)]
+pub struct UserProcess {
+    quantum: SimTime,
+    unit_ns: f64,
+    per_packet: Option<Cost>,
+    queue: Option<BoundedQueue<Packet>>,
+    current: Option<Packet>,
+    rng: StreamRng,
+    /// Socket busy polling: the longest busy loop, in recv() (`busy_read_us`) or in
+    /// epoll_wait() (`busy_poll_us`) (0: off).
+    pub busy_window: SimTime,
+    /// The NIC (NAPI instance) of the last packet it took (sk_napi_id), set by the host.
+    pub napi_nic: Option<usize>,
+    /// The deadline of the busy loop in progress, if one is.
+    pub busy_until: Option<SimTime>,
+    /// Packets handled (screend) -- counter.
+    pub packets: u64,
+}
+
+impl UserProcess {
+    /// The process from its configuration.
+    pub fn new(
+        cfg: &UserConfig,
+        timeslice: SimTime,
+        clock_mhz: f64,
+        rng: StreamRng,
+    ) -> UserProcess {
+        match cfg {
+            UserConfig::CpuBound { work_unit } => UserProcess {
+                quantum: timeslice,
+                unit_ns: work_unit.mean_ns(clock_mhz),
+                per_packet: None,
+                queue: None,
+                current: None,
+                rng,
+                busy_window: SimTime::ZERO,
+                napi_nic: None,
+                busy_until: None,
+                packets: 0,
+            },
+            UserConfig::Screend {
+                per_packet,
+                queue_len,
+                busy_read_us,
+                busy_poll_us,
+            } => UserProcess {
+                quantum: SimTime::ZERO,
+                unit_ns: 0.0,
+                per_packet: Some(per_packet.build(clock_mhz)),
+                queue: Some(BoundedQueue::new(*queue_len as usize)),
+                current: None,
+                rng,
+                busy_window: SimTime::from_ns_f64(
+                    if *busy_poll_us > 0.0 {
+                        *busy_poll_us
+                    } else {
+                        *busy_read_us
+                    } * 1e3,
+                ),
+                napi_nic: None,
+                busy_until: None,
+                packets: 0,
+            },
+        }
+    }
+
+    /// Whether forwarded packets go through this process.
+    pub fn consumes_packets(&self) -> bool {
+        self.queue.is_some()
+    }
+
+    /// Whether its queue holds a packet (the socket is readable).
+    pub fn has_packet(&self) -> bool {
+        self.queue.as_ref().is_some_and(|q| !q.is_empty())
+    }
+
+    /// The packet in hand (screend).
+    pub fn current(&self) -> Option<&Packet> {
+        self.current.as_ref()
+    }
+
+    /// Whether its queue is full.
+    pub fn queue_full(&self) -> bool {
+        self.queue.as_ref().is_some_and(|q| q.is_full())
+    }
+
+    /// Whether its queue is more than half full.
+    pub fn queue_above_half(&self) -> bool {
+        self.queue
+            .as_ref()
+            .is_some_and(|q| q.len() * 2 > q.capacity())
+    }
+
+    /// Packets held in its queue or in hand.
+    pub fn held(&self) -> usize {
+        self.queue.as_ref().map_or(0, |q| q.len()) + self.current.is_some() as usize
+    }
+
+    /// Unit cost of the cpu-bound job [ns] (0 for screend).
+    pub fn unit_ns(&self) -> f64 {
+        self.unit_ns
+    }
+
+    /// A forwarded packet for screend's queue: `Err` (with the packet) when the queue
+    /// is full or the process does not consume packets.
+    pub fn enqueue(&mut self, p: Packet) -> Result<(), Packet> {
+        match self.queue.as_mut() {
+            Some(q) => q.push(p),
+            None => Err(p),
+        }
+    }
+
+    /// The first half of a step: the packet screend finished with, for if_output
+    /// (before it looks at its queue again).
+    pub fn finished(&mut self) -> Option<Packet> {
+        let p = self.current.take()?;
+        self.packets += 1;
+        Some(p)
+    }
+
+    /// The second half of a step (`first`: the process has just been given the CPU;
+    /// `contended`: another normal-priority task waits). cpu-bound: a slice, or yield
+    /// between slices when contended; screend: the next packet of its queue, or sleep.
+    pub fn next(&mut self, first: bool, contended: bool) -> Step {
+        let Some(q) = self.queue.as_mut() else {
+            if !first && contended {
+                return Step::Yield;
+            }
+            return Step::Run(self.quantum);
+        };
+        match q.pop() {
+            Some(p) => {
+                self.current = Some(p);
+                let c = self.per_packet.as_ref().expect("screend cost");
+                Step::Run(c.sample(&mut self.rng))
+            }
+            None => Step::Done,
+        }
+    }
+
+    /// Publish the counters.
+    pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
+        c.insert("user.packets".into(), self.packets as f64);
+        if let Some(q) = &self.queue {
+            c.insert("user.queue_drops".into(), q.drops as f64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::RunKey;
+
+    fn pkt(seq: u64) -> Packet {
+        Packet {
+            flow: 0,
+            bytes: 64,
+            seq,
+            t_in: SimTime::ZERO,
+        }
+    }
+
+    fn process(json: &str) -> UserProcess {
+        let cfg: UserConfig = serde_json::from_str(json).expect("config");
+        UserProcess::new(
+            &cfg,
+            SimTime::from_ns_f64(10_000.0),
+            1000.0,
+            RunKey::single(1).stream("user"),
+        )
+    }
+
+    #[test]
+    fn a_cpu_bound_job_runs_slices_and_yields_between_them_only_when_contended() {
+        let mut u = process(r#"{ "kind": "cpu-bound" }"#);
+        let slice = Step::Run(SimTime::from_ns_f64(10_000.0));
+        assert_eq!(u.next(true, true), slice);
+        assert_eq!(u.next(false, false), slice);
+        assert_eq!(u.next(false, true), Step::Yield);
+        assert!(!u.consumes_packets());
+        assert_eq!(u.enqueue(pkt(1)), Err(pkt(1)));
+    }
+
+    #[test]
+    fn screend_takes_each_packet_spends_its_cost_and_hands_it_on() {
+        let mut u = process(r#"{ "kind": "screend", "per_packet": 30000, "queue_len": 2 }"#);
+        assert_eq!(u.next(true, false), Step::Done);
+        assert!(u.enqueue(pkt(1)).is_ok() && u.enqueue(pkt(2)).is_ok());
+        // Two in a queue of 2: full, and more than half full.
+        assert!(u.queue_full() && u.queue_above_half());
+        assert_eq!(u.enqueue(pkt(3)), Err(pkt(3)));
+        assert_eq!(u.finished(), None);
+        assert_eq!(
+            u.next(true, false),
+            Step::Run(SimTime::from_ns_f64(30_000.0))
+        );
+        assert_eq!(u.held(), 2);
+        assert_eq!(u.finished(), Some(pkt(1)));
+        assert_eq!(
+            u.next(false, false),
+            Step::Run(SimTime::from_ns_f64(30_000.0))
+        );
+        assert_eq!(u.finished(), Some(pkt(2)));
+        assert_eq!(u.next(false, false), Step::Done);
+        assert_eq!((u.packets, u.held()), (2, 0));
+    }
+}
