@@ -298,14 +298,14 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         Err(RunError::Run {
-            error: SimError::Invariant(what),
+            error: SimError::Invariant(broken),
             variant,
             point,
             replication,
             ..
         }) => panic!(
             "SimError::Invariant (variant `{variant}`, point {point}, replication \
-             {replication}): {what}\nscenario (after clamping):\n{}",
+             {replication}): {broken}\nscenario (after clamping):\n{}",
             shown()
         ),
         // The loader accepted the experiment, so the run must too: a run refused as

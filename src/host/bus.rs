@@ -96,13 +96,13 @@ impl<M: Shape> Host<M> {
                     TxStep::Underrun => self.tx_underrun(nic, now, s),
                     TxStep::Fetch { started, next } => {
                         if let Some(w) = started {
-                            self.set_tx_slot(nic, Some(s.stamp(w.done)));
+                            self.set_tx_slot(nic, Some(s.stamp(w.done)), now);
                         }
                         self.bus_read(next, s);
                     }
                     TxStep::Complete { pkt, wire, started } => {
                         if started {
-                            self.set_tx_slot(nic, Some(s.stamp(wire.done)));
+                            self.set_tx_slot(nic, Some(s.stamp(wire.done)), now);
                         }
                         self.deliver(nic, pkt, wire.start, wire.done, s);
                     }
@@ -114,7 +114,7 @@ impl<M: Shape> Host<M> {
     /// `nic`'s engine found its TX FIFO ran dry (and aborted the frame): the frame is
     /// lost, the transmitter stops and raises TX_UNDERRUN.
     pub(crate) fn tx_underrun(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        self.set_tx_slot(nic, None);
+        self.set_tx_slot(nic, None, now);
         if let Some(p) = self.ports[nic].nic.tx_abort() {
             self.flows[p.flow as usize].stats.drops.tx_underrun += 1;
         }
@@ -154,7 +154,7 @@ impl<M: Shape> Host<M> {
             }
         }
         if !on_wire {
-            self.set_tx_slot(nic, None);
+            self.set_tx_slot(nic, None, now);
             self.tx_wire_free(nic, now, s);
         }
         self.link_watch_rearm(nic, now, s);

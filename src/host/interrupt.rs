@@ -2,7 +2,7 @@
 
 use crate::host::attach::{CoreModel, Shape};
 use crate::host::env::HostEnv;
-use crate::host::{Event, Host, Step, Task};
+use crate::host::{Event, Host, Invariant, Step, Task};
 use crate::model::cpu::Level;
 use crate::sim::engine::Scheduler;
 use crate::sim::rng::StreamRng;
@@ -103,9 +103,10 @@ impl<M: Shape> Host<M> {
     fn line_asserted(&mut self, l: usize, nic: usize, now: SimTime) {
         if self.lines.is_empty() {
             if self.core.isr_running != Some(nic) {
-                self.violation.get_or_insert_with(|| {
+                let name = self.ports[nic].nic.name.clone();
+                self.broke(Invariant::LineAssertion, &name, now, || {
                     format!(
-                        "interrupt line {l} asserted by NIC {nic} during another device's \
+                        "interrupt line {l} asserted by NIC {name} during another device's \
                          handler step"
                     )
                 });

@@ -22,6 +22,7 @@
 mod attach;
 mod bus;
 mod env;
+mod error;
 mod interrupt;
 mod kernel;
 mod link_watch;
@@ -60,6 +61,8 @@ use attach::{Attached, CoreModel, CoreSet, ManyCores, NoBus, OneCore, Shape, Wit
 use port::Port;
 use processor::Core;
 use std::collections::BTreeMap;
+
+pub use error::{Broken, Invariant, SimError};
 
 /// What to run: the offered flows with their rates, and for how long.
 #[derive(Clone, Debug)]
@@ -237,7 +240,7 @@ pub(crate) struct Host<M: Shape> {
     load_stop: SimTime,
     /// The first broken invariant seen during the run (checked in release builds too;
     /// the run then stops and ends with [`SimError::Invariant`]).
-    violation: Option<String>,
+    violation: Option<Broken>,
 }
 
 /// Counters captured when the tester stops sending.
@@ -623,29 +626,53 @@ impl<M: Shape> Host<M> {
     /// Set or clear the end of the frame on `nic`'s output wire. One wire carries one
     /// frame at a time: setting it while a frame is on the wire is a broken invariant.
     #[inline(always)]
-    pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>) {
+    pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>, now: SimTime) {
         if let Some(i) = self.tx_index(nic) {
             if k.is_some() && self.slots.get(i).is_some() {
-                self.wire_broken(nic, true);
+                self.wire_broken(nic, true, now);
             }
             self.slots.set(i, k);
         } else if k.is_some() {
             // (A reset clears the slot of a NIC that never transmits: that is fine.)
-            self.wire_broken(nic, false);
+            self.wire_broken(nic, false, now);
+        }
+    }
+
+    /// Record a broken invariant: the first one broken is the run's error (the run
+    /// stops at the next event).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn broke(
+        &mut self,
+        invariant: Invariant,
+        component: &str,
+        at: SimTime,
+        detail: impl FnOnce() -> String,
+    ) {
+        if self.violation.is_none() {
+            self.violation = Some(Broken {
+                invariant,
+                component: component.to_string(),
+                at,
+                detail: detail(),
+            });
         }
     }
 
     /// Record a broken output-wire invariant (the first broken invariant is reported).
     #[cold]
     #[inline(never)]
-    fn wire_broken(&mut self, nic: usize, second_frame: bool) {
-        let name = &self.ports[nic].nic.name;
-        let what = if second_frame {
-            format!("a second frame started on {name}'s output wire while one was on it")
+    fn wire_broken(&mut self, nic: usize, second_frame: bool, now: SimTime) {
+        let name = self.ports[nic].nic.name.clone();
+        if second_frame {
+            self.broke(Invariant::OneFramePerWire, &name, now, || {
+                format!("a second frame started on {name}'s output wire while one was on it")
+            });
         } else {
-            format!("{name} transmitted, but no flow leaves by it (it has no wire slot)")
-        };
-        self.violation.get_or_insert(what);
+            self.broke(Invariant::TransmitWithoutWire, &name, now, || {
+                format!("{name} transmitted, but no flow leaves by it (it has no wire slot)")
+            });
+        }
     }
 
     /// Every handler step as its own CPU burst and event (no folded entry, no
@@ -994,13 +1021,13 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        self.tx_wire_taken(nic);
+        self.tx_wire_taken(nic, now);
         if M::PRESENT {
             self.tx_fetch_begin(nic, tx.pkt, tx.start, now, s);
             return;
         }
         self.deliver(nic, tx.pkt, tx.start, tx.done, s);
-        self.set_tx_slot(nic, Some(s.stamp(tx.done)));
+        self.set_tx_slot(nic, Some(s.stamp(tx.done)), now);
     }
 
     /// A frame leaves the host by device `nic` (a multi-queue NIC's transmit queue):
@@ -1442,7 +1469,7 @@ impl<M: Shape> Host<M> {
     }
 
     fn finish(mut self, spec: &RunSpec, end: SimTime, events: u64) -> Result<RunStats, SimError> {
-        if let Some(what) = self.violation.take().or_else(|| self.tx_groups_check()) {
+        if let Some(what) = self.violation.take().or_else(|| self.tx_groups_check(end)) {
             return Err(SimError::Invariant(what));
         }
         let mut total = FlowStats::default();
@@ -1453,13 +1480,17 @@ impl<M: Shape> Host<M> {
             // out than in is a frame counted twice.
             let out = f.stats.received + f.stats.drops.total();
             f.stats.in_flight_at_end = f.stats.sent.checked_sub(out).ok_or_else(|| {
-                SimError::Invariant(format!(
-                    "packet conservation, flow {}: {} sent but {} received and {} dropped",
-                    f.name,
-                    f.stats.sent,
-                    f.stats.received,
-                    f.stats.drops.total()
-                ))
+                SimError::Invariant(Broken {
+                    invariant: Invariant::FlowConservation,
+                    component: format!("flow {}", f.name),
+                    at: end,
+                    detail: format!(
+                        "{} sent but {} received and {} dropped",
+                        f.stats.sent,
+                        f.stats.received,
+                        f.stats.drops.total()
+                    ),
+                })
             })?;
             total.merge(&f.stats);
             // (Taken, not copied: the host ends here, and a copy doubled the
@@ -1475,10 +1506,15 @@ impl<M: Shape> Host<M> {
                 self.flows.iter().filter(|f| f.pending.is_some()).count() + self.ports.len();
             let in_flight = total.in_flight_at_end as usize;
             if !(held <= in_flight && in_flight <= held + on_wires) {
-                return Err(SimError::Invariant(format!(
-                    "packet conservation: {in_flight} frames unaccounted for at the end, \
-                     but the host holds {held} and at most {on_wires} can be on wires"
-                )));
+                return Err(SimError::Invariant(Broken {
+                    invariant: Invariant::HostConservation,
+                    component: "host".into(),
+                    at: end,
+                    detail: format!(
+                        "{in_flight} frames unaccounted for at the end, but the host holds \
+                         {held} and at most {on_wires} can be on wires"
+                    ),
+                }));
             }
         }
         let snap = self
@@ -1675,18 +1711,6 @@ fn check(cfg: &ModelConfig, spec: &RunSpec) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Why a run gave no statistics.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SimError {
-    /// The model or the run specification is invalid (every problem, with its path).
-    #[error("invalid run: {}", .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("; "))]
-    Invalid(Vec<crate::sim::problems::Problem>),
-    /// The model broke one of its own invariants (packet conservation, one frame per
-    /// wire): a bug in irqsim, reported instead of a wrong number.
-    #[error("broken invariant (a bug in irqsim; please report it with the scenario): {0}")]
-    Invariant(String),
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1728,11 +1752,16 @@ mod tests {
         let (mut h, spec) = host();
         let mut s: Scheduler<Event> = Scheduler::new();
         let first = s.stamp(SimTime(1_000));
-        h.set_tx_slot(1, Some(first));
-        h.set_tx_slot(1, Some(s.stamp(SimTime(2_000))));
+        h.set_tx_slot(1, Some(first), SimTime(500));
+        h.set_tx_slot(1, Some(s.stamp(SimTime(2_000))), SimTime(700));
         match h.finish(&spec, SimTime::ZERO, 0) {
-            Err(SimError::Invariant(m)) => {
-                assert!(m.contains("second frame started on b's"), "{m}")
+            Err(SimError::Invariant(b)) => {
+                assert_eq!(
+                    (b.invariant, b.component.as_str(), b.at),
+                    (Invariant::OneFramePerWire, "b", SimTime(700))
+                );
+                assert!(b.detail.contains("second frame started on b's"), "{b}");
+                assert!(b.to_string().starts_with("one frame per wire: "), "{b}");
             }
             other => panic!("expected a broken invariant: {other:?}"),
         }
@@ -1746,9 +1775,16 @@ mod tests {
         h.flows[0].source.sent = 1;
         h.flows[0].stats.received = 1;
         h.flows[0].stats.drops.reset = 1;
-        match h.finish(&spec, SimTime::ZERO, 0) {
-            Err(SimError::Invariant(m)) => {
-                assert!(m.contains("1 sent but 1 received and 1 dropped"), "{m}")
+        match h.finish(&spec, SimTime(3), 0) {
+            Err(SimError::Invariant(b)) => {
+                assert_eq!(
+                    (b.invariant, b.component.as_str(), b.at),
+                    (Invariant::FlowConservation, "flow a-b", SimTime(3))
+                );
+                assert!(
+                    b.detail.contains("1 sent but 1 received and 1 dropped"),
+                    "{b}"
+                )
             }
             other => panic!("expected a broken invariant: {other:?}"),
         }

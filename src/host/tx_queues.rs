@@ -10,7 +10,7 @@
 //! arbiter hands the wire to the next queue with a frame ready.
 
 use crate::host::attach::Shape;
-use crate::host::{Event, Host};
+use crate::host::{Broken, Event, Host, Invariant};
 use crate::model::nic::Nic;
 use crate::model::nic::tx_arbiter::{TakeError, TxArbiter};
 use crate::model::nic::xps::Xps;
@@ -94,7 +94,7 @@ impl<M: Shape> Host<M> {
     /// holds the shared wire, and the other queues wait. A second frame on a held wire
     /// is a broken invariant, reported.
     #[inline]
-    pub(crate) fn tx_wire_taken(&mut self, nic: usize) {
+    pub(crate) fn tx_wire_taken(&mut self, nic: usize, now: SimTime) {
         let Some(g) = self.ports[nic].tx_group else {
             return;
         };
@@ -104,16 +104,18 @@ impl<M: Shape> Host<M> {
             Ok(()) => {}
             Err(TakeError::HeldByOther(other)) => {
                 let name = self.ports[first + other as usize].nic.name.clone();
-                self.violation.get_or_insert(format!(
-                    "{} started a frame on the wire it shares with {name}, which had one on it",
-                    self.ports[nic].nic.name
-                ));
+                let me = self.ports[nic].nic.name.clone();
+                self.broke(Invariant::OneFramePerWire, &me, now, || {
+                    format!("{me} started a frame on the wire it shares with {name}, which had one on it")
+                });
             }
             Err(TakeError::AlreadyHeld) => {
-                self.violation.get_or_insert(format!(
-                    "{} started a frame on its shared wire while its previous one was on it",
-                    self.ports[nic].nic.name
-                ));
+                let me = self.ports[nic].nic.name.clone();
+                self.broke(Invariant::OneFramePerWire, &me, now, || {
+                    format!(
+                        "{me} started a frame on its shared wire while its previous one was on it"
+                    )
+                });
             }
         }
         for p in &mut self.ports[devices] {
@@ -146,7 +148,7 @@ impl<M: Shape> Host<M> {
             let dev = first + q as usize;
             match self.ports[dev].nic.tx_turn(now) {
                 Some(tx) => self.transmit(dev, tx, now, s),
-                None => self.wire_idles(dev),
+                None => self.wire_idles(dev, now),
             }
         }
     }
@@ -155,11 +157,11 @@ impl<M: Shape> Host<M> {
     /// idle with work waiting (a lost wakeup), a bug in irqsim, reported.
     #[cold]
     #[inline(never)]
-    fn wire_idles(&mut self, nic: usize) {
+    fn wire_idles(&mut self, nic: usize, now: SimTime) {
         let name = self.ports[nic].nic.name.clone();
-        self.violation.get_or_insert(format!(
-            "{name} had a frame ready but did not start it on its free shared wire"
-        ));
+        self.broke(Invariant::WireWakeup, &name, now, || {
+            format!("{name} had a frame ready but did not start it on its free shared wire")
+        });
     }
 
     /// The frame of queue device `nic` has left the wire: free its descriptor
@@ -170,10 +172,10 @@ impl<M: Shape> Host<M> {
         if let Some(tx) = self.ports[nic].nic.tx_done(now) {
             // Held back by `wire_taken`, so never: a frame started behind the
             // arbiter's back would never end. Reported, and sent, rather than lost.
-            self.violation.get_or_insert(format!(
-                "{} started a frame on its shared wire without the arbiter",
-                self.ports[nic].nic.name
-            ));
+            let me = self.ports[nic].nic.name.clone();
+            self.broke(Invariant::WireArbitration, &me, now, || {
+                format!("{me} started a frame on its shared wire without the arbiter")
+            });
             self.transmit(nic, tx, now, s);
             return;
         }
@@ -182,18 +184,23 @@ impl<M: Shape> Host<M> {
 
     /// At the end of a run: a shared wire left free while one of its queues has a frame
     /// that could start is a lost wakeup; `None` when every group is consistent.
-    pub(crate) fn tx_groups_check(&self) -> Option<String> {
+    pub(crate) fn tx_groups_check(&self, end: SimTime) -> Option<Broken> {
         for g in &self.tx_groups {
             if g.arbiter.on_wire().is_some() {
                 continue;
             }
             let ports = &self.ports[g.devices()];
             if let Some(p) = ports.iter().find(|p| p.nic.tx_ready()) {
-                return Some(format!(
-                    "{}'s shared wire is free at the end of the run while it has a frame \
-                     ready",
-                    p.nic.name
-                ));
+                return Some(Broken {
+                    invariant: Invariant::WireWakeup,
+                    component: p.nic.name.clone(),
+                    at: end,
+                    detail: format!(
+                        "{}'s shared wire is free at the end of the run while it has a \
+                         frame ready",
+                        p.nic.name
+                    ),
+                });
             }
         }
         None
