@@ -172,14 +172,16 @@ impl ModelConfig {
         }
         if self.cpu.cores > 1 {
             for (i, n) in self.nics.iter().enumerate() {
-                if !matches!(n.policy, PolicyConfig::Interrupt | PolicyConfig::Napi(_)) {
+                if !n.policy.capabilities().many_cores {
                     p.push(
                         &format!("nics[{i}].policy"),
                         format!(
-                            "a host with {} cores models the `interrupt` and `napi` policies \
-                             (per-core FreeBSD polling, polling threads, taskqueues and \
-                             busy-poll loops are not modelled)",
-                            self.cpu.cores
+                            "a host with {} cores models the {} policies only (the others \
+                             are modelled on one core)",
+                            self.cpu.cores,
+                            crate::model::policy::in_words(&PolicyConfig::kinds_that(|c| {
+                                c.many_cores
+                            }))
                         ),
                     );
                 }

@@ -32,24 +32,10 @@ use serde_json::Value;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::collections::BTreeMap;
 
-/// Latency of delivered frames [us].
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyResult {
-    /// Smallest [us].
-    pub min: f64,
-    /// Mean [us].
-    pub avg: f64,
-    /// Largest [us].
-    pub max: f64,
-    /// Standard deviation [us].
-    pub stddev: f64,
-    /// Median [us].
-    pub p50: f64,
-    /// 99th percentile [us].
-    pub p99: f64,
-    /// 99.9th percentile [us].
-    pub p999: f64,
-}
+/// Latency of delivered frames [us]: the summary of one run's distribution
+/// ([`LatencySummary`]), or across replications the extremes over them and the means of
+/// the other figures.
+pub use crate::model::stats::LatencySummary;
 
 /// Frames lost, by where [frames].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -102,11 +88,11 @@ pub struct FlowResult {
     /// Drops by site [frames].
     pub drops: DropsResult,
     /// Latency [us].
-    pub latency_us: LatencyResult,
+    pub latency_us: LatencySummary,
     /// Request/response flows: round trip per transaction at the peer [us]
     /// (`forwarded_pps` is then the transaction rate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rtt_us: Option<LatencyResult>,
+    pub rtt_us: Option<LatencySummary>,
 }
 
 /// CPU time by level during the sending period [fraction of time, sums to 1].
@@ -546,18 +532,6 @@ pub struct GridResult {
     pub cells: Vec<GridCellResult>,
 }
 
-fn latency_result(l: crate::model::stats::LatencySummary) -> LatencyResult {
-    LatencyResult {
-        min: l.min,
-        avg: l.avg,
-        max: l.max,
-        stddev: l.stddev,
-        p50: l.p50,
-        p99: l.p99,
-        p999: l.p999,
-    }
-}
-
 fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
     let l = s.latency.summary();
     FlowResult {
@@ -583,8 +557,8 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
             tx_underrun: s.drops.tx_underrun as f64,
             reset: s.drops.reset as f64,
         },
-        latency_us: latency_result(l),
-        rtt_us: s.rtt.as_ref().map(|r| latency_result(r.summary())),
+        latency_us: l,
+        rtt_us: s.rtt.as_ref().map(|r| r.summary()),
     }
 }
 
@@ -656,26 +630,27 @@ impl PointFigures {
         // Latencies come from the replications that saw one (a replication that
         // delivered nothing reports zeros, which are not latencies): the extremes over
         // them, and the other figures means over them with their intervals.
-        let extremes = |m: &mut LatencyResult, h: &mut LatencyResult, each: &[&LatencyResult]| {
-            if each.is_empty() {
-                return;
-            }
-            m.min = each.iter().map(|l| l.min).fold(f64::INFINITY, f64::min);
-            m.max = each.iter().map(|l| l.max).fold(0.0, f64::max);
-            h.min = 0.0;
-            h.max = 0.0;
-            if each.len() < reps.len() {
-                let get: [fn(&LatencyResult) -> f64; 5] =
-                    [|l| l.avg, |l| l.stddev, |l| l.p50, |l| l.p99, |l| l.p999];
-                let (mut ms, mut hs) = ([0.0; 5], [0.0; 5]);
-                for (k, g) in get.iter().enumerate() {
-                    let xs: Vec<f64> = each.iter().map(|l| g(l)).collect();
-                    (ms[k], hs[k]) = mean_ci95(&xs);
+        let extremes =
+            |m: &mut LatencySummary, h: &mut LatencySummary, each: &[&LatencySummary]| {
+                if each.is_empty() {
+                    return;
                 }
-                [m.avg, m.stddev, m.p50, m.p99, m.p999] = ms;
-                [h.avg, h.stddev, h.p50, h.p99, h.p999] = hs;
-            }
-        };
+                m.min = each.iter().map(|l| l.min).fold(f64::INFINITY, f64::min);
+                m.max = each.iter().map(|l| l.max).fold(0.0, f64::max);
+                h.min = 0.0;
+                h.max = 0.0;
+                if each.len() < reps.len() {
+                    let get: [fn(&LatencySummary) -> f64; 5] =
+                        [|l| l.avg, |l| l.stddev, |l| l.p50, |l| l.p99, |l| l.p999];
+                    let (mut ms, mut hs) = ([0.0; 5], [0.0; 5]);
+                    for (k, g) in get.iter().enumerate() {
+                        let xs: Vec<f64> = each.iter().map(|l| g(l)).collect();
+                        (ms[k], hs[k]) = mean_ci95(&xs);
+                    }
+                    [m.avg, m.stddev, m.p50, m.p99, m.p999] = ms;
+                    [h.avg, h.stddev, h.p50, h.p99, h.p999] = hs;
+                }
+            };
         let flows = |r: &PointFigures| -> Vec<FlowResult> {
             std::iter::once(r.total.clone())
                 .chain(r.flows.iter().cloned())
@@ -686,14 +661,14 @@ impl PointFigures {
         let (ht, hf) = (&mut half.total, &mut half.flows);
         let targets = std::iter::once((mt, ht)).chain(mf.iter_mut().zip(hf.iter_mut()));
         for (i, (m, h)) in targets.enumerate() {
-            let lat: Vec<&LatencyResult> = reps_flows
+            let lat: Vec<&LatencySummary> = reps_flows
                 .iter()
                 .filter(|f| f[i].received > 0.0)
                 .map(|f| &f[i].latency_us)
                 .collect();
             extremes(&mut m.latency_us, &mut h.latency_us, &lat);
             if let (Some(mr), Some(hr)) = (&mut m.rtt_us, &mut h.rtt_us) {
-                let rtt: Vec<&LatencyResult> = reps_flows
+                let rtt: Vec<&LatencySummary> = reps_flows
                     .iter()
                     .filter_map(|f| f[i].rtt_us.as_ref())
                     .filter(|r| r.max > 0.0)
@@ -906,7 +881,7 @@ mod tests {
         // their intervals.
         let rep = |min: f64, max: f64, p99: f64, hw: f64| {
             let mut f = PointFigures::default();
-            f.total.latency_us = LatencyResult {
+            f.total.latency_us = LatencySummary {
                 min,
                 avg: (min + max) / 2.0,
                 max,

@@ -313,10 +313,16 @@ impl NicConfig {
         }
         if let Some(d) = &self.dim {
             p.at("dim", |p| d.validate(p));
-            if !matches!(self.policy, PolicyConfig::Napi(_)) {
+            if !self.policy.capabilities().drives_dim {
                 p.push(
                     "dim",
-                    "DIM needs the `napi` policy: the driver samples it after each NAPI completion (mlx5e_napi_poll)",
+                    format!(
+                        "DIM needs a policy that samples it where the driver calls net_dim \
+                         (after each NAPI completion, mlx5e_napi_poll): {}",
+                        crate::model::policy::in_words(&PolicyConfig::kinds_that(|c| {
+                            c.drives_dim
+                        }))
+                    ),
                 );
             }
             if self

@@ -238,6 +238,17 @@ pub enum HandlerMode {
     Nothing,
 }
 
+/// What the `interrupt` policy supports, as the other policies state it in their
+/// [`RxPolicy`](crate::model::policy::RxPolicy) constants: its handler receives, reclaims
+/// transmit descriptors (txeof), runs on any core its line is bound to, and does not
+/// sample DIM.
+pub const CAPABILITIES: crate::model::policy::Capabilities = crate::model::policy::Capabilities {
+    interrupt_driven: true,
+    reclaims_tx: true,
+    many_cores: true,
+    drives_dim: false,
+};
+
 /// What an interrupt handler needs beyond [`RxEnv`]: its driver's costs, the chip's
 /// interrupt status, the causes other than received frames, the poller it hands work
 /// to, and what the host knows in advance about the next frames (for merged bursts).

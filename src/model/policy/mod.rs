@@ -113,35 +113,44 @@ macro_rules! policy_config {
         }
 
         impl PolicyConfig {
+            /// What the NIC's policy supports, from its [`RxPolicy`] constants (the
+            /// `interrupt` policy's: [`interrupt::CAPABILITIES`]).
+            pub fn capabilities(&self) -> Capabilities {
+                match self {
+                    PolicyConfig::Interrupt => interrupt::CAPABILITIES,
+                    $(PolicyConfig::$name(_) => Capabilities::of::<$file::$ty>(),)*
+                }
+            }
+
+            /// The `kind`s of the policies whose capabilities pass `pred`, quoted, in
+            /// registry order (`interrupt` first), for messages.
+            pub fn kinds_that(pred: impl Fn(&Capabilities) -> bool) -> Vec<String> {
+                let mut v = Vec::new();
+                if pred(&interrupt::CAPABILITIES) {
+                    v.push("`interrupt`".to_string());
+                }
+                $(if pred(&Capabilities::of::<$file::$ty>()) {
+                    v.push(format!("`{}`", kebab(stringify!($name))));
+                })*
+                v
+            }
+
             /// Whether the NIC's receive interrupt is used (moderation applies): not
             /// when its policy keeps the interrupt off ([`RxPolicy::HANDLER`] is
             /// `Nothing`).
             pub fn interrupt_driven(&self) -> bool {
-                match self {
-                    PolicyConfig::Interrupt => true,
-                    $(PolicyConfig::$name(_) => {
-                        <$file::$ty as RxPolicy>::HANDLER != interrupt::HandlerMode::Nothing
-                    })*
-                }
+                self.capabilities().interrupt_driven
             }
 
             /// Whether the policy's code reclaims sent transmit descriptors (txeof), so
-            /// that `tx_completion` can be modelled on its NIC ([`RxPolicy::RECLAIMS_TX`];
-            /// the `interrupt` policy's handler does).
+            /// that `tx_completion` can be modelled on its NIC ([`RxPolicy::RECLAIMS_TX`]).
             pub fn reclaims_tx(&self) -> bool {
-                match self {
-                    PolicyConfig::Interrupt => true,
-                    $(PolicyConfig::$name(_) => <$file::$ty as RxPolicy>::RECLAIMS_TX,)*
-                }
+                self.capabilities().reclaims_tx
             }
 
             /// The `kind`s of the policies that reclaim transmit descriptors, quoted.
             pub fn reclaiming_tx() -> Vec<String> {
-                let mut v = vec!["`interrupt`".to_string()];
-                $(if <$file::$ty as RxPolicy>::RECLAIMS_TX {
-                    v.push(format!("`{}`", kebab(stringify!($name))));
-                })*
-                v
+                Self::kinds_that(|c| c.reclaims_tx)
             }
 
             /// Range checks of the NIC's parameters.
@@ -188,6 +197,13 @@ pub trait RxPolicy: Sized {
     /// Whether its code reclaims sent transmit descriptors (txeof), so that a NIC using
     /// it may model `tx_completion` (driver-reclaimed descriptors and their interrupts).
     const RECLAIMS_TX: bool = false;
+    /// Whether it is modelled on a host with several cores: its state per core (one
+    /// instance per core, sized from [`BuildCtx`]'s cores), its work on the core its step
+    /// runs on, another core reached only explicitly (`docs/adding-a-policy.md`).
+    const MANY_CORES: bool = false;
+    /// Whether it samples DIM where its driver calls `net_dim` (`RxEnv::poll_completed`
+    /// at the end of a poll that completes), so that a NIC using it may enable `dim`.
+    const DRIVES_DIM: bool = false;
     /// The name of the software-interrupt dispatcher in traces when the policy is used
     /// (`NET_RX softirq` for NAPI; default: `netisr`).
     const SWI_NAME: Option<&'static str> = None;
@@ -255,6 +271,41 @@ pub trait RxPolicy: Sized {
     }
 }
 
+/// What a receive policy supports, read by the model's validation instead of the
+/// policy's name: a new policy states it in its [`RxPolicy`] constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Its NIC's receive interrupt is used ([`RxPolicy::HANDLER`] is not `Nothing`).
+    pub interrupt_driven: bool,
+    /// It reclaims sent transmit descriptors ([`RxPolicy::RECLAIMS_TX`]).
+    pub reclaims_tx: bool,
+    /// It runs on a host with several cores ([`RxPolicy::MANY_CORES`]).
+    pub many_cores: bool,
+    /// It samples DIM ([`RxPolicy::DRIVES_DIM`]).
+    pub drives_dim: bool,
+}
+
+impl Capabilities {
+    /// The capabilities of policy `P`, from its constants.
+    pub const fn of<P: RxPolicy>() -> Capabilities {
+        Capabilities {
+            interrupt_driven: !matches!(P::HANDLER, interrupt::HandlerMode::Nothing),
+            reclaims_tx: P::RECLAIMS_TX,
+            many_cores: P::MANY_CORES,
+            drives_dim: P::DRIVES_DIM,
+        }
+    }
+}
+
+/// `items` as a list in words: `a`, `a and b`, `a, b and c`.
+pub fn in_words(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// A variant's name as a model file writes its `kind` (serde's kebab case:
 /// `MogulRamakrishnan` is `mogul-ramakrishnan`).
 fn kebab(name: &str) -> String {
@@ -305,6 +356,43 @@ pub fn nic_name(nic_names: &[String], n: u16) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_policy_supports_is_read_from_its_constants() {
+        // The registry's answer, policy by policy (napi.rs sets MANY_CORES and
+        // DRIVES_DIM; interrupt.rs states the `interrupt` policy's capabilities).
+        assert_eq!(
+            PolicyConfig::kinds_that(|c| c.many_cores),
+            ["`interrupt`", "`napi`"]
+        );
+        assert_eq!(PolicyConfig::kinds_that(|c| c.drives_dim), ["`napi`"]);
+        assert_eq!(
+            PolicyConfig::kinds_that(|c| !c.interrupt_driven),
+            ["`freebsd-polling`", "`busy-poll`"]
+        );
+        assert_eq!(
+            in_words(&PolicyConfig::reclaiming_tx()),
+            "`interrupt` and `deferred`"
+        );
+        assert_eq!(in_words(&["a".into()]), "a");
+        assert_eq!(
+            in_words(&["a".into(), "b".into(), "c".into()]),
+            "a, b and c"
+        );
+        // A NIC with DIM and a policy that does not sample it is refused by that reason.
+        let nic: crate::model::nic::NicConfig = serde_json::from_value(serde_json::json!({
+            "name": "a", "policy": { "kind": "deferred" }, "dim": { "mode": "cqe" },
+        }))
+        .expect("nic");
+        let mut p = Problems::default();
+        nic.validate(&mut p);
+        let text: Vec<String> = p.list.iter().map(|x| x.to_string()).collect();
+        assert!(
+            text.iter()
+                .any(|t| t.starts_with("at `dim`") && t.contains("mlx5e_napi_poll): `napi`")),
+            "{text:?}"
+        );
+    }
 
     #[test]
     fn kinds_are_the_variants_in_kebab_case_as_serde_writes_them() {

@@ -932,6 +932,8 @@ impl Napi {
 
 impl RxPolicy for Napi {
     const HANDLER: HandlerMode = HandlerMode::Schedule;
+    const MANY_CORES: bool = true;
+    const DRIVES_DIM: bool = true;
     const SWI_BITS: u32 = NET_RX;
     const SWI_NAME: Option<&'static str> = Some("NET_RX softirq");
 
