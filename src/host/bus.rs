@@ -4,10 +4,10 @@
 //! keeps the flows' drop counts and the interrupt causes.
 
 use crate::host::attach::{Attached, Shape};
-use crate::host::{Event, Host, SLOT_BUS};
+use crate::host::{Event, Host};
 use crate::model::bus::Dir;
 use crate::model::nic::dma::{RxIn, TxRequest, TxStep};
-use crate::sim::engine::{Scheduler, Slots};
+use crate::sim::engine::Scheduler;
 use crate::sim::time::SimTime;
 
 impl<M: Shape> Host<M> {
@@ -69,7 +69,7 @@ impl<M: Shape> Host<M> {
     ) {
         let now = s.now();
         if let Some(end) = self.bus.get_mut().expect("bus").request(b, ready, now) {
-            self.slots.set(SLOT_BUS, Some(s.stamp(end)));
+            self.events.set_bus(Some(s.stamp(end)));
         }
     }
 
@@ -77,7 +77,7 @@ impl<M: Shape> Host<M> {
     pub(crate) fn bus_done(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         let (b, next) = self.bus.get_mut().expect("bus").complete(now);
         if let Some(end) = next {
-            self.slots.set(SLOT_BUS, Some(s.stamp(end)));
+            self.events.set_bus(Some(s.stamp(end)));
         }
         let nic = b.nic as usize;
         match b.dir {
@@ -148,7 +148,7 @@ impl<M: Shape> Host<M> {
                 // Waiting and reserved bursts are gone; only one already on the bus
                 // completes, and its engine ignores it.
                 if let Some(end) = bus.cancel(nic as u16, now) {
-                    self.slots.set(SLOT_BUS, end.map(|e| s.stamp(e)));
+                    self.events.set_bus(end.map(|e| s.stamp(e)));
                 }
                 d.reset_engines(bus.on_bus(now));
             }

@@ -23,6 +23,7 @@ mod attach;
 mod bus;
 mod env;
 mod error;
+mod events;
 mod interrupt;
 mod kernel;
 mod link_watch;
@@ -53,11 +54,12 @@ use crate::model::sender::Sender;
 use crate::model::stats::FlowStats;
 use crate::model::traffic::{FlowConfig, FlowSource, Frame};
 use crate::model::user::UserProcess;
-use crate::sim::engine::{ArrivalQueue, Scheduler, Slot, Slots};
+use crate::sim::engine::{Scheduler, Slot};
 use crate::sim::problems::Problems;
 use crate::sim::rng::RunKey;
 use crate::sim::time::SimTime;
 use attach::{Attached, CoreModel, CoreSet, ManyCores, NoBus, OneCore, Shape, WithBus};
+use events::{Events, Next, Source, WireMisuse};
 use port::Port;
 use processor::Core;
 use std::collections::BTreeMap;
@@ -108,16 +110,6 @@ pub enum Event {
     /// The link-check callout of NIC `0` fired (stale unless generation `1` matches).
     LinkTick(u16, u32),
 }
-
-/// No key, in the packing of [`Slots::packing`]: later than every key.
-const EMPTY_KEY: u128 = u128::MAX;
-/// Slot of the running CPU burst's completion ([`Host`]'s slot table).
-const SLOT_CPU: usize = 0;
-/// Slot of the end of the burst on the bus.
-pub(crate) const SLOT_BUS: usize = 1;
-/// Slot of the end of the frame on the first output wire (NIC `Host::tx_nic0`'s);
-/// NIC `n`'s is `SLOT_TX0 + n - tx_nic0`.
-const SLOT_TX0: usize = 2;
 
 /// The moderation state and DIM instance of a NIC configured with `c`: its
 /// `moderation`, with the profile DIM starts from programmed when DIM is on (a NIC with
@@ -185,23 +177,10 @@ pub(crate) struct Host<M: Shape> {
     on: usize,
     /// The core each interrupt line is bound to, by line.
     line_core: Vec<usize>,
-    /// The one-of-a-kind pending events, outside the heap: the completion of the CPU
-    /// burst now running on each core (the only CPU event that is not stale), the end of
-    /// the burst on the bus, the end of the frame on each NIC's output wire. Indices:
-    /// [`SLOT_CPU`] (core 0), [`SLOT_BUS`], `SLOT_TX0 + nic - tx_nic0` from the first
-    /// to the last NIC some flow leaves by (the NICs outside never transmit and have no
-    /// slot, so the scan is shorter, the tree lower), then `cpu_base + c - 1` for core
-    /// `c` >= 1.
-    pub(crate) slots: <M::Cores as CoreModel>::Slots,
-    tx_nic0: usize,
-    cpu_base: usize,
-    /// Each flow's next frame reaching its NIC (DMA done, or into the FIFO with a bus),
-    /// by flow, on a host with several cores: kept apart from the slots (a flow's next
-    /// frame is usually later than every other flow's, found in O(1)), whereas a host
-    /// with one core (a few flows) keeps flow `f`'s in slot `rx_base + f`, after the
-    /// others. The run loop numbers flow `f`'s event `rx_base + f` either way.
-    arrivals: ArrivalQueue,
-    rx_base: usize,
+    /// The one-of-a-kind pending events outside the heap, by what they complete:
+    /// each core's running CPU burst, the bus burst, each output wire's frame, each
+    /// flow's next frame ([`events`]).
+    pub(crate) events: Events<M::Cores>,
     /// The parked cores whose CPU may have a decision to make (bit `c` for core `c`):
     /// those put down with one ([`Host::switch_to`]) or reached ([`Host::core_at`])
     /// since [`Host::reschedule_cores`] last found them clean. The core in hand is
@@ -494,18 +473,8 @@ impl<M: Shape> Host<M> {
                 }
             })
             .collect();
-        // TX slots from the first to the last NIC frames leave by.
-        let tx_nic0 = transmits.iter().position(|&t| t).unwrap_or(0);
-        let tx_nics = transmits.iter().rposition(|&t| t).map_or(0, |i| i + 1);
         let cores = cfg.cpu.cores.max(1) as usize;
-        let cpu_base = SLOT_TX0 + tx_nics - tx_nic0;
-        let mut slots: <M::Cores as CoreModel>::Slots =
-            Slots::with_slots(cpu_base + cores - 1 + if M::Cores::MANY { 0 } else { flows.len() });
-        if cpu_base > SLOT_TX0 {
-            // The first output wire's slot is set for nearly every frame.
-            slots.hot(SLOT_TX0);
-        }
-        let packing = slots.packing();
+        let events = Events::new(&transmits, cores, flows.len());
         let mut host = Host {
             core: M::Cores::hand(Core {
                 cpu: Cpu::new(),
@@ -534,11 +503,7 @@ impl<M: Shape> Host<M> {
                 .collect(),
             on: 0,
             line_core: cfg.line_cores(),
-            slots,
-            tx_nic0,
-            cpu_base,
-            arrivals: ArrivalQueue::new(if M::Cores::MANY { flows.len() } else { 0 }, packing),
-            rx_base: cpu_base + cores - 1,
+            events,
             unsettled_cores: CoreSet::first(cores),
             handlers: cfg
                 .nics
@@ -603,38 +568,21 @@ impl<M: Shape> Host<M> {
     /// When flow `f`'s pending frame reaches its NIC.
     #[inline(always)]
     pub(crate) fn rx_slot(&self, f: usize) -> Option<Slot> {
-        if M::Cores::MANY {
-            self.arrivals.get(f)
-        } else {
-            self.slots.get(self.rx_base + f)
-        }
-    }
-
-    /// The slot of `nic`'s output wire, if frames leave by it.
-    #[inline(always)]
-    fn tx_index(&self, nic: usize) -> Option<usize> {
-        let i = SLOT_TX0 + nic.checked_sub(self.tx_nic0)?;
-        (i < self.cpu_base).then_some(i)
+        self.events.arrival(f)
     }
 
     /// When the frame on `nic`'s output wire ends.
     #[inline(always)]
     pub(crate) fn tx_slot(&self, nic: usize) -> Option<Slot> {
-        self.slots.get(self.tx_index(nic)?)
+        self.events.wire(nic)
     }
 
     /// Set or clear the end of the frame on `nic`'s output wire. One wire carries one
     /// frame at a time: setting it while a frame is on the wire is a broken invariant.
     #[inline(always)]
     pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>, now: SimTime) {
-        if let Some(i) = self.tx_index(nic) {
-            if k.is_some() && self.slots.get(i).is_some() {
-                self.wire_broken(nic, true, now);
-            }
-            self.slots.set(i, k);
-        } else if k.is_some() {
-            // (A reset clears the slot of a NIC that never transmits: that is fine.)
-            self.wire_broken(nic, false, now);
+        if let Err(e) = self.events.set_wire(nic, k) {
+            self.wire_broken(nic, e, now);
         }
     }
 
@@ -662,9 +610,9 @@ impl<M: Shape> Host<M> {
     /// Record a broken output-wire invariant (the first broken invariant is reported).
     #[cold]
     #[inline(never)]
-    fn wire_broken(&mut self, nic: usize, second_frame: bool, now: SimTime) {
+    fn wire_broken(&mut self, nic: usize, e: WireMisuse, now: SimTime) {
         let name = self.ports[nic].nic.name.clone();
-        if second_frame {
+        if e == WireMisuse::Busy {
             self.broke(Invariant::OneFramePerWire, &name, now, || {
                 format!("a second frame started on {name}'s output wire while one was on it")
             });
@@ -850,17 +798,6 @@ impl<M: Shape> Host<M> {
         self.line_core[l]
     }
 
-    /// The slot of core `c`'s CPU burst: core 0's is [`SLOT_CPU`], the others' follow
-    /// the wires' slots.
-    #[inline(always)]
-    fn cpu_slot(&self, c: usize) -> usize {
-        if !M::Cores::MANY || c == 0 {
-            SLOT_CPU
-        } else {
-            self.cpu_base + c - 1
-        }
-    }
-
     /// Whether another normal-priority task (ksoftirqd) waits for the User level.
     pub(crate) fn user_level_contended(&self) -> bool {
         self.core.runq.contended(Level::User)
@@ -874,8 +811,8 @@ impl<M: Shape> Host<M> {
     #[inline(always)]
     fn cpu_dispatched(&mut self, d: Dispatch, s: &mut Scheduler<Event>) {
         let at = s.stamp(d.done).at;
-        self.slots
-            .set(self.cpu_slot(self.on), Some(Slot { at, seq: u64::MAX }));
+        self.events
+            .set_cpu(self.on, Some(Slot { at, seq: u64::MAX }));
         self.core.due = (d.level, d.generation);
     }
 
@@ -1131,11 +1068,7 @@ impl<M: Shape> Host<M> {
         f.pending = f.source.next_frame();
         if let Some(fr) = f.pending {
             let k = s.stamp(fr.end + self.ports[f.in_nic].nic.rx_latency);
-            if M::Cores::MANY {
-                self.arrivals.push(flow, k);
-            } else {
-                self.slots.set(self.rx_base + flow, Some(k));
-            }
+            self.events.set_arrival(flow, k);
         }
     }
 
@@ -1207,33 +1140,24 @@ impl<M: Shape> Host<M> {
     /// the CPU goes to the level that should run. Inlined into [`Host::run`]'s loop,
     /// the hot path; other loops (a traced run) call [`Host::fire_apart`].
     #[inline(always)]
-    fn fire(&mut self, s: &mut Scheduler<Event>, (key, slot): (Slot, Option<usize>)) {
-        let now = key.at;
-        match slot {
-            Some(i) if M::Cores::MANY && i >= self.rx_base => {
-                s.advance(key);
-                let f = self.arrivals.pop();
-                debug_assert_eq!(f, Some(i - self.rx_base), "not the earliest arrival");
-                self.on_rx(i - self.rx_base, now, s);
-            }
-            Some(i) => {
-                s.advance(key);
-                self.slots.take(i);
-                match i {
-                    SLOT_CPU => self.cpu_done(0, now, s),
-                    SLOT_BUS => self.bus_done(now, s),
-                    i if i < self.cpu_base => self.tx_end(i - SLOT_TX0 + self.tx_nic0, now, s),
-                    i if i < self.rx_base => self.cpu_done(i - self.cpu_base + 1, now, s),
-                    i => self.on_rx(i - self.rx_base, now, s),
-                }
-            }
-            None => {
-                let (_, ev) = s.pop().expect("peeked");
-                self.timer(now, ev, s);
+    fn fire(&mut self, s: &mut Scheduler<Event>, next: Next) {
+        let now = next.key.at;
+        if next.is_timer() {
+            let (_, ev) = s.pop().expect("peeked");
+            self.timer(now, ev, s);
+        } else {
+            s.advance(next.key);
+            self.events.take(next);
+            match self.events.source(next) {
+                Source::Cpu(c) => self.cpu_done(c, now, s),
+                Source::Bus => self.bus_done(now, s),
+                Source::Wire(nic) => self.tx_end(nic, now, s),
+                Source::Arrival(f) => self.on_rx(f, now, s),
+                Source::Timer => {}
             }
         }
         self.reschedule(now, s);
-        self.slots.settle();
+        self.events.settle();
     }
 
     /// The burst due on core `c` completed (ignored if it is no longer the one
@@ -1280,15 +1204,17 @@ impl<M: Shape> Host<M> {
 
     /// [`Host::fire`] as a function of its own, for the loops that are not the hot path.
     #[inline(never)]
-    fn fire_apart(&mut self, s: &mut Scheduler<Event>, next: (Slot, Option<usize>)) {
+    fn fire_apart(&mut self, s: &mut Scheduler<Event>, next: Next) {
         self.fire(s, next);
     }
 
     /// The flow whose next frame the event found by [`Host::peek_next`] delivers to its
     /// NIC, if it is such an event.
-    fn arriving_flow(&self, (_, slot): (Slot, Option<usize>)) -> Option<usize> {
-        slot.filter(|&i| i >= self.rx_base)
-            .map(|i| i - self.rx_base)
+    fn arriving_flow(&self, next: Next) -> Option<usize> {
+        match self.events.source(next) {
+            Source::Arrival(f) => Some(f),
+            _ => None,
+        }
     }
 
     /// Run to the end of sending plus the drain period (or until nothing is left to do)
@@ -1312,44 +1238,13 @@ impl<M: Shape> Host<M> {
         self.start_timers(s);
     }
 
-    /// The next event, the earliest of the queued events, the slots and the arrivals by
-    /// (time, sequence): its key, and the slot it is in (`None`: the queue's head; flow
-    /// `f`'s arrival is `rx_base + f`). `None` when nothing is left, the run's end has
-    /// passed, or an invariant broke.
+    /// The next event, the earliest of the queued events, the slots and the arrivals
+    /// ([`Events::peek`]). `None` when nothing is left, the run's end has passed, or an
+    /// invariant broke.
     #[inline(always)]
-    fn peek_next(&self, s: &Scheduler<Event>) -> Option<(Slot, Option<usize>)> {
-        if M::Cores::MANY {
-            // The least of three keys packed alike: the slots', the arrivals', the
-            // queue's.
-            let p = self.slots.packing();
-            let t = self.slots.earliest_key();
-            let (a, f) = self.arrivals.first();
-            let q = s.peek_key().map_or(EMPTY_KEY, |q| p.pack_event(q));
-            let m = t.min(a).min(q);
-            if m == EMPTY_KEY {
-                return None;
-            }
-            let (i, key) = p.unpack(m);
-            if key.at > self.stop || self.violation.is_some() {
-                return None;
-            }
-            return Some(if m == q {
-                (key, None)
-            } else if m == a {
-                (key, Some(self.rx_base + f))
-            } else {
-                (key, Some(i))
-            });
-        }
-        let slot = self.slots.earliest();
-        let queued = s.peek_key();
-        let next = match (slot, queued) {
-            (Some((_, k)), Some(q)) if q < k => (q, None),
-            (Some((i, k)), _) => (k, Some(i)),
-            (None, Some(q)) => (q, None),
-            (None, None) => return None,
-        };
-        if next.0.at > self.stop || self.violation.is_some() {
+    fn peek_next(&self, s: &Scheduler<Event>) -> Option<Next> {
+        let next = self.events.peek(s)?;
+        if next.key.at > self.stop || self.violation.is_some() {
             return None;
         }
         Some(next)

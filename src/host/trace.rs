@@ -57,7 +57,7 @@ impl<M: Shape> Host<M> {
         let mut s = Scheduler::new();
         self.start(spec, &mut s);
         while let Some(next) = self.peek_next(&s) {
-            if next.0.at >= from {
+            if next.key.at >= from {
                 break;
             }
             self.fire_apart(&mut s, next);
@@ -75,10 +75,10 @@ impl<M: Shape> Host<M> {
         self.put_recorder(rec);
         let (mut end, mut truncated) = (to, false);
         while let Some(next) = self.peek_next(&s) {
-            if next.0.at >= to {
+            if next.key.at >= to {
                 break;
             }
-            let now = next.0.at;
+            let now = next.key.at;
             if let Some(flow) = self.arriving_flow(next)
                 && let Some(fr) = self.flows[flow].pending
             {
