@@ -15,7 +15,7 @@
 //! moves two pointers, and finds its next one-of-a-kind event in a tournament tree
 //! ([`SlotTree`]) rather than by a scan of every slot.
 
-use crate::host::processor::Core;
+use crate::host::cores::Core;
 use crate::model::bus::Bus;
 use crate::model::nic::dma::NicDma;
 use crate::sim::engine::{SlotTable, SlotTree, Slots};

@@ -71,11 +71,11 @@ impl<M: Shape> RxEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn forward_cost(&mut self) -> SimTime {
-        self.h.core.netisr.forward_cost()
+        self.h.cores.hand_mut().netisr.forward_cost()
     }
     #[inline(always)]
     fn kernel_cost(&mut self, c: &Cost) -> SimTime {
-        self.h.core.netisr.sample(c)
+        self.h.cores.hand_mut().netisr.sample(c)
     }
     #[inline(always)]
     fn forward(&mut self, p: Packet) {
@@ -115,11 +115,11 @@ impl<M: Shape> RxEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn wake_on(&mut self, core: usize, task: Task) {
-        self.h.wake_on(core, task)
+        self.h.cores.wake_on(core, task)
     }
     #[inline(always)]
     fn core(&self) -> usize {
-        self.h.on_core()
+        self.h.cores.on()
     }
     #[inline(always)]
     fn socket_ready(&self) -> bool {
@@ -127,7 +127,7 @@ impl<M: Shape> RxEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn set_alarm(&mut self, after: SimTime, kind: u8, arg: u16) {
-        let core = self.h.on_core() as u8;
+        let core = self.h.cores.on() as u8;
         self.s
             .at(self.now + after, Event::PolicyAlarm(kind, core, arg));
     }
@@ -154,7 +154,7 @@ impl<M: Shape> IsrEnv for HostEnv<'_, M> {
         let st = self.h.ports[nic].nic.stats.as_mut().expect("stats cause");
         st.harvest(true);
         let c = st.overflow_harvest.clone();
-        Some(self.h.core.netisr.sample(&c))
+        Some(self.h.cores.hand_mut().netisr.sample(&c))
     }
     #[inline(always)]
     fn rx_error(&mut self, nic: usize) -> Option<SimTime> {
@@ -242,7 +242,7 @@ impl<M: Shape> LineEnv for HostEnv<'_, M> {
 impl<M: Shape> SwiEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn netisr(&mut self) -> &mut Netisr {
-        &mut self.h.core.netisr
+        &mut self.h.cores.hand_mut().netisr
     }
     #[inline(always)]
     fn ip_output(&mut self, p: Packet) {

@@ -1,6 +1,6 @@
 //! The host's routing for [`crate::model::policy::interrupt`].
 
-use crate::host::attach::{CoreModel, Shape};
+use crate::host::attach::Shape;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Invariant, Step, Task};
 use crate::model::cpu::Level;
@@ -102,7 +102,7 @@ impl<M: Shape> Host<M> {
     /// other assertion then is a broken invariant, reported, never skipped silently.
     fn line_asserted(&mut self, l: usize, nic: usize, now: SimTime) {
         if self.lines.is_empty() {
-            if self.core.isr_running != Some(nic) {
+            if self.cores.hand().isr_running != Some(nic) {
                 let name = self.ports[nic].nic.name.clone();
                 self.broke(Invariant::LineAssertion, &name, now, || {
                     format!(
@@ -113,17 +113,10 @@ impl<M: Shape> Host<M> {
             }
             return;
         }
-        let core = self.line_core(l);
+        let core = self.cores.line_core(l);
         let line = &mut self.lines[l];
         // The core's CPU, borrowed beside the line.
-        let parked = match M::Cores::MANY {
-            true => self.parked.get(core).and_then(|c| c.as_deref()),
-            false => None,
-        };
-        let cpu = match parked {
-            Some(parked) => &parked.cpu,
-            None => &self.core.cpu,
-        };
+        let cpu = &self.cores.get(core).cpu;
         let used = |fold_len: SimTime| {
             cpu.remaining_at(now, Level::HardIrq)
                 .map(|left| fold_len.saturating_sub(left))
@@ -135,7 +128,8 @@ impl<M: Shape> Host<M> {
             // The handler whose entry was folded in has not begun after all.
             self.undo_start(started, rng);
         }
-        self.core_at(core)
+        self.cores
+            .at(core)
             .cpu
             .set_burst(now, Level::HardIrq, cut.left, 0);
     }
@@ -173,9 +167,9 @@ impl<M: Shape> Host<M> {
     ) -> Step {
         // The handlers are taken out as a whole (three words moved, not a handler).
         let mut hs = std::mem::take(&mut self.handlers);
-        self.core.isr_running = Some(nic);
+        self.cores.hand_mut().isr_running = Some(nic);
         let step = hs[nic].step(first, &mut HostEnv { h: self, now, s });
-        self.core.isr_running = None;
+        self.cores.hand_mut().isr_running = None;
         self.handlers = hs;
         step
     }
@@ -222,9 +216,9 @@ impl<M: Shape> Host<M> {
         s: &mut Scheduler<Event>,
     ) -> SimTime {
         let mut hs = std::mem::take(&mut self.handlers);
-        self.core.isr_running = Some(nic);
+        self.cores.hand_mut().isr_running = Some(nic);
         let d = hs[nic].whole(t, &mut HostEnv { h: self, now, s });
-        self.core.isr_running = None;
+        self.cores.hand_mut().isr_running = None;
         self.handlers = hs;
         d
     }

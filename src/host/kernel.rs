@@ -11,20 +11,20 @@ use crate::sim::time::SimTime;
 impl<M: Shape> Host<M> {
     /// schednetisr: mark `bits` pending and make the dispatcher ready.
     pub(crate) fn swi_raise(&mut self, bits: u32) {
-        self.core.netisr.raise(bits);
+        self.cores.hand_mut().netisr.raise(bits);
         self.wake(Task::Swi);
     }
 
     /// Mark software-interrupt `bits` pending on core `c` and make its dispatcher ready
     /// there.
     pub(crate) fn swi_raise_on(&mut self, c: usize, bits: u32) {
-        self.core_at(c).netisr.raise(bits);
-        self.wake_on(c, Task::Swi);
+        self.cores.at(c).netisr.raise(bits);
+        self.cores.wake_on(c, Task::Swi);
     }
 
     /// IF_ENQUEUE on ipintrq and schednetisr(NETISR_IP).
     pub(crate) fn ipintrq_enqueue(&mut self, p: Packet) {
-        if let Err(p) = self.core.netisr.ipintrq.push(p) {
+        if let Err(p) = self.cores.hand_mut().netisr.ipintrq.push(p) {
             self.flows[p.flow as usize].stats.drops.ipintrq += 1;
             return;
         }

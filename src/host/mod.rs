@@ -21,6 +21,7 @@
 
 mod attach;
 mod bus;
+mod cores;
 mod env;
 mod error;
 mod events;
@@ -29,7 +30,6 @@ mod kernel;
 mod link_watch;
 mod policies;
 mod port;
-mod processor;
 pub mod queues;
 mod sender;
 mod trace;
@@ -38,9 +38,8 @@ mod user;
 
 use crate::config::model::ModelConfig;
 use crate::model::bus::Bus;
-use crate::model::cpu::runq::RunQueues;
 pub use crate::model::cpu::task::{Step, Task};
-use crate::model::cpu::{Cpu, Dispatch, LEVELS, Level, Pick};
+use crate::model::cpu::{Dispatch, LEVELS, Level, Pick};
 use crate::model::irq::Line;
 use crate::model::kernel::Netisr;
 use crate::model::nic::dma::NicDma;
@@ -58,10 +57,10 @@ use crate::sim::engine::{Scheduler, Slot};
 use crate::sim::problems::Problems;
 use crate::sim::rng::RunKey;
 use crate::sim::time::SimTime;
-use attach::{Attached, CoreModel, CoreSet, ManyCores, NoBus, OneCore, Shape, WithBus};
+use attach::{Attached, CoreModel, ManyCores, NoBus, OneCore, Shape, WithBus};
+use cores::{Core, Cores};
 use events::{Events, Next, Source, WireMisuse};
 use port::Port;
-use processor::Core;
 use std::collections::BTreeMap;
 
 pub use error::{Broken, Invariant, SimError};
@@ -165,27 +164,13 @@ pub(crate) struct FlowState {
 /// the host is assembled ([`simulate`]), so that a host without one neither stores nor
 /// checks a bus (its bus and its NICs' DMA engines are [`attach::Absent`], of size zero).
 pub(crate) struct Host<M: Shape> {
-    /// The processor in hand: core `on`, whose CPU burst is being handled (whose task
-    /// steps), switched to when a core's burst completes or its next task begins; a
-    /// software interrupt raised by the step runs on it. Boxed, so that a switch moves
-    /// two pointers.
-    pub(crate) core: <M::Cores as CoreModel>::Hand,
-    /// The processors (`cpu.cores`, one by default), by number: each one's scheduler
-    /// state and kernel queues, except the one in hand (`None` at `on`).
-    pub(crate) parked: Vec<Option<<M::Cores as CoreModel>::Hand>>,
-    /// The number of the core in hand.
-    on: usize,
-    /// The core each interrupt line is bound to, by line.
-    line_core: Vec<usize>,
+    /// The processors: the core in hand, the parked ones, which line runs on which
+    /// core, which may have a decision to make ([`cores`]).
+    pub(crate) cores: Cores<M::Cores>,
     /// The one-of-a-kind pending events outside the heap, by what they complete:
     /// each core's running CPU burst, the bus burst, each output wire's frame, each
     /// flow's next frame ([`events`]).
     pub(crate) events: Events<M::Cores>,
-    /// The parked cores whose CPU may have a decision to make (bit `c` for core `c`):
-    /// those put down with one ([`Host::switch_to`]) or reached ([`Host::core_at`])
-    /// since [`Host::reschedule_cores`] last found them clean. The core in hand is
-    /// always looked at.
-    unsettled_cores: <M::Cores as CoreModel>::CoreSet,
     /// Each NIC with what is wired to it (device, DMA engines, moderation, link watch,
     /// driver costs, line, policy routing), indexed by NIC.
     pub(crate) ports: Vec<Port<M::Dma>>,
@@ -476,35 +461,20 @@ impl<M: Shape> Host<M> {
         let cores = cfg.cpu.cores.max(1) as usize;
         let events = Events::new(&transmits, cores, flows.len());
         let mut host = Host {
-            core: M::Cores::hand(Core {
-                cpu: Cpu::new(),
-                due: (Level::HardIrq, 0),
-                runq: RunQueues::default(),
-                netisr: Netisr::new(&cfg.kernel, mhz, key.stream("netisr")),
-                isr_running: None,
-            }),
-            // Core 0 is in hand; the others' netisr streams are their own.
-            parked: (0..cores)
-                .map(|c| {
-                    (c > 0).then(|| {
-                        M::Cores::hand(Core {
-                            cpu: Cpu::new(),
-                            due: (Level::HardIrq, 0),
-                            runq: RunQueues::default(),
-                            netisr: Netisr::new(
-                                &cfg.kernel,
-                                mhz,
-                                key.stream(&format!("cpu{c}.netisr")),
-                            ),
-                            isr_running: None,
-                        })
+            // Core 0's netisr stream is `netisr`, the others' their own.
+            cores: Cores::new(
+                (0..cores)
+                    .map(|c| {
+                        let name = match c {
+                            0 => "netisr".to_string(),
+                            c => format!("cpu{c}.netisr"),
+                        };
+                        Core::new(Netisr::new(&cfg.kernel, mhz, key.stream(&name)))
                     })
-                })
-                .collect(),
-            on: 0,
-            line_core: cfg.line_cores(),
+                    .collect(),
+                cfg.line_cores(),
+            ),
             events,
-            unsettled_cores: CoreSet::first(cores),
             handlers: cfg
                 .nics
                 .iter()
@@ -716,10 +686,7 @@ impl<M: Shape> Host<M> {
     /// Make `task` ready at its level on core `c`.
     #[inline(always)]
     pub(crate) fn wake_on(&mut self, c: usize, task: Task) {
-        let core = self.core_at(c);
-        if core.runq.wake(task) {
-            core.cpu.set_want(task.level());
-        }
+        self.cores.wake_on(c, task)
     }
 
     /// The core `task` runs on: an interrupt line's handlers on the line's core
@@ -734,73 +701,19 @@ impl<M: Shape> Host<M> {
             return 0;
         }
         match task {
-            Task::Isr(l) => self.line_core[l as usize],
+            Task::Isr(l) => self.cores.line_core(l as usize),
             Task::HarvestImp(n)
             | Task::HarvestSoft(n)
             | Task::LinkTick(n)
-            | Task::LinkTickImp(n) => self.line_core[self.ports[n as usize].line],
-            Task::Swi | Task::Policy(_) => self.on,
+            | Task::LinkTickImp(n) => self.cores.line_core(self.ports[n as usize].line),
+            Task::Swi | Task::Policy(_) => self.cores.on(),
             Task::Hardclock | Task::UserProc | Task::Sender => 0,
         }
     }
 
-    /// The number of the core in hand (0 on a host with one core).
-    #[inline(always)]
-    pub(crate) fn on_core(&self) -> usize {
-        if M::Cores::MANY { self.on } else { 0 }
-    }
-
-    /// Make core `c` the one in hand ([`Host::core`]).
-    #[inline(always)]
-    pub(crate) fn switch_to(&mut self, c: usize) {
-        if M::Cores::MANY && c != self.on {
-            let next = self.parked[c].take().expect("a parked core");
-            let prev = std::mem::replace(&mut self.core, next);
-            if prev.cpu.is_dirty() {
-                self.unsettled_cores.insert(self.on);
-            }
-            self.parked[self.on] = Some(prev);
-            self.on = c;
-        }
-    }
-
-    /// Core `c`, in hand or parked.
-    #[inline(always)]
-    pub(crate) fn core_at(&mut self, c: usize) -> &mut Core {
-        if !M::Cores::MANY || c == self.on {
-            &mut self.core
-        } else {
-            self.unsettled_cores.insert(c);
-            self.parked[c].as_deref_mut().expect("a parked core")
-        }
-    }
-
-    /// Core `c`, in hand or parked.
-    fn core_ref(&self, c: usize) -> &Core {
-        if c == self.on {
-            &self.core
-        } else {
-            self.parked[c].as_deref().expect("a parked core")
-        }
-    }
-
-    /// The cores in order of their numbers.
-    fn all_cores(&self) -> impl Iterator<Item = &Core> {
-        (0..self.parked.len()).map(|c| self.core_ref(c))
-    }
-
-    /// The core line `l` is bound to.
-    #[inline(always)]
-    pub(crate) fn line_core(&self, l: usize) -> usize {
-        if !M::Cores::MANY {
-            return 0;
-        }
-        self.line_core[l]
-    }
-
     /// Whether another normal-priority task (ksoftirqd) waits for the User level.
     pub(crate) fn user_level_contended(&self) -> bool {
-        self.core.runq.contended(Level::User)
+        self.cores.hand().runq.contended(Level::User)
     }
 
     /// The CPU runs burst `d`: its completion goes in the CPU slot. A CPU burst that
@@ -812,18 +725,18 @@ impl<M: Shape> Host<M> {
     fn cpu_dispatched(&mut self, d: Dispatch, s: &mut Scheduler<Event>) {
         let at = s.stamp(d.done).at;
         self.events
-            .set_cpu(self.on, Some(Slot { at, seq: u64::MAX }));
-        self.core.due = (d.level, d.generation);
+            .set_cpu(self.cores.on(), Some(Slot { at, seq: u64::MAX }));
+        self.cores.hand_mut().due = (d.level, d.generation);
     }
 
     /// Give each core's CPU to its highest level with work, beginning tasks as needed.
     #[inline(always)]
     pub(crate) fn reschedule(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         if !M::Cores::MANY {
-            if self.core.cpu.is_dirty() {
+            if self.cores.hand().cpu.is_dirty() {
                 self.reschedule_changed(now, s);
             }
-        } else if self.unsettled_cores.mask() != 0 || self.core.cpu.is_dirty() {
+        } else if self.cores.unsettled() {
             self.reschedule_cores(now, s);
         }
     }
@@ -832,23 +745,9 @@ impl<M: Shape> Host<M> {
     /// a decision left (a task beginning on one core can wake one on another).
     #[inline(never)]
     fn reschedule_cores(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        loop {
-            // The lowest-numbered core with a decision to make: only the core in hand
-            // and the unsettled ones can have one; those found clean are settled.
-            let mut look = self.unsettled_cores.mask() | 1 << self.on;
-            let c = loop {
-                if look == 0 {
-                    return;
-                }
-                let c = look.trailing_zeros() as usize;
-                if self.core_ref(c).cpu.is_dirty() {
-                    break c;
-                }
-                self.unsettled_cores.remove(c);
-                look &= look - 1;
-            };
-            self.switch_to(c);
-            self.unsettled_cores.remove(c);
+        // The lowest-numbered core with a decision to make, until none has one: only
+        // the core in hand and the unsettled ones can have one.
+        while self.cores.next_unsettled().is_some() {
             self.reschedule_changed(now, s);
         }
     }
@@ -856,7 +755,7 @@ impl<M: Shape> Host<M> {
     #[inline(never)]
     fn reschedule_changed(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         loop {
-            match self.core.cpu.pick(now) {
+            match self.cores.hand_mut().cpu.pick(now) {
                 Pick::Idle | Pick::Unchanged => return,
                 Pick::Dispatch(d) => {
                     self.cpu_dispatched(d, s);
@@ -877,14 +776,14 @@ impl<M: Shape> Host<M> {
     /// decision must be made again (a higher level has work, or no task began).
     fn begin_level(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) -> bool {
         // Each waiting task is asked at most once, so tasks that yield cannot spin.
-        for _ in 0..self.core.runq.waiting(l) {
-            let Some(task) = self.core.runq.begin_next(l) else {
+        for _ in 0..self.cores.hand_mut().runq.waiting(l) {
+            let Some(task) = self.cores.hand_mut().runq.begin_next(l) else {
                 break;
             };
             let step = self.step(task, now, true, s);
-            self.core.runq.begun(l, task, step);
+            self.cores.hand_mut().runq.begun(l, task, step);
             if let Step::Run(d) = step {
-                return match self.core.cpu.next_burst(now, l, d, tag(task)) {
+                return match self.cores.hand_mut().cpu.next_burst(now, l, d, tag(task)) {
                     Some(d) => {
                         self.cpu_dispatched(d, s);
                         true
@@ -893,29 +792,29 @@ impl<M: Shape> Host<M> {
                 };
             }
         }
-        self.core.cpu.clear(now, l);
+        self.cores.hand_mut().cpu.clear(now, l);
         false
     }
 
     /// The burst at `l` completed.
     fn burst_done(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(task) = self.core.runq.current(l) else {
-            self.core.cpu.clear(now, l);
+        let Some(task) = self.cores.hand_mut().runq.current(l) else {
+            self.cores.hand_mut().cpu.clear(now, l);
             return;
         };
         match self.step(task, now, false, s) {
             // A wake-up while the task runs is kept for when this step sequence ends.
             // When nothing above it has work, the burst runs on at once.
             Step::Run(d) => {
-                if let Some(d) = self.core.cpu.next_burst(now, l, d, tag(task)) {
+                if let Some(d) = self.cores.hand_mut().cpu.next_burst(now, l, d, tag(task)) {
                     self.cpu_dispatched(d, s);
                 }
             }
             step => {
-                let more = self.core.runq.ended(l, task, step);
-                self.core.cpu.clear(now, l);
+                let more = self.cores.hand_mut().runq.ended(l, task, step);
+                self.cores.hand_mut().cpu.clear(now, l);
                 if more {
-                    self.core.cpu.set_want(l);
+                    self.cores.hand_mut().cpu.set_want(l);
                 }
             }
         }
@@ -1130,7 +1029,7 @@ impl<M: Shape> Host<M> {
         }
         st.harvest(false);
         let c = st.periodic_harvest.clone();
-        Step::Run(self.core.netisr.sample(&c))
+        Step::Run(self.cores.hand_mut().netisr.sample(&c))
     }
 
     // ------------------------------------------------------------------ the loop
@@ -1164,9 +1063,9 @@ impl<M: Shape> Host<M> {
     /// running).
     #[inline(always)]
     fn cpu_done(&mut self, c: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        self.switch_to(c);
-        let (level, generation) = self.core.due;
-        if self.core.cpu.is_current(level, generation) {
+        self.cores.switch_to(c);
+        let (level, generation) = self.cores.hand().due;
+        if self.cores.hand().cpu.is_current(level, generation) {
             self.burst_done(level, now, s);
         }
     }
@@ -1179,7 +1078,7 @@ impl<M: Shape> Host<M> {
             }
             Event::PolicyTimer(k) => self.policy_timer(k, now, s),
             Event::PolicyAlarm(k, core, arg) => {
-                self.switch_to(core as usize);
+                self.cores.switch_to(core as usize);
                 self.policy_alarm(k, arg, now, s)
             }
             Event::LinkTick(nic, generation) => self.link_tick_due(nic as usize, generation),
@@ -1342,17 +1241,18 @@ impl<M: Shape> Host<M> {
         }
         c.insert(
             "cpu.preemptions".into(),
-            self.all_cores().map(|k| k.cpu.preemptions).sum::<u64>() as f64,
+            self.cores.all().map(|k| k.cpu.preemptions).sum::<u64>() as f64,
         );
         c.insert(
             "ipintrq.high_water".into(),
-            self.all_cores()
+            self.cores
+                .all()
                 .map(|k| k.netisr.ipintrq.high_water)
                 .max()
                 .unwrap_or(0) as f64,
         );
-        if self.parked.len() > 1 {
-            for (i, k) in self.all_cores().enumerate() {
+        if self.cores.count() > 1 {
+            for (i, k) in self.cores.all().enumerate() {
                 c.insert(format!("cpu{i}.preemptions"), k.cpu.preemptions as f64);
                 c.insert(
                     format!("cpu{i}.ipintrq.high_water"),
@@ -1442,13 +1342,13 @@ impl<M: Shape> Host<M> {
 
     /// The load-period counters as of `now`.
     fn load_snapshot(&self, now: SimTime) -> LoadSnapshot {
-        let (mut cpu_ps, mut tag_ps) = self.core_ref(0).cpu.snapshot(now);
+        let (mut cpu_ps, mut tag_ps) = self.cores.get(0).cpu.snapshot(now);
         let mut core_cpu_ps = Vec::new();
         let mut core_ksoftirqd_ps = Vec::new();
-        if self.parked.len() > 1 {
+        if self.cores.count() > 1 {
             core_cpu_ps.push(cpu_ps);
             core_ksoftirqd_ps.push(tag_ps[TAG_KSOFTIRQD as usize]);
-            for k in self.all_cores().skip(1) {
+            for k in self.cores.all().skip(1) {
                 let (c, t) = k.cpu.snapshot(now);
                 core_cpu_ps.push(c);
                 core_ksoftirqd_ps.push(t[TAG_KSOFTIRQD as usize]);
@@ -1480,7 +1380,7 @@ impl<M: Shape> Host<M> {
     fn packets_held(&self) -> usize {
         let nic: usize = self.ports.iter().map(|p| p.nic.held()).sum();
         let tasks = self.handlers.iter().map(|h| h.held()).sum::<usize>()
-            + self.all_cores().map(|k| k.netisr.held()).sum::<usize>()
+            + self.cores.all().map(|k| k.netisr.held()).sum::<usize>()
             + self.rx_policies.held()
             + self.user.as_ref().map_or(0, |u| u.held());
         let fifos: usize = self
@@ -1489,7 +1389,7 @@ impl<M: Shape> Host<M> {
             .filter_map(|p| p.dma.get())
             .map(|d| d.rx_fifo_frames())
             .sum();
-        let ipintrq: usize = self.all_cores().map(|k| k.netisr.ipintrq.len()).sum();
+        let ipintrq: usize = self.cores.all().map(|k| k.netisr.ipintrq.len()).sum();
         nic + fifos + ipintrq + tasks
     }
 }

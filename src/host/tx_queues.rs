@@ -85,7 +85,7 @@ impl<M: Shape> Host<M> {
             Some(g) => {
                 let g = &self.tx_groups[g as usize];
                 let f = &self.flows[flow];
-                g.first + g.xps.pick(self.on_core(), f.hash, f.rx_queue) as usize
+                g.first + g.xps.pick(self.cores.on(), f.hash, f.rx_queue) as usize
             }
         }
     }

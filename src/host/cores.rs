@@ -1,0 +1,235 @@
+//! The host's processors (cores): what the CPU scheduler knows of each and its kernel
+//! queues, the state a host has once per core (Linux's per-CPU `softnet_data`,
+//! FreeBSD's per-CPU netisr queues): `cpu.cores` of them, one by default.
+//!
+//! [`Cores`] owns them: the core in hand (whose CPU burst is being handled, whose task
+//! steps; a software interrupt raised by the step runs on it), the parked ones, which
+//! core each interrupt line is bound to (`cpu.irq_affinity`, or round robin), and which
+//! parked cores may have a scheduling decision to make. The scheduling policy itself is
+//! in [`crate::model::cpu`] (levels, preemption, time accounting) and
+//! [`crate::model::cpu::runq`] (who runs within a level); the host's loop drives them
+//! (`Host::reschedule`), asking [`Cores::next_unsettled`] which core to decide next.
+
+use crate::host::attach::{CoreModel, CoreSet};
+use crate::model::cpu::runq::RunQueues;
+use crate::model::cpu::task::Task;
+use crate::model::cpu::{Cpu, Level};
+use crate::model::kernel::Netisr;
+
+/// One CPU's state during a run.
+pub(crate) struct Core {
+    /// Levels, the burst running at each, preemption, CPU time per level.
+    pub cpu: Cpu,
+    /// Which task of each level runs and which wait.
+    pub runq: RunQueues,
+    /// Level and generation of the CPU burst whose completion is in the host's CPU
+    /// slot.
+    pub due: (Level, u32),
+    /// Its software interrupts and protocol input queue (ipintrq / backlog).
+    pub netisr: Netisr,
+    /// The NIC whose interrupt handler is stepping on it, if one is (see
+    /// `Host::line_asserted`).
+    pub isr_running: Option<usize>,
+}
+
+impl Core {
+    /// A core with nothing to run, whose software interrupts use `netisr`.
+    pub(crate) fn new(netisr: Netisr) -> Core {
+        Core {
+            cpu: Cpu::new(),
+            due: (Level::HardIrq, 0),
+            runq: RunQueues::default(),
+            netisr,
+            isr_running: None,
+        }
+    }
+}
+
+/// The cores of a host with cores `C` (one, or several).
+pub(crate) struct Cores<C: CoreModel> {
+    /// The core in hand: core `on`. Boxed with several cores, so that a switch moves
+    /// two pointers.
+    hand: C::Hand,
+    /// Every core by number but the one in hand (`None` at `on`).
+    parked: Vec<Option<C::Hand>>,
+    /// The number of the core in hand.
+    on: usize,
+    /// The core each interrupt line is bound to, by line.
+    line_core: Vec<usize>,
+    /// The parked cores whose CPU may have a decision to make (bit `c` for core `c`):
+    /// those put down with one ([`Cores::switch_to`]) or reached ([`Cores::at`]) since
+    /// [`Cores::next_unsettled`] last found them clean. The core in hand is always
+    /// looked at.
+    unsettled: C::CoreSet,
+}
+
+impl<C: CoreModel> Cores<C> {
+    /// The cores, by number (at least one), core 0 in hand; line `l` bound to core
+    /// `line_core[l]`.
+    pub(crate) fn new(cores: Vec<Core>, line_core: Vec<usize>) -> Self {
+        let n = cores.len();
+        let mut cores = cores.into_iter();
+        let hand = C::hand(cores.next().expect("at least one core"));
+        Cores {
+            hand,
+            parked: std::iter::once(None)
+                .chain(cores.map(|c| Some(C::hand(c))))
+                .collect(),
+            on: 0,
+            line_core,
+            unsettled: C::CoreSet::first(n),
+        }
+    }
+
+    /// The core in hand.
+    #[inline(always)]
+    pub(crate) fn hand(&self) -> &Core {
+        &self.hand
+    }
+
+    /// The core in hand, to change.
+    #[inline(always)]
+    pub(crate) fn hand_mut(&mut self) -> &mut Core {
+        &mut self.hand
+    }
+
+    /// The number of the core in hand (0 on a host with one core).
+    #[inline(always)]
+    pub(crate) fn on(&self) -> usize {
+        if C::MANY { self.on } else { 0 }
+    }
+
+    /// How many cores.
+    pub(crate) fn count(&self) -> usize {
+        self.parked.len()
+    }
+
+    /// Make core `c` the one in hand; the one put down is remembered as unsettled if
+    /// its CPU has a decision to make.
+    #[inline(always)]
+    pub(crate) fn switch_to(&mut self, c: usize) {
+        if C::MANY && c != self.on {
+            let next = self.parked[c].take().expect("a parked core");
+            let prev = std::mem::replace(&mut self.hand, next);
+            if prev.cpu.is_dirty() {
+                self.unsettled.insert(self.on);
+            }
+            self.parked[self.on] = Some(prev);
+            self.on = c;
+        }
+    }
+
+    /// Core `c`, in hand or parked, to change (a parked one is then unsettled).
+    #[inline(always)]
+    pub(crate) fn at(&mut self, c: usize) -> &mut Core {
+        if !C::MANY || c == self.on {
+            &mut self.hand
+        } else {
+            self.unsettled.insert(c);
+            self.parked[c].as_deref_mut().expect("a parked core")
+        }
+    }
+
+    /// Core `c`, in hand or parked.
+    #[inline(always)]
+    pub(crate) fn get(&self, c: usize) -> &Core {
+        if !C::MANY || c == self.on {
+            &self.hand
+        } else {
+            self.parked[c].as_deref().expect("a parked core")
+        }
+    }
+
+    /// The cores in order of their numbers.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Core> {
+        (0..self.parked.len()).map(|c| self.get(c))
+    }
+
+    /// The core line `l` is bound to.
+    #[inline(always)]
+    pub(crate) fn line_core(&self, l: usize) -> usize {
+        if !C::MANY {
+            return 0;
+        }
+        self.line_core[l]
+    }
+
+    /// Make `task` ready at its level on core `c` (no effect if it is running or
+    /// already waiting there).
+    #[inline(always)]
+    pub(crate) fn wake_on(&mut self, c: usize, task: Task) {
+        let core = self.at(c);
+        if core.runq.wake(task) {
+            core.cpu.set_want(task.level());
+        }
+    }
+
+    /// Whether some core may have a scheduling decision to make.
+    #[inline(always)]
+    pub(crate) fn unsettled(&self) -> bool {
+        self.hand.cpu.is_dirty() || (C::MANY && self.unsettled.mask() != 0)
+    }
+
+    /// The lowest-numbered core with a decision to make, switched to and settled (the
+    /// caller makes the decision); the cores found clean on the way are settled too.
+    /// `None` when no core has one.
+    #[inline(always)]
+    pub(crate) fn next_unsettled(&mut self) -> Option<usize> {
+        let mut look = self.unsettled.mask() | 1 << self.on;
+        let c = loop {
+            if look == 0 {
+                return None;
+            }
+            let c = look.trailing_zeros() as usize;
+            if self.get(c).cpu.is_dirty() {
+                break c;
+            }
+            self.unsettled.remove(c);
+            look &= look - 1;
+        };
+        self.switch_to(c);
+        self.unsettled.remove(c);
+        Some(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::attach::ManyCores;
+    use crate::model::kernel::KernelConfig;
+    use crate::sim::rng::RunKey;
+
+    fn cores(n: usize) -> Cores<ManyCores> {
+        let k: KernelConfig = serde_json::from_value(serde_json::json!({
+            "ipintrq_maxlen": 50, "if_snd_maxlen": 50, "netisr_per_packet": 5000,
+        }))
+        .expect("kernel");
+        let key = RunKey::single(1);
+        let all = (0..n)
+            .map(|c| Core::new(Netisr::new(&k, 1000.0, key.stream(&format!("n{c}")))))
+            .collect();
+        Cores::new(all, vec![2, 1])
+    }
+
+    #[test]
+    fn the_lowest_numbered_core_with_a_decision_is_decided_first() {
+        let mut c = cores(3);
+        // Every core starts unsettled; none has a decision, so all are settled.
+        assert_eq!(c.next_unsettled(), None);
+        assert!(!c.unsettled());
+        // A task made ready on a parked core unsettles it; the lowest such core comes
+        // first, in hand.
+        c.wake_on(2, Task::Swi);
+        c.wake_on(1, Task::UserProc);
+        assert!(c.unsettled());
+        assert_eq!(c.next_unsettled(), Some(1));
+        assert_eq!(c.on(), 1);
+        assert!(c.hand().runq.waiting(Level::User) > 0);
+        // Core 1, put down still undecided, is remembered; core 2 is still waiting.
+        c.switch_to(0);
+        assert_eq!(c.next_unsettled(), Some(1));
+        assert_eq!((c.get(2).cpu.is_dirty(), c.line_core(0)), (true, 2));
+        assert_eq!(c.all().count(), 3);
+    }
+}
