@@ -13,7 +13,7 @@ pub enum SimError {
     /// The model broke one of its own invariants: a bug in irqsim, reported instead of a
     /// wrong number. The first one broken in the run (the run stops there).
     #[error("broken invariant (a bug in irqsim; please report it with the scenario): {0}")]
-    Invariant(Broken),
+    Invariant(Box<Broken>),
 }
 
 /// The invariants the host checks in every build, release included.
@@ -69,4 +69,11 @@ pub struct Broken {
     pub at: SimTime,
     /// What was seen, in words.
     pub detail: String,
+}
+
+impl SimError {
+    /// The error of broken invariant `b`.
+    pub fn broken(b: Broken) -> SimError {
+        SimError::Invariant(Box::new(b))
+    }
 }

@@ -1265,7 +1265,7 @@ impl<M: Shape> Host<M> {
 
     fn finish(mut self, spec: &RunSpec, end: SimTime, events: u64) -> Result<RunStats, SimError> {
         if let Some(what) = self.violation.take().or_else(|| self.tx_groups_check(end)) {
-            return Err(SimError::Invariant(what));
+            return Err(SimError::broken(what));
         }
         let mut total = FlowStats::default();
         let mut flows = Vec::with_capacity(self.flows.len());
@@ -1275,7 +1275,7 @@ impl<M: Shape> Host<M> {
             // out than in is a frame counted twice.
             let out = f.stats.received + f.stats.drops.total();
             f.stats.in_flight_at_end = f.stats.sent.checked_sub(out).ok_or_else(|| {
-                SimError::Invariant(Broken {
+                SimError::broken(Broken {
                     invariant: Invariant::FlowConservation,
                     component: format!("flow {}", f.name),
                     at: end,
@@ -1301,7 +1301,7 @@ impl<M: Shape> Host<M> {
                 self.flows.iter().filter(|f| f.pending.is_some()).count() + self.ports.len();
             let in_flight = total.in_flight_at_end as usize;
             if !(held <= in_flight && in_flight <= held + on_wires) {
-                return Err(SimError::Invariant(Broken {
+                return Err(SimError::broken(Broken {
                     invariant: Invariant::HostConservation,
                     component: "host".into(),
                     at: end,
