@@ -7,6 +7,7 @@ use crate::host::attach::{Attached, Shape};
 use crate::host::{Event, Host};
 use crate::model::bus::Dir;
 use crate::model::nic::dma::{RxIn, TxRequest, TxStep};
+use crate::model::stats::DropSite;
 use crate::sim::engine::Scheduler;
 use crate::sim::time::SimTime;
 
@@ -23,7 +24,7 @@ impl<M: Shape> Host<M> {
     ) {
         match self.ports[nic].dma_mut().rx_in(pkt) {
             RxIn::Dropped => {
-                self.flows[pkt.flow as usize].stats.drops.rx_fifo += 1;
+                self.acct.dropped(pkt.flow, DropSite::RxFifo);
                 // The damaged frame's descriptor carries the overflow error.
                 if !self.ports[nic].nic.rx_error_cause && self.ports[nic].interrupt_policy() {
                     self.ports[nic].nic.rx_error_cause = true;
@@ -116,7 +117,7 @@ impl<M: Shape> Host<M> {
     pub(crate) fn tx_underrun(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.set_tx_slot(nic, None, now);
         if let Some(p) = self.ports[nic].nic.tx_abort() {
-            self.flows[p.flow as usize].stats.drops.tx_underrun += 1;
+            self.acct.dropped(p.flow, DropSite::TxUnderrun);
         }
         // The cut frame frees a wire its NIC's other transmit queues share.
         self.tx_wire_free(nic, now, s);
@@ -138,11 +139,11 @@ impl<M: Shape> Host<M> {
         let on_wire = self.ports[nic].dma.get().is_none_or(|d| !d.tx_fetching())
             && self.tx_slot(nic).is_some();
         for p in self.ports[nic].nic.reset(on_wire) {
-            self.flows[p.flow as usize].stats.drops.reset += 1;
+            self.acct.dropped(p.flow, DropSite::Reset);
         }
         if let Some(d) = self.ports[nic].dma.get_mut() {
             for p in d.reset() {
-                self.flows[p.flow as usize].stats.drops.reset += 1;
+                self.acct.dropped(p.flow, DropSite::Reset);
             }
             if let Some(bus) = self.bus.get_mut() {
                 // Waiting and reserved bursts are gone; only one already on the bus

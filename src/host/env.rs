@@ -11,6 +11,7 @@ use crate::model::kernel::{Netisr, SwiEnv};
 use crate::model::packet::Packet;
 use crate::model::policy::env::RxEnv;
 use crate::model::policy::interrupt::{DriverCosts, IsrEnv};
+use crate::model::stats::DropSite;
 use crate::sim::engine::Scheduler;
 use crate::sim::rng::StreamRng;
 use crate::sim::time::SimTime;
@@ -95,11 +96,11 @@ impl<M: Shape> RxEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn flow_hash(&self, p: &Packet) -> u32 {
-        self.h.flows[p.flow as usize].hash
+        self.h.acct.flow(p.flow as usize).hash
     }
     #[inline(always)]
     fn backlog_drop(&mut self, p: Packet) {
-        self.h.flows[p.flow as usize].stats.drops.ipintrq += 1;
+        self.h.acct.dropped(p.flow, DropSite::Ipintrq);
     }
     #[inline(always)]
     fn irq_unmask(&mut self, nic: usize) {
@@ -192,7 +193,7 @@ impl<M: Shape> IsrEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn stop(&self) -> SimTime {
-        self.h.stop
+        self.h.acct.stop()
     }
 }
 
@@ -203,7 +204,7 @@ impl<M: Shape> LineEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn stop(&self) -> SimTime {
-        self.h.stop
+        self.h.acct.stop()
     }
     #[inline(always)]
     fn asserted(&self, nic: usize) -> bool {

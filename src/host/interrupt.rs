@@ -104,7 +104,7 @@ impl<M: Shape> Host<M> {
         if self.lines.is_empty() {
             if self.cores.hand().isr_running != Some(nic) {
                 let name = self.ports[nic].nic.name.clone();
-                self.broke(Invariant::LineAssertion, &name, now, || {
+                self.acct.broke(Invariant::LineAssertion, &name, now, || {
                     format!(
                         "interrupt line {l} asserted by NIC {name} during another device's \
                          handler step"

@@ -5,6 +5,7 @@ use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Step, Task};
 use crate::model::kernel::{NETISR_IP, Netisr};
 use crate::model::packet::Packet;
+use crate::model::stats::DropSite;
 use crate::sim::engine::Scheduler;
 use crate::sim::time::SimTime;
 
@@ -25,7 +26,7 @@ impl<M: Shape> Host<M> {
     /// IF_ENQUEUE on ipintrq and schednetisr(NETISR_IP).
     pub(crate) fn ipintrq_enqueue(&mut self, p: Packet) {
         if let Err(p) = self.cores.hand_mut().netisr.ipintrq.push(p) {
-            self.flows[p.flow as usize].stats.drops.ipintrq += 1;
+            self.acct.dropped(p.flow, DropSite::Ipintrq);
             return;
         }
         self.swi_raise(NETISR_IP);

@@ -19,6 +19,7 @@
 //! [`Step::Yield`] / [`Step::Done`]. After every event [`Host::reschedule`] asks the
 //! [`Cpu`] which level runs.
 
+mod accounting;
 mod attach;
 mod bus;
 mod cores;
@@ -50,13 +51,14 @@ use crate::model::policy::interrupt::{DriverCosts, Handler};
 use crate::model::policy::moderation::Moderation;
 use crate::model::policy::{BuildCtx, PolicyConfig};
 use crate::model::sender::Sender;
-use crate::model::stats::FlowStats;
-use crate::model::traffic::{FlowConfig, FlowSource, Frame};
+use crate::model::stats::{DropSite, FlowStats};
+use crate::model::traffic::{FlowConfig, FlowSource};
 use crate::model::user::UserProcess;
 use crate::sim::engine::{Scheduler, Slot};
 use crate::sim::problems::Problems;
 use crate::sim::rng::RunKey;
 use crate::sim::time::SimTime;
+use accounting::{Accounting, FlowState, LoadSnapshot};
 use attach::{Attached, CoreModel, ManyCores, NoBus, OneCore, Shape, WithBus};
 use cores::{Core, Cores};
 use events::{Events, Next, Source, WireMisuse};
@@ -132,34 +134,6 @@ fn moderation_of(
     (Some(m), Some((dim, cqe)))
 }
 
-/// Per-flow state during a run.
-#[derive(Clone, Debug)]
-pub(crate) struct FlowState {
-    /// Name in results.
-    pub name: String,
-    /// The tester port generating its frames (or the silent source of a sender's flow).
-    pub source: FlowSource,
-    /// The next frame, due at the input NIC when its arrival says (`Host::rx_slot`).
-    pub pending: Option<Frame>,
-    /// The NIC its frames arrive on.
-    pub in_nic: usize,
-    /// The NIC the host forwards them out of.
-    pub out_nic: usize,
-    /// Its counters and latency statistics.
-    pub stats: FlowStats,
-    /// The flow hash of its frames (skb->hash, for RPS): a hash of its 4-tuple. When
-    /// the NIC hashes the ports (TCP, or UDP with `rss.udp_4tuple`) that is its RSS
-    /// hash; when it hashes addresses only, get_rps_cpu finds no L4 hash and
-    /// skb_get_hash computes one in software over the ports too (the flow dissector's
-    /// keyed jhash/siphash, whose boot-time key is unknowable: the Toeplitz 4-tuple
-    /// hash stands in for it).
-    pub hash: u32,
-    /// The receive queue the driver records in its frames' skb (`skb_record_rx_queue`:
-    /// the number of the queue of its input NIC, 0 on a NIC with one queue), which picks
-    /// the transmit queue when XPS does not; `None` for the host's own frames.
-    pub rx_queue: Option<u16>,
-}
-
 /// The host during a run. `M` says whether the model has a DMA bus: chosen once when
 /// the host is assembled ([`simulate`]), so that a host without one neither stores nor
 /// checks a bus (its bus and its NICs' DMA engines are [`attach::Absent`], of size zero).
@@ -186,37 +160,14 @@ pub(crate) struct Host<M: Shape> {
     pub(crate) rx_policies: policies::Policies,
     pub(crate) user: Option<UserProcess>,
     pub(crate) sender: Option<Sender>,
-    pub(crate) flows: Vec<FlowState>,
-    /// What watches the packets leaving: the latency timeline, a trace recorder (none
-    /// of either in most runs: one check per packet).
-    pub(crate) taps: Option<Box<trace::Taps>>,
+    /// The books: the flows and their statistics, what watches frames leaving, the
+    /// run's end, the first broken invariant ([`accounting`]).
+    pub(crate) acct: Accounting,
     hardclock: Option<(SimTime, crate::model::cost::Cost)>,
     clock_rng: crate::sim::rng::StreamRng,
     /// Whether a handler's steps may share a CPU burst when the outcome is certain
     /// (the folded entry, `quiet_until`): fewer events, the same results.
     pub(crate) merge_bursts: bool,
-    latency_from: crate::model::stats::LatencyFrom,
-    load_end: Option<LoadSnapshot>,
-    /// End of the run (sending plus drain): frames whose first bit would leave later
-    /// are not received.
-    pub(crate) stop: SimTime,
-    /// End of sending: frames leaving later are counted as delivered during the drain.
-    load_stop: SimTime,
-    /// The first broken invariant seen during the run (checked in release builds too;
-    /// the run then stops and ends with [`SimError::Invariant`]).
-    violation: Option<Broken>,
-}
-
-/// Counters captured when the tester stops sending.
-#[derive(Clone, Debug)]
-struct LoadSnapshot {
-    cpu_ps: [u64; LEVELS + 1],
-    core_cpu_ps: Vec<[u64; LEVELS + 1]>,
-    core_ksoftirqd_ps: Vec<u64>,
-    task_ps: [u64; 2],
-    interrupts: u64,
-    user_work: f64,
-    sender_ps: u64,
 }
 
 /// What a run measured.
@@ -501,16 +452,13 @@ impl<M: Shape> Host<M> {
             }),
             sender,
             ports,
-            flows,
-            taps: spec.timeline.map(|w| {
-                Box::new(trace::Taps {
-                    timeline: Some(crate::model::timeline::Timeline::new(
-                        w,
-                        spec.duration + spec.drain,
-                    )),
-                    trace: None,
-                })
-            }),
+            acct: Accounting::new(
+                flows,
+                spec.latency_from,
+                spec.duration,
+                spec.drain,
+                spec.timeline,
+            ),
             hardclock: (cfg.kernel.clock.hardclock.mean_ns(mhz) > 0.0).then(|| {
                 (
                     SimTime::from_ns_f64(1e9 / cfg.kernel.clock.hz as f64),
@@ -519,11 +467,6 @@ impl<M: Shape> Host<M> {
             }),
             clock_rng: key.stream("clock"),
             merge_bursts: true,
-            latency_from: spec.latency_from,
-            load_end: None,
-            stop: spec.duration + spec.drain,
-            load_stop: spec.duration,
-            violation: None,
         };
         // Nothing preempts interrupt handlers but the clock interrupt and a policy that
         // runs at its level. The clock's ticks are known in advance (a burst that no
@@ -556,40 +499,20 @@ impl<M: Shape> Host<M> {
         }
     }
 
-    /// Record a broken invariant: the first one broken is the run's error (the run
-    /// stops at the next event).
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn broke(
-        &mut self,
-        invariant: Invariant,
-        component: &str,
-        at: SimTime,
-        detail: impl FnOnce() -> String,
-    ) {
-        if self.violation.is_none() {
-            self.violation = Some(Broken {
-                invariant,
-                component: component.to_string(),
-                at,
-                detail: detail(),
-            });
-        }
-    }
-
     /// Record a broken output-wire invariant (the first broken invariant is reported).
     #[cold]
     #[inline(never)]
     fn wire_broken(&mut self, nic: usize, e: WireMisuse, now: SimTime) {
         let name = self.ports[nic].nic.name.clone();
         if e == WireMisuse::Busy {
-            self.broke(Invariant::OneFramePerWire, &name, now, || {
+            self.acct.broke(Invariant::OneFramePerWire, &name, now, || {
                 format!("a second frame started on {name}'s output wire while one was on it")
             });
         } else {
-            self.broke(Invariant::TransmitWithoutWire, &name, now, || {
-                format!("{name} transmitted, but no flow leaves by it (it has no wire slot)")
-            });
+            self.acct
+                .broke(Invariant::TransmitWithoutWire, &name, now, || {
+                    format!("{name} transmitted, but no flow leaves by it (it has no wire slot)")
+                });
         }
     }
 
@@ -644,7 +567,7 @@ impl<M: Shape> Host<M> {
             return false;
         }
         let n = &self.ports[nic].nic;
-        if t > self.stop || n.rx_error_cause || n.underrun_cause {
+        if t > self.acct.stop() || n.rx_error_cause || n.underrun_cause {
             return false;
         }
         // A transmit-completion cause can arise, or is pending, only while a frame is in
@@ -876,34 +799,12 @@ impl<M: Shape> Host<M> {
         done: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        let flow = pkt.flow as usize;
-        if start <= self.stop {
-            let f = &mut self.flows[flow];
-            let lat = match self.latency_from {
-                crate::model::stats::LatencyFrom::LastBit => start - pkt.t_in,
-                crate::model::stats::LatencyFrom::FirstBit => {
-                    start - pkt.t_in + self.ports[f.in_nic].nic.link.bytes_time(pkt.bytes)
-                }
-            };
-            f.stats.deliver(pkt.seq, lat);
-            if start > self.load_stop {
-                f.stats.drained += 1;
-            }
-            if let Some(t) = &mut self.taps {
-                t.delivered(pkt, nic, start, done, lat);
-            }
-            if f.source.is_closed_loop() {
-                // The response reaches the peer at `done`: one transaction, from the
-                // request's first bit at the peer to the response's last bit.
-                let request_start = pkt.t_in.saturating_sub(f.source.wire_time(pkt.bytes));
-                f.stats
-                    .rtt
-                    .get_or_insert_with(Default::default)
-                    .record(done - request_start);
-                if f.source.respond(done) && f.pending.is_none() {
-                    self.next_arrival(flow, s);
-                }
-            }
+        let ports = &self.ports;
+        let next = self.acct.deliver(nic, pkt, start, done, |in_nic, bytes| {
+            ports[in_nic].nic.link.bytes_time(bytes)
+        });
+        if next {
+            self.next_arrival(pkt.flow as usize, s);
         }
     }
 
@@ -911,9 +812,9 @@ impl<M: Shape> Host<M> {
     /// a multi-queue NIC): if_snd, TX ring, wire.
     pub(crate) fn if_output(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
         let flow = p.flow as usize;
-        let out = self.tx_device(self.flows[flow].out_nic, flow);
+        let out = self.tx_device(self.acct.flow(flow).out_nic, flow);
         match self.ports[out].nic.output(now, p) {
-            Err(p) => self.flows[p.flow as usize].stats.drops.if_snd += 1,
+            Err(p) => self.acct.dropped(p.flow, DropSite::IfSnd),
             Ok(Some(tx)) => self.transmit(out, tx, now, s),
             Ok(None) => {}
         }
@@ -963,7 +864,7 @@ impl<M: Shape> Host<M> {
     }
 
     fn next_arrival(&mut self, flow: usize, s: &mut Scheduler<Event>) {
-        let f = &mut self.flows[flow];
+        let f = self.acct.flow_mut(flow);
         f.pending = f.source.next_frame();
         if let Some(fr) = f.pending {
             let k = s.stamp(fr.end + self.ports[f.in_nic].nic.rx_latency);
@@ -972,7 +873,7 @@ impl<M: Shape> Host<M> {
     }
 
     fn on_rx(&mut self, flow: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let f = &mut self.flows[flow];
+        let f = self.acct.flow_mut(flow);
         let Some(fr) = f.pending.take() else { return };
         let nic = f.in_nic;
         let pkt = Packet {
@@ -1002,7 +903,7 @@ impl<M: Shape> Host<M> {
             self.count_frame(nic, true, now, s);
             self.rx_cause(nic, now, pkt.bytes, s);
         } else {
-            self.flows[pkt.flow as usize].stats.drops.rx_ring += 1;
+            self.acct.dropped(pkt.flow, DropSite::RxRing);
         }
     }
 
@@ -1097,7 +998,10 @@ impl<M: Shape> Host<M> {
                     });
                 }
             }
-            Event::EndOfLoad => self.load_end = Some(self.load_snapshot(now)),
+            Event::EndOfLoad => {
+                let snap = self.load_snapshot(now);
+                self.acct.end_of_load(snap)
+            }
         }
     }
 
@@ -1130,7 +1034,7 @@ impl<M: Shape> Host<M> {
 
     /// The first frames, the end of sending, the timers.
     fn start(&mut self, spec: &RunSpec, s: &mut Scheduler<Event>) {
-        for i in 0..self.flows.len() {
+        for i in 0..self.acct.flows().len() {
             self.next_arrival(i, s);
         }
         s.at(spec.duration, Event::EndOfLoad);
@@ -1143,7 +1047,7 @@ impl<M: Shape> Host<M> {
     #[inline(always)]
     fn peek_next(&self, s: &Scheduler<Event>) -> Option<Next> {
         let next = self.events.peek(s)?;
-        if next.key.at > self.stop || self.violation.is_some() {
+        if self.acct.over_at(next.key.at) {
             return None;
         }
         Some(next)
@@ -1264,41 +1168,26 @@ impl<M: Shape> Host<M> {
     }
 
     fn finish(mut self, spec: &RunSpec, end: SimTime, events: u64) -> Result<RunStats, SimError> {
-        if let Some(what) = self.violation.take().or_else(|| self.tx_groups_check(end)) {
+        if let Some(what) = self
+            .acct
+            .take_violation()
+            .or_else(|| self.tx_groups_check(end))
+        {
             return Err(SimError::broken(what));
         }
-        let mut total = FlowStats::default();
-        let mut flows = Vec::with_capacity(self.flows.len());
-        for f in self.flows.iter_mut() {
-            f.stats.sent = f.source.sent;
-            // Whatever is neither delivered nor dropped is still inside the host; more
-            // out than in is a frame counted twice.
-            let out = f.stats.received + f.stats.drops.total();
-            f.stats.in_flight_at_end = f.stats.sent.checked_sub(out).ok_or_else(|| {
-                SimError::broken(Broken {
-                    invariant: Invariant::FlowConservation,
-                    component: format!("flow {}", f.name),
-                    at: end,
-                    detail: format!(
-                        "{} sent but {} received and {} dropped",
-                        f.stats.sent,
-                        f.stats.received,
-                        f.stats.drops.total()
-                    ),
-                })
-            })?;
-            total.merge(&f.stats);
-            // (Taken, not copied: the host ends here, and a copy doubled the
-            // memory of every flow's histograms at the end of a run.)
-            flows.push((f.name.clone(), std::mem::take(&mut f.stats)));
-        }
+        let (flows, total) = self.acct.close(end)?;
         // Packet conservation: what was sent and neither delivered nor dropped is held in
         // a ring, queue or step, or was on a wire when the run stopped (a frame still
         // arriving, or one the output NIC had committed to start later).
         {
             let held = self.packets_held();
-            let on_wires =
-                self.flows.iter().filter(|f| f.pending.is_some()).count() + self.ports.len();
+            let on_wires = self
+                .acct
+                .flows()
+                .iter()
+                .filter(|f| f.pending.is_some())
+                .count()
+                + self.ports.len();
             let in_flight = total.in_flight_at_end as usize;
             if !(held <= in_flight && in_flight <= held + on_wires) {
                 return Err(SimError::broken(Broken {
@@ -1313,8 +1202,9 @@ impl<M: Shape> Host<M> {
             }
         }
         let snap = self
-            .load_end
-            .clone()
+            .acct
+            .load_end()
+            .cloned()
             .unwrap_or_else(|| self.load_snapshot(end));
         Ok(RunStats {
             duration: spec.duration,
@@ -1329,7 +1219,11 @@ impl<M: Shape> Host<M> {
             interrupts_all: self.lines.iter().map(|l| l.passes).sum(),
             user_work: snap.user_work,
             counters: self.counters(end),
-            timeline: self.taps.as_mut().and_then(|t| t.timeline.take()),
+            timeline: self
+                .acct
+                .taps_mut()
+                .as_mut()
+                .and_then(|t| t.timeline.take()),
             events,
             end,
             sender: self.sender.as_ref().map(|snd| SenderStats {
@@ -1567,9 +1461,9 @@ mod tests {
         // One frame sent, then counted both received and dropped: in_flight_at_end used
         // to wrap to 2^64 - 1.
         let (mut h, spec) = host();
-        h.flows[0].source.sent = 1;
-        h.flows[0].stats.received = 1;
-        h.flows[0].stats.drops.reset = 1;
+        h.acct.flow_mut(0).source.sent = 1;
+        h.acct.flow_mut(0).stats.received = 1;
+        h.acct.flow_mut(0).stats.drops.reset = 1;
         match h.finish(&spec, SimTime(3), 0) {
             Err(SimError::Invariant(b)) => {
                 assert_eq!(

@@ -367,7 +367,7 @@ impl<M: Shape> Host<M> {
             return false;
         };
         let flow = p.flow as usize;
-        let q = &self.ports[self.tx_device(self.flows[flow].out_nic, flow)]
+        let q = &self.ports[self.tx_device(self.acct.flow(flow).out_nic, flow)]
             .nic
             .if_snd;
         if half {

@@ -18,7 +18,7 @@ impl<M: Shape> Host<M> {
             return Step::Done;
         };
         if let Some(p) = snd.built(first, now) {
-            self.flows[p.flow as usize].source.sent += 1;
+            self.acct.flow_mut(p.flow as usize).source.sent += 1;
             self.if_output(p, now, s);
         }
         let contended = self.user_level_contended();

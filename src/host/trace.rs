@@ -53,7 +53,10 @@ impl<M: Shape> Host<M> {
         let (from, to) = (trace.from, trace.to);
         let queues = self.trace_queues();
         let rec = Recorder::new(trace, self.trace_layout(), queues.clone());
-        self.taps.get_or_insert_with(Default::default).trace = Some(Box::new(rec));
+        self.acct
+            .taps_mut()
+            .get_or_insert_with(Default::default)
+            .trace = Some(Box::new(rec));
         let mut s = Scheduler::new();
         self.start(spec, &mut s);
         while let Some(next) = self.peek_next(&s) {
@@ -80,7 +83,7 @@ impl<M: Shape> Host<M> {
             }
             let now = next.key.at;
             if let Some(flow) = self.arriving_flow(next)
-                && let Some(fr) = self.flows[flow].pending
+                && let Some(fr) = self.acct.flow(flow).pending
             {
                 let pkt = Packet {
                     flow: flow as u32,
@@ -88,7 +91,7 @@ impl<M: Shape> Host<M> {
                     seq: fr.seq,
                     t_in: fr.end,
                 };
-                let nic = self.flows[flow].in_nic;
+                let nic = self.acct.flow(flow).in_nic;
                 self.recorder().frame_in(pkt, nic);
             }
             self.fire_apart(&mut s, next);
@@ -102,8 +105,8 @@ impl<M: Shape> Host<M> {
             }
         }
         // Frames whose last bit arrived in the window but whose DMA completes later.
-        for f in 0..self.flows.len() {
-            if let Some(fr) = self.flows[f].pending
+        for f in 0..self.acct.flows().len() {
+            if let Some(fr) = self.acct.flow(f).pending
                 && fr.end < end
             {
                 let pkt = Packet {
@@ -112,7 +115,7 @@ impl<M: Shape> Host<M> {
                     seq: fr.seq,
                     t_in: fr.end,
                 };
-                let nic = self.flows[f].in_nic;
+                let nic = self.acct.flow(f).in_nic;
                 self.recorder().frame_in(pkt, nic);
             }
         }
@@ -128,21 +131,23 @@ impl<M: Shape> Host<M> {
     }
 
     fn recorder(&mut self) -> &mut Recorder {
-        self.taps
+        self.acct
+            .taps_mut()
             .as_mut()
             .and_then(|t| t.trace.as_deref_mut())
             .expect("a traced run has a recorder")
     }
 
     fn take_recorder(&mut self) -> Box<Recorder> {
-        self.taps
+        self.acct
+            .taps_mut()
             .as_mut()
             .and_then(|t| t.trace.take())
             .expect("a traced run has a recorder")
     }
 
     fn put_recorder(&mut self, rec: Box<Recorder>) {
-        if let Some(t) = &mut self.taps {
+        if let Some(t) = self.acct.taps_mut() {
             t.trace = Some(rec);
         }
     }
@@ -160,14 +165,17 @@ impl<M: Shape> Host<M> {
                 })
                 .collect(),
             flows: self
-                .flows
+                .acct
+                .flows()
                 .iter()
                 .map(|f| (f.name.clone(), f.in_nic, f.out_nic))
                 .collect(),
             swi: self.rx_policies.swi_name().unwrap_or("netisr").to_string(),
-            latency_from_first_bit: self.latency_from == crate::model::stats::LatencyFrom::FirstBit,
+            latency_from_first_bit: self.acct.latency_from()
+                == crate::model::stats::LatencyFrom::FirstBit,
             in_links: self
-                .flows
+                .acct
+                .flows()
                 .iter()
                 .map(|f| self.ports[f.in_nic].nic.link)
                 .collect(),
@@ -193,7 +201,7 @@ impl<M: Shape> Host<M> {
         let nics = self.ports.len();
         let mut drops = [0u64; 7];
         let mut drops_at = vec![[0u64; 7]; nics + 1];
-        for f in &self.flows {
+        for f in self.acct.flows() {
             let d = &f.stats.drops;
             let by_site = [
                 d.rx_ring,
@@ -253,7 +261,7 @@ impl<M: Shape> Host<M> {
         let followed: Vec<_> = rec.followed().collect();
         for (i, flow, seq, _) in followed {
             let is = |p: &Packet| p.flow == flow && p.seq == seq;
-            let in_nic = self.flows[flow as usize].in_nic;
+            let in_nic = self.acct.flow(flow as usize).in_nic;
             let place = if self.ports[in_nic].nic.rx_ring.iter().any(is) {
                 Place::RxRing
             } else if self.cores.hand().netisr.ipintrq.iter().any(is) {

@@ -84,7 +84,7 @@ impl<M: Shape> Host<M> {
             None => out,
             Some(g) => {
                 let g = &self.tx_groups[g as usize];
-                let f = &self.flows[flow];
+                let f = self.acct.flow(flow);
                 g.first + g.xps.pick(self.cores.on(), f.hash, f.rx_queue) as usize
             }
         }
@@ -105,13 +105,13 @@ impl<M: Shape> Host<M> {
             Err(TakeError::HeldByOther(other)) => {
                 let name = self.ports[first + other as usize].nic.name.clone();
                 let me = self.ports[nic].nic.name.clone();
-                self.broke(Invariant::OneFramePerWire, &me, now, || {
+                self.acct.broke(Invariant::OneFramePerWire, &me, now, || {
                     format!("{me} started a frame on the wire it shares with {name}, which had one on it")
                 });
             }
             Err(TakeError::AlreadyHeld) => {
                 let me = self.ports[nic].nic.name.clone();
-                self.broke(Invariant::OneFramePerWire, &me, now, || {
+                self.acct.broke(Invariant::OneFramePerWire, &me, now, || {
                     format!(
                         "{me} started a frame on its shared wire while its previous one was on it"
                     )
@@ -159,7 +159,7 @@ impl<M: Shape> Host<M> {
     #[inline(never)]
     fn wire_idles(&mut self, nic: usize, now: SimTime) {
         let name = self.ports[nic].nic.name.clone();
-        self.broke(Invariant::WireWakeup, &name, now, || {
+        self.acct.broke(Invariant::WireWakeup, &name, now, || {
             format!("{name} had a frame ready but did not start it on its free shared wire")
         });
     }
@@ -173,7 +173,7 @@ impl<M: Shape> Host<M> {
             // Held back by `wire_taken`, so never: a frame started behind the
             // arbiter's back would never end. Reported, and sent, rather than lost.
             let me = self.ports[nic].nic.name.clone();
-            self.broke(Invariant::WireArbitration, &me, now, || {
+            self.acct.broke(Invariant::WireArbitration, &me, now, || {
                 format!("{me} started a frame on its shared wire without the arbiter")
             });
             self.transmit(nic, tx, now, s);

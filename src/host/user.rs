@@ -3,6 +3,7 @@
 use crate::host::attach::Shape;
 use crate::host::{Event, Host, Step, Task};
 use crate::model::packet::Packet;
+use crate::model::stats::DropSite;
 use crate::sim::engine::Scheduler;
 use crate::sim::time::SimTime;
 
@@ -13,7 +14,7 @@ impl<M: Shape> Host<M> {
             return;
         };
         if let Err(p) = u.enqueue(p) {
-            self.flows[p.flow as usize].stats.drops.user_queue += 1;
+            self.acct.dropped(p.flow, DropSite::UserQueue);
             return;
         }
         self.wake(Task::UserProc);
@@ -63,7 +64,7 @@ impl<M: Shape> Host<M> {
         };
         let step = u.next(first, contended);
         if let Some(p) = u.current() {
-            u.napi_nic = Some(self.flows[p.flow as usize].in_nic);
+            u.napi_nic = Some(self.acct.flow(p.flow as usize).in_nic);
         }
         if step != Step::Done || u.busy_window == SimTime::ZERO || ended {
             return step;

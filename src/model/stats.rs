@@ -47,7 +47,41 @@ pub struct DropCounts {
     pub reset: u64,
 }
 
+/// Where a frame was dropped: one of [`DropCounts`]'s counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropSite {
+    /// RX descriptor ring full on arrival.
+    RxRing,
+    /// ipintrq (or the backlog) full.
+    Ipintrq,
+    /// The output interface's send queue full.
+    IfSnd,
+    /// The user process's queue full.
+    UserQueue,
+    /// The NIC's receive FIFO full.
+    RxFifo,
+    /// Aborted by a transmit underrun.
+    TxUnderrun,
+    /// Freed by a chip reset.
+    Reset,
+}
+
 impl DropCounts {
+    /// Count one frame dropped at `site`.
+    #[inline(always)]
+    pub fn count(&mut self, site: DropSite) {
+        let c = match site {
+            DropSite::RxRing => &mut self.rx_ring,
+            DropSite::Ipintrq => &mut self.ipintrq,
+            DropSite::IfSnd => &mut self.if_snd,
+            DropSite::UserQueue => &mut self.user_queue,
+            DropSite::RxFifo => &mut self.rx_fifo,
+            DropSite::TxUnderrun => &mut self.tx_underrun,
+            DropSite::Reset => &mut self.reset,
+        };
+        *c += 1;
+    }
+
     /// Sum over sites.
     pub fn total(&self) -> u64 {
         self.rx_ring
