@@ -9,18 +9,16 @@
 //! nor checks a bus: `if M::PRESENT` and `Attached::get` fold away when the host is
 //! compiled for its model.
 //!
-//! Likewise for the cores ([`CoreModel`]): a host with one ([`OneCore`]) keeps its
+//! Likewise for the cores ([`CoreModel`], in `cores.rs`): a host with one (`OneCore`) keeps its
 //! core's state in place and never asks which core a task runs on; a host with several
-//! ([`ManyCores`]) keeps the core in hand boxed, so that switching to another core
+//! (`ManyCores`) keeps the core in hand boxed, so that switching to another core
 //! moves two pointers, and finds its next one-of-a-kind event in a tournament tree
-//! ([`SlotTree`]) rather than by a scan of every slot.
+//! (`SlotTree`) rather than by a scan of every slot.
 
-use crate::host::cores::Core;
+use crate::host::cores::CoreModel;
 use crate::model::bus::Bus;
 use crate::model::nic::dma::NicDma;
-use crate::sim::engine::{SlotTable, SlotTree, Slots};
 use std::marker::PhantomData;
-use std::ops::{Deref, DerefMut};
 
 /// A component that may be absent: `Some` for the component itself, `None` for
 /// [`Absent`].
@@ -122,116 +120,10 @@ impl<C: CoreModel> Shape for NoBus<C> {
     }
 }
 
-/// One core or several.
-pub(crate) trait CoreModel: 'static {
-    /// Whether the host has more than one core (a constant the compiler folds).
-    const MANY: bool;
-    /// The core in hand, as the host stores it.
-    type Hand: DerefMut<Target = Core>;
-    /// The host's slots of one-of-a-kind events: scanned with one core (a handful of
-    /// slots), indexed with several (a CPU slot per core, and the many flows such hosts
-    /// carry).
-    type Slots: Slots;
-    /// A set of the host's cores (the parked cores that may have a decision to make):
-    /// nothing with one core, a bit mask with several.
-    type CoreSet: CoreSet;
-    /// The stored form of `c`.
-    fn hand(c: Core) -> Self::Hand;
-}
-
-/// A host with one core: the core in place.
-pub(crate) struct OneCore;
-
-impl CoreModel for OneCore {
-    const MANY: bool = false;
-    type Hand = InPlace;
-    type Slots = SlotTable;
-    type CoreSet = Absent;
-    fn hand(c: Core) -> InPlace {
-        InPlace(c)
-    }
-}
-
-/// A host with several cores: the core in hand boxed.
-pub(crate) struct ManyCores;
-
-impl CoreModel for ManyCores {
-    const MANY: bool = true;
-    type Hand = Box<Core>;
-    type Slots = SlotTree;
-    type CoreSet = u64;
-    fn hand(c: Core) -> Box<Core> {
-        Box::new(c)
-    }
-}
-
-/// A set of cores, by number (at most 64).
-pub(crate) trait CoreSet {
-    /// Cores `0..n`.
-    fn first(n: usize) -> Self;
-    /// Add core `c`.
-    fn insert(&mut self, c: usize);
-    /// Remove core `c`.
-    fn remove(&mut self, c: usize);
-    /// The cores as a mask: bit `c` for core `c`.
-    fn mask(&self) -> u64;
-}
-
-/// No cores: the set a host with one core keeps, of size zero.
-impl CoreSet for Absent {
-    fn first(_: usize) -> Self {
-        Absent
-    }
-    #[inline(always)]
-    fn insert(&mut self, _: usize) {}
-    #[inline(always)]
-    fn remove(&mut self, _: usize) {}
-    #[inline(always)]
-    fn mask(&self) -> u64 {
-        0
-    }
-}
-
-impl CoreSet for u64 {
-    fn first(n: usize) -> Self {
-        assert!((1..=64).contains(&n), "{n} cores in a set of at most 64");
-        u64::MAX >> (64 - n)
-    }
-    #[inline(always)]
-    fn insert(&mut self, c: usize) {
-        *self |= 1 << c;
-    }
-    #[inline(always)]
-    fn remove(&mut self, c: usize) {
-        *self &= !(1 << c);
-    }
-    #[inline(always)]
-    fn mask(&self) -> u64 {
-        *self
-    }
-}
-
-/// A core stored in place.
-pub(crate) struct InPlace(Core);
-
-impl Deref for InPlace {
-    type Target = Core;
-    #[inline(always)]
-    fn deref(&self) -> &Core {
-        &self.0
-    }
-}
-
-impl DerefMut for InPlace {
-    #[inline(always)]
-    fn deref_mut(&mut self) -> &mut Core {
-        &mut self.0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::cores::OneCore;
 
     #[test]
     fn an_absent_component_takes_no_space_and_is_none() {

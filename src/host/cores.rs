@@ -10,11 +10,12 @@
 //! [`crate::model::cpu::runq`] (who runs within a level); the host's loop drives them
 //! (`Host::reschedule`), asking [`Cores::next_unsettled`] which core to decide next.
 
-use crate::host::attach::{CoreModel, CoreSet};
 use crate::model::cpu::runq::RunQueues;
 use crate::model::cpu::task::Task;
 use crate::model::cpu::{Cpu, Level};
 use crate::model::kernel::Netisr;
+use crate::sim::engine::{SlotTable, SlotTree, Slots};
+use std::ops::{Deref, DerefMut};
 
 /// One CPU's state during a run.
 pub(crate) struct Core {
@@ -193,10 +194,114 @@ impl<C: CoreModel> Cores<C> {
     }
 }
 
+/// One core or several.
+pub(crate) trait CoreModel: 'static {
+    /// Whether the host has more than one core (a constant the compiler folds).
+    const MANY: bool;
+    /// The core in hand, as the host stores it.
+    type Hand: DerefMut<Target = Core>;
+    /// The host's slots of one-of-a-kind events: scanned with one core (a handful of
+    /// slots), indexed with several (a CPU slot per core, and the many flows such hosts
+    /// carry).
+    type Slots: Slots;
+    /// A set of the host's cores (the parked cores that may have a decision to make):
+    /// nothing with one core, a bit mask with several.
+    type CoreSet: CoreSet;
+    /// The stored form of `c`.
+    fn hand(c: Core) -> Self::Hand;
+}
+
+/// A host with one core: the core in place.
+pub(crate) struct OneCore;
+
+impl CoreModel for OneCore {
+    const MANY: bool = false;
+    type Hand = InPlace;
+    type Slots = SlotTable;
+    type CoreSet = ();
+    fn hand(c: Core) -> InPlace {
+        InPlace(c)
+    }
+}
+
+/// A host with several cores: the core in hand boxed.
+pub(crate) struct ManyCores;
+
+impl CoreModel for ManyCores {
+    const MANY: bool = true;
+    type Hand = Box<Core>;
+    type Slots = SlotTree;
+    type CoreSet = u64;
+    fn hand(c: Core) -> Box<Core> {
+        Box::new(c)
+    }
+}
+
+/// A set of cores, by number (at most 64).
+pub(crate) trait CoreSet {
+    /// Cores `0..n`.
+    fn first(n: usize) -> Self;
+    /// Add core `c`.
+    fn insert(&mut self, c: usize);
+    /// Remove core `c`.
+    fn remove(&mut self, c: usize);
+    /// The cores as a mask: bit `c` for core `c`.
+    fn mask(&self) -> u64;
+}
+
+/// No cores: the set a host with one core keeps, of size zero.
+impl CoreSet for () {
+    fn first(_: usize) -> Self {}
+    #[inline(always)]
+    fn insert(&mut self, _: usize) {}
+    #[inline(always)]
+    fn remove(&mut self, _: usize) {}
+    #[inline(always)]
+    fn mask(&self) -> u64 {
+        0
+    }
+}
+
+impl CoreSet for u64 {
+    fn first(n: usize) -> Self {
+        assert!((1..=64).contains(&n), "{n} cores in a set of at most 64");
+        u64::MAX >> (64 - n)
+    }
+    #[inline(always)]
+    fn insert(&mut self, c: usize) {
+        *self |= 1 << c;
+    }
+    #[inline(always)]
+    fn remove(&mut self, c: usize) {
+        *self &= !(1 << c);
+    }
+    #[inline(always)]
+    fn mask(&self) -> u64 {
+        *self
+    }
+}
+
+/// A core stored in place.
+pub(crate) struct InPlace(Core);
+
+impl Deref for InPlace {
+    type Target = Core;
+    #[inline(always)]
+    fn deref(&self) -> &Core {
+        &self.0
+    }
+}
+
+impl DerefMut for InPlace {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::attach::ManyCores;
     use crate::model::kernel::KernelConfig;
     use crate::sim::rng::RunKey;
 

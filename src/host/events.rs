@@ -17,7 +17,7 @@
 //! usually later than every other flow's, found in O(1)).
 
 use crate::host::Event;
-use crate::host::attach::CoreModel;
+use crate::host::cores::CoreModel;
 use crate::sim::engine::{ArrivalQueue, Scheduler, Slot, Slots};
 
 /// What a pending event completes.
@@ -264,7 +264,7 @@ impl<C: CoreModel> Events<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::attach::{ManyCores, OneCore};
+    use crate::host::cores::{ManyCores, OneCore};
     use crate::sim::time::SimTime;
 
     /// Every source set at its own time comes back from `peek` as itself, in time

@@ -1,9 +1,10 @@
 //! The receive-policy registry and the host's routing for every policy.
 //!
-//! A receive policy is a file of its own under `src/policy/` that implements
+//! A receive policy is a file of its own under `src/model/policy/` that implements
 //! [`RxPolicy`]; registering it is one line in the list of
 //! [`with_policies!`](crate::model::policy::with_policies), which also makes its scenario
-//! field. Here that list goes through [`registry!`], which generates the state set ([`Policies`]: one optional, boxed state per policy, built
+//! field. Here that list goes through [`registry!`], which generates the state set
+//! ([`Policies`]: one optional, boxed state per policy, built
 //! from the NICs' configurations), the registry indexes ([`kind`]: a policy's tasks and
 //! timer carry its index) and the routing: each of the host's calls into a policy
 //! matches the index, takes the policy's state out of the host, lends it a
