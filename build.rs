@@ -3,10 +3,11 @@
 //! The identity is a 64-bit FNV-1a hash, in hex, of what decides the numbers a sweep
 //! gives: the sources (`src/**`, `build.rs`), `Cargo.toml` and `Cargo.lock` (the
 //! dependencies' exact versions), the compiler (`rustc -vV`), the target and the
-//! profile. The same checkout built on two machines with the same toolchain has the same
-//! identity; any edit, committed or not, changes it. `irqsim merge` refuses shards whose
-//! identities differ (see `src/shard.rs`). It needs neither git nor a particular
-//! executable file, so a release tarball or a binary copied to every node works alike.
+//! profile. The same checkout built on two machines with the same toolchain has the
+//! same identity; any edit, committed or not, changes it. `irqsim merge` refuses shards
+//! whose identities differ (see `src/experiment/shard.rs`). It needs neither git nor a
+//! particular executable file, so a release tarball or a binary copied to every node
+//! works alike.
 
 use std::path::{Path, PathBuf};
 

@@ -55,3 +55,9 @@ pub mod model;
 pub mod results;
 pub mod sim;
 pub mod trace;
+
+/// `docs/adding-a-policy.md`: `cargo test --doc` compiles its `rust` blocks against this
+/// library's public API (the module exists only while rustdoc collects doctests).
+#[cfg(doctest)]
+#[doc = include_str!("../docs/adding-a-policy.md")]
+mod adding_a_policy {}

@@ -62,10 +62,10 @@ fn sandbox() -> &'static Sandbox {
     })
 }
 
-/// KNOWN BUG (src/scenario.rs, `load_values`): a load range of 2^64 or more steps
-/// overflows `n + 1` when overflow checks are on (`cargo fuzz run -a`). Skipped so the
-/// fuzzer can look for other findings, unless `IRQSIM_FUZZ_KNOWN_BUGS` is set; remove
-/// once fixed.
+/// KNOWN BUG (src/config/scenario.rs, `load_values`): a load range of 2^64 or more
+/// steps overflows `n + 1` when overflow checks are on (`cargo fuzz run -a`). Skipped
+/// so the fuzzer can look for other findings, unless `IRQSIM_FUZZ_KNOWN_BUGS` is set;
+/// remove once fixed.
 fn hits_known_bug(data: &[u8]) -> bool {
     static SHOW: OnceLock<bool> = OnceLock::new();
     if *SHOW.get_or_init(|| std::env::var_os("IRQSIM_FUZZ_KNOWN_BUGS").is_some()) {

@@ -1,7 +1,7 @@
 //! One host: CPU, kernel forwarding path and NICs, driven by the offered flows.
 //!
 //! This is where the components are wired, where tasks get the CPU, and where the event
-//! loop lives. It knows nothing of files or JSON: it takes a [`ModelConfig`] and a
+//! loop lives. It knows nothing of files or JSON: it takes a [`ModelConfig`](crate::config::model::ModelConfig) and a
 //! [`RunSpec`] and returns [`RunStats`].
 //!
 //! ```text
@@ -17,7 +17,7 @@
 //! CPU it returns its first burst ([`Step::Run`]), and at the end of each burst it does
 //! that step's action (enqueue a packet, unmask a chip...) and returns the next one, or
 //! [`Step::Yield`] / [`Step::Done`]. After every event [`Host::reschedule`] asks the
-//! [`Cpu`] which level runs.
+//! [`Cpu`](crate::model::cpu::Cpu) which level runs.
 
 mod accounting;
 mod assembly;
@@ -84,8 +84,8 @@ pub struct RunSpec {
 /// The host's timer events, kept in the scheduler's heap: each names its handler, so
 /// an event is dispatched once. The one-of-a-kind events (a CPU burst's completion, the
 /// end of the burst on the bus, a flow's next frame, a frame's end on a wire) are not
-/// events of this type but slots ([`Host::slots`]), dispatched by their index
-/// ([`Host::fire`]).
+/// events of this type but places of their own ([`Host::events`]), dispatched by
+/// their source ([`Host::fire`]).
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// An interrupt-moderation timer of NIC `0` expired (stale unless generation `1`

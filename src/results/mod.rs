@@ -834,13 +834,13 @@ mod tests {
 
     #[test]
     fn a_counter_absent_from_a_replication_counts_as_zero_there() {
-        // `napi.busy_polls` is published only once a busy loop has run (src/policy/
-        // napi.rs), so a replication that ran none has no such key: it counted 0
-        // there. Replication 0 lacks it and the high-water mark `x.high_water`, which
-        // the later ones have. By hand: busy_polls 0, 4, 8: mean 4, s = 4, half-width
+        // `napi.busy_polls` is published only once a busy loop has run
+        // (src/model/policy/napi.rs), so a replication that ran none has no such key: it
+        // counted 0 there. Replication 0 lacks it and the high-water mark `x.high_water`,
+        // which the later ones have. By hand: busy_polls 0, 4, 8: mean 4, s = 4, half-width
         // t(0.975, 2) 4 / sqrt(3) = 4.3026527 x 2.3094011 = 9.936551; polls 10, 20, 30:
-        // mean 20, half-width 4.3026527 x 10 / sqrt(3) = 24.841377; the high-water
-        // mark the highest reached, 5, with interval 0. Tolerance 1e-6 (t to 8 digits).
+        // mean 20, half-width 4.3026527 x 10 / sqrt(3) = 24.841377; the high-water mark the
+        // highest reached, 5, with interval 0. Tolerance 1e-6 (t to 8 digits).
         let rep = |c: &[(&str, f64)]| PointFigures {
             counters: c.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
             ..Default::default()

@@ -43,17 +43,22 @@
 //! so a model compares them with [`Slots::earliest_key`] and the heap's packed key
 //! ([`KeyPacking::pack_event`]) in one minimum.
 //!
-//! A model's loop, as irqsim's host runs it (`Host::peek_next`, `Host::fire` in
-//! `src/host/mod.rs`):
+//! A model's loop, as irqsim's host runs it: `Host::run` repeats `Host::peek_next`
+//! and `Host::fire` (`src/host/mod.rs`); the host's slots and arrivals, their layout
+//! and the decoding of an index into what it completes are `Events` and `Source` in
+//! `src/host/events.rs`.
 //!
 //! ```text
-//! while let Some((key, slot)) = earliest(sched.peek_key(), slots.earliest(), arrivals.first()) {
-//!     match slot {
-//!         None          => { let (_, ev) = sched.pop(); model.timer(ev) }       // the heap's
-//!         Some(arrival) => { sched.advance(key); arrivals.pop(); model.rx(..) } // many cores
-//!         Some(i)       => { sched.advance(key); slots.take(i); model.fire(i) } // a slot's
+//! // Events::peek: the least of sched.peek_key(), slots.earliest() and, with several
+//! // cores, arrivals.first(); Host::peek_next stops once the run is over.
+//! while let Some(next) = host.peek_next(&sched) {
+//!     if next.is_timer() {                                   // the heap's head
+//!         let (_, ev) = sched.pop(); host.timer(ev)
+//!     } else {                                               // a slot or an arrival
+//!         sched.advance(next.key); events.take(next);        // slots.take / arrivals.pop
+//!         match events.source(next) { Cpu(c) | Bus | Wire(nic) | Arrival(flow) => .. }
 //!     }
-//!     model.reschedule(); slots.settle();
+//!     host.reschedule(); events.settle();                    // slots.settle
 //! }
 //! ```
 

@@ -1,6 +1,6 @@
-//! `irqsim fit` (src/fit.rs): recovery of known costs from a table the simulator made,
-//! the seed table's hand-derived costs, and an honest answer where the table cannot
-//! tell.
+//! `irqsim fit` (src/experiment/fit.rs): recovery of known costs from a table the
+//! simulator made, the seed table's hand-derived costs, and an honest answer where the
+//! table cannot tell.
 
 use irqsim::config::scenario::{self, DiskFiles};
 use irqsim::experiment::fit::{FitOptions, Fitter, ParamSpec, Weights};
@@ -206,8 +206,8 @@ fn a_cost_the_table_cannot_see_is_reported_not_identifiable() {
     );
 }
 
-/// Two costs a table of 64-byte frames only sees as a sum: dc0's receive cost per
-/// frame is `rx_per_packet + rx_copy_ns_per_byte x bytes` (src/cost.rs), so with every
+/// Two costs a table of 64-byte frames only sees as a sum: dc0's receive cost per frame
+/// is `rx_per_packet + rx_copy_ns_per_byte x bytes` (src/model/cost.rs), so with every
 /// frame 64 bytes long any pair on the line `rx + 64 copy = const` gives the same run.
 /// The fit must say that the table fixes the combination, not each.
 #[test]

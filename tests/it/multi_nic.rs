@@ -748,7 +748,7 @@ fn first_bit_latency_adds_the_input_frames_time_on_the_wire() {
 /// and resets do happen. (Every run also checks conservation and one frame per wire
 /// itself and fails with `SimError::Invariant` otherwise, so `run` below would panic
 /// before the conservation assertions; they restate what results.json then holds. The
-/// reset sequences themselves are unit-tested in `nic.rs`.)
+/// reset sequences themselves are unit-tested in `src/model/nic/mod.rs`.)
 #[test]
 fn a_chip_reset_never_puts_two_frames_on_one_wire() {
     let mut m = dc_model();

@@ -1,9 +1,9 @@
 //! Linux's receive path on several cores (`napi` policy): a poll list, NET_RX softirq
-//! and ksoftirqd per core, RPS steering protocol work to other cores' backlogs, threaded
-//! NAPI and deferred hard interrupts (`src/policy/napi.rs`). The expected values come
-//! from the one-core host (cores that share no work), from the costs of the simple
-//! model (capacities as 1 / the per-frame CPU time of the busiest core) and from the
-//! timer arithmetic of gro_flush_timeout.
+//! and ksoftirqd per core, RPS steering protocol work to other cores' backlogs,
+//! threaded NAPI and deferred hard interrupts (`src/model/policy/napi.rs`). The
+//! expected values come from the one-core host (cores that share no work), from the
+//! costs of the simple model (capacities as 1 / the per-frame CPU time of the busiest
+//! core) and from the timer arithmetic of gro_flush_timeout.
 
 use crate::models::{dc_model, flow64, run_json, simple_model, spec_seeded};
 use irqsim::host::{RunSpec, RunStats};
@@ -334,10 +334,11 @@ fn dim_settles_on_the_profile_with_the_fewest_interrupts() {
     // calibrated: the walk below was written before the run and corrected once, for
     // the index starting at 0 (the first version assumed 1 and predicted four moves).
     // In CQE mode the timer restarts with each frame, so a timer longer than the 5 us
-    // gap never expires and the frame threshold decides: profile 0 (2 us, 256) interrupts every few frames (its timer is shorter
-    // than the gap), profile 1 (8 us, 128) every 128 frames, profiles 2-4 (64 frames)
-    // every 64. The NIC starts at the default profile 1 while net_dim's own index
-    // starts at 0 (struct dim zeroed, see src/dim.rs). Its walk (lib/dim/net_dim.c):
+    // gap never expires and the frame threshold decides: profile 0 (2 us, 256)
+    // interrupts every few frames (its timer is shorter than the gap), profile 1 (8 us,
+    // 128) every 128 frames, profiles 2-4 (64 frames) every 64. The NIC starts at the
+    // default profile 1 while net_dim's own index starts at 0 (struct dim zeroed, see
+    // src/model/nic/dim.rs). Its walk (lib/dim/net_dim.c):
     //   ix 0 (NIC at 1): no previous measurement, "better": exit parking right -> 1
     //   1: as many interrupts as before (same NIC profile): not better, turn left -> 0
     //   0: more interrupts than at 1: worse, turn right -> 1

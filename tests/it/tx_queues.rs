@@ -1,10 +1,11 @@
-//! Transmit queues of a multi-queue NIC (`src/xps.rs`, `src/tx_arbiter.rs`): each
-//! queue has its own send queue and ring, XPS picks the queue of the forwarding core,
-//! and the queues share one wire served round robin. The expected values come from
-//! the wire's capacity (100 Mbit/s over 84 bytes per 64-byte frame), from max-min
-//! fairness (what a round-robin server gives backlogged queues) and from the
-//! proportional share of a drop-tail FIFO under Poisson arrivals (every arrival sees
-//! the same chance of a full queue, so every flow loses the same fraction).
+//! Transmit queues of a multi-queue NIC (`src/model/nic/xps.rs`,
+//! `src/model/nic/tx_arbiter.rs`): each queue has its own send queue and ring, XPS
+//! picks the queue of the forwarding core, and the queues share one wire served round
+//! robin. The expected values come from the wire's capacity (100 Mbit/s over 84 bytes
+//! per 64-byte frame), from max-min fairness (what a round-robin server gives
+//! backlogged queues) and from the proportional share of a drop-tail FIFO under Poisson
+//! arrivals (every arrival sees the same chance of a full queue, so every flow loses
+//! the same fraction).
 
 use crate::models::{run_json, simple_model};
 use irqsim::host::queues::rss_queue;

@@ -27,13 +27,12 @@ pub mod moderation;
 
 /// The receive policies other than `interrupt` (whose handler does all the work and
 /// which has no state of its own): one line each, `Variant(Params) => file::State`,
-/// where `src/policy/file.rs` defines `Params` (the NIC's parameters in the scenario,
-/// with a `validate` method) and `State`, which implements [`RxPolicy`]. Calls macro
-/// `$m` with the list; the list's order is the order of `PolicyConfig`'s variants and
-/// of the host's registry, which fixes the order of the policies' first timers and of
-/// their tasks' wake-ups at time 0 within a priority level (add new lines at the end:
-/// the results of existing scenarios then stay
-/// the same).
+/// where `src/model/policy/file.rs` defines `Params` (the NIC's parameters in the
+/// scenario, with a `validate` method) and `State`, which implements [`RxPolicy`].
+/// Calls macro `$m` with the list; the list's order is the order of `PolicyConfig`'s
+/// variants and of the host's registry, which fixes the order of the policies' first
+/// timers and of their tasks' wake-ups at time 0 within a priority level (add new lines
+/// at the end: the results of existing scenarios then stay the same).
 macro_rules! with_policies {
     ($m:ident) => {
         $m! {
