@@ -4,7 +4,7 @@ use crate::host::attach::Shape;
 use crate::host::env::HostEnv;
 use crate::host::{Event, Host, Invariant, Step, Task};
 use crate::model::cpu::Level;
-use crate::sim::engine::Scheduler;
+use crate::sim::engine::{Scheduler, TimerKey};
 use crate::sim::rng::StreamRng;
 use crate::sim::time::SimTime;
 
@@ -42,8 +42,9 @@ impl<M: Shape> Host<M> {
                     self.irq_raise(nic, now);
                 }
                 t => {
-                    let g = m.arm(t);
-                    s.at(t, Event::Moderation(nic as u16, g));
+                    if m.arm(t) {
+                        m.armed(s.at_keyed(t, Event::Moderation(nic as u16)));
+                    }
                 }
             },
         }
@@ -70,14 +71,14 @@ impl<M: Shape> Host<M> {
     pub(crate) fn moderation_timer(
         &mut self,
         nic: usize,
-        generation: u32,
+        key: TimerKey,
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
         let Some(m) = &mut self.ports[nic].moderation else {
             return;
         };
-        if !m.expired(generation) {
+        if !m.expired(key) {
             return;
         }
         self.irq_cause(nic, now, s);

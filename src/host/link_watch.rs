@@ -3,16 +3,16 @@
 use crate::host::attach::{Attached, Shape};
 use crate::host::{Event, Host, Step, Task};
 use crate::model::nic::link_watch::{NicView, TickStart};
-use crate::sim::engine::Scheduler;
+use crate::sim::engine::{Scheduler, TimerKey};
 use crate::sim::time::SimTime;
 
 impl<M: Shape> Host<M> {
     /// Arm the first link check of every NIC that has one.
     pub(crate) fn link_watch_start(&mut self, s: &mut Scheduler<Event>) {
         for nic in 0..self.ports.len() {
-            if let Some(w) = &self.ports[nic].link_watch {
-                let (generation, after) = w.first_callout();
-                s.at(after, Event::LinkTick(nic as u16, generation));
+            if let Some(w) = &mut self.ports[nic].link_watch {
+                let after = w.first_callout();
+                w.armed(s.at_keyed(after, Event::LinkTick(nic as u16)));
             }
         }
     }
@@ -21,17 +21,17 @@ impl<M: Shape> Host<M> {
     pub(crate) fn link_watch_rearm(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         let up = self.ports[nic].nic.link_up;
         if let Some(w) = &mut self.ports[nic].link_watch {
-            let (generation, after) = w.rearm(up);
-            s.at(now + after, Event::LinkTick(nic as u16, generation));
+            let after = w.rearm(up);
+            w.armed(s.at_keyed(now + after, Event::LinkTick(nic as u16)));
         }
     }
 
     /// The link-check callout fired: run dc_tick at softclock (unless cancelled).
-    pub(crate) fn link_tick_due(&mut self, nic: usize, generation: u32) {
+    pub(crate) fn link_tick_due(&mut self, nic: usize, key: TimerKey) {
         if self.ports[nic]
             .link_watch
             .as_mut()
-            .is_some_and(|w| w.fired(generation))
+            .is_some_and(|w| w.fired(key))
         {
             self.wake(Task::LinkTick(nic as u16));
         }

@@ -48,7 +48,7 @@ use crate::model::sender::Sender;
 use crate::model::stats::{DropSite, FlowStats};
 use crate::model::traffic::FlowConfig;
 use crate::model::user::UserProcess;
-use crate::sim::engine::{Scheduler, Slot};
+use crate::sim::engine::{Scheduler, Slot, TimerKey};
 use crate::sim::rng::RunKey;
 use crate::sim::time::SimTime;
 use accounting::{Accounting, LoadSnapshot};
@@ -88,9 +88,9 @@ pub struct RunSpec {
 /// their source ([`Host::fire`]).
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    /// An interrupt-moderation timer of NIC `0` expired (stale unless generation `1`
-    /// matches).
-    Moderation(u16, u32),
+    /// An interrupt-moderation timer of NIC `0` expired (a keyed timer: a no-op unless
+    /// it is the one the NIC's moderation holds).
+    Moderation(u16),
     /// The periodic timer of the receive policy of registry index `0` (FreeBSD
     /// polling's hardclock tick, the end of Mogul-Ramakrishnan's cycle-limit period).
     PolicyTimer(u8),
@@ -103,8 +103,9 @@ pub enum Event {
     Harvest(u16),
     /// The tester stops sending: snapshot the load-period counters.
     EndOfLoad,
-    /// The link-check callout of NIC `0` fired (stale unless generation `1` matches).
-    LinkTick(u16, u32),
+    /// The link-check callout of NIC `0` fired (a keyed timer: a no-op unless it is the
+    /// one the link watch holds).
+    LinkTick(u16),
 }
 
 /// The host during a run. `M` says whether the model has a DMA bus: chosen once when
@@ -678,8 +679,8 @@ impl<M: Shape> Host<M> {
     fn fire(&mut self, s: &mut Scheduler<Event>, next: Next) {
         let now = next.key.at;
         if next.is_timer() {
-            let (_, ev) = s.pop().expect("peeked");
-            self.timer(now, ev, s);
+            let (key, ev) = s.pop_keyed().expect("peeked");
+            self.timer(now, key, ev, s);
         } else {
             s.advance(next.key);
             self.events.take(next);
@@ -707,17 +708,15 @@ impl<M: Shape> Host<M> {
     }
 
     /// A timer event from the heap.
-    fn timer(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
+    fn timer(&mut self, now: SimTime, key: TimerKey, ev: Event, s: &mut Scheduler<Event>) {
         match ev {
-            Event::Moderation(nic, generation) => {
-                self.moderation_timer(nic as usize, generation, now, s)
-            }
+            Event::Moderation(nic) => self.moderation_timer(nic as usize, key, now, s),
             Event::PolicyTimer(k) => self.policy_timer(k, now, s),
             Event::PolicyAlarm(k, core, arg) => {
                 self.cores.switch_to(core as usize);
                 self.policy_alarm(k, arg, now, s)
             }
-            Event::LinkTick(nic, generation) => self.link_tick_due(nic as usize, generation),
+            Event::LinkTick(nic) => self.link_tick_due(nic as usize, key),
             Event::Clock => {
                 if let Some((tick, _)) = &self.hardclock {
                     s.at(now + *tick, Event::Clock);

@@ -5,12 +5,18 @@
 //! type `E`, ordered by (time, sequence number): [`Scheduler::at`] / [`Scheduler::after`]
 //! give each event the next number of one counter, so events scheduled for the same
 //! instant run in the order they were scheduled (FIFO) and a run is deterministic.
-//! [`Scheduler::pop`] removes the earliest and moves the clock to its time. An event is
-//! never removed early: one that no longer applies stays queued, and the model
-//! recognises it when it pops by a generation number it carries (irqsim's host:
-//! `Event::Moderation(nic, generation)` against `Moderation::expired`,
-//! `Event::LinkTick(nic, generation)` against `LinkWatch::fired`), which is cheaper than
-//! a heap with removal. Push and pop cost O(log n) in the events queued.
+//! [`Scheduler::pop`] removes the earliest and moves the clock to its time. Push and pop
+//! cost O(log n) in the events queued.
+//!
+//! **Keyed timers.** A timer that its owner may cancel or re-arm (an interrupt-moderation
+//! timer, a driver's callout) is scheduled with [`Scheduler::at_keyed`], which returns
+//! its [`TimerKey`]: the event's own (time, sequence), unique in the run. The owner keeps
+//! the key of the timer it has armed ([`Timer`]); cancelling is forgetting it, re-arming
+//! is keeping the new one, and when a keyed event pops ([`Scheduler::pop_keyed`]) the
+//! owner acts only if the key is the one it holds ([`Timer::fired`]). Cancellation is
+//! lazy, as in ns-3's `EventId::Cancel`: the cancelled event stays queued until its time
+//! and pops as a no-op (counted in [`Scheduler::events_processed`]), which is cheaper
+//! than a heap with removal. The event itself carries no generation number.
 //!
 //! **Slots.** An event of which a model has at most one pending per component (a CPU's
 //! running burst, the bus's burst, the frame on an output wire, a flow's next frame)
@@ -99,6 +105,66 @@ pub struct Slot {
     pub seq: u64,
 }
 
+/// The identity of a keyed timer event ([`Scheduler::at_keyed`]): its (time, sequence),
+/// unique in a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TimerKey(Slot);
+
+impl TimerKey {
+    /// When the timer expires.
+    #[inline]
+    pub fn at(self) -> SimTime {
+        self.0.at
+    }
+}
+
+/// A timer its owner can arm, re-arm and cancel: the key of the armed event, if any.
+/// Re-arming replaces the key, so an earlier event pops as a no-op; cancelling clears
+/// it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timer(Option<TimerKey>);
+
+impl Timer {
+    /// Not armed.
+    pub const IDLE: Timer = Timer(None);
+
+    /// Hold `key` as the armed timer (the one [`Scheduler::at_keyed`] just queued).
+    #[inline]
+    pub fn armed(&mut self, key: TimerKey) {
+        self.0 = Some(key);
+    }
+
+    /// Cancel the armed timer (its event will pop as a no-op).
+    #[inline]
+    pub fn cancel(&mut self) {
+        self.0 = None;
+    }
+
+    /// When the armed timer expires, if one is armed.
+    #[inline]
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.0.map(TimerKey::at)
+    }
+
+    /// Whether the event of `key` that just popped is the armed timer; if so it is
+    /// disarmed (it fired).
+    #[inline]
+    pub fn fired(&mut self, key: TimerKey) -> bool {
+        if self.0 == Some(key) {
+            self.0 = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The key of the armed timer, if any.
+    #[inline]
+    pub fn key(&self) -> Option<TimerKey> {
+        self.0
+    }
+}
+
 /// Future-event list with a monotone clock.
 ///
 /// Counters: [`Scheduler::events_processed`].
@@ -139,6 +205,33 @@ impl<E> Scheduler<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Entry { at, seq, event });
+    }
+
+    /// Schedule `event` at `at` as a keyed timer: its key identifies it when it pops
+    /// ([`Scheduler::pop_keyed`]).
+    #[inline]
+    pub fn at_keyed(&mut self, at: SimTime, event: E) -> TimerKey {
+        debug_assert!(at >= self.now, "event scheduled in the past");
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry { at, seq, event });
+        TimerKey(Slot { at, seq })
+    }
+
+    /// [`Scheduler::pop`] with the event's key (for keyed timers: [`Timer::fired`]).
+    #[inline]
+    pub fn pop_keyed(&mut self) -> Option<(TimerKey, E)> {
+        let e = self.heap.pop()?;
+        debug_assert!(e.at >= self.now, "simulated time went backwards");
+        self.now = e.at;
+        self.popped += 1;
+        Some((
+            TimerKey(Slot {
+                at: e.at,
+                seq: e.seq,
+            }),
+            e.event,
+        ))
     }
 
     /// A (time, sequence) stamp for an event kept outside the heap.
@@ -749,6 +842,31 @@ mod tests {
         assert_eq!(order, vec!['a', 'b', 'c', 'd']);
         assert_eq!(s.now(), SimTime(5));
         assert_eq!(s.events_processed(), 4);
+    }
+
+    #[test]
+    fn a_keyed_timer_fires_once_and_a_cancelled_or_rearmed_one_pops_as_a_no_op() {
+        let mut s = Scheduler::new();
+        let mut t = Timer::IDLE;
+        // Armed for 10, re-armed for 20 (the first is cancelled), a second timer for 15
+        // cancelled outright.
+        t.armed(s.at_keyed(SimTime(10), 'a'));
+        t.armed(s.at_keyed(SimTime(20), 'b'));
+        let mut u = Timer::IDLE;
+        u.armed(s.at_keyed(SimTime(15), 'c'));
+        u.cancel();
+        assert_eq!(t.deadline(), Some(SimTime(20)));
+        let mut fired = Vec::new();
+        while let Some((k, e)) = s.pop_keyed() {
+            assert_eq!(k.at(), s.now());
+            if t.fired(k) || u.fired(k) {
+                fired.push(e);
+            }
+        }
+        assert_eq!(fired, vec!['b']);
+        assert_eq!((t, u), (Timer::IDLE, Timer::IDLE));
+        // The cancelled events popped all the same: three events processed.
+        assert_eq!(s.events_processed(), 3);
     }
 
     #[test]

@@ -50,6 +50,7 @@
 
 use crate::model::cost::{Cost, CostParam};
 use crate::model::nic::counters::Spl;
+use crate::sim::engine::{Timer, TimerKey};
 use crate::sim::problems::Problems;
 use crate::sim::rng::StreamRng;
 use crate::sim::time::SimTime;
@@ -159,13 +160,13 @@ pub struct LinkWatch {
     mii_when: MiiTickWhen,
     pollstat: Cost,
     rng: StreamRng,
-    /// Generation of the armed callout (re-arming cancels the previous one).
-    generation: u32,
+    /// The armed callout (re-arming cancels the previous one).
+    callout: Timer,
     /// The callout fired and dc_tick waits for softclock; a re-arm (untimeout) before
     /// it runs cancels it.
     due: bool,
-    /// Generation of the callout whose dc_tick is running.
-    running: Option<u32>,
+    /// The callout whose dc_tick is running.
+    running: Option<TimerKey>,
     /// When the link went down, while it is down.
     down_since: Option<SimTime>,
     /// Chip re-initialisations -- counter.
@@ -217,7 +218,7 @@ impl LinkWatch {
             mii_when: cfg.mii_tick_when,
             pollstat: cfg.pollstat.build(clock_mhz),
             rng,
-            generation: 0,
+            callout: Timer::IDLE,
             due: false,
             running: None,
             down_since: None,
@@ -229,30 +230,34 @@ impl LinkWatch {
         }
     }
 
-    /// The first callout's generation and delay.
-    pub fn first_callout(&self) -> (u32, SimTime) {
-        (self.generation, self.period)
+    /// The first callout's delay (its key goes to [`LinkWatch::armed`]).
+    pub fn first_callout(&self) -> SimTime {
+        self.period
     }
 
     /// Re-arm the callout (untimeout + timeout), cancelling the pending one; returns
-    /// the new generation and the delay (shorter while the link is down).
-    pub fn rearm(&mut self, link_up: bool) -> (u32, SimTime) {
-        self.generation = self.generation.wrapping_add(1);
+    /// the delay (shorter while the link is down). The new callout's key goes to
+    /// [`LinkWatch::armed`].
+    pub fn rearm(&mut self, link_up: bool) -> SimTime {
+        self.callout.cancel();
         self.due = false;
-        (
-            self.generation,
-            if link_up {
-                self.period
-            } else {
-                self.period_down
-            },
-        )
+        if link_up {
+            self.period
+        } else {
+            self.period_down
+        }
     }
 
-    /// The callout of `generation` fired: returns whether dc_tick is due (not
-    /// cancelled by a later re-arm).
-    pub fn fired(&mut self, generation: u32) -> bool {
-        if self.generation != generation {
+    /// The callout is queued as `key`.
+    pub fn armed(&mut self, key: TimerKey) {
+        self.callout.armed(key);
+    }
+
+    /// The callout of `key` fired: returns whether dc_tick is due (not cancelled by a
+    /// later re-arm). The callout stays the current one until the next re-arm, which
+    /// tells a tick that is running whether a reset re-armed it meanwhile.
+    pub fn fired(&mut self, key: TimerKey) -> bool {
+        if self.callout.key() != Some(key) {
             return false;
         }
         self.due = true;
@@ -269,7 +274,7 @@ impl LinkWatch {
             return TickStart::ToSplimp;
         }
         self.due = false;
-        self.running = Some(self.generation);
+        self.running = self.callout.key();
         let mii = match self.mii_when {
             MiiTickWhen::Always => true,
             MiiTickWhen::Idle => nic.idle,
@@ -292,7 +297,11 @@ impl LinkWatch {
     /// (it ends there), else whether the link came back up (the callout is to be
     /// re-armed either way).
     pub fn tick_end(&mut self, now: SimTime) -> Option<bool> {
-        if self.running.take() != Some(self.generation) {
+        if self
+            .running
+            .take()
+            .is_none_or(|k| self.callout.key() != Some(k))
+        {
             return None;
         }
         match self.down_since.take() {
@@ -333,6 +342,7 @@ impl LinkWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::engine::Scheduler;
     use crate::sim::rng::RunKey;
 
     /// A dc(4)-like watch: 1 s tick of 1 us at splimp, 0.1 s while the link is down,
@@ -355,11 +365,19 @@ mod tests {
 
     const US: fn(f64) -> SimTime = |us| SimTime::from_ns_f64(us * 1e3);
 
+    /// Queue `w`'s callout `after` from now on `s`, as the host does.
+    fn arm(w: &mut LinkWatch, s: &mut Scheduler<()>, after: SimTime) -> TimerKey {
+        let k = s.at_keyed(s.now() + after, ());
+        w.armed(k);
+        k
+    }
+
     #[test]
     fn a_tick_runs_at_splimp_with_the_mii_branch_only_when_the_chip_is_idle() {
-        let mut w = watch();
-        let (g, after) = w.first_callout();
+        let (mut w, mut s) = (watch(), Scheduler::new());
+        let after = w.first_callout();
         assert_eq!(after, US(1e6));
+        let g = arm(&mut w, &mut s, after);
         assert!(w.fired(g));
         let up_busy = NicView {
             link_up: true,
@@ -369,8 +387,9 @@ mod tests {
         assert_eq!(w.tick_start(false, up_busy), TickStart::ToSplimp);
         assert_eq!(w.tick_start(true, up_busy), TickStart::Run(US(1.0)));
         assert_eq!(w.tick_end(US(1.0)), Some(false));
-        let (g, after) = w.rearm(true);
+        let after = w.rearm(true);
         assert_eq!(after, US(1e6));
+        let g = arm(&mut w, &mut s, after);
         w.fired(g);
         let up_idle = NicView {
             link_up: true,
@@ -382,14 +401,16 @@ mod tests {
 
     #[test]
     fn a_reset_takes_the_link_down_until_the_next_tick_and_cancels_a_pending_one() {
-        let mut w = watch();
-        let (g, _) = w.first_callout();
+        let (mut w, mut s) = (watch(), Scheduler::new());
+        let first = w.first_callout();
+        let g = arm(&mut w, &mut s, first);
         assert!(w.fired(g));
         // dc_init before softclock runs the tick: it costs 11.9 ms, and the re-arm
         // cancels the pending tick (shorter period while the link is down).
         assert_eq!(w.reinit(US(100.0)), US(11_900.0));
-        let (g2, after) = w.rearm(false);
+        let after = w.rearm(false);
         assert_eq!(after, US(1e5));
+        let g2 = arm(&mut w, &mut s, after);
         assert_eq!(
             w.tick_start(
                 true,
@@ -415,8 +436,9 @@ mod tests {
 
     #[test]
     fn a_reset_during_a_tick_ends_it_without_a_second_rearm() {
-        let mut w = watch();
-        let (g, _) = w.first_callout();
+        let (mut w, mut s) = (watch(), Scheduler::new());
+        let first = w.first_callout();
+        let g = arm(&mut w, &mut s, first);
         w.fired(g);
         assert!(matches!(
             w.tick_start(
@@ -429,7 +451,8 @@ mod tests {
             TickStart::Run(_)
         ));
         w.reinit(US(0.5));
-        w.rearm(false);
+        let after = w.rearm(false);
+        arm(&mut w, &mut s, after);
         assert_eq!(w.tick_end(US(1.0)), None);
     }
 }

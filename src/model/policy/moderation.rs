@@ -30,6 +30,7 @@
 //! Counters: `raised` (interrupts the moderation let through), `suppressed` (receive
 //! causes that did not raise an interrupt themselves but were folded into a later one).
 
+use crate::sim::engine::{Timer, TimerKey};
 use crate::sim::problems::Problems;
 use crate::sim::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -128,8 +129,8 @@ pub struct Moderation {
     first: Option<SimTime>,
     last_pkt: SimTime,
     last_irq: Option<SimTime>,
-    armed: Option<(SimTime, u32)>,
-    generation: u32,
+    /// The delay timer, when armed.
+    timer: Timer,
     /// Interrupts let through -- counter.
     pub raised: u64,
     /// Receive causes folded into a later interrupt -- counter.
@@ -159,8 +160,7 @@ impl Moderation {
             first: None,
             last_pkt: SimTime::ZERO,
             last_irq: None,
-            armed: None,
-            generation: 0,
+            timer: Timer::IDLE,
             raised: 0,
             suppressed: 0,
         }
@@ -249,27 +249,26 @@ impl Moderation {
         t.max(now)
     }
 
-    /// Arm the timer for `at`; returns the generation its event must carry. A cause
-    /// that had to wait is counted as suppressed once.
-    pub fn arm(&mut self, at: SimTime) -> u32 {
-        if self.armed.is_some_and(|(t, _)| t == at) {
-            return self.generation;
+    /// A cause has to wait until `at`: whether a timer must be armed for it (then
+    /// [`Moderation::armed`] takes its key). `false` when the armed timer already
+    /// expires then. A cause that had to wait is counted as suppressed once.
+    pub fn arm(&mut self, at: SimTime) -> bool {
+        if self.timer.deadline() == Some(at) {
+            return false;
         }
-        self.generation = self.generation.wrapping_add(1);
-        self.armed = Some((at, self.generation));
         self.suppressed += 1;
-        self.generation
+        true
     }
 
-    /// Whether a timer event of `generation` is the armed one (and disarm it).
-    pub fn expired(&mut self, generation: u32) -> bool {
-        match self.armed {
-            Some((_, g)) if g == generation => {
-                self.armed = None;
-                true
-            }
-            _ => false,
-        }
+    /// The timer [`Moderation::arm`] asked for is queued as `key` (re-arming cancels an
+    /// earlier one).
+    pub fn armed(&mut self, key: TimerKey) {
+        self.timer.armed(key);
+    }
+
+    /// Whether the timer event of `key` that popped is the armed one (and disarm it).
+    pub fn expired(&mut self, key: TimerKey) -> bool {
+        self.timer.fired(key)
     }
 
     /// The handler was entered: start a new coalescing window, adapt the rate.
@@ -281,7 +280,7 @@ impl Moderation {
         self.bytes = 0;
         self.first = None;
         self.tx_timers = None;
-        self.armed = None;
+        self.timer.cancel();
     }
 
     /// The chip asserts its interrupt now: the minimum interval (ITR) counts from here.
