@@ -24,9 +24,6 @@ pub enum Invariant {
     OneFramePerWire,
     /// Only a NIC some flow leaves by transmits (the others have no wire).
     TransmitWithoutWire,
-    /// A transmit queue of a multi-queue port starts a frame on the port's wire only
-    /// when the port's arbiter gives it the turn.
-    WireArbitration,
     /// A shared wire that falls free while a queue has a frame ready starts that frame
     /// (no lost wakeup).
     WireWakeup,
@@ -46,7 +43,6 @@ impl Invariant {
         match self {
             Invariant::OneFramePerWire => "one frame per wire",
             Invariant::TransmitWithoutWire => "only NICs with a wire transmit",
-            Invariant::WireArbitration => "the arbiter gives the shared wire",
             Invariant::WireWakeup => "a free shared wire starts a ready frame",
             Invariant::LineAssertion => "only the running handler's device asserts a line",
             Invariant::FlowConservation => "packet conservation per flow",

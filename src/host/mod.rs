@@ -516,7 +516,6 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        self.tx_wire_taken(nic, now);
         if M::PRESENT {
             self.tx_fetch_begin(nic, tx.pkt, tx.start, now, s);
             return;
@@ -549,6 +548,12 @@ impl<M: Shape> Host<M> {
     pub(crate) fn if_output(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
         let flow = p.flow as usize;
         let out = self.tx_device(self.acct.flow(flow).out_nic, flow);
+        if self.tx_grouped(out) {
+            if let Err(p) = self.queue_output(out, p, now, s) {
+                self.acct.dropped(p.flow, DropSite::IfSnd);
+            }
+            return;
+        }
         match self.ports[out].nic.output(now, p) {
             Err(p) => self.acct.dropped(p.flow, DropSite::IfSnd),
             Ok(Some(tx)) => self.transmit(out, tx, now, s),
@@ -568,7 +573,7 @@ impl<M: Shape> Host<M> {
         self.count_frame(nic, false, now, s);
         if self.tx_grouped(nic) {
             // The queue's next frame waits its turn on the shared wire.
-            self.tx_done_shared(nic, now, s);
+            self.queue_wire_end(nic, now, s);
         } else if let Some(tx) = self.ports[nic].nic.tx_done(now) {
             self.transmit(nic, tx, now, s);
         }
@@ -585,7 +590,9 @@ impl<M: Shape> Host<M> {
     /// The driver's start routine run from its interrupt handler (dc_start at the end
     /// of dc_intr): frames waiting in if_snd go to free descriptors.
     pub(crate) fn if_start(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if let Some(tx) = self.ports[nic].nic.start(now) {
+        if self.tx_grouped(nic) {
+            self.queue_start(nic, now, s);
+        } else if let Some(tx) = self.ports[nic].nic.start(now) {
             self.transmit(nic, tx, now, s);
         }
         self.sender_room(nic);
@@ -593,7 +600,9 @@ impl<M: Shape> Host<M> {
 
     /// The driver restarts `nic`'s transmitter after an underrun ([`Nic::tx_restart`]).
     pub(crate) fn tx_restart(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if let Some(tx) = self.ports[nic].nic.tx_restart(now) {
+        if self.tx_grouped(nic) {
+            self.queue_restart(nic, now, s);
+        } else if let Some(tx) = self.ports[nic].nic.tx_restart(now) {
             self.transmit(nic, tx, now, s);
         }
         self.sender_room(nic);
@@ -902,11 +911,7 @@ impl<M: Shape> Host<M> {
     }
 
     fn finish(mut self, spec: &RunSpec, end: SimTime, events: u64) -> Result<RunStats, SimError> {
-        if let Some(what) = self
-            .acct
-            .take_violation()
-            .or_else(|| self.tx_groups_check(end))
-        {
+        if let Some(what) = self.acct.take_violation() {
             return Err(SimError::broken(what));
         }
         let (flows, total) = self.acct.close(end)?;

@@ -33,13 +33,14 @@
 //! commits to a frame, uncounted if an underrun or a reset cuts it), `if_snd.drops`,
 //! `if_snd.high_water`.
 //!
-//! The port's parts, each a module of this folder: [`link`] (line rate, serialisation), [`dma`] (DMA engines and FIFOs), [`rss`], [`xps`], [`tx_arbiter`], [`dim`], [`counters`] (statistics counters and their overflow interrupt), [`link_watch`] (dc(4)'s underrun reset and link check).
+//! The port's parts, each a module of this folder: [`link`] (line rate, serialisation), [`dma`] (DMA engines and FIFOs), [`rss`], [`xps`], [`tx_arbiter`], [`port`] (the transmit queues of a multi-queue port and their shared wire), [`dim`], [`counters`] (statistics counters and their overflow interrupt), [`link_watch`] (dc(4)'s underrun reset and link check).
 
 pub mod counters;
 pub mod dim;
 pub mod dma;
 pub mod link;
 pub mod link_watch;
+pub mod port;
 pub mod rss;
 pub mod tx_arbiter;
 pub mod xps;
@@ -348,7 +349,7 @@ struct TxSlot {
 
 /// A transmission the NIC has committed to: the model records the packet as sent from
 /// the host at `start` and schedules the end of transmission at `done`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxStart {
     /// The frame.
     pub pkt: Packet,
@@ -416,10 +417,19 @@ pub struct Nic {
     pub tx_frames: u64,
     /// Statistics counters, when modelled.
     pub stats: Option<StatsCounters>,
-    /// A transmit queue of the same port holds the shared wire (this queue, while its
-    /// frame ends and the arbiter picks the next): the transmitter waits for its turn
-    /// ([`crate::model::nic::tx_arbiter`]). Always false on a NIC with one queue.
-    pub wire_taken: bool,
+}
+
+/// Whether a transmitter may start a frame on its wire now: a NIC with one queue owns
+/// its wire ([`Wire::Free`] whenever it is not sending itself, which the NIC knows); a
+/// transmit queue of a multi-queue port asks its port ([`port::TxPort`]), where another
+/// queue may hold the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire {
+    /// No other queue has a frame on the wire.
+    Free,
+    /// Another queue of the port has the wire, or the arbiter decides who is next: the
+    /// frames wait for the queue's turn ([`Nic::tx_turn`]).
+    Held,
 }
 
 impl Nic {
@@ -457,7 +467,6 @@ impl Nic {
                 .stats_counters
                 .as_ref()
                 .map(|c| StatsCounters::new(c, clock_mhz)),
-            wire_taken: false,
         }
     }
 
@@ -525,11 +534,23 @@ impl Nic {
     /// idle transmitter starts one; a full if_snd drops the frame (`Err`).
     #[inline]
     pub fn output(&mut self, now: SimTime, pkt: Packet) -> Result<Option<TxStart>, Packet> {
+        self.output_on(now, pkt, Wire::Free)
+    }
+
+    /// [`Nic::output`] for a transmit queue whose wire is `wire`: a [`Wire::Held`] one
+    /// keeps the frame for the queue's turn.
+    #[inline]
+    pub fn output_on(
+        &mut self,
+        now: SimTime,
+        pkt: Packet,
+        wire: Wire,
+    ) -> Result<Option<TxStart>, Packet> {
         self.if_snd.push(pkt)?;
         // The start routine queues it and writes a poll demand.
         self.tx_suspended = false;
         self.fill_tx_ring(now);
-        Ok(self.kick(now, false))
+        Ok(self.kick(now, false, wire))
     }
 
     fn fill_tx_ring(&mut self, now: SimTime) {
@@ -547,8 +568,8 @@ impl Nic {
     /// Start the head of the TX ring if the transmitter is idle. A frame whose
     /// descriptor a reset freed is still on the wire until its end (`skip_done`): one
     /// wire carries one frame at a time, so nothing starts before then.
-    fn kick(&mut self, now: SimTime, continuing: bool) -> Option<TxStart> {
-        if self.tx_active || self.tx_halted || self.skip_done || self.wire_taken {
+    fn kick(&mut self, now: SimTime, continuing: bool, wire: Wire) -> Option<TxStart> {
+        if self.tx_active || self.tx_halted || self.skip_done || wire == Wire::Held {
             return None;
         }
         let slot = *self.tx_ring.front()?;
@@ -590,8 +611,15 @@ impl Nic {
     /// if_snd, and start the next one.
     #[inline]
     pub fn tx_done(&mut self, now: SimTime) -> Option<TxStart> {
+        self.tx_done_on(now, Wire::Free)
+    }
+
+    /// [`Nic::tx_done`] for a transmit queue whose wire is `wire`: with
+    /// [`Wire::Held`] (the port's arbiter picks the next queue) its next frame waits.
+    #[inline]
+    pub fn tx_done_on(&mut self, now: SimTime, wire: Wire) -> Option<TxStart> {
         if std::mem::take(&mut self.skip_done) {
-            return self.kick(now, true);
+            return self.kick(now, true, wire);
         }
         self.tx_ring.pop();
         self.tx_active = false;
@@ -608,7 +636,7 @@ impl Nic {
                 }
             }
         }
-        self.kick(now, true)
+        self.kick(now, true, wire)
     }
 
     /// The transmitter aborted the frame at the head of the ring (underrun) and
@@ -677,12 +705,18 @@ impl Nic {
     /// descriptors and start the transmitter if idle.
     #[inline]
     pub fn start(&mut self, now: SimTime) -> Option<TxStart> {
+        self.start_on(now, Wire::Free)
+    }
+
+    /// [`Nic::start`] for a transmit queue whose wire is `wire`.
+    #[inline]
+    pub fn start_on(&mut self, now: SimTime, wire: Wire) -> Option<TxStart> {
         if self.if_snd.is_empty() {
             return None;
         }
         self.tx_suspended = false;
         self.fill_tx_ring(now);
-        self.kick(now, false)
+        self.kick(now, false, wire)
     }
 
     /// The driver has handled an underrun without re-initialising the chip (it raised
@@ -693,13 +727,18 @@ impl Nic {
     /// poll demand that the start routine writes only when it queued a frame
     /// ([`Nic::start`]), so frames already in the ring wait for the next frame sent.
     pub fn tx_restart(&mut self, now: SimTime) -> Option<TxStart> {
+        self.tx_restart_on(now, Wire::Free)
+    }
+
+    /// [`Nic::tx_restart`] for a transmit queue whose wire is `wire`.
+    pub fn tx_restart_on(&mut self, now: SimTime, wire: Wire) -> Option<TxStart> {
         self.tx_halted = false;
         self.tx_suspended = true;
         if self.tx_poll == SimTime::ZERO {
-            return self.start(now);
+            return self.start_on(now, wire);
         }
         self.fill_tx_ring(now);
-        self.kick(now, false)
+        self.kick(now, false, wire)
     }
 
     /// Whether this transmit queue would start a frame if the shared wire were its
@@ -736,7 +775,14 @@ impl Nic {
     /// when it starts at its next automatic poll.
     #[inline]
     pub fn tx_turn(&mut self, now: SimTime) -> Option<TxStart> {
-        self.kick(now, !self.tx_suspended)
+        self.kick(now, !self.tx_suspended, Wire::Free)
+    }
+
+    /// Whether the transmitter has committed to a frame that has not ended: the frame
+    /// is on the wire (or, with a bus, being fetched for it).
+    #[inline]
+    pub fn transmitting(&self) -> bool {
+        self.tx_active
     }
 
     /// Frames held in the NIC (RX ring, if_snd, TX ring not yet started).
