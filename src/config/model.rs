@@ -236,7 +236,7 @@ impl ModelConfig {
                 Some(format!("{w} with an interrupt-driven policy"))
             } else if sends && n.tx_completion.is_some() {
                 Some("its transmit completions interrupt".to_string())
-            } else if sends && self.bus.is_some() && n.policy == PolicyConfig::Interrupt {
+            } else if sends && self.bus.is_some() && n.policy.capabilities().handles_chip_errors {
                 Some("a transmit underrun on the bus interrupts".to_string())
             } else if moves
                 && n.policy.interrupt_driven()

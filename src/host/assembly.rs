@@ -20,7 +20,7 @@ use crate::model::kernel::Netisr;
 use crate::model::nic::Nic;
 use crate::model::nic::dma::NicDma;
 use crate::model::nic::link_watch::LinkWatch;
-use crate::model::policy::interrupt::{DriverCosts, Handler};
+use crate::model::policy::interrupt::{DriverCosts, Handler, HandlerMode};
 use crate::model::policy::moderation::Moderation;
 use crate::model::policy::{BuildCtx, PolicyConfig};
 use crate::model::sender::Sender;
@@ -193,9 +193,11 @@ impl<M: Shape> Host<M> {
             .map(|(i, ((nic, policy), rx_flows))| {
                 let c = &cfg.nics[i];
                 let policy_kind = policies::Policies::kind_of(&policy);
+                let caps = policy.capabilities();
                 let (moderation, dim) = moderation_of(c);
                 Port {
-                    lookahead: policy == PolicyConfig::Interrupt
+                    caps,
+                    lookahead: caps.handler == HandlerMode::Inline
                         && nic.stats.is_none()
                         && rx_flows.iter().all(|&f| !flows[f].source.is_closed_loop()),
                     dma: M::dma(
@@ -244,11 +246,7 @@ impl<M: Shape> Host<M> {
                 .iter()
                 .enumerate()
                 .map(|(i, n)| {
-                    Handler::new(
-                        i,
-                        policies::handler_mode(ports[i].policy_kind),
-                        n.driver.max_frames_per_interrupt,
-                    )
+                    Handler::new(i, ports[i].caps.handler, n.driver.max_frames_per_interrupt)
                 })
                 .collect(),
             lines,

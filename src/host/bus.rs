@@ -26,7 +26,7 @@ impl<M: Shape> Host<M> {
             RxIn::Dropped => {
                 self.acct.dropped(pkt.flow, DropSite::RxFifo);
                 // The damaged frame's descriptor carries the overflow error.
-                if !self.ports[nic].nic.rx_error_cause && self.ports[nic].interrupt_policy() {
+                if !self.ports[nic].nic.rx_error_cause && self.ports[nic].handles_chip_errors() {
                     self.ports[nic].nic.rx_error_cause = true;
                     self.irq_cause(nic, now, s);
                 }
@@ -121,7 +121,7 @@ impl<M: Shape> Host<M> {
         }
         // The cut frame frees a wire its NIC's other transmit queues share.
         self.tx_wire_free(nic, now, s);
-        if self.ports[nic].interrupt_policy() {
+        if self.ports[nic].handles_chip_errors() {
             self.irq_cause(nic, now, s);
         } else {
             // No driver handler modelled: the chip steps its threshold and goes on.

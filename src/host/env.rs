@@ -9,7 +9,7 @@ use crate::model::cpu::task::Task;
 use crate::model::irq::LineEnv;
 use crate::model::kernel::{Netisr, SwiEnv};
 use crate::model::packet::Packet;
-use crate::model::policy::env::RxEnv;
+use crate::model::policy::env::{CostEnv, RingEnv, SchedEnv, StackEnv};
 use crate::model::policy::interrupt::{DriverCosts, IsrEnv};
 use crate::model::stats::DropSite;
 use crate::sim::engine::Scheduler;
@@ -25,11 +25,7 @@ pub(crate) struct HostEnv<'a, M: Shape> {
     pub s: &'a mut Scheduler<Event>,
 }
 
-impl<M: Shape> RxEnv for HostEnv<'_, M> {
-    #[inline(always)]
-    fn now(&self) -> SimTime {
-        self.now
-    }
+impl<M: Shape> RingEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn rx_pop(&mut self, nic: usize) -> Option<Packet> {
         self.h.ports[nic].nic.rx_ring.pop()
@@ -54,6 +50,9 @@ impl<M: Shape> RxEnv for HostEnv<'_, M> {
     fn downstream_full(&self, nic: usize, half: bool) -> bool {
         self.h.downstream_full(nic, half)
     }
+}
+
+impl<M: Shape> CostEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn rx_cost(&mut self, nic: usize, bytes: u32) -> SimTime {
         self.h.ports[nic].driver.rx(bytes)
@@ -70,6 +69,9 @@ impl<M: Shape> RxEnv for HostEnv<'_, M> {
     fn txeof_cost(&mut self, nic: usize, n: u32) -> SimTime {
         self.h.ports[nic].driver.txeof(n)
     }
+}
+
+impl<M: Shape> StackEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn forward_cost(&mut self) -> SimTime {
         self.h.cores.hand_mut().netisr.forward_cost()
@@ -101,6 +103,13 @@ impl<M: Shape> RxEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn backlog_drop(&mut self, p: Packet) {
         self.h.acct.dropped(p.flow, DropSite::Ipintrq);
+    }
+}
+
+impl<M: Shape> SchedEnv for HostEnv<'_, M> {
+    #[inline(always)]
+    fn now(&self) -> SimTime {
+        self.now
     }
     #[inline(always)]
     fn irq_unmask(&mut self, nic: usize) {

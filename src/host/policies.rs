@@ -16,7 +16,6 @@ use crate::host::attach::Shape;
 use crate::host::env::lend;
 use crate::host::{Event, Host, Step};
 use crate::model::cpu::task::PolicyTask;
-use crate::model::policy::interrupt::HandlerMode;
 use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::sim::engine::Scheduler;
 use crate::sim::time::SimTime;
@@ -106,15 +105,6 @@ macro_rules! registry {
             pub(crate) fn preempt_handlers(&self) -> bool {
                 false $(|| (<crate::model::policy::$file::$ty as RxPolicy>::PREEMPTS_HANDLERS
                     && self.$name.is_some()))*
-            }
-        }
-
-        /// The interrupt handler's share for a NIC whose policy has index `k` (`None`:
-        /// the `interrupt` policy, whose handler does the receive work inline).
-        pub(crate) fn handler_mode(k: Option<u8>) -> HandlerMode {
-            match k {
-                $(Some(kind::$name) => <crate::model::policy::$file::$ty as RxPolicy>::HANDLER,)*
-                _ => HandlerMode::Inline,
             }
         }
 

@@ -11,9 +11,9 @@ use crate::host::attach::Attached;
 use crate::model::nic::Nic;
 use crate::model::nic::dma::NicDma;
 use crate::model::nic::link_watch::LinkWatch;
-use crate::model::policy::PolicyConfig;
 use crate::model::policy::interrupt::DriverCosts;
 use crate::model::policy::moderation::Moderation;
+use crate::model::policy::{Capabilities, PolicyConfig};
 
 /// One interface: the device and what the host wires to it.
 pub(crate) struct Port<D> {
@@ -35,8 +35,11 @@ pub(crate) struct Port<D> {
     pub line: usize,
     /// Its receive policy as configured.
     pub policy: PolicyConfig,
-    /// The registry index of its policy (`None`: the `interrupt` policy).
+    /// The registry index of its policy's state (`None`: a policy with no state of its
+    /// own, `interrupt`, whose work is its handler's).
     pub policy_kind: Option<u8>,
+    /// What its policy supports ([`PolicyConfig::capabilities`]).
+    pub caps: Capabilities,
     /// The registry index of the policy that polls it with its interrupt off (told of
     /// each frame that enters its ring), if any.
     pub polled_by: Option<u8>,
@@ -53,11 +56,11 @@ pub(crate) struct Port<D> {
 }
 
 impl<D: Attached<NicDma>> Port<D> {
-    /// Whether its policy is the built-in `interrupt` one (the only one the registry
-    /// does not list), whose handler handles receive errors and underruns.
+    /// Whether its policy's handler services receive errors and underruns
+    /// ([`Capabilities::handles_chip_errors`]).
     #[inline(always)]
-    pub fn interrupt_policy(&self) -> bool {
-        self.policy_kind.is_none()
+    pub fn handles_chip_errors(&self) -> bool {
+        self.caps.handles_chip_errors
     }
 
     /// Its DMA engines: only called on the paths of a model with a bus, where every

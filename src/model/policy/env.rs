@@ -3,7 +3,10 @@
 //! A receive policy (the polling thread, NAPI's poll loop, a taskqueue, the busy-poll
 //! loop...) owns its own state and decides what to do next; everything else it touches
 //! (the NICs' receive rings, the driver's per-frame costs, the kernel's forwarding path,
-//! the interrupt mask, the CPU scheduler) it reaches through [`RxEnv`]. The host
+//! the interrupt mask, the CPU scheduler) it reaches through [`RxEnv`], the sum of four
+//! role traits: [`RingEnv`] (the NIC's rings and transmit completions), [`CostEnv`]
+//! (the driver's costs), [`StackEnv`] (the protocol path, its queues, the software
+//! interrupts) and [`SchedEnv`] (time, the interrupt mask, wake-ups, timers, cores). The host
 //! implements the trait over its components when it routes a task step to a policy;
 //! unit tests implement it with [`mock::Script`], a host of plain queues and constant
 //! costs that records every signal the policy sends.
@@ -16,13 +19,9 @@ use crate::model::cpu::task::Task;
 use crate::model::packet::Packet;
 use crate::sim::time::SimTime;
 
-/// The signals and queries between a receive policy and the host.
-pub trait RxEnv {
-    /// The current simulated time.
-    fn now(&self) -> SimTime;
-
-    // ---- the NIC (receive ring, transmit completions)
-
+/// The NIC as its driver's receive code sees it: the receive ring, the transmit
+/// completions, the start routine and the queue after the receive path.
+pub trait RingEnv {
     /// Take the frame at the head of `nic`'s RX ring (the driver's rxeof).
     fn rx_pop(&mut self, nic: usize) -> Option<Packet>;
     /// Whether `nic`'s RX ring is empty.
@@ -38,9 +37,10 @@ pub trait RxEnv {
     /// for the frame at the head of `nic`'s RX ring: the output interface's if_snd, or
     /// the user process's socket queue when a screend-like process consumes frames.
     fn downstream_full(&self, nic: usize, half: bool) -> bool;
+}
 
-    // ---- the driver's costs
-
+/// The driver's CPU costs, sampled from its random stream.
+pub trait CostEnv {
     /// CPU time of the driver's receive work for one frame of `bytes` on `nic`.
     fn rx_cost(&mut self, nic: usize, bytes: u32) -> SimTime;
     /// CPU time of calling `nic`'s poll routine (NAPI's dev->poll, kern_poll's handler).
@@ -49,9 +49,11 @@ pub trait RxEnv {
     fn status_check_cost(&mut self, nic: usize) -> SimTime;
     /// CPU time of reclaiming `n` transmit descriptors on `nic`.
     fn txeof_cost(&mut self, nic: usize, n: u32) -> SimTime;
+}
 
-    // ---- the kernel
-
+/// The kernel above the driver: the protocol path, its queues and the software
+/// interrupts.
+pub trait StackEnv {
     /// CPU time of the protocol path for one frame (ip_input, ip_forward, if_output).
     fn forward_cost(&mut self) -> SimTime;
     /// Sample another kernel cost (from the kernel's random stream).
@@ -71,9 +73,12 @@ pub trait RxEnv {
     /// A queue after the driver (an RPS backlog) was full: `p` is dropped there
     /// (counted as a drop at ipintrq, the protocol input queue).
     fn backlog_drop(&mut self, p: Packet);
+}
 
-    // ---- the interrupt controller and the CPU
-
+/// The clock, the interrupt controller and the CPU scheduler.
+pub trait SchedEnv {
+    /// The current simulated time.
+    fn now(&self) -> SimTime;
     /// The driver re-enables `nic`'s interrupt; frames already in its ring interrupt at once.
     fn irq_unmask(&mut self, nic: usize);
     /// A NAPI poll of `nic` completed and its interrupt is about to be re-enabled: the
@@ -93,6 +98,14 @@ pub trait RxEnv {
     /// Whether another normal-priority task waits for the CPU (the user level).
     fn user_level_contended(&self) -> bool;
 }
+
+/// Everything a receive policy may use: the four roles. A policy's hooks
+/// ([`crate::model::policy::RxPolicy`]) get the whole environment; its own functions
+/// name the roles they touch (`env: &mut (impl RingEnv + CostEnv)`), so a signature
+/// shows what a piece of a policy reaches.
+pub trait RxEnv: RingEnv + CostEnv + StackEnv + SchedEnv {}
+
+impl<T: RingEnv + CostEnv + StackEnv + SchedEnv> RxEnv for T {}
 
 /// A scripted host for driving one policy alone in unit tests.
 #[cfg(test)]
@@ -192,10 +205,7 @@ pub(crate) mod mock {
         SimTime::from_ns_f64(ns as f64)
     }
 
-    impl RxEnv for Script {
-        fn now(&self) -> SimTime {
-            self.now
-        }
+    impl RingEnv for Script {
         fn rx_pop(&mut self, nic: usize) -> Option<Packet> {
             self.rings[nic].pop_front()
         }
@@ -219,6 +229,9 @@ pub(crate) mod mock {
                 self.full[nic]
             }
         }
+    }
+
+    impl CostEnv for Script {
         fn rx_cost(&mut self, _nic: usize, _bytes: u32) -> SimTime {
             ns(self.rx_ns)
         }
@@ -231,6 +244,9 @@ pub(crate) mod mock {
         fn txeof_cost(&mut self, _nic: usize, n: u32) -> SimTime {
             ns(self.txeof_ns * n as u64)
         }
+    }
+
+    impl StackEnv for Script {
         fn forward_cost(&mut self) -> SimTime {
             ns(self.forward_ns)
         }
@@ -258,6 +274,12 @@ pub(crate) mod mock {
         }
         fn backlog_drop(&mut self, p: Packet) {
             self.log.push(Signal::BacklogDrop(p.seq));
+        }
+    }
+
+    impl SchedEnv for Script {
+        fn now(&self) -> SimTime {
+            self.now
         }
         fn irq_unmask(&mut self, nic: usize) {
             self.log.push(Signal::Unmask(nic));

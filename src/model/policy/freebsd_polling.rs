@@ -27,7 +27,7 @@
 
 use crate::model::cpu::Level;
 use crate::model::packet::Packet;
-use crate::model::policy::env::RxEnv;
+use crate::model::policy::env::{RxEnv, SchedEnv, StackEnv};
 use crate::model::policy::interrupt::HandlerMode;
 use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::sim::problems::Problems;
@@ -241,7 +241,7 @@ impl Polling {
 
     /// A frame arrived on a polling NIC (its interrupt is off): only the idle loop may
     /// notice it before the next tick.
-    pub fn rx_arrived(&mut self, env: &mut impl RxEnv) {
+    pub fn rx_arrived(&mut self, env: &mut impl SchedEnv) {
         if self.idle_poll {
             env.wake(self.idle_task());
         }
@@ -253,7 +253,7 @@ impl Polling {
     }
 
     /// hardclock_device_poll, at every tick.
-    pub fn hardclock(&mut self, env: &mut impl RxEnv) {
+    pub fn hardclock(&mut self, env: &mut impl StackEnv) {
         self.ticks += 1;
         if self.pending_polls > 100 {
             // Too much: assume it has stalled.
@@ -341,7 +341,7 @@ impl Polling {
     }
 
     /// netisr_pollmore: another round, or adapt poll_burst at the end of the tick's work.
-    pub fn netisr_pollmore(&mut self, env: &mut impl RxEnv) {
+    pub fn netisr_pollmore(&mut self, env: &mut (impl StackEnv + SchedEnv)) {
         self.phase = 5;
         if self.residual_burst > 0 {
             env.raise_softirq(NETISR_POLL | NETISR_POLLMORE);

@@ -239,11 +239,16 @@ pub enum HandlerMode {
 }
 
 /// What the `interrupt` policy supports, as the other policies state it in their
-/// [`RxPolicy`](crate::model::policy::RxPolicy) constants: its handler receives, reclaims
-/// transmit descriptors (txeof), runs on any core its line is bound to, and does not
-/// sample DIM.
+/// [`RxPolicy`](crate::model::policy::RxPolicy) constants: its handler receives inline
+/// ([`HandlerMode::Inline`]), reclaims transmit descriptors (txeof), services the chip's
+/// receive-error and underrun causes, runs on any core its line is bound to, and does
+/// not sample DIM. It has no state beside each NIC's [`Handler`], so the host's
+/// registry routes no hooks to it; everything the host asks of a NIC's policy it reads
+/// from these capabilities.
 pub const CAPABILITIES: crate::model::policy::Capabilities = crate::model::policy::Capabilities {
+    handler: HandlerMode::Inline,
     interrupt_driven: true,
+    handles_chip_errors: true,
     reclaims_tx: true,
     many_cores: true,
     drives_dim: false,
@@ -446,6 +451,7 @@ mod tests {
     use super::*;
     use crate::model::cpu::task::Task;
     use crate::model::policy::env::mock::{Script, Signal, ns, pkt};
+    use crate::model::policy::env::{CostEnv, RingEnv, SchedEnv, StackEnv};
     use crate::sim::rng::RunKey;
 
     /// A scripted chip and host around [`Script`]: the interrupt status, the driver's
@@ -485,10 +491,7 @@ mod tests {
         }
     }
 
-    impl RxEnv for Chip {
-        fn now(&self) -> SimTime {
-            self.env.now()
-        }
+    impl RingEnv for Chip {
         fn rx_pop(&mut self, nic: usize) -> Option<Packet> {
             let p = self.env.rx_pop(nic);
             if let Some(a) = self.arriving.take() {
@@ -511,6 +514,9 @@ mod tests {
         fn downstream_full(&self, nic: usize, half: bool) -> bool {
             self.env.downstream_full(nic, half)
         }
+    }
+
+    impl CostEnv for Chip {
         fn rx_cost(&mut self, _nic: usize, bytes: u32) -> SimTime {
             self.costs.rx(bytes)
         }
@@ -523,6 +529,9 @@ mod tests {
         fn txeof_cost(&mut self, _nic: usize, n: u32) -> SimTime {
             self.costs.txeof(n)
         }
+    }
+
+    impl StackEnv for Chip {
         fn forward_cost(&mut self) -> SimTime {
             self.env.forward_cost()
         }
@@ -538,15 +547,6 @@ mod tests {
         fn raise_softirq(&mut self, bits: u32) {
             self.env.raise_softirq(bits)
         }
-        fn irq_unmask(&mut self, nic: usize) {
-            self.env.irq_unmask(nic)
-        }
-        fn poll_completed(&mut self, nic: usize) {
-            self.env.poll_completed(nic)
-        }
-        fn wake(&mut self, task: Task) {
-            self.env.wake(task)
-        }
         fn raise_softirq_on(&mut self, core: usize, bits: u32) {
             self.env.raise_softirq_on(core, bits)
         }
@@ -555,6 +555,21 @@ mod tests {
         }
         fn backlog_drop(&mut self, p: Packet) {
             self.env.backlog_drop(p)
+        }
+    }
+
+    impl SchedEnv for Chip {
+        fn now(&self) -> SimTime {
+            self.env.now()
+        }
+        fn irq_unmask(&mut self, nic: usize) {
+            self.env.irq_unmask(nic)
+        }
+        fn poll_completed(&mut self, nic: usize) {
+            self.env.poll_completed(nic)
+        }
+        fn wake(&mut self, task: Task) {
+            self.env.wake(task)
         }
         fn wake_on(&mut self, core: usize, task: Task) {
             self.env.wake_on(core, task)

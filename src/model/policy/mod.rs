@@ -203,6 +203,11 @@ pub trait RxPolicy: Sized {
     /// Whether it samples DIM where its driver calls `net_dim` (`RxEnv::poll_completed`
     /// at the end of a poll that completes), so that a NIC using it may enable `dim`.
     const DRIVES_DIM: bool = false;
+    /// Whether its interrupt handler services the chip's other causes, a receive
+    /// descriptor's error (a frame cut by a FIFO overflow) and a transmit underrun, as
+    /// dc(4)'s `dc_intr` does; with a policy that does not, no driver code is modelled
+    /// for them (the chip raises its threshold and restarts by itself).
+    const HANDLES_CHIP_ERRORS: bool = false;
     /// The name of the software-interrupt dispatcher in traces when the policy is used
     /// (`NET_RX softirq` for NAPI; default: `netisr`).
     const SWI_NAME: Option<&'static str> = None;
@@ -274,8 +279,13 @@ pub trait RxPolicy: Sized {
 /// policy's name: a new policy states it in its [`RxPolicy`] constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capabilities {
+    /// The interrupt handler's share ([`RxPolicy::HANDLER`]).
+    pub handler: interrupt::HandlerMode,
     /// Its NIC's receive interrupt is used ([`RxPolicy::HANDLER`] is not `Nothing`).
     pub interrupt_driven: bool,
+    /// Its handler services the chip's receive-error and transmit-underrun causes
+    /// ([`RxPolicy::HANDLES_CHIP_ERRORS`]).
+    pub handles_chip_errors: bool,
     /// It reclaims sent transmit descriptors ([`RxPolicy::RECLAIMS_TX`]).
     pub reclaims_tx: bool,
     /// It runs on a host with several cores ([`RxPolicy::MANY_CORES`]).
@@ -288,7 +298,9 @@ impl Capabilities {
     /// The capabilities of policy `P`, from its constants.
     pub const fn of<P: RxPolicy>() -> Capabilities {
         Capabilities {
+            handler: P::HANDLER,
             interrupt_driven: !matches!(P::HANDLER, interrupt::HandlerMode::Nothing),
+            handles_chip_errors: P::HANDLES_CHIP_ERRORS,
             reclaims_tx: P::RECLAIMS_TX,
             many_cores: P::MANY_CORES,
             drives_dim: P::DRIVES_DIM,
@@ -365,6 +377,14 @@ mod tests {
             ["`interrupt`", "`napi`"]
         );
         assert_eq!(PolicyConfig::kinds_that(|c| c.drives_dim), ["`napi`"]);
+        assert_eq!(
+            PolicyConfig::kinds_that(|c| c.handles_chip_errors),
+            ["`interrupt`"]
+        );
+        assert_eq!(
+            PolicyConfig::kinds_that(|c| c.handler == interrupt::HandlerMode::Schedule),
+            ["`napi`", "`mogul-ramakrishnan`", "`deferred`"]
+        );
         assert_eq!(
             PolicyConfig::kinds_that(|c| !c.interrupt_driven),
             ["`freebsd-polling`", "`busy-poll`"]

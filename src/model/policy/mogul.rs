@@ -24,7 +24,7 @@
 
 use crate::model::cpu::Level;
 use crate::model::packet::Packet;
-use crate::model::policy::env::RxEnv;
+use crate::model::policy::env::{RxEnv, SchedEnv};
 use crate::model::policy::interrupt::HandlerMode;
 use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::sim::problems::Problems;
@@ -163,7 +163,7 @@ impl Mogul {
     }
 
     /// The receive interrupt: put the interface on the service list, wake the thread.
-    pub fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+    pub fn schedule(&mut self, nic: usize, env: &mut impl SchedEnv) {
         if !self.service.contains(&nic) {
             self.service.push_back(nic);
         }
@@ -174,7 +174,7 @@ impl Mogul {
 
     /// Start of a cycle-limit period: the budget is whole again and a sleeping thread
     /// with work wakes. The next period starts [`Mogul::period`] later.
-    pub fn period_start(&mut self, env: &mut impl RxEnv) {
+    pub fn period_start(&mut self, env: &mut impl SchedEnv) {
         self.used = SimTime::ZERO;
         let wake = self.sleeping && !self.service.is_empty() && !self.blocked;
         self.sleeping = false;

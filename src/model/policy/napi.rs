@@ -68,7 +68,7 @@
 use crate::model::cost::{Cost, CostParam};
 use crate::model::cpu::Level;
 use crate::model::packet::Packet;
-use crate::model::policy::env::RxEnv;
+use crate::model::policy::env::{CostEnv, RingEnv, RxEnv, SchedEnv, StackEnv};
 use crate::model::policy::interrupt::HandlerMode;
 use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::sim::problems::Problems;
@@ -443,12 +443,12 @@ impl Napi {
 
     /// napi_schedule on the current core (from the receive interrupt, or the hrtimer):
     /// wake the device's thread, or put it on the core's poll list and raise NET_RX.
-    pub fn schedule(&mut self, dev: usize, env: &mut impl RxEnv) {
+    pub fn schedule(&mut self, dev: usize, env: &mut (impl StackEnv + SchedEnv)) {
         let c = env.core();
         self.schedule_on(c, dev, env);
     }
 
-    fn schedule_on(&mut self, c: usize, dev: usize, env: &mut impl RxEnv) {
+    fn schedule_on(&mut self, c: usize, dev: usize, env: &mut (impl StackEnv + SchedEnv)) {
         let d = &mut self.devs[dev];
         if d.scheduled {
             return;
@@ -464,7 +464,7 @@ impl Napi {
 
     /// raise_softirq(NET_RX) on core `c`: to its ksoftirqd while it is awake, else to
     /// the core's dispatcher.
-    fn raise(&mut self, c: usize, env: &mut impl RxEnv) {
+    fn raise(&mut self, c: usize, env: &mut (impl StackEnv + SchedEnv)) {
         self.cores[c].raised = true;
         if self.cores[c].ksoftirqd_awake {
             env.wake_on(c, self.ksoftirqd(c));
@@ -643,7 +643,7 @@ impl Napi {
     /// The end of a spliced net_rx_action on core `c`: the devices left unpolled, then
     /// those scheduled during the run, then those that used their weight, make the
     /// poll list; NET_RX is raised again if it is not empty.
-    fn action_end(&mut self, c: usize, env: &mut impl RxEnv) {
+    fn action_end(&mut self, c: usize, env: &mut (impl StackEnv + SchedEnv)) {
         let sn = &mut self.cores[c];
         let mut list = std::mem::take(&mut sn.list);
         list.append(&mut sn.poll_list);
@@ -655,7 +655,7 @@ impl Napi {
     }
 
     /// Whether `dev` has nothing left to poll (core `c`'s backlog when it is one).
-    fn dev_empty(&self, c: usize, dev: usize, env: &impl RxEnv) -> bool {
+    fn dev_empty(&self, c: usize, dev: usize, env: &impl RingEnv) -> bool {
         if dev < self.nics {
             env.rx_empty(dev)
         } else {
@@ -673,7 +673,7 @@ impl Napi {
     /// RPS, netif_receive_skb sends every frame get_rps_cpu places, on this core too,
     /// to enqueue_to_backlog instead: the frame counts once, when its target's
     /// process_backlog takes it (and not at all if that backlog drops it).
-    fn take(&mut self, c: usize, dev: usize, env: &mut impl RxEnv) -> Option<(Held, SimTime)> {
+    fn take(&mut self, c: usize, dev: usize, env: &mut (impl RingEnv + CostEnv + StackEnv)) -> Option<(Held, SimTime)> {
         if dev >= self.nics {
             let p = self.cores[c].backlog.pop_front()?;
             self.cores[c].processed += 1;
@@ -695,7 +695,7 @@ impl Napi {
 
     /// The end of a frame's step: up the protocol path (the output interface), or
     /// enqueue_to_backlog of the core RPS chose, scheduling its backlog if it was idle.
-    fn deliver(&mut self, h: Held, env: &mut impl RxEnv) {
+    fn deliver(&mut self, h: Held, env: &mut (impl StackEnv + SchedEnv)) {
         let Some(t) = h.to else {
             env.forward(h.p);
             return;
@@ -720,7 +720,7 @@ impl Napi {
     /// napi_complete_done for `dev` after a poll that took `work` frames: off its list
     /// (a backlog: that is all), then the interrupt re-enabled -- or, while hard
     /// interrupts are deferred, the hrtimer armed instead.
-    fn complete(&mut self, dev: usize, work: u32, env: &mut impl RxEnv) {
+    fn complete(&mut self, dev: usize, work: u32, env: &mut impl SchedEnv) {
         self.complete += 1;
         let d = &mut self.devs[dev];
         d.scheduled = false;
@@ -746,7 +746,7 @@ impl Napi {
     }
 
     /// napi_watchdog: `dev`'s hrtimer fired on the current core; schedule its poll.
-    pub fn watchdog(&mut self, dev: usize, env: &mut impl RxEnv) {
+    pub fn watchdog(&mut self, dev: usize, env: &mut (impl StackEnv + SchedEnv)) {
         if !self.devs[dev].scheduled {
             self.watchdog += 1;
             self.schedule(dev, env);
