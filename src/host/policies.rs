@@ -7,9 +7,9 @@
 //! ([`Policies`]: one optional, boxed state per policy, built
 //! from the NICs' configurations), the registry indexes ([`kind`]: a policy's tasks and
 //! timer carry its index) and the routing: each of the host's calls into a policy
-//! matches the index, takes the policy's state out of the host, lends it a
-//! [`HostEnv`](crate::host::env::HostEnv) for the hook and puts it back
-//! ([`lend`]). Static dispatch: no trait objects, and the hooks a policy does not want
+//! matches the index and lends the policy's state, with a
+//! [`HostEnv`](crate::host::env::HostEnv), to the hook (`Host::with_policy`, one
+//! function for every hook: [`lend`] with the policy's [`Registered`] place). Static dispatch: no trait objects, and the hooks a policy does not want
 //! on the per-packet path ([`RxPolicy::WATCHES_OUTPUT`]) are skipped at compile time.
 
 use crate::host::attach::Shape;
@@ -59,6 +59,14 @@ macro_rules! registry {
         pub(crate) struct Policies {
             $(pub(crate) $name: Option<Box<crate::model::policy::$file::$ty>>,)*
         }
+
+        $(impl Registered for crate::model::policy::$file::$ty {
+            const KIND: u8 = kind::$name;
+            #[inline(always)]
+            fn slot(p: &mut Policies) -> &mut Option<Box<Self>> {
+                &mut p.$name
+            }
+        })*
 
         impl Policies {
             /// The states for a run; `ctx` gives a policy's build context from its index.
@@ -130,34 +138,22 @@ macro_rules! registry {
                 s: &mut Scheduler<Event>,
             ) -> Step {
                 match t.kind {
-                    $(kind::$name => lend(
-                        self, now, s,
-                        |h| &mut h.rx_policies.$name,
-                        |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::step(p, t, first, env),
-                    )
-                    .unwrap_or(Step::Done),)*
+                    $(kind::$name => self
+                        .with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                            RxPolicy::step(p, t, first, env)
+                        })
+                        .unwrap_or(Step::Done),)*
                     _ => Step::Done,
                 }
             }
 
             /// The handler of `nic` hands the device to its policy.
-            pub(crate) fn schedule_poll(
-                &mut self,
-                nic: usize,
-                now: SimTime,
-                s: &mut Scheduler<Event>,
-            ) {
+            pub(crate) fn schedule_poll(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
                 match self.ports[nic].policy_kind {
                     $(Some(kind::$name) => {
-                        lend(
-                            self, now, s,
-                            |h| &mut h.rx_policies.$name,
-                            |_| true,
-                            |p, env| {
-                                <crate::model::policy::$file::$ty as RxPolicy>::schedule(p, nic, env)
-                            },
-                        );
+                        self.with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                            RxPolicy::schedule(p, nic, env)
+                        });
                     })*
                     _ => {}
                 }
@@ -173,14 +169,9 @@ macro_rules! registry {
             ) {
                 match k {
                     $(kind::$name => {
-                        lend(
-                            self, now, s,
-                            |h| &mut h.rx_policies.$name,
-                            |_| true,
-                            |p, env| {
-                                <crate::model::policy::$file::$ty as RxPolicy>::rx_arrived(p, nic, env)
-                            },
-                        );
+                        self.with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                            RxPolicy::rx_arrived(p, nic, env)
+                        });
                     })*
                     _ => {}
                 }
@@ -190,18 +181,11 @@ macro_rules! registry {
             pub(crate) fn policy_timer(&mut self, k: u8, now: SimTime, s: &mut Scheduler<Event>) {
                 match k {
                     $(kind::$name => {
-                        lend(
-                            self, now, s,
-                            |h| &mut h.rx_policies.$name,
-                            |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                            |p, env| {
-                                if let Some(d) =
-                                    <crate::model::policy::$file::$ty as RxPolicy>::timer(p, env)
-                                {
-                                    env.s.at(now + d, Event::PolicyTimer(k));
-                                }
-                            },
-                        );
+                        self.with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                            if let Some(d) = RxPolicy::timer(p, env) {
+                                env.s.at(now + d, Event::PolicyTimer(k));
+                            }
+                        });
                     })*
                     _ => {}
                 }
@@ -218,12 +202,9 @@ macro_rules! registry {
             ) {
                 match k {
                     $(kind::$name => {
-                        lend(
-                            self, now, s,
-                            |h| &mut h.rx_policies.$name,
-                            |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                            |p, env| <crate::model::policy::$file::$ty as RxPolicy>::alarm(p, arg, env),
-                        );
+                        self.with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                            RxPolicy::alarm(p, arg, env)
+                        });
                     })*
                     _ => {}
                 }
@@ -240,15 +221,11 @@ macro_rules! registry {
                 s: &mut Scheduler<Event>,
             ) -> Step {
                 match self.ports[nic].policy_kind {
-                    $(Some(kind::$name) => lend(
-                        self, now, s,
-                        |h| &mut h.rx_policies.$name,
-                        |_| true,
-                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::busy_poll(
-                            p, nic, start, deadline, env,
-                        ),
-                    )
-                    .unwrap_or(Step::Done),)*
+                    $(Some(kind::$name) => self
+                        .with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                            RxPolicy::busy_poll(p, nic, start, deadline, env)
+                        })
+                        .unwrap_or(Step::Done),)*
                     _ => Step::Done,
                 }
             }
@@ -265,14 +242,9 @@ macro_rules! registry {
             /// The run starts: the policies wake their always-running tasks, in
             /// registry order.
             pub(crate) fn start_policies(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-                $(if self.rx_policies.$name.is_some() {
-                    lend(
-                        self, now, s,
-                        |h| &mut h.rx_policies.$name,
-                        |_| true,
-                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::start(p, env),
-                    );
-                })*
+                $(self.with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                    RxPolicy::start(p, env)
+                });)*
             }
 
             /// A downstream queue drained a little (a frame left an output wire): the
@@ -280,55 +252,68 @@ macro_rules! registry {
             #[inline]
             pub(crate) fn output_drained(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
                 $(if <crate::model::policy::$file::$ty as RxPolicy>::WATCHES_OUTPUT {
-                    lend(
-                        self, now, s,
-                        |h| &mut h.rx_policies.$name,
-                        |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::output_drained(p, env),
-                    );
+                    self.with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                        RxPolicy::output_drained(p, env)
+                    });
                 })*
             }
 
             /// The dispatcher took software-interrupt `bit`: whether its policy's
             /// handler runs.
-            pub(crate) fn policy_swi_begin(
-                &mut self,
-                bit: u32,
-                now: SimTime,
-                s: &mut Scheduler<Event>,
-            ) -> bool {
+            pub(crate) fn policy_swi_begin(&mut self, bit: u32, now: SimTime, s: &mut Scheduler<Event>) -> bool {
                 $(if owns(<crate::model::policy::$file::$ty as RxPolicy>::SWI_BITS, bit) {
-                    return lend(
-                        self, now, s,
-                        |h| &mut h.rx_policies.$name,
-                        |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::swi_begin(p, bit, env),
-                    )
-                    .unwrap_or(false);
+                    return self
+                        .with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                            RxPolicy::swi_begin(p, bit, env)
+                        })
+                        .unwrap_or(false);
                 })*
                 false
             }
 
             /// One step of the handler of software-interrupt `bit`.
-            pub(crate) fn policy_swi_step(
-                &mut self,
-                bit: u32,
-                now: SimTime,
-                s: &mut Scheduler<Event>,
-            ) -> Step {
+            pub(crate) fn policy_swi_step(&mut self, bit: u32, now: SimTime, s: &mut Scheduler<Event>) -> Step {
                 $(if owns(<crate::model::policy::$file::$ty as RxPolicy>::SWI_BITS, bit) {
-                    return lend(
-                        self, now, s,
-                        |h| &mut h.rx_policies.$name,
-                        |h| h.ports.iter().any(|p| p.policy_kind == Some(kind::$name)),
-                        |p, env| <crate::model::policy::$file::$ty as RxPolicy>::swi_step(p, bit, env),
-                    )
-                    .unwrap_or(Step::Done);
+                    return self
+                        .with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
+                            RxPolicy::swi_step(p, bit, env)
+                        })
+                        .unwrap_or(Step::Done);
                 })*
                 Step::Done
             }
         }
     };
+}
+
+/// A policy in the registry: its index and its place in [`Policies`] (generated by
+/// [`registry!`] for each line).
+pub(crate) trait Registered: RxPolicy {
+    /// Its registry index.
+    const KIND: u8;
+    /// Its state in the set.
+    fn slot(p: &mut Policies) -> &mut Option<Box<Self>>;
+}
+
+impl<M: Shape> Host<M> {
+    /// Lend policy `P`'s state to `f` with the host as its environment ([`lend`]):
+    /// `None` if no NIC uses it. Every hook the registry routes goes through here.
+    #[inline(always)]
+    fn with_policy<P: Registered, R>(
+        &mut self,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+        f: impl FnOnce(&mut P, &mut crate::host::env::HostEnv<'_, M>) -> R,
+    ) -> Option<R> {
+        lend(
+            self,
+            now,
+            s,
+            |h| P::slot(&mut h.rx_policies),
+            |h| h.ports.iter().any(|p| p.policy_kind == Some(P::KIND)),
+            f,
+        )
+    }
 }
 
 /// Whether `bit` is one of `bits` (a policy's software-interrupt bits).
