@@ -30,6 +30,7 @@
 
 #[path = "naive/irqsim_input.rs"]
 mod irqsim_input;
+mod lean;
 mod naive;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
@@ -97,6 +98,25 @@ impl Sweep {
         w
     }
 
+    /// The lean loop over every point.
+    fn lean(&self) -> Work {
+        let mut w = Work {
+            packets: 0,
+            events: 0,
+        };
+        for &load in &self.loads_pct {
+            let n = black_box(lean::run(
+                &self.params,
+                load,
+                self.duration_ps,
+                self.drain_ps,
+            ));
+            w.packets += n.sent;
+            w.events += n.events;
+        }
+        w
+    }
+
     /// irqsim's runner over every point, on one thread.
     fn irqsim(&self) -> irqsim::results::Results {
         irqsim::experiment::runner::run(&self.exp, 1, &|| {}).expect("irqsim runs the sweep")
@@ -130,6 +150,43 @@ impl Sweep {
             "irqsim and the naive loop differ:\n{}",
             diffs.join("\n")
         );
+        for point in &self.irqsim().points {
+            let l = lean::run(
+                &self.params,
+                point.load_pct,
+                self.duration_ps,
+                self.drain_ps,
+            );
+            let n = naive::run(
+                &self.params,
+                point.load_pct,
+                self.duration_ps,
+                self.drain_ps,
+            );
+            assert_eq!(
+                (
+                    l.sent,
+                    l.received,
+                    l.drops_rx_ring,
+                    l.drops_ipintrq,
+                    l.drops_if_snd
+                ),
+                (
+                    n.sent,
+                    n.received,
+                    n.drops_rx_ring,
+                    n.drops_ipintrq,
+                    n.drops_if_snd
+                ),
+                "the lean loop differs from the naive loop (and irqsim) at {} %",
+                point.load_pct
+            );
+            assert_eq!(
+                l.latency_sum_ps, n.latency.sum_ps,
+                "at {} %",
+                point.load_pct
+            );
+        }
     }
 }
 
@@ -161,8 +218,9 @@ fn bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5))
         .throughput(Throughput::Elements(packets));
-    let cases: [(&str, &dyn Fn() -> Work); 2] = [
+    let cases: [(&str, &dyn Fn() -> Work); 3] = [
         ("naive-binary-heap", &|| sweep.naive()),
+        ("lean-loop", &|| sweep.lean()),
         ("irqsim", &|| sweep.irqsim_work()),
     ];
     let mut rates = Vec::new();
@@ -204,12 +262,15 @@ fn bench(c: &mut Criterion) {
         }
     }
     group.finish();
-    if let [(_, naive_pps), (_, irqsim_pps)] = rates[..] {
+    if let [(_, naive_pps), (_, lean_pps), (_, irqsim_pps)] = rates[..] {
         println!(
-            "side by side: naive binary-heap loop {:.2} M packets/s, irqsim {:.2} M packets/s \
-             (irqsim / naive = {:.2})",
+            "side by side: naive binary-heap loop {:.2} M packets/s, lean loop {:.2} M \
+             packets/s, irqsim {:.2} M packets/s (irqsim / lean = {:.2}, irqsim / naive = \
+             {:.2})",
             naive_pps / 1e6,
+            lean_pps / 1e6,
             irqsim_pps / 1e6,
+            irqsim_pps / lean_pps,
             irqsim_pps / naive_pps
         );
     }

@@ -22,6 +22,8 @@
 
 #[path = "../../benches/naive/irqsim_input.rs"]
 mod irqsim_input;
+#[path = "../../benches/lean/mod.rs"]
+mod lean;
 #[path = "../../benches/naive/mod.rs"]
 mod naive;
 
@@ -51,6 +53,81 @@ fn both_agree(p: &Params) -> Vec<Outcome> {
         diffs.join("\n")
     );
     outcomes
+}
+
+/// The lean loop of `benches/lean/` (the benchmark's yardstick) against irqsim on the
+/// model `p`: at every point the same frames sent, received and dropped at each site
+/// (so the same loss), the same handler invocations and the same mean latency (irqsim's
+/// running mean against the lean loop's exact sum over count, to 1e-9 relative: the
+/// rounding of irqsim's Welford mean). Returns the lean loop's outcomes.
+fn lean_agrees(p: &Params) -> Vec<lean::Outcome> {
+    let exp = irqsim_input::experiment(p, Some(DURATION_S));
+    let (duration_ps, drain_ps) = irqsim_input::times_ps(&exp);
+    let results = irqsim::experiment::runner::run(&exp, 1, &|| {}).expect("irqsim runs the sweep");
+    let mut out = Vec::new();
+    for point in &results.points {
+        let l = lean::run(p, point.load_pct, duration_ps, drain_ps);
+        let t = &point.figures.flows[0];
+        let at = point.load_pct;
+        assert_eq!(
+            (
+                t.sent,
+                t.received,
+                t.drops.rx_ring,
+                t.drops.ipintrq,
+                t.drops.if_snd
+            ),
+            (
+                l.sent as f64,
+                l.received as f64,
+                l.drops_rx_ring as f64,
+                l.drops_ipintrq as f64,
+                l.drops_if_snd as f64
+            ),
+            "{at} %: sent, received, drops (rx ring, ipintrq, if_snd)"
+        );
+        assert_eq!(
+            point.figures.counters["in.interrupts"], l.interrupts as f64,
+            "{at} %"
+        );
+        let (a, b) = (t.latency_us.avg, l.mean_latency_us());
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            "{at} %: mean latency irqsim {a} us, lean loop {b} us"
+        );
+        assert_eq!(1.0 - t.received / t.sent.max(1.0), l.loss(), "{at} %: loss");
+        out.push(l);
+    }
+    out
+}
+
+#[test]
+fn the_lean_loop_gives_irqsims_loss_and_mean_latency_at_every_point() {
+    let o = lean_agrees(&Params::SIMPLE);
+    let lossy = o.iter().filter(|l| l.loss() > 0.0).count();
+    let loss_free = o.iter().filter(|l| l.loss() == 0.0).count();
+    assert!(
+        lossy > 0 && loss_free > 0,
+        "{lossy} lossy, {loss_free} loss-free"
+    );
+    // With other numbers (every drop site, frames in the exit window).
+    let p = Params {
+        rx_ring_slots: 8,
+        isr_per_frame_ps: 20_000_000,
+        isr_exit_ps: 3_000_000,
+        netisr_per_packet_ps: 2_000_000,
+        ipintrq_maxlen: 10,
+        tx_ring_slots: 4,
+        if_snd_maxlen: 2,
+        ..Params::SIMPLE
+    };
+    let o = lean_agrees(&p);
+    let sites = [
+        o.iter().any(|l| l.drops_rx_ring > 0),
+        o.iter().any(|l| l.drops_ipintrq > 0),
+        o.iter().any(|l| l.drops_if_snd > 0),
+    ];
+    assert_eq!(sites, [true; 3], "every drop site reached");
 }
 
 /// Points of `outcomes` for which `f` holds.
