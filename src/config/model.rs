@@ -221,8 +221,8 @@ impl ModelConfig {
     /// receives frames needs `rx_per_packet`; one whose interrupt handler runs needs
     /// `isr_entry` and `isr_exit`. The handler runs on a receiving NIC with an
     /// interrupt-driven policy, and on a transmitting one (a flow's output, or the
-    /// sender's NIC) with transmit-completion interrupts or, with a bus and the
-    /// `interrupt` policy, transmit underruns; and on an interrupt-driven NIC that
+    /// sender's NIC) with transmit-completion interrupts or, with a bus and a policy
+    /// whose handler services the chip's underruns (`interrupt`), transmit underruns; and on an interrupt-driven NIC that
     /// moves frames with a statistics-overflow interrupt. Every missing cost is
     /// reported, not only the first.
     pub fn check_roles(&self, flows: &[FlowConfig], p: &mut Problems) {

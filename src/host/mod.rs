@@ -911,7 +911,11 @@ impl<M: Shape> Host<M> {
     }
 
     fn finish(mut self, spec: &RunSpec, end: SimTime, events: u64) -> Result<RunStats, SimError> {
-        if let Some(what) = self.acct.take_violation() {
+        if let Some(what) = self
+            .acct
+            .take_violation()
+            .or_else(|| self.wires_broken(end))
+        {
             return Err(SimError::broken(what));
         }
         let (flows, total) = self.acct.close(end)?;

@@ -38,6 +38,17 @@ macro_rules! registry {
                 let bits = <crate::model::policy::$file::$ty as RxPolicy>::SWI_BITS;
                 assert!(bits & taken == 0, "two policies claim one software-interrupt bit");
                 taken |= bits;
+                // The chip's error and underrun causes are serviced in the handler's
+                // inline work only: a policy whose handler schedules a poller or does
+                // nothing cannot claim them (its underruns would never be cleared).
+                assert!(
+                    !<crate::model::policy::$file::$ty as RxPolicy>::HANDLES_CHIP_ERRORS
+                        || matches!(
+                            <crate::model::policy::$file::$ty as RxPolicy>::HANDLER,
+                            crate::model::policy::interrupt::HandlerMode::Inline
+                        ),
+                    "HANDLES_CHIP_ERRORS needs HANDLER = HandlerMode::Inline"
+                );
             )*
             let _ = taken;
         };

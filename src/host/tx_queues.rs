@@ -13,7 +13,7 @@
 
 use crate::host::attach::Shape;
 use crate::host::port::Port;
-use crate::host::{Event, Host, Invariant};
+use crate::host::{Broken, Event, Host, Invariant};
 use crate::model::nic::port::{TxPort, TxQueues, WireError};
 use crate::model::nic::{Nic, TxStart};
 use crate::model::packet::Packet;
@@ -173,16 +173,37 @@ impl<M: Shape> Host<M> {
         }
     }
 
+    /// At the end of a run, every shared wire's invariants over its queues as they stand
+    /// ([`TxPort::check`]): the first broken one, if any.
+    pub(crate) fn wires_broken(&self, end: SimTime) -> Option<Broken> {
+        self.tx_groups.iter().find_map(|g| {
+            let e = g.port.check(&self.ports[g.devices()]).err()?;
+            let (q, invariant) = wire_invariant(e);
+            let name = self.ports[g.first + q as usize].nic.name.clone();
+            Some(Broken {
+                invariant,
+                component: name.clone(),
+                at: end,
+                detail: format!("{name} at the end of the run: {e}"),
+            })
+        })
+    }
+
     /// Record a broken invariant of the wire shared by the queues from device `first`.
     #[cold]
     #[inline(never)]
     fn wire_broken_shared(&mut self, first: usize, e: WireError, now: SimTime) {
-        let (q, invariant) = match e {
-            WireError::Taken { queue, .. } => (queue, Invariant::OneFramePerWire),
-            WireError::Idles(q) => (q, Invariant::WireWakeup),
-        };
+        let (q, invariant) = wire_invariant(e);
         let name = self.ports[first + q as usize].nic.name.clone();
         self.acct
             .broke(invariant, &name, now, || format!("{name}: {e}"));
+    }
+}
+
+/// The queue a [`WireError`] names and the host's invariant it breaks.
+fn wire_invariant(e: WireError) -> (u16, Invariant) {
+    match e {
+        WireError::Taken { queue, .. } => (queue, Invariant::OneFramePerWire),
+        WireError::Idles(q) => (q, Invariant::WireWakeup),
     }
 }

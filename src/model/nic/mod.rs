@@ -778,11 +778,12 @@ impl Nic {
         self.kick(now, !self.tx_suspended, Wire::Free)
     }
 
-    /// Whether the transmitter has committed to a frame that has not ended: the frame
-    /// is on the wire (or, with a bus, being fetched for it).
+    /// Whether a frame of this transmitter is on the wire: one it has committed to that
+    /// has not ended (with a bus, possibly still being fetched for it), or one whose
+    /// descriptor a reset freed while it was being sent (`skip_done`).
     #[inline]
     pub fn transmitting(&self) -> bool {
-        self.tx_active
+        self.tx_active || self.skip_done
     }
 
     /// Frames held in the NIC (RX ring, if_snd, TX ring not yet started).

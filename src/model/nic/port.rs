@@ -230,6 +230,33 @@ impl TxPort {
             None => Err(WireError::Idles(next)),
         }
     }
+
+    /// The wire's invariants, checked over its queues `qs` as they stand: at most one
+    /// queue has a frame on the wire and it is the one that holds it, and a free wire
+    /// has no queue with a frame ready (no lost wakeup). The host checks them at the end
+    /// of every run; the tests after every operation.
+    pub fn check<Q: TxQueues + ?Sized>(&self, qs: &Q) -> Result<(), WireError> {
+        let mut sending = (0..self.queues()).filter(|&k| qs.queue(k).transmitting());
+        match (sending.next(), sending.next(), self.arbiter.on_wire()) {
+            (Some(a), Some(_), _) => Err(WireError::Taken {
+                queue: a,
+                why: TakeError::AlreadyHeld,
+            }),
+            (Some(a), None, Some(h)) if a != h => Err(WireError::Taken {
+                queue: a,
+                why: TakeError::HeldByOther(h),
+            }),
+            (Some(a), None, None) => Err(WireError::Taken {
+                queue: a,
+                why: TakeError::HeldByOther(a),
+            }),
+            (_, _, None) => match (0..self.queues()).find(|&k| qs.queue(k).tx_ready()) {
+                Some(k) => Err(WireError::Idles(k)),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -313,6 +340,9 @@ mod tests {
         /// The frame on the wire underruns (if one is); its driver restarts the queue
         /// after the next operation.
         Underrun,
+        /// Queue `0`'s chip is reset (dc_stop + dc_init): its rings are freed; a frame
+        /// it has on the wire stays there until its end.
+        Reset(u16),
         /// Time passes by `0` ns.
         Wait(u64),
     }
@@ -323,6 +353,7 @@ mod tests {
             1 => (0..queues).prop_map(Op::Start),
             3 => Just(Op::End),
             1 => Just(Op::Underrun),
+            1 => (0..queues).prop_map(Op::Reset),
             2 => (0u64..20_000).prop_map(Op::Wait),
         ]
     }
@@ -344,6 +375,8 @@ mod tests {
             // The frame on the wire: its queue and end.
             let mut wire: Option<(u16, SimTime)> = None;
             let mut restart: Option<u16> = None;
+            // The frame on the wire is one a reset freed (it only ends).
+            let mut reset_on_wire = false;
             let mut seq = 0;
             for o in ops {
                 let pending_restart = restart.take();
@@ -360,6 +393,9 @@ mod tests {
                         }
                         None => Ok(None),
                     },
+                    // An underrun cuts a frame still being fetched, never one a reset
+                        // left on the wire.
+                    Op::Underrun if reset_on_wire => Ok(None),
                     Op::Underrun => match wire.take() {
                         Some((k, _)) => {
                             prop_assert!(q[k as usize].tx_abort().is_some());
@@ -369,6 +405,24 @@ mod tests {
                         }
                         None => Ok(None),
                     },
+                    Op::Reset(k) => {
+                        // As Host::chip_reset: a frame on the wire stays; otherwise the
+                        // queue has none, and the wire goes on unless another holds it.
+                        let on_wire = wire.is_some_and(|(h, _)| h == k);
+                        q[k as usize].reset(on_wire);
+                        q[k as usize].underrun_cause = false;
+                        q[k as usize].tx_halted = false;
+                        q[k as usize].link_up = true;
+                        if restart == Some(k) {
+                            restart = None;
+                        }
+                        if on_wire {
+                            reset_on_wire = true;
+                            Ok(None)
+                        } else {
+                            p.wire_cut(&mut q[..], k, now)
+                        }
+                    }
                     Op::Wait(d) => {
                         now += SimTime(d * 1000);
                         Ok(None)
@@ -384,6 +438,7 @@ mod tests {
                         Ok(Some((k, tx))) => {
                             prop_assert!(wire.is_none(), "queue {k} started on a busy wire");
                             wire = Some((k, tx.done));
+                            reset_on_wire = false;
                         }
                         Ok(None) => {}
                     }
@@ -392,9 +447,8 @@ mod tests {
                 prop_assert!(sending.len() <= 1, "queues {sending:?} on one wire");
                 prop_assert_eq!(p.on_wire(), wire.map(|(k, _)| k));
                 prop_assert_eq!(sending.first().copied(), wire.map(|(k, _)| k));
-                if p.on_wire().is_none() {
-                    let ready: Vec<u16> = (0..queues).filter(|&k| q[k as usize].tx_ready()).collect();
-                    prop_assert!(ready.is_empty(), "free wire while queues {ready:?} are ready");
+                if let Err(e) = p.check(&q[..]) {
+                    prop_assert!(false, "{e}");
                 }
             }
         }

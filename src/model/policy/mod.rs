@@ -206,7 +206,9 @@ pub trait RxPolicy: Sized {
     /// Whether its interrupt handler services the chip's other causes, a receive
     /// descriptor's error (a frame cut by a FIFO overflow) and a transmit underrun, as
     /// dc(4)'s `dc_intr` does; with a policy that does not, no driver code is modelled
-    /// for them (the chip raises its threshold and restarts by itself).
+    /// for them (the chip raises its threshold and restarts by itself). Only with
+    /// `HANDLER = Inline`, whose inline work services them (the registry refuses the
+    /// combination at compile time otherwise).
     const HANDLES_CHIP_ERRORS: bool = false;
     /// The name of the software-interrupt dispatcher in traces when the policy is used
     /// (`NET_RX softirq` for NAPI; default: `netisr`).

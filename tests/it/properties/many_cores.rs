@@ -38,9 +38,12 @@ const BASE: Knobs = Knobs {
 /// Most cores drawn.
 const MAX_CORES: u16 = 4;
 
-/// Whether policy `kind` runs on a host with several cores.
+/// Whether policy `kind` runs on a host with several cores (what the registry says of
+/// it: `RxPolicy::MANY_CORES`).
 fn multi_core(kind: &str) -> bool {
-    matches!(kind, "interrupt" | "napi")
+    irqsim::model::policy::PolicyConfig::kinds_that(|c| c.many_cores)
+        .iter()
+        .any(|k| k.trim_matches('`') == kind)
 }
 
 fn cores_of(m: &Value) -> u16 {
