@@ -214,7 +214,7 @@ impl<M: Shape> Host<M> {
                         .map(|w| LinkWatch::new(w, mhz, key.stream(&format!("nic{i}.link_watch")))),
                     driver: DriverCosts::new(&c.driver, mhz, key.stream(&format!("nic{i}.driver"))),
                     line: nic_line[i],
-                    polled_by: policy_kind.filter(|_| !policy.interrupt_driven()),
+                    polled_by: (!policy.interrupt_driven()).then_some(policy_kind),
                     policy_kind,
                     policy,
                     transmits: transmits[i],

@@ -88,13 +88,11 @@ macro_rules! registry {
                 }
             }
 
-            /// The index of the policy a NIC configured with `p` uses (`None`: the
-            /// `interrupt` policy, whose handler does everything).
-            pub(crate) fn kind_of(p: &PolicyConfig) -> Option<u8> {
-                $(if <crate::model::policy::$file::$ty as RxPolicy>::serves(p) {
-                    return Some(kind::$name);
-                })*
-                None
+            /// The index of the policy a NIC configured with `p` uses.
+            pub(crate) fn kind_of(p: &PolicyConfig) -> u8 {
+                match p {
+                    $(PolicyConfig::$name(_) => kind::$name,)*
+                }
             }
 
             /// Frames held by the policies' steps.
@@ -161,7 +159,7 @@ macro_rules! registry {
             /// The handler of `nic` hands the device to its policy.
             pub(crate) fn schedule_poll(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
                 match self.ports[nic].policy_kind {
-                    $(Some(kind::$name) => {
+                    $(kind::$name => {
                         self.with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
                             RxPolicy::schedule(p, nic, env)
                         });
@@ -232,7 +230,7 @@ macro_rules! registry {
                 s: &mut Scheduler<Event>,
             ) -> Step {
                 match self.ports[nic].policy_kind {
-                    $(Some(kind::$name) => self
+                    $(kind::$name => self
                         .with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
                             RxPolicy::busy_poll(p, nic, start, deadline, env)
                         })
@@ -321,7 +319,7 @@ impl<M: Shape> Host<M> {
             now,
             s,
             |h| P::slot(&mut h.rx_policies),
-            |h| h.ports.iter().any(|p| p.policy_kind == Some(P::KIND)),
+            |h| h.ports.iter().any(|p| p.policy_kind == P::KIND),
             f,
         )
     }

@@ -35,9 +35,8 @@ pub(crate) struct Port<D> {
     pub line: usize,
     /// Its receive policy as configured.
     pub policy: PolicyConfig,
-    /// The registry index of its policy's state (`None`: a policy with no state of its
-    /// own, `interrupt`, whose work is its handler's).
-    pub policy_kind: Option<u8>,
+    /// The registry index of its policy.
+    pub policy_kind: u8,
     /// What its policy supports ([`PolicyConfig::capabilities`]).
     pub caps: Capabilities,
     /// The registry index of the policy that polls it with its interrupt off (told of

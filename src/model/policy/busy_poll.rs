@@ -281,7 +281,7 @@ mod tests {
                 empty_poll: CostParam::ns(ns),
             })
         };
-        [bp(empty[0]), PolicyConfig::Interrupt, bp(empty[1])]
+        [bp(empty[0]), PolicyConfig::default(), bp(empty[1])]
     }
 
     fn kernel() -> crate::model::kernel::KernelConfig {
@@ -324,7 +324,7 @@ mod tests {
         assert!(!nics[0].interrupt_driven());
         assert!(nics[1].interrupt_driven());
         // No NIC busy-polls: no loop.
-        let none = [PolicyConfig::Interrupt];
+        let none = [PolicyConfig::default()];
         let ctx = BuildCtx { nics: &none, ..ctx };
         assert!(BusyPoll::build(&ctx).is_none());
     }

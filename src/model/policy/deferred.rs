@@ -258,7 +258,7 @@ mod tests {
                 direct: true,
             })
         };
-        let nics = [cfg(100), PolicyConfig::Interrupt, cfg(1)];
+        let nics = [cfg(100), PolicyConfig::default(), cfg(1)];
         let kernel: crate::model::kernel::KernelConfig =
             serde_json::from_value(serde_json::json!({ "netisr_per_packet": 5000 }))
                 .expect("kernel");

@@ -238,21 +238,46 @@ pub enum HandlerMode {
     Nothing,
 }
 
-/// What the `interrupt` policy supports, as the other policies state it in their
-/// [`RxPolicy`](crate::model::policy::RxPolicy) constants: its handler receives inline
-/// ([`HandlerMode::Inline`]), reclaims transmit descriptors (txeof), services the chip's
-/// receive-error and underrun causes, runs on any core its line is bound to, and does
-/// not sample DIM. It has no state beside each NIC's [`Handler`], so the host's
-/// registry routes no hooks to it; everything the host asks of a NIC's policy it reads
-/// from these capabilities.
-pub const CAPABILITIES: crate::model::policy::Capabilities = crate::model::policy::Capabilities {
-    handler: HandlerMode::Inline,
-    interrupt_driven: true,
-    handles_chip_errors: true,
-    reclaims_tx: true,
-    many_cores: true,
-    drives_dim: false,
-};
+/// The `interrupt` policy's parameters in a model file: none (`{"kind": "interrupt"}`);
+/// its driver's costs are the NIC's `driver`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InterruptParams {}
+
+impl InterruptParams {
+    /// Nothing to check.
+    pub fn validate(&self, _p: &mut Problems) {}
+}
+
+/// The `interrupt` policy in the registry. Its work is each NIC's [`Handler`] (the host
+/// keeps one per NIC whatever its policy), so it has no state of its own and no hook
+/// the host calls: what it is, it says in its constants, as every policy does. Its
+/// handler receives inline ([`HandlerMode::Inline`]), reclaims transmit descriptors
+/// (txeof), services the chip's receive-error and underrun causes, runs on any core its
+/// line is bound to, and does not sample DIM.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Interrupt;
+
+impl crate::model::policy::RxPolicy for Interrupt {
+    const HANDLER: HandlerMode = HandlerMode::Inline;
+    const RECLAIMS_TX: bool = true;
+    const MANY_CORES: bool = true;
+    const HANDLES_CHIP_ERRORS: bool = true;
+    fn serves(p: &crate::model::policy::PolicyConfig) -> bool {
+        matches!(p, crate::model::policy::PolicyConfig::Interrupt(_))
+    }
+    /// A state of size zero when some NIC uses it (nothing to hold).
+    fn build(ctx: &crate::model::policy::BuildCtx<'_>) -> Option<Self> {
+        ctx.nics_of::<Self>().next().map(|_| Interrupt)
+    }
+    /// It has no tasks of its own (its handler is the line's `Task::Isr`).
+    fn task_name(
+        _task: crate::model::cpu::task::PolicyTask,
+        _nic_names: &[String],
+    ) -> String {
+        String::new()
+    }
+}
 
 /// What an interrupt handler needs beyond [`RxEnv`]: its driver's costs, the chip's
 /// interrupt status, the causes other than received frames, the poller it hands work

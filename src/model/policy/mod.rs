@@ -22,11 +22,9 @@
 //! | `busy-poll`          | `busy_poll.rs`       | a loop owns the CPU and polls the rings                      |
 
 pub mod env;
-pub mod interrupt;
 pub mod moderation;
 
-/// The receive policies other than `interrupt` (whose handler does all the work and
-/// which has no state of its own): one line each, `Variant(Params) => file::State`,
+/// The receive policies: one line each, `Variant(Params) => file::State`,
 /// where `src/model/policy/file.rs` defines `Params` (the NIC's parameters in the
 /// scenario, with a `validate` method) and `State`, which implements [`RxPolicy`].
 /// Calls macro `$m` with the list; the list's order is the order of `PolicyConfig`'s
@@ -36,6 +34,8 @@ pub mod moderation;
 macro_rules! with_policies {
     ($m:ident) => {
         $m! {
+            /// Classic interrupt-driven receive (4.4BSD, FreeBSD 2.x-4.x): see [`interrupt`].
+            Interrupt(InterruptParams) => interrupt::Interrupt,
             /// FreeBSD DEVICE_POLLING (parameters in `kernel.polling`): see [`freebsd_polling`].
             FreebsdPolling(PollingParams) => freebsd_polling::Polling,
             /// Linux NAPI (budget in `kernel.napi`): see [`napi`].
@@ -75,12 +75,9 @@ macro_rules! policy_config {
         $(pub mod $file;)*
 
         /// Which receive policy a NIC uses, with its per-NIC parameters.
-        #[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+        #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
         #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
         pub enum PolicyConfig {
-            /// Classic interrupt-driven receive (4.4BSD, FreeBSD 2.x-4.x): see [`interrupt`].
-            #[default]
-            Interrupt,
             $($(#[$doc])* $name($file::$params),)*
         }
 
@@ -92,9 +89,6 @@ macro_rules! policy_config {
                 let kinds = PolicyConfig::kinds();
                 crate::sim::forms::tagged(v, "kind", "a receive policy", &kinds, "{\"kind\": \"napi\"}",
                     |kind, rest| {
-                        if kind == "interrupt" {
-                            return Some(crate::sim::forms::no_fields(kind, &rest).map(|()| PolicyConfig::Interrupt));
-                        }
                         $(if kind == kebab(stringify!($name)) {
                             return Some(crate::sim::forms::fields(rest).map(PolicyConfig::$name));
                         })*
@@ -107,16 +101,14 @@ macro_rules! policy_config {
         impl PolicyConfig {
             /// The `kind`s a policy may have.
             pub fn kinds() -> Vec<String> {
-                vec!["interrupt".to_string() $(, kebab(stringify!($name)))*]
+                vec![$(kebab(stringify!($name))),*]
             }
         }
 
         impl PolicyConfig {
-            /// What the NIC's policy supports, from its [`RxPolicy`] constants (the
-            /// `interrupt` policy's: [`interrupt::CAPABILITIES`]).
+            /// What the NIC's policy supports, from its [`RxPolicy`] constants.
             pub fn capabilities(&self) -> Capabilities {
                 match self {
-                    PolicyConfig::Interrupt => interrupt::CAPABILITIES,
                     $(PolicyConfig::$name(_) => Capabilities::of::<$file::$ty>(),)*
                 }
             }
@@ -125,9 +117,6 @@ macro_rules! policy_config {
             /// registry order (`interrupt` first), for messages.
             pub fn kinds_that(pred: impl Fn(&Capabilities) -> bool) -> Vec<String> {
                 let mut v = Vec::new();
-                if pred(&interrupt::CAPABILITIES) {
-                    v.push("`interrupt`".to_string());
-                }
                 $(if pred(&Capabilities::of::<$file::$ty>()) {
                     v.push(format!("`{}`", kebab(stringify!($name))));
                 })*
@@ -155,7 +144,6 @@ macro_rules! policy_config {
             /// Range checks of the NIC's parameters.
             pub fn validate(&self, p: &mut Problems) {
                 match self {
-                    PolicyConfig::Interrupt => {}
                     $(PolicyConfig::$name(x) => x.validate(p),)*
                 }
             }
@@ -163,6 +151,13 @@ macro_rules! policy_config {
     };
 }
 with_policies!(policy_config);
+
+/// A NIC without a `policy` uses `interrupt`.
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig::Interrupt(interrupt::InterruptParams::default())
+    }
+}
 
 use crate::model::cpu::task::{PolicyTask, Step};
 use crate::model::kernel::KernelConfig;
