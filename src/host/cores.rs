@@ -13,7 +13,8 @@
 use crate::model::cpu::runq::RunQueues;
 use crate::model::cpu::task::Task;
 use crate::model::cpu::{Cpu, Level};
-use crate::model::kernel::Netisr;
+use crate::model::kernel::{NETISR_IP, Netisr};
+use crate::model::packet::Packet;
 use crate::sim::engine::{SlotTable, SlotTree, Slots};
 use std::ops::{Deref, DerefMut};
 
@@ -163,6 +164,23 @@ impl<C: CoreModel> Cores<C> {
         if core.runq.wake(task) {
             core.cpu.set_want(task.level());
         }
+    }
+
+    /// schednetisr / raise_softirq on core `c`: mark software-interrupt `bits` pending
+    /// on its dispatcher and make the dispatcher ready there.
+    #[inline(always)]
+    pub(crate) fn raise_softirq(&mut self, c: usize, bits: u32) {
+        self.at(c).netisr.raise(bits);
+        self.wake_on(c, Task::Swi);
+    }
+
+    /// IF_ENQUEUE on the ipintrq of the core in hand and schednetisr(NETISR_IP); `Err`
+    /// gives back the packet a full queue refused.
+    #[inline(always)]
+    pub(crate) fn ipintrq_enqueue(&mut self, p: Packet) -> Result<(), Packet> {
+        self.hand.netisr.ipintrq.push(p)?;
+        self.raise_softirq(self.on, NETISR_IP);
+        Ok(())
     }
 
     /// Whether some core may have a scheduling decision to make.

@@ -86,15 +86,18 @@ impl<M: Shape> StackEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn ipintrq_enqueue(&mut self, p: Packet) {
-        self.h.ipintrq_enqueue(p)
+        if let Err(p) = self.h.cores.ipintrq_enqueue(p) {
+            self.h.acct.dropped(p.flow, DropSite::Ipintrq);
+        }
     }
     #[inline(always)]
     fn raise_softirq(&mut self, bits: u32) {
-        self.h.swi_raise(bits)
+        let c = self.h.cores.on();
+        self.h.cores.raise_softirq(c, bits)
     }
     #[inline(always)]
     fn raise_softirq_on(&mut self, core: usize, bits: u32) {
-        self.h.swi_raise_on(core, bits)
+        self.h.cores.raise_softirq(core, bits)
     }
     #[inline(always)]
     fn flow_hash(&self, p: &Packet) -> u32 {

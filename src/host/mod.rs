@@ -28,7 +28,6 @@ mod env;
 mod error;
 mod events;
 mod interrupt;
-mod kernel;
 mod link_watch;
 mod policies;
 mod port;
@@ -41,6 +40,7 @@ mod user;
 pub use crate::model::cpu::task::{Step, Task};
 use crate::model::cpu::{Dispatch, LEVELS, Level, Pick};
 use crate::model::irq::Line;
+use crate::model::kernel::Netisr;
 use crate::model::nic::TxStart;
 use crate::model::packet::Packet;
 use crate::model::policy::interrupt::Handler;
@@ -495,7 +495,8 @@ impl<M: Shape> Host<M> {
             Task::HarvestImp(n) | Task::HarvestSoft(n) => {
                 self.periodic_harvest_step(n as usize, first)
             }
-            Task::Swi => self.swi_step(now, first, s),
+            // The software-interrupt dispatcher ([`Netisr::dispatch`]).
+            Task::Swi => Netisr::dispatch(&mut env::HostEnv { h: self, now, s }),
             Task::Policy(t) => self.policy_step(t, now, first, s),
             Task::UserProc => self.user_step(now, first, s),
             Task::Sender => self.sender_step(now, first, s),
@@ -540,6 +541,16 @@ impl<M: Shape> Host<M> {
         });
         if next {
             self.next_arrival(pkt.flow as usize, s);
+        }
+    }
+
+    /// The end of the kernel's forwarding work for `p`: to the user process's queue if
+    /// there is a screend-like consumer, else if_output.
+    pub(crate) fn forward(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
+        if self.user.as_ref().is_some_and(|u| u.consumes_packets()) {
+            self.user_enqueue(p);
+        } else {
+            self.if_output(p, now, s);
         }
     }
 
