@@ -102,13 +102,22 @@ struct Clock {
 
 impl Clock {
     /// The clock of `rate = load_pct / 100 x line_rate_bps / (bits per frame)`: the
-    /// period is `1e12 x 100 x bits / (load_pct x line_rate_bps)` ps, with the load in
-    /// hundredths of a percent so that it is an exact integer fraction.
+    /// period is `1e12 x 100 x bits / (load_pct x line_rate_bps)` ps, an exact integer
+    /// fraction for a whole-percent load. Only whole percents from 1 to 100 are taken
+    /// (the sweep's loads): for them the exact rounding of `k x period` is never within
+    /// 0.005 ps of a half, so it agrees with the floating-point `k x period + 0.5` of
+    /// irqsim and the naive loop for every frame of a run of up to 10 s (whose rounding
+    /// error stays under 0.003 ps); a finer load could land within their rounding error
+    /// of a half and start a frame 1 ps apart.
     fn new(p: &Params, load_pct: f64) -> Clock {
-        let load_centi = (load_pct * 100.0).round() as u128;
+        assert!(
+            load_pct.fract() == 0.0 && (1.0..=100.0).contains(&load_pct),
+            "the lean loop takes whole-percent loads from 1 to 100, not {load_pct}"
+        );
+        let load = load_pct as u128;
         let bits = ((p.frame_bytes + 20) * 8) as u128;
-        let n = PS_PER_S as u128 * 10_000 * bits;
-        let d = load_centi * p.line_rate_bps as u128;
+        let n = PS_PER_S as u128 * 100 * bits;
+        let d = load * p.line_rate_bps as u128;
         let (two_n, two_d) = (2 * n, 2 * d);
         Clock {
             q: (d / two_d) as u64,

@@ -203,7 +203,9 @@ impl<M: Shape> Host<M> {
 /// The queue a [`WireError`] names and the host's invariant it breaks.
 fn wire_invariant(e: WireError) -> (u16, Invariant) {
     match e {
-        WireError::Taken { queue, .. } => (queue, Invariant::OneFramePerWire),
+        WireError::Taken { queue, .. } | WireError::Untracked(queue) => {
+            (queue, Invariant::OneFramePerWire)
+        }
         WireError::Idles(q) => (q, Invariant::WireWakeup),
     }
 }

@@ -125,17 +125,6 @@ pub fn tagged<T>(
     }
 }
 
-/// A form without parameters (`{"kind": "interrupt"}`): any other field is refused.
-pub fn no_fields(kind: &str, rest: &Value) -> Result<(), (String, String)> {
-    match rest.as_object().and_then(|m| m.keys().next()) {
-        Some(k) => Err((
-            k.clone(),
-            format!("unknown field `{k}`: `{kind}` takes no parameters"),
-        )),
-        None => Ok(()),
-    }
-}
-
 /// A JSON value as messages name it: `an object`, `a list`, `the string "napi"`,
 /// `the number 64`, `true`, `null`.
 pub fn describe(v: &Value) -> String {

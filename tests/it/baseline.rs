@@ -56,17 +56,37 @@ fn both_agree(p: &Params) -> Vec<Outcome> {
 }
 
 /// The lean loop of `benches/lean/` (the benchmark's yardstick) against irqsim on the
-/// model `p`: at every point the same frames sent, received and dropped at each site
-/// (so the same loss), the same handler invocations and the same mean latency (irqsim's
-/// running mean against the lean loop's exact sum over count, to 1e-9 relative: the
-/// rounding of irqsim's Welford mean). Returns the lean loop's outcomes.
+/// model `p`: at every point of the 14 the same frames sent, received and dropped at
+/// each site (so the same loss), the same handler invocations and the same mean latency
+/// (irqsim's running mean against the lean loop's exact sum over count, to 1e-9
+/// relative: the rounding of irqsim's Welford mean). The latency itself is checked
+/// exactly against the naive loop (which `both_agree` checks against irqsim bit for
+/// bit): the same exact sum, minimum and maximum. Returns the lean loop's outcomes.
 fn lean_agrees(p: &Params) -> Vec<lean::Outcome> {
     let exp = irqsim_input::experiment(p, Some(DURATION_S));
     let (duration_ps, drain_ps) = irqsim_input::times_ps(&exp);
     let results = irqsim::experiment::runner::run(&exp, 1, &|| {}).expect("irqsim runs the sweep");
+    assert_eq!(results.points.len(), 14, "10-36 % by 2 %");
     let mut out = Vec::new();
     for point in &results.points {
         let l = lean::run(p, point.load_pct, duration_ps, drain_ps);
+        let n = naive::run(p, point.load_pct, duration_ps, drain_ps);
+        assert_eq!(
+            (
+                l.latency_count,
+                l.latency_sum_ps,
+                l.latency_min_ps,
+                l.latency_max_ps
+            ),
+            (
+                n.latency.count,
+                n.latency.sum_ps,
+                n.latency.min_ps,
+                n.latency.max_ps
+            ),
+            "{} %: the lean loop's latencies against the naive loop's",
+            point.load_pct
+        );
         let t = &point.figures.flows[0];
         let at = point.load_pct;
         assert_eq!(

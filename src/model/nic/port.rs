@@ -62,6 +62,8 @@ pub enum WireError {
     /// The arbiter gave the free wire to queue `0`, which had a frame ready but did not
     /// start it: the wire would idle with work waiting (a lost wakeup).
     Idles(u16),
+    /// Queue `0` has a frame on the wire while the arbiter holds the wire free.
+    Untracked(u16),
 }
 
 impl std::fmt::Display for WireError {
@@ -73,6 +75,10 @@ impl std::fmt::Display for WireError {
             WireError::Idles(q) => write!(
                 f,
                 "queue {q} had a frame ready but did not start it on its free shared wire"
+            ),
+            WireError::Untracked(q) => write!(
+                f,
+                "queue {q} has a frame on the shared wire, which the arbiter holds free"
             ),
         }
     }
@@ -238,19 +244,17 @@ impl TxPort {
     pub fn check<Q: TxQueues + ?Sized>(&self, qs: &Q) -> Result<(), WireError> {
         let mut sending = (0..self.queues()).filter(|&k| qs.queue(k).transmitting());
         match (sending.next(), sending.next(), self.arbiter.on_wire()) {
-            (Some(a), Some(_), _) => Err(WireError::Taken {
-                queue: a,
-                why: TakeError::AlreadyHeld,
+            // Two frames on the wire: the second queue's started on a held wire.
+            (Some(a), Some(b), _) => Err(WireError::Taken {
+                queue: b,
+                why: TakeError::HeldByOther(a),
             }),
             (Some(a), None, Some(h)) if a != h => Err(WireError::Taken {
                 queue: a,
                 why: TakeError::HeldByOther(h),
             }),
-            (Some(a), None, None) => Err(WireError::Taken {
-                queue: a,
-                why: TakeError::HeldByOther(a),
-            }),
-            (_, _, None) => match (0..self.queues()).find(|&k| qs.queue(k).tx_ready()) {
+            (Some(a), None, None) => Err(WireError::Untracked(a)),
+            (None, _, None) => match (0..self.queues()).find(|&k| qs.queue(k).tx_ready()) {
                 Some(k) => Err(WireError::Idles(k)),
                 None => Ok(()),
             },

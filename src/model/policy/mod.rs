@@ -30,7 +30,8 @@ pub mod moderation;
 /// Calls macro `$m` with the list; the list's order is the order of `PolicyConfig`'s
 /// variants and of the host's registry, which fixes the order of the policies' first
 /// timers and of their tasks' wake-ups at time 0 within a priority level (add new lines
-/// at the end: the results of existing scenarios then stay the same).
+/// at the end: the results of existing scenarios then stay the same). `interrupt`, the
+/// default, is first; it has no timers or tasks, so its place changes no event's order.
 macro_rules! with_policies {
     ($m:ident) => {
         $m! {
