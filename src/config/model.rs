@@ -129,6 +129,19 @@ impl ModelConfig {
         // A queue's name (`<nic>-q<k>`) names its port and its vector: it must not be a
         // NIC's or a shared line's name too.
         for (i, n) in self.nics.iter().enumerate() {
+            if n.queues > 1 && n.driver.link_watch.is_some() {
+                // The queues are expanded into one device each; dc(4)'s link watch
+                // (underrun reset, dc_tick) belongs to the port, whose reset would stop
+                // every queue: one watch per queue would reset one ring alone.
+                p.push(
+                    &format!("nics[{i}].driver.link_watch"),
+                    format!(
+                        "`{}` has {} queues: a link watch (dc(4)'s chip reset and link \
+                         check) is modelled for a NIC with one queue only",
+                        n.name, n.queues
+                    ),
+                );
+            }
             for k in (0..n.queues).filter(|_| n.queues > 1) {
                 let q = crate::model::nic::queue_name(&n.name, k);
                 if self.nics.iter().any(|m| m.name == q)

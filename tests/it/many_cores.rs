@@ -508,6 +508,29 @@ fn a_multi_queue_nic_cannot_share_a_line() {
     }
 }
 
+#[test]
+fn a_multi_queue_nic_has_no_link_watch() {
+    // dc(4)'s link watch resets the chip: on a port with several queues it would stop
+    // them all, which a watch per queue device cannot do. Refused, naming the field.
+    let mut m = multi_queue_model(4, 2);
+    m["nics"][0]["driver"]["link_watch"] = json!({ "tick_period_ns": 1e8, "tick": { "ns": 1000 } });
+    let cfg: ModelConfig = serde_json::from_value(m).expect("model");
+    match host::simulate(&cfg, &spec(vec![flow("in", "out")], 1000.0, 0.01)) {
+        Err(SimError::Invalid(p)) => {
+            let p = p
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join("; ");
+            assert!(
+                p.contains("nics[0].driver.link_watch") && p.contains("has 4 queues"),
+                "{p}"
+            );
+        }
+        other => panic!("expected invalid, got {:?}", other.map(|r| r.total)),
+    }
+}
+
 // ------------------------------------------------------------------ softnet_stat
 
 /// The simple model's `in` and `out` on 1 Gbit/s links (so that no wire limits) with

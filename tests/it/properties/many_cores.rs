@@ -97,7 +97,8 @@ fn line_names(m: &Value) -> Vec<String> {
 /// Fit model `m` to its cores and queues after a change (`ModelConfig::validate`):
 /// RPS and pinned lines name existing cores (a pin beyond the cores wraps round), a pin
 /// names an existing line (a NIC's own line is renamed to its queues' vectors when it
-/// gets several), and every queue has an entry in its NIC's RSS indirection table. A
+/// gets several), every queue has an entry in its NIC's RSS indirection table, and a
+/// NIC with several queues has no link watch. A
 /// model with one core and one queue per NIC (the other sections') is left as it is.
 pub(super) fn fit_cores(m: &mut Value) {
     let cores = cores_of(m).max(1);
@@ -109,6 +110,10 @@ pub(super) fn fit_cores(m: &mut Value) {
             rps.retain(|c| c.as_u64().is_some_and(|c| c < cores as u64));
         }
         let queues = n["queues"].as_u64().unwrap_or(1);
+        if queues > 1 {
+            // A link watch is modelled for one-queue NICs only.
+            set_or_remove(&mut n["driver"], "link_watch", &None);
+        }
         if let Some(e) = n["rss"]["indirection_entries"].as_u64()
             && e < queues
         {
