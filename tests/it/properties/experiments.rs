@@ -82,7 +82,12 @@ impl Edit {
             Edit::RxRing(i, n) => m["nics"][*i]["rx_ring_slots"] = json!(n),
             Edit::LineRate(i, r) => m["nics"][*i]["line_rate_bps"] = json!(r),
             Edit::Bus(b) => set_or_remove(m, "bus", b),
-            Edit::LinkWatch(i, w) => set_or_remove(&mut m["nics"][*i]["driver"], "link_watch", w),
+            Edit::LinkWatch(i, w) => {
+                // A link watch is modelled for NICs with one queue only.
+                if w.is_none() || m["nics"][*i]["queues"].as_u64().unwrap_or(1) <= 1 {
+                    set_or_remove(&mut m["nics"][*i]["driver"], "link_watch", w);
+                }
+            }
             Edit::Policy(i, p) => {
                 let mut p = p.clone();
                 // One busy-poll loop has one empty-pass cost: take the other busy-poll
@@ -528,6 +533,20 @@ impl ExperimentDraw {
                 .collect()
         });
         let mut variants = variants;
+        // A link watch is modelled for NICs with one queue only (`ModelConfig::validate`):
+        // whichever edit gave a watched NIC queues, or a multi-queue NIC a watch, the
+        // watch goes (in the model file, after the overrides, in every variant).
+        {
+            let mut all: Vec<&mut Value> = vec![&mut model, &mut base];
+            all.extend(variants.iter_mut().flatten());
+            for m in all {
+                for n in m["nics"].as_array_mut().into_iter().flatten() {
+                    if n["queues"].as_u64().unwrap_or(1) > 1 {
+                        set_or_remove(&mut n["driver"], "link_watch", &None);
+                    }
+                }
+            }
+        }
         // With `lean`, a NIC that no flow enters or leaves and no sender uses (in the
         // model file, after the overrides, in every variant) is given no handler costs:
         // the loader requires only the costs of the paths a NIC takes (`check_roles`).

@@ -174,7 +174,9 @@ impl CoreEdit {
                     ls.iter()
                         .any(|l| l["chain"].as_array().is_some_and(|c| c.contains(&name)))
                 });
-                if *q > 1 && shared {
+                // Nor have a link watch (dc(4)'s reset belongs to the whole port).
+                let watched = m["nics"][*i]["driver"].get("link_watch").is_some();
+                if *q > 1 && (shared || watched) {
                     return;
                 }
                 m["nics"][*i]["queues"] = json!(q);
