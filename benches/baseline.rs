@@ -79,42 +79,34 @@ impl Sweep {
         }
     }
 
-    /// The naive loop over every point.
-    fn naive(&self) -> Work {
+    /// One of the loops over every point: `run` gives a point's frames sent and events.
+    fn over_points(&self, run: impl Fn(f64) -> (u64, u64)) -> Work {
         let mut w = Work {
             packets: 0,
             events: 0,
         };
         for &load in &self.loads_pct {
-            let n = black_box(naive::run(
-                &self.params,
-                load,
-                self.duration_ps,
-                self.drain_ps,
-            ));
-            w.packets += n.sent;
-            w.events += n.events;
+            let (sent, events) = black_box(run(load));
+            w.packets += sent;
+            w.events += events;
         }
         w
     }
 
+    /// The naive loop over every point.
+    fn naive(&self) -> Work {
+        self.over_points(|load| {
+            let n = naive::run(&self.params, load, self.duration_ps, self.drain_ps);
+            (n.sent, n.events)
+        })
+    }
+
     /// The lean loop over every point.
     fn lean(&self) -> Work {
-        let mut w = Work {
-            packets: 0,
-            events: 0,
-        };
-        for &load in &self.loads_pct {
-            let n = black_box(lean::run(
-                &self.params,
-                load,
-                self.duration_ps,
-                self.drain_ps,
-            ));
-            w.packets += n.sent;
-            w.events += n.events;
-        }
-        w
+        self.over_points(|load| {
+            let n = lean::run(&self.params, load, self.duration_ps, self.drain_ps);
+            (n.sent, n.events)
+        })
     }
 
     /// irqsim's runner over every point, on one thread.

@@ -491,19 +491,22 @@ fn all_vectors_on_core_0_livelock_it_while_the_others_idle() {
 fn a_multi_queue_nic_cannot_share_a_line() {
     let mut m = multi_queue_model(4, 1);
     m["irq_lines"] = json!([{ "name": "irq5", "chain": ["in", "out"] }]);
+    let p = refusal(m);
+    assert!(
+        p.contains("irq_lines[0].chain[0]") && p.contains("MSI-X"),
+        "{p}"
+    );
+}
+
+/// The problems the host refuses model `m` with, for one flow `in` -> `out`, joined.
+fn refusal(m: Value) -> String {
     let cfg: ModelConfig = serde_json::from_value(m).expect("model");
     match host::simulate(&cfg, &spec(vec![flow("in", "out")], 1000.0, 0.01)) {
-        Err(SimError::Invalid(p)) => {
-            let p = p
-                .iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join("; ");
-            assert!(
-                p.contains("irq_lines[0].chain[0]") && p.contains("MSI-X"),
-                "{p}"
-            );
-        }
+        Err(SimError::Invalid(p)) => p
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join("; "),
         other => panic!("expected invalid, got {:?}", other.map(|r| r.total)),
     }
 }
@@ -514,21 +517,11 @@ fn a_multi_queue_nic_has_no_link_watch() {
     // them all, which a watch per queue device cannot do. Refused, naming the field.
     let mut m = multi_queue_model(4, 2);
     m["nics"][0]["driver"]["link_watch"] = json!({ "tick_period_ns": 1e8, "tick": { "ns": 1000 } });
-    let cfg: ModelConfig = serde_json::from_value(m).expect("model");
-    match host::simulate(&cfg, &spec(vec![flow("in", "out")], 1000.0, 0.01)) {
-        Err(SimError::Invalid(p)) => {
-            let p = p
-                .iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join("; ");
-            assert!(
-                p.contains("nics[0].driver.link_watch") && p.contains("has 4 queues"),
-                "{p}"
-            );
-        }
-        other => panic!("expected invalid, got {:?}", other.map(|r| r.total)),
-    }
+    let p = refusal(m);
+    assert!(
+        p.contains("nics[0].driver.link_watch") && p.contains("has 4 queues"),
+        "{p}"
+    );
 }
 
 // ------------------------------------------------------------------ softnet_stat
