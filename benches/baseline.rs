@@ -1,25 +1,32 @@
-//! Side by side in one run: irqsim against a naive binary-heap event loop written for
-//! just one model, simulated packets per wall-clock second.
+//! Side by side in one run: irqsim against three event loops written for just one model
+//! (a reference, a lean and a hand-specialised one), simulated packets per wall-clock
+//! second.
 //!
 //! ```text
 //! cargo bench --bench baseline              # full measurement (about 40 s)
 //! cargo bench --bench baseline -- --test    # each once, on 0.2 s per point (.ci/run)
 //! ```
 //!
-//! The model is the issue's simple one (`naive::Params::SIMPLE`: one NIC in, one out,
+//! The model is the issue's simple one (`reference::Params::SIMPLE`: one NIC in, one out,
 //! each on its own interrupt line, no bus; handler entry 15 us, 5.2 us per frame, exit
 //! 0; netisr 5.6 us; RX ring 64, ipintrq 50; 64-byte frames at 100 Mbit/s) over the
 //! project's 64-byte sweep (10-36 % by 2 %, 10 s per point, 1 s of drain: 14 points,
 //! 4.8 M frames), on one thread:
 //!
-//! - `naive-binary-heap`: the loop of `benches/naive/`, one point after the other;
-//! - `irqsim`: the same model as irqsim input (`benches/naive/irqsim_input.rs`), run by
+//! - `reference-loop`: the loop of `benches/reference/`, one point after the other
+//!   (a first draft: wide heap keys, floating-point arrival times, stale events; kept
+//!   as the independent reference that irqsim matches bit for bit);
+//! - `lean-loop`: the loop of `benches/lean/`, the same model written carefully (integer
+//!   time, packed `(time, seq)` keys, no stale events): the yardstick;
+//! - `hand-loop`: the loop of `benches/hand/`, specialised to this one model (no heap:
+//!   three pending times), the practical limit;
+//! - `irqsim`: the same model as irqsim input (`benches/reference/irqsim_input.rs`), run by
 //!   `irqsim::experiment::runner::run` on one thread, exactly as `irqsim run` does minus the output
-//!   files (irqsim also fills a latency histogram and CPU-time accounts the naive loop
+//!   files (irqsim also fills a latency histogram and CPU-time accounts the reference loop
 //!   does not keep).
 //!
-//! Before anything is timed, both run the sweep once and must agree exactly at every
-//! point (the comparison of `tests/it/baseline.rs`), and every timed sweep must have
+//! Before anything is timed, all of them run the sweep once and must agree exactly at
+//! every point (the comparison of `tests/it/baseline.rs`), and every timed sweep must have
 //! sent the frames pinned below: a run that got faster by simulating less fails
 //! instead of reporting a better number. With `--test` the points are 0.2 s long, so
 //! CI checks the agreement in well under a second.
@@ -28,13 +35,14 @@
 //! second; after each benchmark a `work:` line gives the median time per sweep with
 //! packets/s and events/s, and a last `side by side:` line both packets/s figures.
 
-#[path = "naive/irqsim_input.rs"]
+mod hand;
+#[path = "reference/irqsim_input.rs"]
 mod irqsim_input;
 mod lean;
-mod naive;
+mod reference;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use naive::Params;
+use reference::Params;
 use std::cell::RefCell;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -55,7 +63,7 @@ struct Work {
 }
 
 /// What both implementations run: the model, the sweep as irqsim input, and the same
-/// points for the naive loop.
+/// points for the reference loop.
 struct Sweep {
     params: Params,
     exp: irqsim::config::scenario::Experiment,
@@ -93,10 +101,10 @@ impl Sweep {
         w
     }
 
-    /// The naive loop over every point.
-    fn naive(&self) -> Work {
+    /// The reference loop over every point.
+    fn reference(&self) -> Work {
         self.over_points(|load| {
-            let n = naive::run(&self.params, load, self.duration_ps, self.drain_ps);
+            let n = reference::run(&self.params, load, self.duration_ps, self.drain_ps);
             (n.sent, n.events)
         })
     }
@@ -105,6 +113,14 @@ impl Sweep {
     fn lean(&self) -> Work {
         self.over_points(|load| {
             let n = lean::run(&self.params, load, self.duration_ps, self.drain_ps);
+            (n.sent, n.events)
+        })
+    }
+
+    /// The hand-specialised loop over every point.
+    fn hand(&self) -> Work {
+        self.over_points(|load| {
+            let n = hand::run(&self.params, load, self.duration_ps, self.drain_ps);
             (n.sent, n.events)
         })
     }
@@ -129,7 +145,7 @@ impl Sweep {
     fn check_agreement(&self) {
         let mut diffs = Vec::new();
         for point in &self.irqsim().points {
-            let n = naive::run(
+            let n = reference::run(
                 &self.params,
                 point.load_pct,
                 self.duration_ps,
@@ -139,7 +155,7 @@ impl Sweep {
         }
         assert!(
             diffs.is_empty(),
-            "irqsim and the naive loop differ:\n{}",
+            "irqsim and the reference loop differ:\n{}",
             diffs.join("\n")
         );
         for point in &self.irqsim().points {
@@ -149,7 +165,7 @@ impl Sweep {
                 self.duration_ps,
                 self.drain_ps,
             );
-            let n = naive::run(
+            let n = reference::run(
                 &self.params,
                 point.load_pct,
                 self.duration_ps,
@@ -170,12 +186,24 @@ impl Sweep {
                     n.drops_ipintrq,
                     n.drops_if_snd
                 ),
-                "the lean loop differs from the naive loop (and irqsim) at {} %",
+                "the lean loop differs from the reference loop (and irqsim) at {} %",
                 point.load_pct
             );
             assert_eq!(
                 l.latency_sum_ps, n.latency.sum_ps,
                 "at {} %",
+                point.load_pct
+            );
+            let h = hand::run(
+                &self.params,
+                point.load_pct,
+                self.duration_ps,
+                self.drain_ps,
+            );
+            assert_eq!(
+                lean::Outcome { events: 0, ..h },
+                lean::Outcome { events: 0, ..l },
+                "the hand loop differs from the lean loop at {} %",
                 point.load_pct
             );
         }
@@ -210,9 +238,10 @@ fn bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5))
         .throughput(Throughput::Elements(packets));
-    let cases: [(&str, &dyn Fn() -> Work); 3] = [
-        ("naive-binary-heap", &|| sweep.naive()),
+    let cases: [(&str, &dyn Fn() -> Work); 4] = [
+        ("reference-loop", &|| sweep.reference()),
         ("lean-loop", &|| sweep.lean()),
+        ("hand-loop", &|| sweep.hand()),
         ("irqsim", &|| sweep.irqsim_work()),
     ];
     let mut rates = Vec::new();
@@ -254,16 +283,24 @@ fn bench(c: &mut Criterion) {
         }
     }
     group.finish();
-    if let [(_, naive_pps), (_, lean_pps), (_, irqsim_pps)] = rates[..] {
+    if let [
+        (_, reference_pps),
+        (_, lean_pps),
+        (_, hand_pps),
+        (_, irqsim_pps),
+    ] = rates[..]
+    {
         println!(
-            "side by side: naive binary-heap loop {:.2} M packets/s, lean loop {:.2} M \
-             packets/s, irqsim {:.2} M packets/s (irqsim / lean = {:.2}, irqsim / naive = \
-             {:.2})",
-            naive_pps / 1e6,
+            "side by side: reference loop {:.2} M packets/s, lean loop {:.2} M \
+             packets/s, hand-specialised loop {:.2} M packets/s, irqsim {:.2} M packets/s \
+             (irqsim / lean = {:.2}, irqsim / hand = {:.3}, irqsim / reference = {:.2})",
+            reference_pps / 1e6,
             lean_pps / 1e6,
+            hand_pps / 1e6,
             irqsim_pps / 1e6,
             irqsim_pps / lean_pps,
-            irqsim_pps / naive_pps
+            irqsim_pps / hand_pps,
+            irqsim_pps / reference_pps
         );
     }
 }

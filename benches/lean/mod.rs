@@ -2,8 +2,8 @@
 //! first simulator of it: the speed yardstick of `benches/baseline.rs`, checked against
 //! irqsim by `tests/it/baseline.rs`.
 //!
-//! The model and its semantics are those of [`super::naive`] (the same
-//! [`Params`](super::naive::Params), the same tie rule, the same output wire); what
+//! The model and its semantics are those of [`super::reference`] (the same
+//! [`Params`](super::reference::Params), the same tie rule, the same output wire); what
 //! differs is only how the loop is written:
 //!
 //! - **Integer time, integer arrivals.** Frame `k` of the tester starts at
@@ -24,7 +24,7 @@
 //!
 //! Plain Rust and `std` only; it shares no code with irqsim.
 
-use super::naive::{PS_PER_S, Params};
+use super::reference::{PS_PER_S, Params};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -92,7 +92,7 @@ enum Handler {
 /// The tester's constant-rate clock: frame `k` nominally starts at
 /// `floor((2 k n + d) / 2d)` ps, `n / d` being the period, carried as quotient `q` and
 /// remainder `r` of `2 k n + d` by `2d`.
-struct Clock {
+pub struct Clock {
     q: u64,
     r: u64,
     step_q: u64,
@@ -106,10 +106,10 @@ impl Clock {
     /// fraction for a whole-percent load. Only whole percents from 1 to 100 are taken
     /// (the sweep's loads): for them the exact rounding of `k x period` is never within
     /// 0.005 ps of a half, so it agrees with the floating-point `k x period + 0.5` of
-    /// irqsim and the naive loop for every frame of a run of up to 10 s (whose rounding
+    /// irqsim and the reference loop for every frame of a run of up to 10 s (whose rounding
     /// error stays under 0.003 ps); a finer load could land within their rounding error
     /// of a half and start a frame 1 ps apart.
-    fn new(p: &Params, load_pct: f64) -> Clock {
+    pub fn new(p: &Params, load_pct: f64) -> Clock {
         assert!(
             load_pct.fract() == 0.0 && (1.0..=100.0).contains(&load_pct),
             "the lean loop takes whole-percent loads from 1 to 100, not {load_pct}"
@@ -130,7 +130,7 @@ impl Clock {
 
     /// The nominal start of the next frame [ps]; then advance by one period.
     #[inline(always)]
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         let t = self.q;
         self.q += self.step_q;
         self.r += self.step_r;

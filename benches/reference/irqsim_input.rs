@@ -1,4 +1,4 @@
-//! The naive loop's model ([`super::naive`]) as irqsim input, and the comparison of the
+//! The reference loop's model ([`super::reference`]) as irqsim input, and the comparison of the
 //! two implementations' results.
 //!
 //! The model and the scenario are written as the JSON a user would write (one NIC `in`,
@@ -10,7 +10,7 @@
 //! time and the drain are those of the project's 64-byte sweep,
 //! `scenarios/dc21143-64b-1flow.json` (10-36 % by 2 %, 10 s per point, 1 s of drain).
 
-use super::naive::{Outcome, Params};
+use super::reference::{Outcome, Params};
 use irqsim::config::scenario::{self, Experiment, FileSource};
 use irqsim::results::PointResult;
 use serde_json::{Value, json};
@@ -70,7 +70,7 @@ pub fn model_json(p: &Params) -> Value {
         "isr_exit": { "ns": ns(p.isr_exit_ps) },
     });
     json!({
-        "description": "the naive baseline's simple model (benches/naive)",
+        "description": "the reference baseline's simple model (benches/reference)",
         "cpu": { "clock_mhz": 1000 },
         "kernel": {
             "ipintrq_maxlen": p.ipintrq_maxlen,
@@ -87,7 +87,7 @@ pub fn model_json(p: &Params) -> Value {
 pub fn experiment(p: &Params, duration_s: Option<f64>) -> Experiment {
     let (load, sweep_s, drain_s) = sweep_64b();
     let scenario = json!({
-        "description": "the naive baseline's simple model on the 64-byte sweep",
+        "description": "the reference baseline's simple model on the 64-byte sweep",
         "model": "simple-model.json",
         "workload": { "flows": [{
             "name": "in-out", "from": "in", "to": "out",
@@ -113,7 +113,7 @@ pub fn times_ps(exp: &Experiment) -> (u64, u64) {
     (ps(exp.duration_s), ps(exp.drain_s))
 }
 
-/// Every difference between irqsim's figures for `point` and the naive loop's outcome
+/// Every difference between irqsim's figures for `point` and the reference loop's outcome
 /// `n` at the same load on the model `p`: the offered rate, counts, drops by site, the
 /// latency's min, max, mean and standard deviation, handler invocations and netisr
 /// preemptions, all compared exactly (the means and deviations are the same
@@ -181,7 +181,7 @@ pub fn differences(point: &PointResult, p: &Params, n: &Outcome) -> Vec<String> 
     let mut diffs: Vec<String> = pairs
         .iter()
         .filter(|(_, a, b)| a != b)
-        .map(|(what, a, b)| format!("{} %: {what}: irqsim {a}, naive {b}", point.load_pct))
+        .map(|(what, a, b)| format!("{} %: {what}: irqsim {a}, reference {b}", point.load_pct))
         .collect();
     // The Welford mean both compute must be the exact mean up to rounding.
     let exact = n.latency.exact_mean_us();

@@ -1,6 +1,8 @@
-//! A naive discrete-event simulation of one forwarding host, written from scratch for
-//! one model only: the speed baseline of `benches/baseline.rs`, and the independent
-//! implementation `tests/it/baseline.rs` checks irqsim against.
+//! The reference loop: a straightforward (first-draft) discrete-event simulation of one
+//! forwarding host, written from scratch for one model only. It is the independent
+//! implementation `tests/it/baseline.rs` checks irqsim against bit for bit (its
+//! Welford statistics included), and one of the loops `benches/baseline.rs` times
+//! (not the yardstick: that is the lean loop of `benches/lean/`).
 //!
 //! Plain Rust and `std` only: one `BinaryHeap` of (time, tie rank, sequence, event),
 //! one `match` per event, integer picoseconds. It shares no code with irqsim.
