@@ -17,6 +17,7 @@ use crate::host::{Host, RunSpec, RunStats, SimError, policies, queues, tx_queues
 use crate::model::bus::Bus;
 use crate::model::irq::Line;
 use crate::model::kernel::Netisr;
+use crate::model::kernel::section::SharedSection;
 use crate::model::nic::Nic;
 use crate::model::nic::dma::NicDma;
 use crate::model::nic::link_watch::LinkWatch;
@@ -239,6 +240,10 @@ impl<M: Shape> Host<M> {
                     })
                     .collect(),
                 cfg.line_cores(),
+                cfg.kernel
+                    .shared_section
+                    .as_ref()
+                    .map(|c| SharedSection::new(c, mhz, key.stream("kernel.shared_section"))),
             ),
             events,
             handlers: cfg

@@ -13,9 +13,12 @@
 use crate::model::cpu::runq::RunQueues;
 use crate::model::cpu::task::Task;
 use crate::model::cpu::{Cpu, Level};
+use crate::model::kernel::section::SharedSection;
 use crate::model::kernel::{NETISR_IP, Netisr};
 use crate::model::packet::Packet;
 use crate::sim::engine::{SlotTable, SlotTree, Slots};
+use crate::sim::time::SimTime;
+use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 
 /// One CPU's state during a run.
@@ -63,12 +66,19 @@ pub(crate) struct Cores<C: CoreModel> {
     /// [`Cores::next_unsettled`] last found them clean. The core in hand is always
     /// looked at.
     unsettled: C::CoreSet,
+    /// The section of the forwarding path the cores contend for, if the kernel has one
+    /// (`kernel.shared_section`).
+    section: Option<SharedSection>,
 }
 
 impl<C: CoreModel> Cores<C> {
     /// The cores, by number (at least one), core 0 in hand; line `l` bound to core
-    /// `line_core[l]`.
-    pub(crate) fn new(cores: Vec<Core>, line_core: Vec<usize>) -> Self {
+    /// `line_core[l]`; the section they contend for, if any.
+    pub(crate) fn new(
+        cores: Vec<Core>,
+        line_core: Vec<usize>,
+        section: Option<SharedSection>,
+    ) -> Self {
         let n = cores.len();
         let mut cores = cores.into_iter();
         let hand = C::hand(cores.next().expect("at least one core"));
@@ -80,6 +90,35 @@ impl<C: CoreModel> Cores<C> {
             on: 0,
             line_core,
             unsettled: C::CoreSet::first(n),
+            section,
+        }
+    }
+
+    /// The protocol work of one packet begins on the core in hand at `now`: its cost
+    /// (`kernel.netisr_per_packet`), plus the wait for and the hold of the shared
+    /// section if the kernel has one.
+    #[inline(always)]
+    pub(crate) fn forward_cost(&mut self, now: SimTime) -> SimTime {
+        let d = self.hand.netisr.forward_cost();
+        match &mut self.section {
+            None => d,
+            Some(s) => d + s.enter(now),
+        }
+    }
+
+    /// The packet ipintr takes on the core in hand at `now` enters the shared section:
+    /// the CPU time that adds (zero without one).
+    #[inline(always)]
+    pub(crate) fn enter_section(&mut self, now: SimTime) -> SimTime {
+        self.section
+            .as_mut()
+            .map_or(SimTime::ZERO, |s| s.enter(now))
+    }
+
+    /// The shared section's counters, if there is one.
+    pub(crate) fn section_counters(&self, c: &mut BTreeMap<String, f64>) {
+        if let Some(s) = &self.section {
+            s.counters(c);
         }
     }
 
@@ -332,7 +371,7 @@ mod tests {
         let all = (0..n)
             .map(|c| Core::new(Netisr::new(&k, 1000.0, key.stream(&format!("n{c}")))))
             .collect();
-        Cores::new(all, vec![2, 1])
+        Cores::new(all, vec![2, 1], None)
     }
 
     #[test]

@@ -74,7 +74,7 @@ impl<M: Shape> CostEnv for HostEnv<'_, M> {
 impl<M: Shape> StackEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn forward_cost(&mut self) -> SimTime {
-        self.h.cores.hand_mut().netisr.forward_cost()
+        self.h.cores.forward_cost(self.now)
     }
     #[inline(always)]
     fn kernel_cost(&mut self, c: &Cost) -> SimTime {
@@ -268,6 +268,10 @@ impl<M: Shape> SwiEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn swi_step(&mut self, bit: u32) -> Step {
         self.h.policy_swi_step(bit, self.now, self.s)
+    }
+    #[inline(always)]
+    fn shared_section(&mut self) -> SimTime {
+        self.h.cores.enter_section(self.now)
     }
 }
 

@@ -850,6 +850,7 @@ impl<M: Shape> Host<M> {
         }
         let nic_names: Vec<String> = self.ports.iter().map(|p| p.nic.name.clone()).collect();
         self.rx_policies.counters(&nic_names, &mut c);
+        self.cores.section_counters(&mut c);
         if let Some(u) = &self.user {
             u.counters(&mut c);
         }

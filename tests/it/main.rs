@@ -32,4 +32,5 @@ mod theory;
 mod trace;
 mod tx_queues;
 mod tx_sender;
+mod xdp_paper;
 mod xl_spikes;

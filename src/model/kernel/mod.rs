@@ -29,6 +29,7 @@
 //!
 //! Beside it, [`softirq`]: the software-interrupt bits (netisr numbers, NET_RX).
 
+pub mod section;
 pub mod softirq;
 
 use crate::model::cost::{Cost, CostParam};
@@ -76,6 +77,17 @@ pub struct KernelConfig {
     /// Mogul-Ramakrishnan polling-thread parameters.
     #[serde(default)]
     pub mogul: MogulConfig,
+    /// The route lookup's cost per forwarded frame beyond the one `netisr_per_packet`
+    /// includes (a table of one route) [cost]: it depends on the routing table (its
+    /// size and how the lookups walk it; Linux's fib_table_lookup over an LC-trie), so
+    /// a scenario gives it per table (default none: the table `netisr_per_packet` was
+    /// measured with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_lookup: Option<CostParam>,
+    /// A section of the forwarding path that one core at a time executes, entered by
+    /// every frame's protocol work ([`section`]; default none: the cores share nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_section: Option<section::SectionConfig>,
 }
 
 fn d_ifq() -> u32 {
@@ -98,6 +110,14 @@ impl KernelConfig {
         p.at("polling", |p| self.polling.validate(p));
         p.at("napi", |p| self.napi.validate(p));
         p.at("mogul", |p| self.mogul.validate(p));
+        if let Some(c) = &self.route_lookup
+            && let Err(e) = c.check()
+        {
+            p.push("route_lookup", e);
+        }
+        if let Some(s) = &self.shared_section {
+            p.at("shared_section", |p| s.validate(p));
+        }
     }
 }
 
@@ -160,6 +180,8 @@ pub struct Netisr {
     /// ipintrq (IF_ENQUEUE drops when full).
     pub ipintrq: BoundedQueue<Packet>,
     cost: Cost,
+    /// The route lookup's extra cost, if the table is not the one `cost` includes.
+    lookup: Option<Cost>,
     current: Option<Packet>,
     rng: StreamRng,
     pending: u32,
@@ -172,6 +194,7 @@ impl Netisr {
         Netisr {
             ipintrq: BoundedQueue::new(cfg.ipintrq_maxlen as usize),
             cost: cfg.netisr_per_packet.build(clock_mhz),
+            lookup: cfg.route_lookup.as_ref().map(|c| c.build(clock_mhz)),
             current: None,
             rng,
             pending: 0,
@@ -179,9 +202,14 @@ impl Netisr {
         }
     }
 
-    /// Sample the forwarding cost of one packet.
+    /// Sample the forwarding cost of one packet (with its route lookup's extra cost).
+    #[inline]
     pub fn forward_cost(&mut self) -> SimTime {
-        self.cost.sample(&mut self.rng)
+        let d = self.cost.sample(&mut self.rng);
+        match &self.lookup {
+            None => d,
+            Some(l) => d + l.sample(&mut self.rng),
+        }
     }
 
     /// Sample another kernel cost from the kernel's stream.
@@ -258,7 +286,10 @@ impl Netisr {
                     if let Some(p) = env.netisr().ip_finished() {
                         env.ip_output(p);
                     }
-                    env.netisr().ip_next()
+                    match env.netisr().ip_next() {
+                        Step::Run(d) => Step::Run(d + env.shared_section()),
+                        step => step,
+                    }
                 }
                 SwiWork::Policy(bit) => env.swi_step(bit),
             };
@@ -301,6 +332,12 @@ pub trait SwiEnv {
     fn swi_begin(&mut self, bit: u32) -> bool;
     /// The next step of the handler of `bit`.
     fn swi_step(&mut self, bit: u32) -> Step;
+    /// The packet ipintr takes now enters the kernel's shared section
+    /// ([`section::SharedSection::enter`]): the CPU time that adds to its protocol work
+    /// (zero on a host without one).
+    fn shared_section(&mut self) -> SimTime {
+        SimTime::ZERO
+    }
 }
 
 #[cfg(test)]
