@@ -1,8 +1,8 @@
 //! Model files, flows and run helpers shared by the integration tests.
 
 use irqsim::config::model::ModelConfig;
-use irqsim::host::{self, RunSpec, RunStats};
-use irqsim::model::traffic::FlowConfig;
+use irqsim::host::{self, RunSpec, RunStats, queues};
+use irqsim::model::traffic::{FlowConfig, TupleConfig};
 use irqsim::sim::rng::RunKey;
 use irqsim::sim::time::SimTime;
 use serde_json::{Value, json};
@@ -60,4 +60,33 @@ pub fn spec_seeded(flows: Vec<FlowConfig>, rate_pps: f64, secs: f64, seed: u64) 
 pub fn run_json(model: &Value, spec: &RunSpec) -> RunStats {
     let cfg: ModelConfig = serde_json::from_value(model.clone()).expect("model");
     host::simulate(&cfg, spec).expect("run")
+}
+
+/// `per_queue` 64-byte UDP flows from eth0 to eth1, to `dst_addr`, for each receive
+/// queue of the model's first NIC: source addresses tried in order (10.0.0.1, then
+/// steps of 7,919), each kept if RSS sends it to a queue that still needs one (a
+/// tester's balanced flow set; the XDP paper steered one set per ring with ethtool -N
+/// rules, with the same effect).
+pub fn rss_balanced_flows(cfg: &ModelConfig, per_queue: usize, dst_addr: &str) -> Vec<FlowConfig> {
+    let nic = &cfg.nics[0];
+    let mut need = vec![per_queue; nic.queues as usize];
+    let mut flows = Vec::new();
+    for i in 0u32.. {
+        if need.iter().all(|&n| n == 0) {
+            break;
+        }
+        let src = std::net::Ipv4Addr::from(0x0a00_0001 + i * 7919);
+        let f: FlowConfig = serde_json::from_value(json!({
+            "from": "eth0", "to": "eth1", "frame_bytes": 64,
+            "tuple": { "src_addr": src.to_string(), "dst_addr": dst_addr, "src_port": 1024 }
+        }))
+        .expect("flow");
+        let tuple: TupleConfig = f.tuple.clone().expect("tuple");
+        let q = queues::rss_queue(nic, &tuple) as usize;
+        if need[q] > 0 {
+            need[q] -= 1;
+            flows.push(f);
+        }
+    }
+    flows
 }

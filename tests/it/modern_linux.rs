@@ -10,9 +10,10 @@
 //! discrepancy, pinned here so that a change to it is seen: model / measured is
 //! N x 1,739,130 / measured, 1.032 at two cores to 1.124 at six.
 
+use crate::models::rss_balanced_flows;
 use irqsim::config::model::ModelConfig;
 use irqsim::host::{self, RunSpec, RunStats, queues};
-use irqsim::model::traffic::{FlowConfig, TupleConfig};
+use irqsim::model::traffic::FlowConfig;
 use irqsim::sim::rng::RunKey;
 use irqsim::sim::time::SimTime;
 use serde_json::{Value, json};
@@ -46,37 +47,6 @@ fn model(cores: u16) -> (Value, ModelConfig) {
     (m, cfg)
 }
 
-fn flow(src: std::net::Ipv4Addr, port: u16) -> FlowConfig {
-    serde_json::from_value(json!({
-        "from": "eth0", "to": "eth1", "frame_bytes": 64,
-        "tuple": { "src_addr": src.to_string(), "dst_addr": "192.168.1.1", "src_port": port }
-    }))
-    .expect("flow")
-}
-
-/// `per_queue` flows for each queue of the model's eth0: source addresses tried in
-/// order, each kept if RSS sends it to a queue that still needs one (a tester's
-/// balanced flow set).
-fn balanced_flows(cfg: &ModelConfig, per_queue: usize) -> Vec<FlowConfig> {
-    let nic = &cfg.nics[0];
-    let mut need = vec![per_queue; nic.queues as usize];
-    let mut flows = Vec::new();
-    for i in 0u32.. {
-        if need.iter().all(|&n| n == 0) {
-            break;
-        }
-        let src = std::net::Ipv4Addr::from(0x0a00_0001 + i * 7919);
-        let f = flow(src, 1024);
-        let tuple: TupleConfig = f.tuple.clone().expect("tuple");
-        let q = queues::rss_queue(nic, &tuple) as usize;
-        if need[q] > 0 {
-            need[q] -= 1;
-            flows.push(f);
-        }
-    }
-    flows
-}
-
 fn run(cfg: &ModelConfig, flows: Vec<FlowConfig>, total_pps: f64, secs: f64) -> RunStats {
     let n = flows.len() as f64;
     let spec = RunSpec {
@@ -103,7 +73,7 @@ fn one_core_forwards_the_papers_rate_and_more_cores_scale_above_the_measured_one
     let mut ratios = Vec::new();
     for cores in 1..=6u16 {
         let (_, cfg) = model(cores);
-        let flows = balanced_flows(&cfg, 4);
+        let flows = rss_balanced_flows(&cfg, 4, "192.168.1.1");
         let got = steady(&cfg, &flows, LINE_RATE);
         let measured = MEASURED[cores as usize - 1];
         ratios.push(got / measured);

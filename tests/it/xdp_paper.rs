@@ -15,9 +15,9 @@
 //! into step and scale linearly (so the shape of the hold, not only its mean, is what
 //! the tables test); without the section the model is 12.4 % above the six-core rate.
 
+use crate::models::rss_balanced_flows;
 use irqsim::config::model::ModelConfig;
-use irqsim::host::{self, RunSpec, RunStats, queues};
-use irqsim::model::traffic::{FlowConfig, TupleConfig};
+use irqsim::host::{self, RunSpec, RunStats};
 use irqsim::sim::rng::RunKey;
 use irqsim::sim::time::SimTime;
 use serde_json::{Value, json};
@@ -68,38 +68,8 @@ fn model(cores: u16, patch: impl FnOnce(&mut Value)) -> ModelConfig {
     serde_json::from_value(m).expect("model")
 }
 
-fn flow(src: std::net::Ipv4Addr) -> FlowConfig {
-    serde_json::from_value(json!({
-        "from": "eth0", "to": "eth1", "frame_bytes": 64,
-        "tuple": { "src_addr": src.to_string(), "dst_addr": "10.70.2.2", "src_port": 1024 }
-    }))
-    .expect("flow")
-}
-
-/// Four flows for each receive queue: source addresses tried in order, each kept if RSS
-/// sends it to a queue that still needs one (the paper steered one flow set per ring
-/// with ethtool -N rules; the effect is the same, every ring equally loaded).
-fn balanced_flows(cfg: &ModelConfig) -> Vec<FlowConfig> {
-    let nic = &cfg.nics[0];
-    let mut need = vec![4usize; nic.queues as usize];
-    let mut flows = Vec::new();
-    for i in 0u32.. {
-        if need.iter().all(|&n| n == 0) {
-            break;
-        }
-        let f = flow(std::net::Ipv4Addr::from(0x0a00_0001 + i * 7919));
-        let tuple: TupleConfig = f.tuple.clone().expect("tuple");
-        let q = queues::rss_queue(nic, &tuple) as usize;
-        if need[q] > 0 {
-            need[q] -= 1;
-            flows.push(f);
-        }
-    }
-    flows
-}
-
 fn run(cfg: &ModelConfig, secs: f64) -> RunStats {
-    let flows = balanced_flows(cfg);
+    let flows = rss_balanced_flows(cfg, 4, "10.70.2.2");
     let total = OFFERED_PER_CORE * cfg.cpu.cores as f64;
     let n = flows.len() as f64;
     let spec = RunSpec {
