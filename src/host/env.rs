@@ -107,6 +107,10 @@ impl<M: Shape> StackEnv for HostEnv<'_, M> {
     fn backlog_drop(&mut self, p: Packet) {
         self.h.acct.dropped(p.flow, DropSite::Ipintrq);
     }
+    #[inline(always)]
+    fn xdp_drop(&mut self, p: Packet) {
+        self.h.acct.dropped(p.flow, DropSite::Xdp);
+    }
 }
 
 impl<M: Shape> SchedEnv for HostEnv<'_, M> {

@@ -199,8 +199,8 @@ impl<M: Shape> Host<M> {
     /// The counters the trace is checked against, as of `now`.
     fn trace_counters(&self, now: SimTime) -> Counters {
         let nics = self.ports.len();
-        let mut drops = [0u64; 7];
-        let mut drops_at = vec![[0u64; 7]; nics + 1];
+        let mut drops = [0u64; 8];
+        let mut drops_at = vec![[0u64; 8]; nics + 1];
         for f in self.acct.flows() {
             let d = &f.stats.drops;
             let by_site = [
@@ -211,11 +211,12 @@ impl<M: Shape> Host<M> {
                 d.rx_fifo,
                 d.tx_underrun,
                 d.reset,
+                d.xdp,
             ];
             for (i, site) in DROP_SITES.iter().enumerate() {
                 drops[i] += by_site[i];
                 let at = match *site {
-                    "rx_ring" | "rx_fifo" => f.in_nic,
+                    "rx_ring" | "rx_fifo" | "xdp" => f.in_nic,
                     // By the send queue or transmitter that dropped them, below: on a
                     // multi-queue NIC that is the queue the frame was steered to, not
                     // the flow's.

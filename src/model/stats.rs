@@ -45,6 +45,8 @@ pub struct DropCounts {
     pub tx_underrun: u64,
     /// Freed from the rings by a chip reset (dc_init) -- counter.
     pub reset: u64,
+    /// Dropped by an XDP program in the driver's poll (XDP_DROP) -- counter.
+    pub xdp: u64,
 }
 
 /// Where a frame was dropped: one of [`DropCounts`]'s counters.
@@ -64,6 +66,8 @@ pub enum DropSite {
     TxUnderrun,
     /// Freed by a chip reset.
     Reset,
+    /// Dropped by an XDP program (XDP_DROP).
+    Xdp,
 }
 
 impl DropCounts {
@@ -78,6 +82,7 @@ impl DropCounts {
             DropSite::RxFifo => &mut self.rx_fifo,
             DropSite::TxUnderrun => &mut self.tx_underrun,
             DropSite::Reset => &mut self.reset,
+            DropSite::Xdp => &mut self.xdp,
         };
         *c += 1;
     }
@@ -91,6 +96,7 @@ impl DropCounts {
             + self.rx_fifo
             + self.tx_underrun
             + self.reset
+            + self.xdp
     }
 
     /// Add another set.
@@ -102,6 +108,7 @@ impl DropCounts {
         self.rx_fifo += o.rx_fifo;
         self.tx_underrun += o.tx_underrun;
         self.reset += o.reset;
+        self.xdp += o.xdp;
     }
 }
 

@@ -28,7 +28,7 @@ use crate::results::{FlowResult, PointFigures};
 const EXACT: f64 = 9_007_199_254_740_992.0;
 
 /// The counters of a flow row that the `Total` row sums, by name.
-fn counters(f: &FlowResult) -> [(&'static str, f64); 13] {
+fn counters(f: &FlowResult) -> [(&'static str, f64); 14] {
     let d = &f.drops;
     [
         ("sent", f.sent),
@@ -44,6 +44,7 @@ fn counters(f: &FlowResult) -> [(&'static str, f64); 13] {
         ("drops.rx_fifo", d.rx_fifo),
         ("drops.tx_underrun", d.tx_underrun),
         ("drops.reset", d.reset),
+        ("drops.xdp", d.xdp),
     ]
 }
 
@@ -57,8 +58,14 @@ fn flow(f: &FlowResult, at: &str) -> Result<(), String> {
         }
     }
     let d = &f.drops;
-    let dropped =
-        d.rx_ring + d.ipintrq + d.if_snd + d.user_queue + d.rx_fifo + d.tx_underrun + d.reset;
+    let dropped = d.rx_ring
+        + d.ipintrq
+        + d.if_snd
+        + d.user_queue
+        + d.rx_fifo
+        + d.tx_underrun
+        + d.reset
+        + d.xdp;
     if f.sent != f.received + dropped + f.in_flight_at_end {
         return Err(format!(
             "{at}: sent ({}) is not received ({}) + dropped ({dropped}, all sites) + in_flight_at_end ({})",

@@ -57,6 +57,13 @@ pub struct DropsResult {
     /// Freed by a chip reset.
     #[serde(default)]
     pub reset: f64,
+    /// Dropped by an XDP program (XDP_DROP); left out of results.json when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub xdp: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Figures of one flow, or of the total.
@@ -556,6 +563,7 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
             rx_fifo: s.drops.rx_fifo as f64,
             tx_underrun: s.drops.tx_underrun as f64,
             reset: s.drops.reset as f64,
+            xdp: s.drops.xdp as f64,
         },
         latency_us: l,
         rtt_us: s.rtt.as_ref().map(|r| r.summary()),

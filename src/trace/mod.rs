@@ -108,7 +108,7 @@ pub struct Layout {
 }
 
 /// Where frames are lost, as [`crate::model::stats::DropCounts`] names them.
-pub const DROP_SITES: [&str; 7] = [
+pub const DROP_SITES: [&str; 8] = [
     "rx_ring",
     "ipintrq",
     "if_snd",
@@ -116,6 +116,7 @@ pub const DROP_SITES: [&str; 7] = [
     "rx_fifo",
     "tx_underrun",
     "reset",
+    "xdp",
 ];
 
 /// The host's counters at one instant, as the recorder compares them.
@@ -126,11 +127,11 @@ pub struct Counters {
     /// Interrupts taken (passes over the lines' chains).
     pub interrupts: u64,
     /// Drops per site ([`DROP_SITES`] order), summed over flows.
-    pub drops: [u64; 7],
+    pub drops: [u64; 8],
     /// The same per NIC whose track shows them (the input NIC for the RX ring and
     /// FIFO, the output NIC for if_snd and underruns), then one for the kernel's
     /// (ipintrq, the user queue, resets).
-    pub drops_at: Vec<[u64; 7]>,
+    pub drops_at: Vec<[u64; 8]>,
     /// Chip resets per NIC.
     pub resets: Vec<u64>,
 }

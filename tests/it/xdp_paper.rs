@@ -53,8 +53,8 @@ fn full_table_lookup_ns() -> f64 {
     1e9 / FULL_TABLE[0] - 1e9 / SINGLE_ROUTE[0]
 }
 
-/// Frames offered per core [frames/s]: above what a core can forward (1.74 M), so that
-/// every core is saturated, as the paper's generator kept them.
+/// Frames offered per core [frames/s] to the Linux path: above what a core can forward
+/// (1.74 M), so that every core is saturated, as the paper's generator kept them.
 const OFFERED_PER_CORE: f64 = 2_500_000.0;
 
 /// The model on `cores` cores (one channel per core on both ports), patched by `patch`.
@@ -69,8 +69,13 @@ fn model(cores: u16, patch: impl FnOnce(&mut Value)) -> ModelConfig {
 }
 
 fn run(cfg: &ModelConfig, secs: f64) -> RunStats {
+    run_at(cfg, secs, OFFERED_PER_CORE)
+}
+
+/// A run of `secs` with `per_core` frames/s offered for each core.
+fn run_at(cfg: &ModelConfig, secs: f64, per_core: f64) -> RunStats {
     let flows = rss_balanced_flows(cfg, 4, "10.70.2.2");
-    let total = OFFERED_PER_CORE * cfg.cpu.cores as f64;
+    let total = per_core * cfg.cpu.cores as f64;
     let n = flows.len() as f64;
     let spec = RunSpec {
         rates_pps: vec![total / n; flows.len()],
@@ -88,9 +93,14 @@ fn run(cfg: &ModelConfig, secs: f64) -> RunStats {
 /// 0.01 s run, over the 0.04 s between (the rings fill in well under 0.01 s). Its
 /// sampling error: about 0.1 % (an exponential hold per frame, 300,000 frames and more).
 fn steady(cfg: &ModelConfig) -> f64 {
-    let long = run(cfg, 0.05);
-    let short = run(cfg, 0.01);
-    (long.total.received - short.total.received) as f64 / 0.04
+    steady_by(cfg, OFFERED_PER_CORE, |r| r.total.received as f64)
+}
+
+/// The same for the count `what` of a run, with `per_core` frames/s offered per core.
+fn steady_by(cfg: &ModelConfig, per_core: f64, what: impl Fn(&RunStats) -> f64) -> f64 {
+    let long = run_at(cfg, 0.05, per_core);
+    let short = run_at(cfg, 0.01, per_core);
+    (what(&long) - what(&short)) / 0.04
 }
 
 /// Model against measured at 1-6 cores: the ratios, printed.
@@ -179,4 +189,114 @@ fn a_constant_hold_lets_the_cores_fall_into_step_and_scale_linearly() {
     let one = run(&model(1, |_| {}), 0.01);
     assert_eq!(one.counters["kernel.section.contended"], 0.0);
     assert!(one.counters["kernel.section.entries"] > 10_000.0);
+}
+
+/// XDP forwarding with the full table (`xdp_fwd`, XDP_REDIRECT after bpf_fib_lookup)
+/// and an RX ring of 256, 1-6 cores [frames/s] (B04 `fwd_data`).
+const XDP_FULL_TABLE_RING_256: [f64; 6] = [
+    3_446_336.0,
+    7_016_974.0,
+    10_641_333.0,
+    14_408_549.0,
+    17_870_856.0,
+    21_227_330.0,
+];
+
+/// The driver's receive of a frame before an skb exists, with a program that drops it
+/// [ns]: XDP_DROP on one core, 25,928,270 frames/s (B01; the model's notes).
+const XDP_RX_NS: f64 = 1e9 / 25_928_270.0;
+
+/// The model with every NIC's NAPI running the XDP program `xdp`.
+fn with_xdp(m: &mut Value, xdp: Value) {
+    for n in m["nics"].as_array_mut().expect("nics") {
+        n["policy"]["xdp"] = xdp.clone();
+    }
+}
+
+/// XDP_DROP on one core: every frame dropped in the driver's poll at the rate of the
+/// reading its receive cost was taken from (a calibration check, 0.5 %), counted as
+/// mlx5 counts it (`rx_xdp_drop`) and as a drop at the `xdp` site; against the
+/// paper's plotted one-core point (23,863,471) the model is 8.7 % above: the one-core
+/// readings in the repository run from 22,653,821 to 25,928,270 (docs/xdp-paper-data.md
+/// section 7), and the model takes the highest.
+#[test]
+fn xdp_drop_drops_every_frame_in_the_poll_at_its_one_core_rate() {
+    let cfg = model(1, |m| {
+        with_xdp(
+            m,
+            json!({ "action": "drop", "rx": { "ns": XDP_RX_NS }, "program": 0 }),
+        )
+    });
+    let rate = steady_by(&cfg, 32e6, |r| r.counters["eth0.rx_xdp_drop"]);
+    eprintln!("XDP_DROP, 1 core: model {rate:.0}");
+    assert!((rate / 25_928_270.0 - 1.0).abs() < 0.005, "{rate}");
+    assert!((rate / 23_863_471.0 - 1.0 - 0.087).abs() < 0.005, "{rate}");
+    let r = run_at(&cfg, 0.01, 32e6);
+    assert_eq!(r.total.received, 0);
+    assert!(r.total.drops.xdp > 200_000, "{:?}", r.total.drops);
+    assert_eq!(r.counters["eth0.rx_xdp_drop"], r.total.drops.xdp as f64);
+    // Nothing went up the stack: no shared section entered.
+    assert_eq!(r.counters["kernel.section.entries"], 0.0);
+}
+
+/// XDP forwarding, full table, RX ring 256, on 1-6 cores within 5 % (issue 36). The
+/// program's cost (its bpf_fib_lookup over the full table, the devmap redirect and
+/// the output driver's transmit and completion: 290.2 - 38.6 = 251.6 ns) is taken
+/// from the one-core point, a calibration the issue's rule does not allow for (no
+/// published figure splits it), so the one-core point is a calibration check and 2-6
+/// are predictions. The redirected frames skip the skb path and its shared section,
+/// so the model's cores scale linearly; the measured ones scale 2-4.5 % better than
+/// linearly (DDIO: with a 256-frame ring each core's frames stay in the cache), which
+/// the model does not have: it stays below the measured rates, within 5 %.
+#[test]
+fn xdp_forwarding_on_1_to_6_cores_within_5_percent() {
+    let program = 1e9 / XDP_FULL_TABLE_RING_256[0] - XDP_RX_NS;
+    assert!((program - 251.6).abs() < 0.1, "{program}");
+    let xdp =
+        json!({ "action": "redirect", "rx": { "ns": XDP_RX_NS }, "program": { "ns": program } });
+    let r: Vec<f64> = (1..=6u16)
+        .map(|cores| {
+            let cfg = model(cores, |m| {
+                with_xdp(m, xdp.clone());
+                for n in m["nics"].as_array_mut().expect("nics") {
+                    n["rx_ring_slots"] = json!(256);
+                }
+            });
+            let got = steady_by(&cfg, 5e6, |r| r.total.received as f64);
+            let m = XDP_FULL_TABLE_RING_256[cores as usize - 1];
+            eprintln!(
+                "XDP forwarding, {cores} cores: model {got:.0}, measured {m:.0}, {:+.2} %",
+                (got / m - 1.0) * 100.0
+            );
+            got / m
+        })
+        .collect();
+    assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
+    for (i, x) in r.iter().enumerate().skip(1) {
+        assert!(
+            (x - 1.0).abs() < 0.05,
+            "{} cores: model / measured {x}",
+            i + 1
+        );
+        assert!(
+            *x < 1.0,
+            "{} cores: the measured host scales better than linearly",
+            i + 1
+        );
+    }
+}
+
+/// XDP_PASS costs its 13.3 ns per frame and changes nothing else: on one core with the
+/// single route, 1 / (575 + 13.3 ns) = 1,699,700 frames/s forwarded (0.5 %), every frame
+/// counted as passed.
+#[test]
+fn xdp_pass_adds_its_program_to_the_stack_path() {
+    let cfg = model(1, |m| {
+        with_xdp(m, json!({ "action": "pass", "program": { "ns": 13.3 } }))
+    });
+    let got = steady(&cfg);
+    assert!((got * (575.0 + 13.3) / 1e9 - 1.0).abs() < 0.005, "{got}");
+    let r = run(&cfg, 0.01);
+    assert!(r.counters["eth0.xdp_pass"] >= r.total.received as f64);
+    assert_eq!(r.counters["eth0.rx_xdp_drop"], 0.0);
 }

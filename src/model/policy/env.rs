@@ -73,6 +73,8 @@ pub trait StackEnv {
     /// A queue after the driver (an RPS backlog) was full: `p` is dropped there
     /// (counted as a drop at ipintrq, the protocol input queue).
     fn backlog_drop(&mut self, p: Packet);
+    /// An XDP program in the driver's poll dropped `p` (XDP_DROP).
+    fn xdp_drop(&mut self, p: Packet);
 }
 
 /// The clock, the interrupt controller and the CPU scheduler.
@@ -126,6 +128,8 @@ pub(crate) mod mock {
         RaiseOn(usize, u32),
         /// `backlog_drop(p)`: packet sequence number.
         BacklogDrop(u64),
+        /// `xdp_drop(p)`: packet sequence number.
+        XdpDrop(u64),
         /// `set_alarm(after, _, arg)`.
         Alarm(SimTime, u16),
         /// `irq_unmask(nic)`.
@@ -274,6 +278,9 @@ pub(crate) mod mock {
         }
         fn backlog_drop(&mut self, p: Packet) {
             self.log.push(Signal::BacklogDrop(p.seq));
+        }
+        fn xdp_drop(&mut self, p: Packet) {
+            self.log.push(Signal::XdpDrop(p.seq));
         }
     }
 

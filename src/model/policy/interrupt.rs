@@ -581,6 +581,9 @@ mod tests {
         fn backlog_drop(&mut self, p: Packet) {
             self.env.backlog_drop(p)
         }
+        fn xdp_drop(&mut self, p: Packet) {
+            self.env.xdp_drop(p)
+        }
     }
 
     impl SchedEnv for Chip {

@@ -48,8 +48,13 @@
 //! protocol path (`netisr_per_packet`) for each frame. Every frame of a flow has the
 //! same hash: a flow is steered to one core.
 //!
+//! **XDP** (`xdp`, [`XdpParams`]): a program the driver runs on each frame in its poll,
+//! straight from the RX ring before an skb exists; XDP_DROP ends the frame there,
+//! XDP_REDIRECT sends it out of its flow's output port without the protocol path, and
+//! XDP_PASS lets it go on as without XDP, having paid the program.
+//!
 //! Parameters: per NIC [`NapiParams`] (`weight` 64, `threaded` false, `defer_hard_irqs`
-//! 0, `gro_flush_timeout_ns` 0, `rps_cpus` none); [`NapiConfig`] (`kernel.napi`):
+//! 0, `gro_flush_timeout_ns` 0, `rps_cpus` none, `xdp` none); [`NapiConfig`] (`kernel.napi`):
 //! `netdev_budget` 300 [frames], `netdev_budget_usecs` 2,000 [us], `max_restart` 10,
 //! `max_restart_ns` 2,000,000 (MAX_SOFTIRQ_TIME 2 ms), `dev_weight` 64 [frames],
 //! `netdev_max_backlog` 1,000 [frames], `rps_per_packet` 0 [cost].
@@ -57,7 +62,8 @@
 //! Counters: `napi.polls`, `napi.complete`, `napi.time_squeeze`, `napi.softirq_runs`,
 //! `napi.ksoftirqd_wakeups`; when a device uses the mechanism, `napi.deferred_irqs` (completions that left the interrupt
 //! masked), `napi.watchdog` (hrtimer polls), `napi.thread_polls`, `napi.rps_steered`,
-//! `napi.backlog_dropped`; on a host with several cores, per core as in
+//! `napi.backlog_dropped`; with XDP, per NIC, `<nic>.rx_xdp_drop`, `<nic>.rx_xdp_redirect`
+//! (mlx5's ethtool -S names) and `<nic>.xdp_pass`; on a host with several cores, per core as in
 //! /proc/net/softnet_stat: `cpu<k>.softnet.processed` (frames that went up the
 //! protocol path on the core, __netif_receive_skb_core's count: an RPS-steered frame
 //! counts once, on its target, when process_backlog takes it), `.dropped` (frames
@@ -102,6 +108,95 @@ pub struct NapiParams {
     /// (rps_cpus of its receive queues; default empty: RPS off).
     #[serde(default)]
     pub rps_cpus: Vec<u16>,
+    /// An XDP program attached to the device, run in its poll on every frame before an
+    /// skb exists (`ip link set dev <dev> xdp obj ...`; default none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<XdpParams>,
+}
+
+/// An XDP program in the driver's poll (`nics[i].policy.xdp`): the driver runs it on each
+/// received frame straight from the RX ring, before building an skb (mlx5e_handle_rx_cqe
+/// -> mlx5e_xdp_handle), and acts on its verdict.
+///
+/// - `drop` (XDP_DROP): the frame's page goes back to the ring; nothing else runs.
+/// - `redirect` (XDP_REDIRECT through a devmap, as the paper's `xdp_fwd` with
+///   bpf_fib_lookup): the frame is sent out of its flow's output port, on the transmit
+///   queue of the core that polls (the XDP send queues are per CPU), without an skb,
+///   the protocol path or the qdisc's layers above the driver (it still waits in the
+///   output queue's if_snd and ring when the wire is busy).
+/// - `pass` (XDP_PASS): the frame goes on as without XDP (an skb, the protocol path),
+///   having paid the program.
+///
+/// Costs: `rx`, the driver's receive of a frame up to the program without an skb
+/// (drop and redirect only; a passed frame pays the driver's `rx_per_packet`, skb
+/// included), and `program`, the program's run with what its verdict costs in the
+/// driver (for redirect: the route lookup, the devmap enqueue and the output driver's
+/// transmit and completion). Counters, per NIC as mlx5's ethtool -S names them:
+/// `<nic>.rx_xdp_drop`, `<nic>.rx_xdp_redirect`, and `<nic>.xdp_pass` (frames passed,
+/// which mlx5 does not count).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct XdpParams {
+    /// The program's verdict on every frame.
+    pub action: XdpAction,
+    /// The driver's receive of one frame before an skb exists [cost] (required for
+    /// `drop` and `redirect`, refused for `pass`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx: Option<CostParam>,
+    /// The program's run and its verdict's work in the driver, per frame [cost].
+    pub program: CostParam,
+}
+
+/// What an XDP program returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum XdpAction {
+    /// XDP_DROP.
+    Drop,
+    /// XDP_REDIRECT to the flow's output port.
+    Redirect,
+    /// XDP_PASS.
+    Pass,
+}
+
+impl XdpParams {
+    /// Range checks.
+    pub fn validate(&self, p: &mut Problems) {
+        if let Err(e) = self.program.check() {
+            p.push("program", e);
+        }
+        match (&self.rx, self.action) {
+            (None, XdpAction::Drop | XdpAction::Redirect) => p.push(
+                "rx",
+                "is required for `drop` and `redirect`: the driver's receive of a frame \
+                 before an skb exists"
+                    .to_string(),
+            ),
+            (Some(_), XdpAction::Pass) => p.push(
+                "rx",
+                "is not taken with `pass`: a passed frame pays the driver's \
+                 `rx_per_packet` (its skb included)"
+                    .to_string(),
+            ),
+            (Some(c), _) => {
+                if let Err(e) = c.check() {
+                    p.push("rx", e);
+                }
+            }
+            (None, XdpAction::Pass) => {}
+        }
+    }
+}
+
+/// A device's XDP program during a run, with its counters.
+#[derive(Clone, Debug)]
+struct Xdp {
+    action: XdpAction,
+    rx: Cost,
+    program: Cost,
+    drop: u64,
+    redirect: u64,
+    pass: u64,
 }
 
 fn d_weight() -> u32 {
@@ -116,6 +211,7 @@ impl Default for NapiParams {
             defer_hard_irqs: 0,
             gro_flush_timeout_ns: 0.0,
             rps_cpus: Vec::new(),
+            xdp: None,
         }
     }
 }
@@ -137,6 +233,9 @@ impl NapiParams {
         seen.sort_unstable();
         if seen.windows(2).any(|w| w[0] == w[1]) {
             p.push("rps_cpus", "lists a core twice (it is a set of cores)".to_string());
+        }
+        if let Some(x) = &self.xdp {
+            p.at("xdp", |p| x.validate(p));
         }
     }
 }
@@ -267,6 +366,8 @@ struct Held {
     p: Packet,
     /// `Some(core)`: to that core's backlog (RPS); `None`: up the protocol path here.
     to: Option<u16>,
+    /// The XDP verdict that ended its way here, if one did (drop, redirect).
+    xdp: Option<XdpAction>,
 }
 
 /// A device NAPI polls: a NIC, or a core's RPS backlog.
@@ -277,6 +378,8 @@ struct Dev {
     defer_hard_irqs: u32,
     gro_flush_timeout: SimTime,
     rps: Vec<u16>,
+    /// Its XDP program, if any.
+    xdp: Option<Xdp>,
     /// On a poll list, or its thread has it (NAPI_STATE_SCHED).
     scheduled: bool,
     /// napi->defer_hard_irqs_count.
@@ -382,6 +485,17 @@ impl Napi {
                     defer_hard_irqs: p.defer_hard_irqs,
                     gro_flush_timeout: SimTime::from_ns_f64(p.gro_flush_timeout_ns),
                     rps: p.rps_cpus.clone(),
+                    xdp: p.xdp.as_ref().map(|x| Xdp {
+                        action: x.action,
+                        rx: x
+                            .rx
+                            .as_ref()
+                            .map_or(Cost::Constant(SimTime::ZERO), |c| c.build(clock_mhz)),
+                        program: x.program.build(clock_mhz),
+                        drop: 0,
+                        redirect: 0,
+                        pass: 0,
+                    }),
                     ..Dev::default()
                 },
                 None => Dev::default(),
@@ -677,25 +791,64 @@ impl Napi {
         if dev >= self.nics {
             let p = self.cores[c].backlog.pop_front()?;
             self.cores[c].processed += 1;
-            return Some((Held { p, to: None }, env.forward_cost()));
+            let h = Held {
+                p,
+                to: None,
+                xdp: None,
+            };
+            return Some((h, env.forward_cost()));
         }
         let p = env.rx_pop(dev)?;
-        let rx = env.rx_cost(dev, p.bytes);
+        // The XDP program first, on the frame as the ring holds it.
+        let mut program = SimTime::ZERO;
+        if let Some(x) = &mut self.devs[dev].xdp {
+            program = env.kernel_cost(&x.program);
+            match x.action {
+                XdpAction::Drop | XdpAction::Redirect => {
+                    let rx = env.kernel_cost(&x.rx);
+                    if x.action == XdpAction::Drop {
+                        x.drop += 1;
+                    } else {
+                        x.redirect += 1;
+                    }
+                    let h = Held {
+                        p,
+                        to: None,
+                        xdp: Some(x.action),
+                    };
+                    return Some((h, rx + program));
+                }
+                XdpAction::Pass => x.pass += 1,
+            }
+        }
+        let rx = env.rx_cost(dev, p.bytes) + program;
         let rps = &self.devs[dev].rps;
         if rps.is_empty() {
             self.cores[c].processed += 1;
-            return Some((Held { p, to: None }, rx + env.forward_cost()));
+            let h = Held {
+                p,
+                to: None,
+                xdp: None,
+            };
+            return Some((h, rx + env.forward_cost()));
         }
         // get_rps_cpu: reciprocal_scale(skb->hash, map->len).
         let k = ((env.flow_hash(&p) as u64 * rps.len() as u64) >> 32) as usize;
         let to = Some(rps[k]);
         self.rps_steered += 1;
-        Some((Held { p, to }, rx + env.kernel_cost(&self.rps_cost)))
+        let h = Held { p, to, xdp: None };
+        Some((h, rx + env.kernel_cost(&self.rps_cost)))
     }
 
     /// The end of a frame's step: up the protocol path (the output interface), or
     /// enqueue_to_backlog of the core RPS chose, scheduling its backlog if it was idle.
     fn deliver(&mut self, h: Held, env: &mut (impl StackEnv + SchedEnv)) {
+        match h.xdp {
+            Some(XdpAction::Drop) => return env.xdp_drop(h.p),
+            // ndo_xdp_xmit on the output port's queue for this core.
+            Some(XdpAction::Redirect) => return env.forward(h.p),
+            Some(XdpAction::Pass) | None => {}
+        }
         let Some(t) = h.to else {
             env.forward(h.p);
             return;
@@ -981,8 +1134,16 @@ impl RxPolicy for Napi {
     fn held(&self) -> usize {
         Napi::held(self)
     }
-    fn counters(&self, _nic_names: &[String], c: &mut BTreeMap<String, f64>) {
-        Napi::counters(self, c)
+    fn counters(&self, nic_names: &[String], c: &mut BTreeMap<String, f64>) {
+        Napi::counters(self, c);
+        for (i, d) in self.devs[..self.nics].iter().enumerate() {
+            if let Some(x) = &d.xdp {
+                let n = crate::model::policy::nic_name(nic_names, i as u16);
+                c.insert(format!("{n}.rx_xdp_drop"), x.drop as f64);
+                c.insert(format!("{n}.rx_xdp_redirect"), x.redirect as f64);
+                c.insert(format!("{n}.xdp_pass"), x.pass as f64);
+            }
+        }
     }
     fn task_name(task: PolicyTask, nic_names: &[String]) -> String {
         if task.nic & KSOFTIRQD != 0 {
@@ -1052,6 +1213,68 @@ mod tests {
             runs.push(d);
         }
         runs
+    }
+
+    /// The three verdicts of an XDP program, on a poll of three frames each (rx 1 us,
+    /// forward 5 us in the script; the program 0.25 us, its receive without an skb
+    /// 0.1 us): drop and redirect cost the program's receive and run only and never
+    /// reach the protocol path (no softnet `processed`), pass costs the program on top
+    /// of the usual path; each verdict is counted.
+    #[test]
+    fn an_xdp_program_drops_redirects_or_passes_each_frame_before_the_stack() {
+        let xdp = |action: &str| -> NapiParams {
+            let x: XdpParams = serde_json::from_value(match action {
+                "pass" => serde_json::json!({ "action": "pass", "program": 250 }),
+                a => serde_json::json!({ "action": a, "rx": 100, "program": 250 }),
+            })
+            .expect("xdp");
+            let mut problems = Problems::default();
+            x.validate(&mut problems);
+            assert!(problems.is_empty(), "{problems:?}");
+            NapiParams {
+                xdp: Some(x),
+                ..NapiParams::default()
+            }
+        };
+        for (action, burst, signal) in [
+            ("drop", ns(350), Signal::XdpDrop as fn(u64) -> Signal),
+            ("redirect", ns(350), Signal::Forward),
+            ("pass", ns(6_250), Signal::Forward),
+        ] {
+            let mut env = Script::new(&[3]);
+            let mut n = napi_with(300, &[xdp(action)], 1);
+            n.schedule(0, &mut env);
+            env.take_log();
+            assert_eq!(
+                softirq(&mut n, &mut env),
+                vec![ns(500), burst, burst, burst],
+                "{action}"
+            );
+            assert_eq!(
+                env.take_log(),
+                vec![signal(0), signal(1), signal(2), Signal::Unmask(0)],
+                "{action}"
+            );
+            let x = n.devs[0].xdp.as_ref().expect("xdp");
+            assert_eq!((x.drop, x.redirect, x.pass), match action {
+                "drop" => (3, 0, 0),
+                "redirect" => (0, 3, 0),
+                _ => (0, 0, 3),
+            });
+            assert_eq!(n.cores[0].processed, if action == "pass" { 3 } else { 0 });
+        }
+        // The receive cost belongs to drop and redirect only.
+        let mut problems = Problems::default();
+        let x: XdpParams =
+            serde_json::from_value(serde_json::json!({ "action": "drop", "program": 0 }))
+                .expect("xdp");
+        x.validate(&mut problems);
+        let y: XdpParams = serde_json::from_value(
+            serde_json::json!({ "action": "pass", "rx": 10, "program": 0 }),
+        )
+        .expect("xdp");
+        y.validate(&mut problems);
+        assert_eq!(problems.list.len(), 2, "{problems:?}");
     }
 
     #[test]
