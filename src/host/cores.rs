@@ -101,8 +101,8 @@ impl<C: CoreModel> Cores<C> {
     pub(crate) fn forward_cost(&mut self, now: SimTime) -> SimTime {
         let d = self.hand.netisr.forward_cost();
         match &mut self.section {
-            None => d,
-            Some(s) => d + s.enter(now),
+            Some(s) if !self.hand.netisr.drops_before_routing() => d + s.enter(now),
+            _ => d,
         }
     }
 
@@ -110,9 +110,10 @@ impl<C: CoreModel> Cores<C> {
     /// the CPU time that adds (zero without one).
     #[inline(always)]
     pub(crate) fn enter_section(&mut self, now: SimTime) -> SimTime {
-        self.section
-            .as_mut()
-            .map_or(SimTime::ZERO, |s| s.enter(now))
+        match &mut self.section {
+            Some(s) if !self.hand.netisr.drops_before_routing() => s.enter(now),
+            _ => SimTime::ZERO,
+        }
     }
 
     /// The shared section's counters, if there is one.

@@ -111,6 +111,10 @@ impl<M: Shape> StackEnv for HostEnv<'_, M> {
     fn xdp_drop(&mut self, p: Packet) {
         self.h.acct.dropped(p.flow, DropSite::Xdp);
     }
+    #[inline(always)]
+    fn xdp_redirect(&mut self, p: Packet) {
+        self.h.if_output(p, self.now, self.s)
+    }
 }
 
 impl<M: Shape> SchedEnv for HostEnv<'_, M> {

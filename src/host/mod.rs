@@ -547,7 +547,10 @@ impl<M: Shape> Host<M> {
     /// The end of the kernel's forwarding work for `p`: to the user process's queue if
     /// there is a screend-like consumer, else if_output.
     pub(crate) fn forward(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.user.as_ref().is_some_and(|u| u.consumes_packets()) {
+        if self.cores.hand().netisr.drops_before_routing() {
+            // A netfilter rule before routing (`kernel.prerouting_drop`).
+            self.acct.dropped(p.flow, DropSite::Netfilter);
+        } else if self.user.as_ref().is_some_and(|u| u.consumes_packets()) {
             self.user_enqueue(p);
         } else {
             self.if_output(p, now, s);

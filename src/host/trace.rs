@@ -199,8 +199,8 @@ impl<M: Shape> Host<M> {
     /// The counters the trace is checked against, as of `now`.
     fn trace_counters(&self, now: SimTime) -> Counters {
         let nics = self.ports.len();
-        let mut drops = [0u64; 8];
-        let mut drops_at = vec![[0u64; 8]; nics + 1];
+        let mut drops = [0u64; 9];
+        let mut drops_at = vec![[0u64; 9]; nics + 1];
         for f in self.acct.flows() {
             let d = &f.stats.drops;
             let by_site = [
@@ -212,6 +212,7 @@ impl<M: Shape> Host<M> {
                 d.tx_underrun,
                 d.reset,
                 d.xdp,
+                d.netfilter,
             ];
             for (i, site) in DROP_SITES.iter().enumerate() {
                 drops[i] += by_site[i];

@@ -47,6 +47,8 @@ pub struct DropCounts {
     pub reset: u64,
     /// Dropped by an XDP program in the driver's poll (XDP_DROP) -- counter.
     pub xdp: u64,
+    /// Dropped by a netfilter rule before routing (`kernel.prerouting_drop`) -- counter.
+    pub netfilter: u64,
 }
 
 /// Where a frame was dropped: one of [`DropCounts`]'s counters.
@@ -68,6 +70,8 @@ pub enum DropSite {
     Reset,
     /// Dropped by an XDP program (XDP_DROP).
     Xdp,
+    /// Dropped by a netfilter rule before routing.
+    Netfilter,
 }
 
 impl DropCounts {
@@ -83,6 +87,7 @@ impl DropCounts {
             DropSite::TxUnderrun => &mut self.tx_underrun,
             DropSite::Reset => &mut self.reset,
             DropSite::Xdp => &mut self.xdp,
+            DropSite::Netfilter => &mut self.netfilter,
         };
         *c += 1;
     }
@@ -97,6 +102,7 @@ impl DropCounts {
             + self.tx_underrun
             + self.reset
             + self.xdp
+            + self.netfilter
     }
 
     /// Add another set.
@@ -109,6 +115,7 @@ impl DropCounts {
         self.tx_underrun += o.tx_underrun;
         self.reset += o.reset;
         self.xdp += o.xdp;
+        self.netfilter += o.netfilter;
     }
 }
 

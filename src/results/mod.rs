@@ -60,6 +60,10 @@ pub struct DropsResult {
     /// Dropped by an XDP program (XDP_DROP); left out of results.json when none was.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub xdp: f64,
+    /// Dropped by a netfilter rule before routing (`kernel.prerouting_drop`); left out
+    /// of results.json when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub netfilter: f64,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -564,6 +568,7 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
             tx_underrun: s.drops.tx_underrun as f64,
             reset: s.drops.reset as f64,
             xdp: s.drops.xdp as f64,
+            netfilter: s.drops.netfilter as f64,
         },
         latency_us: l,
         rtt_us: s.rtt.as_ref().map(|r| r.summary()),

@@ -300,3 +300,65 @@ fn xdp_pass_adds_its_program_to_the_stack_path() {
     assert!(r.counters["eth0.xdp_pass"] >= r.total.received as f64);
     assert_eq!(r.counters["eth0.rx_xdp_drop"], 0.0);
 }
+
+/// The iptables raw-table drop, 1-6 cores [frames/s] (B01 "Linux iptables drop",
+/// `linux_iptables_drop`, column "table raw"; docs/xdp-paper-data.md section 2).
+const RAW_DROP: [f64; 6] = [
+    5_051_787.0,
+    10_226_514.0,
+    15_104_793.0,
+    20_075_858.0,
+    24_995_919.0,
+    29_443_869.0,
+];
+
+/// The iptables raw drop (`kernel.prerouting_drop`): every frame is dropped at the
+/// PREROUTING hook after ip_rcv, before routing. Its cost up to the drop, 131.95 ns,
+/// is the one-core rate's 197.95 ns minus the driver's 66 (a calibration point the
+/// issue allows); 2-6 cores are predictions. The dropped frames never reach the shared
+/// section, so the model's cores scale linearly: -1.2 to +1.1 % on 2-5 cores, and
+/// +2.9 % at six, where the measured host loses 2.9 % to something the model does not
+/// have (the tolerance there is the issue's 2 %: missed, and pinned here as such).
+#[test]
+fn the_raw_drop_scales_linearly_within_2_percent_to_five_cores_and_misses_at_six() {
+    let cost = 1e9 / RAW_DROP[0] - 66.0;
+    let r: Vec<f64> = (1..=6u16)
+        .map(|cores| {
+            let cfg = model(cores, |m| {
+                m["kernel"]["prerouting_drop"] = json!({ "cost": { "ns": cost } });
+            });
+            let got = steady_by(&cfg, 8e6, |r| r.total.drops.netfilter as f64);
+            let m = RAW_DROP[cores as usize - 1];
+            eprintln!(
+                "raw drop, {cores} cores: model {got:.0}, measured {m:.0}, {:+.2} %",
+                (got / m - 1.0) * 100.0
+            );
+            got / m
+        })
+        .collect();
+    assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
+    for (i, x) in r.iter().enumerate().take(5).skip(1) {
+        assert!(
+            (x - 1.0).abs() < 0.02,
+            "{} cores: model / measured {x}",
+            i + 1
+        );
+    }
+    // Six cores: the linear rate, 2.9 % above the measured one (outside 2 %).
+    assert!(
+        (r[5] - 6.0 * RAW_DROP[0] / RAW_DROP[5]).abs() < 0.005,
+        "{}",
+        r[5]
+    );
+    assert!(r[5] > 1.02, "{}", r[5]);
+    // Nothing was forwarded, nothing entered the section.
+    let run = run_at(
+        &model(2, |m| {
+            m["kernel"]["prerouting_drop"] = json!({ "cost": { "ns": cost } });
+        }),
+        0.01,
+        8e6,
+    );
+    assert_eq!(run.total.received, 0);
+    assert_eq!(run.counters["kernel.section.entries"], 0.0);
+}

@@ -84,10 +84,27 @@ pub struct KernelConfig {
     /// measured with).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route_lookup: Option<CostParam>,
+    /// A netfilter rule that drops every received frame before routing (`iptables -t
+    /// raw -A PREROUTING -j DROP`): each frame's protocol work is ip_rcv up to the hook
+    /// and the rule, `cost`, in place of `netisr_per_packet` and the route lookup, and
+    /// the frame is dropped there (drop site `netfilter`), never routed, never in the
+    /// shared section (default none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prerouting_drop: Option<PreroutingDrop>,
     /// A section of the forwarding path that one core at a time executes, entered by
     /// every frame's protocol work ([`section`]; default none: the cores share nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_section: Option<section::SectionConfig>,
+}
+
+/// `kernel.prerouting_drop`: a rule in the raw table's PREROUTING chain that drops
+/// every frame.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreroutingDrop {
+    /// CPU cost of one frame's protocol work up to and with the rule (ip_rcv, the
+    /// netfilter hook, the raw table's rule, kfree_skb) [cost] (required).
+    pub cost: CostParam,
 }
 
 fn d_ifq() -> u32 {
@@ -114,6 +131,11 @@ impl KernelConfig {
             && let Err(e) = c.check()
         {
             p.push("route_lookup", e);
+        }
+        if let Some(d) = &self.prerouting_drop
+            && let Err(e) = d.cost.check()
+        {
+            p.push("prerouting_drop.cost", e);
         }
         if let Some(s) = &self.shared_section {
             p.at("shared_section", |p| s.validate(p));
@@ -182,6 +204,8 @@ pub struct Netisr {
     cost: Cost,
     /// The route lookup's extra cost, if the table is not the one `cost` includes.
     lookup: Option<Cost>,
+    /// The cost of a frame a rule drops before routing, if every frame is.
+    drop: Option<Cost>,
     current: Option<Packet>,
     rng: StreamRng,
     pending: u32,
@@ -195,6 +219,10 @@ impl Netisr {
             ipintrq: BoundedQueue::new(cfg.ipintrq_maxlen as usize),
             cost: cfg.netisr_per_packet.build(clock_mhz),
             lookup: cfg.route_lookup.as_ref().map(|c| c.build(clock_mhz)),
+            drop: cfg
+                .prerouting_drop
+                .as_ref()
+                .map(|d| d.cost.build(clock_mhz)),
             current: None,
             rng,
             pending: 0,
@@ -202,14 +230,24 @@ impl Netisr {
         }
     }
 
-    /// Sample the forwarding cost of one packet (with its route lookup's extra cost).
+    /// Sample the forwarding cost of one packet (with its route lookup's extra cost), or
+    /// with a rule dropping every frame before routing, the cost up to the drop.
     #[inline]
     pub fn forward_cost(&mut self) -> SimTime {
+        if let Some(d) = &self.drop {
+            return d.sample(&mut self.rng);
+        }
         let d = self.cost.sample(&mut self.rng);
         match &self.lookup {
             None => d,
             Some(l) => d + l.sample(&mut self.rng),
         }
+    }
+
+    /// Whether a rule drops every frame before routing (`kernel.prerouting_drop`).
+    #[inline(always)]
+    pub fn drops_before_routing(&self) -> bool {
+        self.drop.is_some()
     }
 
     /// Sample another kernel cost from the kernel's stream.

@@ -75,6 +75,9 @@ pub trait StackEnv {
     fn backlog_drop(&mut self, p: Packet);
     /// An XDP program in the driver's poll dropped `p` (XDP_DROP).
     fn xdp_drop(&mut self, p: Packet);
+    /// An XDP program redirected `p` to its flow's output port (XDP_REDIRECT): the
+    /// output driver's transmit, without the protocol path.
+    fn xdp_redirect(&mut self, p: Packet);
 }
 
 /// The clock, the interrupt controller and the CPU scheduler.
@@ -130,6 +133,8 @@ pub(crate) mod mock {
         BacklogDrop(u64),
         /// `xdp_drop(p)`: packet sequence number.
         XdpDrop(u64),
+        /// `xdp_redirect(p)`: packet sequence number.
+        XdpRedirect(u64),
         /// `set_alarm(after, _, arg)`.
         Alarm(SimTime, u16),
         /// `irq_unmask(nic)`.
@@ -281,6 +286,9 @@ pub(crate) mod mock {
         }
         fn xdp_drop(&mut self, p: Packet) {
             self.log.push(Signal::XdpDrop(p.seq));
+        }
+        fn xdp_redirect(&mut self, p: Packet) {
+            self.log.push(Signal::XdpRedirect(p.seq));
         }
     }
 

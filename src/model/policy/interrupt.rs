@@ -584,6 +584,9 @@ mod tests {
         fn xdp_drop(&mut self, p: Packet) {
             self.env.xdp_drop(p)
         }
+        fn xdp_redirect(&mut self, p: Packet) {
+            self.env.xdp_redirect(p)
+        }
     }
 
     impl SchedEnv for Chip {

@@ -846,7 +846,7 @@ impl Napi {
         match h.xdp {
             Some(XdpAction::Drop) => return env.xdp_drop(h.p),
             // ndo_xdp_xmit on the output port's queue for this core.
-            Some(XdpAction::Redirect) => return env.forward(h.p),
+            Some(XdpAction::Redirect) => return env.xdp_redirect(h.p),
             Some(XdpAction::Pass) | None => {}
         }
         let Some(t) = h.to else {
@@ -1238,7 +1238,7 @@ mod tests {
         };
         for (action, burst, signal) in [
             ("drop", ns(350), Signal::XdpDrop as fn(u64) -> Signal),
-            ("redirect", ns(350), Signal::Forward),
+            ("redirect", ns(350), Signal::XdpRedirect),
             ("pass", ns(6_250), Signal::Forward),
         ] {
             let mut env = Script::new(&[3]);
