@@ -1,19 +1,30 @@
 //! The XDP paper's testbed (`models/xeon-e5-1650v4-mlx5-linux.json`: Xeon E5-1650 v4,
-//! six cores, two ConnectX-5 Ex ports with six channels each, NAPI) against its Linux
-//! forwarding tables on 1-6 cores (tohojo/xdp-paper at 672dc5a, bench04_fwd.org
-//! `fwd_data`, the same single-route column as bench01_baseline.org `linux_fwd`;
-//! 64-byte frames; docs/xdp-paper-data.md section 2), with one parameter set.
+//! six cores, two ConnectX-5 Ex ports with six channels each, NAPI) against its tables
+//! on 1-6 cores (tohojo/xdp-paper at 672dc5a: bench04_fwd.org `fwd_data`, Linux with a
+//! single route and with the full table, XDP forwarding with the full table and RX
+//! rings of 256; bench01_baseline.org `linux_iptables_drop`, the raw drop; 64-byte
+//! frames; docs/xdp-paper-data.md section 2), with one parameter set.
 //!
 //! Calibration points, and only these (each says so where it is checked): the one-core
 //! single-route rate (the per-frame costs sum to its 575 ns), the one-core full-table
 //! rate (the full table's route lookup, `kernel.route_lookup`, 153.2 ns, the two
-//! one-core rates' per-frame times apart), and the six-core single-route rate (the shared section's mean
-//! hold, 72 ns). Every other point is a prediction: single route on 2-5 cores within
-//! 2 %, full table on 2-6 cores within 3 % (issue 36's tolerances).
+//! one-core rates' per-frame times apart), the six-core single-route rate (the shared
+//! section's mean hold, 72 ns), the one-core raw-drop rate (the drop path's cost), the
+//! one-core XDP_DROP rate (the driver's receive without an skb, 38.6 ns) and the one-core
+//! XDP forwarding rate (the forwarding program's cost, 251.6 ns). The first four are the
+//! issue's allowance (the one-core rates of the single-route and raw-drop columns) plus
+//! the section's one parameter and the lookup the issue derives itself; the two XDP ones
+//! go beyond it, since no published figure splits XDP's per-frame time, and are said to.
+//! XDP_DROP is therefore a calibration check only, never a prediction. Every other point
+//! is a prediction: single route on 2-5 cores within 2 %, full table on 2-6 within 3 %,
+//! raw drop on 2-6 within 2 % (six cores missed: +2.9 %, pinned), XDP forwarding on 2-6
+//! within 5 % (issue 36's tolerances).
 //!
-//! And the mechanism's own claims: with a constant hold of the same mean the cores fall
-//! into step and scale linearly (so the shape of the hold, not only its mean, is what
-//! the tables test); without the section the model is 12.4 % above the six-core rate.
+//! And the mechanism's own claims: with a constant hold of the same mean among constant
+//! costs the cores fall into step and scale linearly, and variance anywhere in the
+//! frame's work breaks the step (so the variance of the per-frame path, not only the
+//! hold's mean, is what the tables test); without the section the model is 12.4 % above
+//! the six-core rate.
 
 use crate::models::rss_balanced_flows;
 use irqsim::config::model::ModelConfig;
@@ -172,6 +183,15 @@ fn a_constant_hold_lets_the_cores_fall_into_step_and_scale_linearly() {
     let got = steady(&constant);
     assert!((got / linear - 1.0).abs() < 0.005, "constant hold: {got}");
     assert!(got / SINGLE_ROUTE[5] > 1.12, "{got}");
+    // It is the variance that breaks the step, wherever it is: the same constant hold
+    // with the rest of the protocol work exponential (mean 437 ns) contends again.
+    let varied = model(6, |m| {
+        m["kernel"]["shared_section"] = json!({ "hold": { "ns": 72 } });
+        m["kernel"]["netisr_per_packet"] = json!({ "dist": "exponential", "mean_ns": 437 });
+    });
+    let got = steady(&varied);
+    eprintln!("constant hold, exponential protocol work, six cores: {got:.0}");
+    assert!(got / linear < 0.96 && got / linear > 0.90, "{got}");
     // The shipped (exponential) hold on six cores: frames that found it held, and the
     // spinning they cost, from the counters.
     let r = run(&model(6, |_| {}), 0.02);

@@ -54,8 +54,8 @@ pub struct CpuConfig {
     /// per-CPU backlog) (default 1, at most 64). An interrupt handler runs on the core
     /// its line is bound to (`irq_affinity`), and so does the protocol work it queues;
     /// the user process, the sender and the clock interrupt run on core 0. Cache and
-    /// lock contention between cores are not modelled: a core runs as fast as a lone
-    /// processor. With more than one core every NIC must use the `interrupt` or `napi` policy.
+    /// lock contention between cores are not modelled beyond `kernel.shared_section`:
+    /// without it a core runs as fast as a lone processor. With more than one core every NIC must use the `interrupt` or `napi` policy.
     #[serde(default = "d_cores", skip_serializing_if = "is_one")]
     #[schemars(range(min = 1, max = 64))]
     pub cores: u16,

@@ -1,8 +1,8 @@
 //! A section of the forwarding path that one core at a time executes: what the cores of
 //! a multi-core router contend for (`kernel.shared_section`).
 //!
-//! **The mechanism.** Some step of forwarding a packet (after the route lookup, on the
-//! way to the transmit queue) writes state that every core's packets share: a spin
+//! **The mechanism.** Some step of forwarding a packet writes state that every core's
+//! packets share: a spin
 //! lock's word or a cache line that each forwarded frame modifies (a shared reference
 //! count, a statistics word, a queue's state bits). Only one core can own the line or
 //! the lock at a time; a core that needs it while another holds it waits, spinning, and
@@ -16,17 +16,27 @@
 //! charged when the frame's work begins) enters the section once at that instant; it
 //! holds it for `hold` (a cost, sampled per entry from the section's own random
 //! stream), from when it is free; the core spins from the frame's start until then.
-//! The frame's CPU time is its protocol work plus the wait plus the hold. Entries at one
-//! instant are served in the order the host handles them (core order). The section is
-//! held for `hold` from its start even if the holder is interrupted (a spin lock taken
-//! in softirq context does not disable hard interrupts).
+//! The frame's CPU time is its protocol work plus the wait plus the hold. Where in the
+//! frame's work the section lies is not modelled: it is entered when the frame's work is
+//! dispatched (its step computed), before the driver's part of it; a burst that must wait
+//! for a higher level (a hard interrupt pending at that instant) starts later than its
+//! entry. Entries at one instant are served in the order the host handles them (core
+//! order). The section is released `hold` after it was taken even if its holder is
+//! interrupted meanwhile: a spin lock taken in softirq context with interrupts enabled
+//! would be held longer, so on a host with many interrupts the model understates the
+//! contention (at the saturated points of the shipped scenarios NAPI keeps the
+//! interrupts off).
 //!
-//! **The hold time's shape matters.** Identical cores with a constant hold fall into
-//! step after their first collisions (each core then reaches the section just as the one
-//! before it leaves) and wait no more: a constant hold gives next to no contention. A
-//! hold that varies from frame to frame (whether the line is still in the core's cache
-//! or must come from another core's) keeps the cores from locking into step; an
-//! exponential hold is the one-parameter choice when only the mean is known.
+//! **The variance matters, not only the mean.** Identical cores whose every cost is
+//! constant fall into step after their first collisions (each core then reaches the
+//! section just as the one before it leaves) and wait no more: a constant hold among
+//! constant costs gives next to no contention. Anything that varies from frame to frame
+//! keeps the cores out of step: the hold (whether the line is still in the core's cache
+//! or must come from another core's) or the rest of the frame's work (a constant hold
+//! with an exponential `netisr_per_packet` gives six cores of the XDP paper's testbed
+//! 9.73 M frames/s instead of the linear 10.43 M, tests/it/xdp_paper.rs). So the exponential hold the testbed's
+//! profile uses is two choices, its mean and its variance, the latter standing for the
+//! variation of the whole per-frame path, which no source measures.
 //!
 //! Parameters: `hold` (a cost, required) [ns]. Counters: `kernel.section.entries`,
 //! `kernel.section.contended` (entries that found it held), `kernel.section.spin_ns`

@@ -120,10 +120,11 @@ pub struct NapiParams {
 ///
 /// - `drop` (XDP_DROP): the frame's page goes back to the ring; nothing else runs.
 /// - `redirect` (XDP_REDIRECT through a devmap, as the paper's `xdp_fwd` with
-///   bpf_fib_lookup): the frame is sent out of its flow's output port, on the transmit
-///   queue of the core that polls (the XDP send queues are per CPU), without an skb,
-///   the protocol path or the qdisc's layers above the driver (it still waits in the
-///   output queue's if_snd and ring when the wire is busy).
+///   bpf_fib_lookup): the frame is sent out of its flow's output port without an skb or
+///   the protocol path. As modelled it goes through that port's if_output like a
+///   forwarded frame (if_snd, ring, the queue XPS gives the polling core), where the
+///   kernel's XDP send queue is per CPU, has no qdisc and drops when its ring is full:
+///   the same unless the output port is the bottleneck.
 /// - `pass` (XDP_PASS): the frame goes on as without XDP (an skb, the protocol path),
 ///   having paid the program.
 ///
@@ -131,9 +132,10 @@ pub struct NapiParams {
 /// (drop and redirect only; a passed frame pays the driver's `rx_per_packet`, skb
 /// included), and `program`, the program's run with what its verdict costs in the
 /// driver (for redirect: the route lookup, the devmap enqueue and the output driver's
-/// transmit and completion). Counters, per NIC as mlx5's ethtool -S names them:
-/// `<nic>.rx_xdp_drop`, `<nic>.rx_xdp_redirect`, and `<nic>.xdp_pass` (frames passed,
-/// which mlx5 does not count).
+/// transmit and completion). Counters, per NIC (per queue device `<nic>-q<k>` on a
+/// multi-queue NIC) as mlx5's ethtool -S names them: `<nic>.rx_xdp_drop`,
+/// `<nic>.rx_xdp_redirect`, and `<nic>.xdp_pass` (frames passed, which mlx5 does not
+/// count).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct XdpParams {
