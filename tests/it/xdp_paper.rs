@@ -382,3 +382,41 @@ fn the_raw_drop_scales_linearly_within_2_percent_to_five_cores_and_misses_at_six
     assert_eq!(run.total.received, 0);
     assert_eq!(run.counters["kernel.section.entries"], 0.0);
 }
+
+/// The BSD ipintr path takes the section and the route lookup too
+/// (`SwiEnv::shared_section`, `Netisr::forward_cost`): on the simple two-NIC model
+/// (`models::simple_model`, one core, 1,000 frames/s, no queueing), a constant 100 ns
+/// hold and a 1,000 ns lookup add exactly 1.1 us to every frame's latency, every
+/// forwarded frame enters the section once, and one core never waits for it.
+#[test]
+fn the_bsd_ipintr_path_enters_the_section_and_pays_the_lookup() {
+    use crate::models::{flow64, run_json, simple_model, spec_seeded};
+    let plain = simple_model(&["a", "b"]);
+    let mut with = plain.clone();
+    with["kernel"]["shared_section"] = json!({ "hold": 100 });
+    with["kernel"]["route_lookup"] = 1000.into();
+    let spec = spec_seeded(vec![flow64("a", "b")], 1000.0, 0.05, 1);
+    let (p, w) = (run_json(&plain, &spec), run_json(&with, &spec));
+    assert_eq!(p.total.received, w.total.received);
+    assert!(w.total.received >= 49, "{}", w.total.received);
+    let added = w.total.latency.summary().avg - p.total.latency.summary().avg;
+    let spread = w.total.latency.summary().max - p.total.latency.summary().max;
+    assert!((spread - 1.1).abs() < 1e-6, "{spread} us");
+    assert!((added - 1.1).abs() < 1e-6, "{added} us");
+    let c = &w.counters;
+    assert_eq!(c["kernel.section.entries"], w.total.received as f64);
+    assert_eq!(c["kernel.section.contended"], 0.0);
+    assert_eq!(c["kernel.section.held_ns"], 100.0 * w.total.received as f64);
+    assert!(!p.counters.contains_key("kernel.section.entries"));
+}
+
+/// An XDP program belongs to NAPI's poll: on a NIC with another policy the loader
+/// refuses it, naming the field.
+#[test]
+fn xdp_on_a_nic_without_napi_is_refused() {
+    let mut m = crate::models::simple_model(&["a", "b"]);
+    m["nics"][0]["policy"] =
+        json!({ "kind": "interrupt", "xdp": { "action": "pass", "program": 10 } });
+    let err = serde_json::from_value::<ModelConfig>(m).expect_err("refused");
+    assert!(err.to_string().contains("xdp"), "{err}");
+}
