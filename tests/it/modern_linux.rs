@@ -11,6 +11,8 @@
 //! N x 1,739,130 / measured, 1.032 at two cores to 1.124 at six.
 
 use crate::models::rss_balanced_flows;
+// The paper's Linux forwarding rates on 1-6 cores, single route [frames/s].
+use crate::xdp_paper::SINGLE_ROUTE as MEASURED;
 use irqsim::config::model::ModelConfig;
 use irqsim::host::{self, RunSpec, RunStats, queues};
 use irqsim::model::traffic::FlowConfig;
@@ -22,16 +24,6 @@ const MODEL: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/models/xeon-e5-1650v4-10g-linux.json"
 );
-
-/// The paper's Linux forwarding rates on 1-6 cores [frames/s].
-const MEASURED: [f64; 6] = [
-    1_739_672.0,
-    3_370_584.0,
-    4_976_559.0,
-    6_488_625.0,
-    7_848_970.0,
-    9_285_971.0,
-];
 
 /// 10 Gbit/s of 64-byte frames (84 bytes on the wire) [frames/s].
 const LINE_RATE: f64 = 1e10 / (84.0 * 8.0);

@@ -39,7 +39,7 @@ const MODEL: &str = concat!(
 );
 
 /// Linux forwarding, single route, 1-6 cores [frames/s] (B04 `fwd_data` L55-63).
-const SINGLE_ROUTE: [f64; 6] = [
+pub(crate) const SINGLE_ROUTE: [f64; 6] = [
     1_739_672.0,
     3_370_584.0,
     4_976_559.0,

@@ -23,6 +23,7 @@
 
 pub mod env;
 pub mod moderation;
+pub mod xdp;
 
 /// The receive policies: one line each, `Variant(Params) => file::State`,
 /// where `src/model/policy/file.rs` defines `Params` (the NIC's parameters in the

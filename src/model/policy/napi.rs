@@ -76,6 +76,7 @@ use crate::model::cpu::Level;
 use crate::model::packet::Packet;
 use crate::model::policy::env::{CostEnv, RingEnv, RxEnv, SchedEnv, StackEnv};
 use crate::model::policy::interrupt::HandlerMode;
+use crate::model::policy::xdp::{Xdp, XdpAction, XdpParams};
 use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::sim::problems::Problems;
 use crate::model::kernel::softirq::NET_RX;
@@ -112,93 +113,6 @@ pub struct NapiParams {
     /// skb exists (`ip link set dev <dev> xdp obj ...`; default none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xdp: Option<XdpParams>,
-}
-
-/// An XDP program in the driver's poll (`nics[i].policy.xdp`): the driver runs it on each
-/// received frame straight from the RX ring, before building an skb (mlx5e_handle_rx_cqe
-/// -> mlx5e_xdp_handle), and acts on its verdict.
-///
-/// - `drop` (XDP_DROP): the frame's page goes back to the ring; nothing else runs.
-/// - `redirect` (XDP_REDIRECT through a devmap, as the paper's `xdp_fwd` with
-///   bpf_fib_lookup): the frame is sent out of its flow's output port without an skb or
-///   the protocol path. As modelled it goes through that port's if_output like a
-///   forwarded frame (if_snd, ring, the queue XPS gives the polling core), where the
-///   kernel's XDP send queue is per CPU, has no qdisc and drops when its ring is full:
-///   the same unless the output port is the bottleneck.
-/// - `pass` (XDP_PASS): the frame goes on as without XDP (an skb, the protocol path),
-///   having paid the program.
-///
-/// Costs: `rx`, the driver's receive of a frame up to the program without an skb
-/// (drop and redirect only; a passed frame pays the driver's `rx_per_packet`, skb
-/// included), and `program`, the program's run with what its verdict costs in the
-/// driver (for redirect: the route lookup, the devmap enqueue and the output driver's
-/// transmit and completion). Counters, per NIC (per queue device `<nic>-q<k>` on a
-/// multi-queue NIC) as mlx5's ethtool -S names them: `<nic>.rx_xdp_drop`,
-/// `<nic>.rx_xdp_redirect`, and `<nic>.xdp_pass` (frames passed, which mlx5 does not
-/// count).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct XdpParams {
-    /// The program's verdict on every frame.
-    pub action: XdpAction,
-    /// The driver's receive of one frame before an skb exists [cost] (required for
-    /// `drop` and `redirect`, refused for `pass`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rx: Option<CostParam>,
-    /// The program's run and its verdict's work in the driver, per frame [cost].
-    pub program: CostParam,
-}
-
-/// What an XDP program returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum XdpAction {
-    /// XDP_DROP.
-    Drop,
-    /// XDP_REDIRECT to the flow's output port.
-    Redirect,
-    /// XDP_PASS.
-    Pass,
-}
-
-impl XdpParams {
-    /// Range checks.
-    pub fn validate(&self, p: &mut Problems) {
-        if let Err(e) = self.program.check() {
-            p.push("program", e);
-        }
-        match (&self.rx, self.action) {
-            (None, XdpAction::Drop | XdpAction::Redirect) => p.push(
-                "rx",
-                "is required for `drop` and `redirect`: the driver's receive of a frame \
-                 before an skb exists"
-                    .to_string(),
-            ),
-            (Some(_), XdpAction::Pass) => p.push(
-                "rx",
-                "is not taken with `pass`: a passed frame pays the driver's \
-                 `rx_per_packet` (its skb included)"
-                    .to_string(),
-            ),
-            (Some(c), _) => {
-                if let Err(e) = c.check() {
-                    p.push("rx", e);
-                }
-            }
-            (None, XdpAction::Pass) => {}
-        }
-    }
-}
-
-/// A device's XDP program during a run, with its counters.
-#[derive(Clone, Debug)]
-struct Xdp {
-    action: XdpAction,
-    rx: Cost,
-    program: Cost,
-    drop: u64,
-    redirect: u64,
-    pass: u64,
 }
 
 fn d_weight() -> u32 {
@@ -487,17 +401,7 @@ impl Napi {
                     defer_hard_irqs: p.defer_hard_irqs,
                     gro_flush_timeout: SimTime::from_ns_f64(p.gro_flush_timeout_ns),
                     rps: p.rps_cpus.clone(),
-                    xdp: p.xdp.as_ref().map(|x| Xdp {
-                        action: x.action,
-                        rx: x
-                            .rx
-                            .as_ref()
-                            .map_or(Cost::Constant(SimTime::ZERO), |c| c.build(clock_mhz)),
-                        program: x.program.build(clock_mhz),
-                        drop: 0,
-                        redirect: 0,
-                        pass: 0,
-                    }),
+                    xdp: p.xdp.as_ref().map(|x| Xdp::new(x, clock_mhz)),
                     ..Dev::default()
                 },
                 None => Dev::default(),
@@ -1140,10 +1044,7 @@ impl RxPolicy for Napi {
         Napi::counters(self, c);
         for (i, d) in self.devs[..self.nics].iter().enumerate() {
             if let Some(x) = &d.xdp {
-                let n = crate::model::policy::nic_name(nic_names, i as u16);
-                c.insert(format!("{n}.rx_xdp_drop"), x.drop as f64);
-                c.insert(format!("{n}.rx_xdp_redirect"), x.redirect as f64);
-                c.insert(format!("{n}.xdp_pass"), x.pass as f64);
+                x.counters(&crate::model::policy::nic_name(nic_names, i as u16), c);
             }
         }
     }
