@@ -4,6 +4,9 @@
 //! first backticked span is its path. Checked: every `*.rs` under `src/`, `benches/`,
 //! `examples/`, `tests/it/` and `fuzz/fuzz_targets/` has such a line, and every
 //! backticked span ending in `.rs`, anywhere on the page, is a file that exists.
+//!
+//! And docs/adding-a-policy.md's uncompiled blocks against the code they show: the
+//! example policy's hooks against `RxPolicy`, its registration against the registry.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -108,5 +111,119 @@ fn layout_md_lists_every_source_file_and_names_none_that_is_gone() {
          Files without a line of their own (a bullet starting with the path from the \
          repository root, in backticks): {unlisted:#?}\n\
          Paths the page names that are not files (write `.rs` paths from the root): {gone:#?}"
+    );
+}
+
+/// The text of the fenced `text` block of `page` whose first line is `start`, up to the
+/// closing fence.
+fn text_block<'a>(page: &'a str, start: &str) -> &'a str {
+    let fenced = format!("```text\n{start}");
+    let i = page
+        .find(&fenced)
+        .unwrap_or_else(|| panic!("{fenced:?} on the page"));
+    let rest = &page[i + 3..];
+    &rest[..rest.find("```").expect("the block's closing fence")]
+}
+
+/// Each `fn` (and `const`) of `text` by name, its signature with white space and the
+/// leading underscores of unused parameters taken out (up to its body or `;`).
+fn signatures(text: &str) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for (kw, end) in [("fn ", ['{', ';']), ("const ", [';', ';'])] {
+        let mut at = 0;
+        while let Some(i) = text[at..].find(kw) {
+            let start = at + i;
+            at = start + kw.len();
+            if start > 0 && text.as_bytes()[start - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            let name: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let stop = text[start..].find(end).map_or(text.len(), |j| start + j);
+            let sig: String = text[start..stop].split_whitespace().collect();
+            let sig = sig
+                .replace("(_", "(")
+                .replace(",_", ",")
+                .replace("&mutself", "&mut self");
+            out.insert(name, sig);
+        }
+    }
+    out
+}
+
+/// `sig` without lowercase module paths (`interrupt::HandlerMode` -> `HandlerMode`).
+fn unpath(sig: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    let mut chars = sig.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        let is_path = c == ':' && chars.peek() == Some(&':');
+        if is_path && word.chars().next().is_some_and(|w| w.is_lowercase()) {
+            chars.next();
+        } else {
+            out.push_str(&word);
+            out.push(c);
+        }
+        word.clear();
+    }
+    out + &word
+}
+
+/// docs/adding-a-policy.md's `impl RxPolicy for Batches` is a `text` block (it needs a
+/// registered variant to compile): every hook it implements must be one of `RxPolicy`'s,
+/// with the trait's signature, so that the page cannot drift from the trait unseen; and
+/// its registration example lists the real registry's first entries, in order.
+#[test]
+fn the_policy_guide_implements_rxpolicys_hooks_as_the_trait_declares_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/adding-a-policy.md")).expect("page");
+    let src = std::fs::read_to_string(root.join("src/model/policy/mod.rs")).expect("source");
+    let trait_start = src.find("pub trait RxPolicy").expect("the trait");
+    let trait_text =
+        &src[trait_start..trait_start + src[trait_start..].find("\n}\n").expect("end")];
+    let declared = signatures(trait_text);
+    let guide = signatures(text_block(&page, "impl RxPolicy for Batches"));
+    assert!(guide.len() >= 8, "hooks found in the guide: {guide:?}");
+    for (name, sig) in &guide {
+        let Some(want) = declared.get(name) else {
+            panic!("the guide implements `{name}`, which RxPolicy does not declare");
+        };
+        if sig.starts_with("const") {
+            continue; // a constant: its name is the contract (the value is the policy's)
+        }
+        // The trait's default bodies and the guide's bodies differ; the heads must not
+        // (module paths aside: the guide imports what the trait names by path).
+        assert_eq!(unpath(sig), unpath(want), "`{name}`: guide against trait");
+    }
+    // The registration example: its entries but the new one, in the registry's order.
+    let entries = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("=>") && l.trim_end().ends_with(','))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    let listed = entries(text_block(&page, "macro_rules! with_policies {"));
+    let reg_start = src.find("macro_rules! with_policies {").expect("registry");
+    let registry =
+        entries(&src[reg_start..reg_start + src[reg_start..].find("\n}\n").expect("end")]);
+    let (new, shown) = listed.split_last().expect("entries");
+    assert!(new.starts_with("Batch("), "{new}");
+    let mut it = registry.iter();
+    for e in shown {
+        assert!(
+            it.any(|r| r == e),
+            "`{e}` is not in the registry, or out of order: {registry:?}"
+        );
+    }
+    assert_eq!(
+        shown.first(),
+        registry.first(),
+        "the registry's first entry"
     );
 }
