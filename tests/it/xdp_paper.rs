@@ -116,9 +116,26 @@ fn steady_by(cfg: &ModelConfig, per_core: f64, what: impl Fn(&RunStats) -> f64) 
 
 /// Model against measured at 1-6 cores: the ratios, printed.
 fn column(name: &str, measured: &[f64; 6], patch: impl Fn(&mut Value)) -> Vec<f64> {
+    column_by(
+        name,
+        measured,
+        OFFERED_PER_CORE,
+        |r| r.total.received as f64,
+        patch,
+    )
+}
+
+/// The same for the count `what`, with `per_core` frames/s offered per core.
+fn column_by(
+    name: &str,
+    measured: &[f64; 6],
+    per_core: f64,
+    what: impl Fn(&RunStats) -> f64,
+    patch: impl Fn(&mut Value),
+) -> Vec<f64> {
     (1..=6u16)
         .map(|cores| {
-            let got = steady(&model(cores, &patch));
+            let got = steady_by(&model(cores, &patch), per_core, &what);
             let m = measured[cores as usize - 1];
             eprintln!(
                 "{name}, {cores} cores: model {got:.0}, measured {m:.0}, {:+.2} %",
@@ -274,23 +291,18 @@ fn xdp_forwarding_on_1_to_6_cores_within_5_percent() {
     assert!((program - 251.6).abs() < 0.1, "{program}");
     let xdp =
         json!({ "action": "redirect", "rx": { "ns": XDP_RX_NS }, "program": { "ns": program } });
-    let r: Vec<f64> = (1..=6u16)
-        .map(|cores| {
-            let cfg = model(cores, |m| {
-                with_xdp(m, xdp.clone());
-                for n in m["nics"].as_array_mut().expect("nics") {
-                    n["rx_ring_slots"] = json!(256);
-                }
-            });
-            let got = steady_by(&cfg, 5e6, |r| r.total.received as f64);
-            let m = XDP_FULL_TABLE_RING_256[cores as usize - 1];
-            eprintln!(
-                "XDP forwarding, {cores} cores: model {got:.0}, measured {m:.0}, {:+.2} %",
-                (got / m - 1.0) * 100.0
-            );
-            got / m
-        })
-        .collect();
+    let r = column_by(
+        "XDP forwarding",
+        &XDP_FULL_TABLE_RING_256,
+        5e6,
+        |r| r.total.received as f64,
+        |m| {
+            with_xdp(m, xdp.clone());
+            for n in m["nics"].as_array_mut().expect("nics") {
+                n["rx_ring_slots"] = json!(256);
+            }
+        },
+    );
     assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
     for (i, x) in r.iter().enumerate().skip(1) {
         assert!(
@@ -342,20 +354,13 @@ const RAW_DROP: [f64; 6] = [
 #[test]
 fn the_raw_drop_scales_linearly_within_2_percent_to_five_cores_and_misses_at_six() {
     let cost = 1e9 / RAW_DROP[0] - 66.0;
-    let r: Vec<f64> = (1..=6u16)
-        .map(|cores| {
-            let cfg = model(cores, |m| {
-                m["kernel"]["prerouting_drop"] = json!({ "cost": { "ns": cost } });
-            });
-            let got = steady_by(&cfg, 8e6, |r| r.total.drops.netfilter as f64);
-            let m = RAW_DROP[cores as usize - 1];
-            eprintln!(
-                "raw drop, {cores} cores: model {got:.0}, measured {m:.0}, {:+.2} %",
-                (got / m - 1.0) * 100.0
-            );
-            got / m
-        })
-        .collect();
+    let r = column_by(
+        "raw drop",
+        &RAW_DROP,
+        8e6,
+        |r| r.total.drops.netfilter as f64,
+        |m| m["kernel"]["prerouting_drop"] = json!({ "cost": { "ns": cost } }),
+    );
     assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
     for (i, x) in r.iter().enumerate().take(5).skip(1) {
         assert!(
