@@ -116,11 +116,33 @@ impl<C: CoreModel> Cores<C> {
         }
     }
 
-    /// The shared section's counters, if there is one.
-    pub(crate) fn section_counters(&self, c: &mut BTreeMap<String, f64>) {
+    /// The processors' counters: the shared section's if there is one,
+    /// `cpu.preemptions` (summed over the cores) and `ipintrq.high_water` (the highest
+    /// of the cores'), and on a host with several cores the same per core
+    /// (`cpu<i>.preemptions`, `cpu<i>.ipintrq.high_water`).
+    pub(crate) fn counters(&self, c: &mut BTreeMap<String, f64>) {
         if let Some(s) = &self.section {
             s.counters(c);
         }
+        let preemptions: u64 = self.all().map(|k| k.cpu.preemptions).sum();
+        c.insert("cpu.preemptions".into(), preemptions as f64);
+        let high = self.all().map(|k| k.netisr.ipintrq.high_water).max();
+        c.insert("ipintrq.high_water".into(), high.unwrap_or(0) as f64);
+        if self.count() > 1 {
+            for (i, k) in self.all().enumerate() {
+                c.insert(format!("cpu{i}.preemptions"), k.cpu.preemptions as f64);
+                let high = k.netisr.ipintrq.high_water as f64;
+                c.insert(format!("cpu{i}.ipintrq.high_water"), high);
+            }
+        }
+    }
+
+    /// Frames the kernel's forwarding path holds on every core: in a netisr step and
+    /// in ipintrq.
+    pub(crate) fn held(&self) -> usize {
+        self.all()
+            .map(|k| k.netisr.held() + k.netisr.ipintrq.len())
+            .sum()
     }
 
     /// The core in hand.

@@ -832,95 +832,26 @@ impl<M: Shape> Host<M> {
         self.reschedule(SimTime::ZERO, s);
     }
 
+    /// Every part's counters as of `end`, each written by the part that keeps them.
     fn counters(&self, end: SimTime) -> BTreeMap<String, f64> {
         let mut c = BTreeMap::new();
         for p in &self.ports {
-            if let Some(m) = &p.moderation {
-                let n = &p.nic.name;
-                c.insert(format!("{n}.moderation.raised"), m.raised as f64);
-                c.insert(format!("{n}.moderation.suppressed"), m.suppressed as f64);
-            }
-            if let Some((d, _)) = &p.dim {
-                let n = &p.nic.name;
-                let k = d.counters();
-                c.insert(format!("{n}.dim.profile"), d.programmed_profile() as f64);
-                c.insert(format!("{n}.dim.measurements"), k.measurements as f64);
-                c.insert(format!("{n}.dim.profile_changes"), k.profile_changes as f64);
-                for (i, t) in d.time_in_profiles(end).iter().enumerate() {
-                    c.insert(format!("{n}.dim.profile{i}_ms"), t.as_secs_f64() * 1e3);
-                }
-            }
+            p.counters(end, &mut c);
         }
         let nic_names: Vec<String> = self.ports.iter().map(|p| p.nic.name.clone()).collect();
         self.rx_policies.counters(&nic_names, &mut c);
-        self.cores.section_counters(&mut c);
+        self.cores.counters(&mut c);
         if let Some(u) = &self.user {
             u.counters(&mut c);
         }
         if let Some(snd) = &self.sender {
             snd.counters(&mut c);
         }
-        for n in self.ports.iter().map(|p| &p.nic) {
-            let name = &n.name;
-            c.insert(format!("{name}.rx_frames"), n.rx_frames as f64);
-            c.insert(format!("{name}.tx_frames"), n.tx_frames as f64);
-            c.insert(format!("{name}.interrupts"), n.interrupts as f64);
-            c.insert(format!("{name}.rx_ring.drops"), n.rx_ring.drops as f64);
-            c.insert(
-                format!("{name}.rx_ring.high_water"),
-                n.rx_ring.high_water as f64,
-            );
-            c.insert(format!("{name}.if_snd.drops"), n.if_snd.drops as f64);
-            c.insert(
-                format!("{name}.if_snd.high_water"),
-                n.if_snd.high_water as f64,
-            );
-            if let Some(st) = &n.stats {
-                st.counters(&n.name, &mut c);
-            }
-        }
-        for l in self.lines.iter().filter(|l| l.shared) {
-            c.insert(format!("{}.passes", l.name), l.passes as f64);
+        for l in &self.lines {
+            l.counters(&mut c);
         }
         if let Some(b) = self.bus.get() {
-            c.insert("bus.busy_ms".into(), b.busy_ps as f64 / 1e9);
-            c.insert("bus.bursts".into(), b.bursts as f64);
-        }
-        for (p, d) in self.ports.iter().filter_map(|p| Some((p, p.dma.get()?))) {
-            let n = &p.nic.name;
-            c.insert(format!("{n}.tx_underruns"), d.tx_underruns() as f64);
-            c.insert(format!("{n}.tx_threshold_step"), d.threshold_step() as f64);
-        }
-        for p in &self.ports {
-            if let Some(w) = &p.link_watch {
-                let n = &p.nic.name;
-                c.insert(format!("{n}.resets"), w.resets as f64);
-                c.insert(format!("{n}.ticks"), w.ticks as f64);
-                c.insert(format!("{n}.mii_ticks"), w.mii_ticks as f64);
-                c.insert(format!("{n}.pollstats"), w.pollstats as f64);
-                c.insert(format!("{n}.link_down_ms"), w.down_until(end) as f64 / 1e9);
-            }
-        }
-        c.insert(
-            "cpu.preemptions".into(),
-            self.cores.all().map(|k| k.cpu.preemptions).sum::<u64>() as f64,
-        );
-        c.insert(
-            "ipintrq.high_water".into(),
-            self.cores
-                .all()
-                .map(|k| k.netisr.ipintrq.high_water)
-                .max()
-                .unwrap_or(0) as f64,
-        );
-        if self.cores.count() > 1 {
-            for (i, k) in self.cores.all().enumerate() {
-                c.insert(format!("cpu{i}.preemptions"), k.cpu.preemptions as f64);
-                c.insert(
-                    format!("cpu{i}.ipintrq.high_water"),
-                    k.netisr.ipintrq.high_water as f64,
-                );
-            }
+            b.counters(&mut c);
         }
         c
     }
@@ -1028,21 +959,13 @@ impl<M: Shape> Host<M> {
         }
     }
 
-    /// Frames inside the host: rings, queues, and those held by a running step.
+    /// Frames inside the host: rings, queues, FIFOs, and those held by a running step.
     fn packets_held(&self) -> usize {
-        let nic: usize = self.ports.iter().map(|p| p.nic.held()).sum();
-        let tasks = self.handlers.iter().map(|h| h.held()).sum::<usize>()
-            + self.cores.all().map(|k| k.netisr.held()).sum::<usize>()
+        self.ports.iter().map(|p| p.held()).sum::<usize>()
+            + self.cores.held()
+            + self.handlers.iter().map(|h| h.held()).sum::<usize>()
             + self.rx_policies.held()
-            + self.user.as_ref().map_or(0, |u| u.held());
-        let fifos: usize = self
-            .ports
-            .iter()
-            .filter_map(|p| p.dma.get())
-            .map(|d| d.rx_fifo_frames())
-            .sum();
-        let ipintrq: usize = self.cores.all().map(|k| k.netisr.ipintrq.len()).sum();
-        nic + fifos + ipintrq + tasks
+            + self.user.as_ref().map_or(0, |u| u.held())
     }
 }
 

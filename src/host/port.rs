@@ -14,6 +14,8 @@ use crate::model::nic::link_watch::LinkWatch;
 use crate::model::policy::interrupt::DriverCosts;
 use crate::model::policy::moderation::Moderation;
 use crate::model::policy::{Capabilities, PolicyConfig};
+use crate::sim::time::SimTime;
+use std::collections::BTreeMap;
 
 /// One interface: the device and what the host wires to it.
 pub(crate) struct Port<D> {
@@ -55,6 +57,31 @@ pub(crate) struct Port<D> {
 }
 
 impl<D: Attached<NicDma>> Port<D> {
+    /// The counters of the device and of what is wired to it, as of `now`: its
+    /// moderation's, DIM's, the device's own, its DMA engines' and its link watch's,
+    /// each under the NIC's name.
+    pub fn counters(&self, now: SimTime, c: &mut BTreeMap<String, f64>) {
+        let n = &self.nic.name;
+        if let Some(m) = &self.moderation {
+            m.counters(n, c);
+        }
+        if let Some((d, _)) = &self.dim {
+            d.report(n, now, c);
+        }
+        self.nic.counters(c);
+        if let Some(d) = self.dma.get() {
+            d.counters(n, c);
+        }
+        if let Some(w) = &self.link_watch {
+            w.counters(n, now, c);
+        }
+    }
+
+    /// Frames inside the port: its rings and queues, and its DMA engines' receive FIFO.
+    pub fn held(&self) -> usize {
+        self.nic.held() + self.dma.get().map_or(0, |d| d.rx_fifo_frames())
+    }
+
     /// Whether its policy's handler services receive errors and underruns
     /// ([`Capabilities::handles_chip_errors`]).
     #[inline(always)]

@@ -166,6 +166,12 @@ pub(crate) struct Bus {
 }
 
 impl Bus {
+    /// Its counters: `bus.busy_ms` (time carrying bursts [ms]) and `bus.bursts`.
+    pub fn counters(&self, c: &mut std::collections::BTreeMap<String, f64>) {
+        c.insert("bus.busy_ms".into(), self.busy_ps as f64 / 1e9);
+        c.insert("bus.bursts".into(), self.bursts as f64);
+    }
+
     pub fn new(cfg: &BusConfig) -> Bus {
         let ps_per_byte = 1e6 / cfg.clock_mhz / cfg.width_bytes as f64;
         let table = cfg.burst_bytes.max(cfg.descriptor_bytes).min(4096);

@@ -127,6 +127,13 @@ pub(crate) struct Line {
 }
 
 impl Line {
+    /// Its counter, for a configured (shared) line only: `<line>.passes`.
+    pub fn counters(&self, c: &mut std::collections::BTreeMap<String, f64>) {
+        if self.shared {
+            c.insert(format!("{}.passes", self.name), self.passes as f64);
+        }
+    }
+
     /// A line shared by the NICs `chain`.
     pub fn shared(cfg: &IrqLineConfig, chain: Vec<usize>, clock_mhz: f64, rng: StreamRng) -> Line {
         Line {

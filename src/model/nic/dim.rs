@@ -535,6 +535,25 @@ impl Dim {
         &self.counters
     }
 
+    /// Its counters as of `now` under NIC `nic`'s name: `<nic>.dim.profile` (the
+    /// profile programmed at the end), `.dim.measurements`, `.dim.profile_changes` and
+    /// `.dim.profile<i>_ms` (time with profile `i` programmed [ms]).
+    pub fn report(&self, nic: &str, now: SimTime, c: &mut std::collections::BTreeMap<String, f64>) {
+        let k = &self.counters;
+        c.insert(
+            format!("{nic}.dim.profile"),
+            self.programmed_profile() as f64,
+        );
+        c.insert(format!("{nic}.dim.measurements"), k.measurements as f64);
+        c.insert(
+            format!("{nic}.dim.profile_changes"),
+            k.profile_changes as f64,
+        );
+        for (i, t) in self.time_in_profiles(now).iter().enumerate() {
+            c.insert(format!("{nic}.dim.profile{i}_ms"), t.as_secs_f64() * 1e3);
+        }
+    }
+
     /// Time spent with each profile programmed in the NIC, from time zero to `now` [ps
     /// per profile index].
     pub fn time_in_profiles(&self, now: SimTime) -> [SimTime; NUM_PROFILES] {

@@ -475,15 +475,14 @@ impl NicDma {
         self.rx_fifo.len()
     }
 
-    /// Transmit underruns so far -- counter.
-    pub fn tx_underruns(&self) -> u64 {
-        self.tx_underruns
-    }
-
-    /// Current threshold step (0 = the first threshold; the number of thresholds =
-    /// store-and-forward) -- counter.
-    pub fn threshold_step(&self) -> usize {
-        self.threshold_step
+    /// Its counters under NIC `nic`'s name: `<nic>.tx_underruns` and
+    /// `<nic>.tx_threshold_step`.
+    pub fn counters(&self, nic: &str, c: &mut std::collections::BTreeMap<String, f64>) {
+        c.insert(format!("{nic}.tx_underruns"), self.tx_underruns as f64);
+        c.insert(
+            format!("{nic}.tx_threshold_step"),
+            self.threshold_step as f64,
+        );
     }
 }
 
@@ -682,7 +681,7 @@ mod tests {
         );
         assert!(!d.tx_fetching());
         assert!(d.idle());
-        assert_eq!(d.tx_underruns(), 0);
+        assert_eq!(d.tx_underruns, 0);
     }
 
     #[test]
@@ -766,7 +765,7 @@ mod tests {
         // the FIFO ran dry.
         let late = start + us(16.0) + SimTime(1);
         assert_eq!(d.tx_burst_done(64, late, &link), TxStep::Underrun);
-        assert_eq!(d.tx_underruns(), 1);
+        assert_eq!(d.tx_underruns, 1);
         assert!(!d.tx_fetching());
         assert!(d.idle());
         // The driver steps the threshold: 256 from now on.
@@ -784,7 +783,7 @@ mod tests {
         d.tx_burst_done(64, us(1.84), &link);
         d.tx_burst_done(64, us(2.44), &link); // started; a 64-byte read is out
         assert!(d.tx_wire_end());
-        assert_eq!(d.tx_underruns(), 1);
+        assert_eq!(d.tx_underruns, 1);
         // The next frame waits for the aborted frame's read to come back ...
         let next = frame(2, 64);
         assert_eq!(d.tx_begin(next, us(60.0), us(59.0)), None);
@@ -808,12 +807,12 @@ mod tests {
             d.raise_threshold();
         }
         assert_eq!(d.threshold(2000), 1024);
-        assert_eq!(d.threshold_step(), 3);
+        assert_eq!(d.threshold_step, 3);
         d.raise_threshold();
         assert_eq!(d.threshold(2000), 2000); // store-and-forward
         d.raise_threshold();
         assert_eq!(d.threshold(600), 600);
-        assert_eq!(d.threshold_step(), 4);
+        assert_eq!(d.threshold_step, 4);
     }
 
     #[test]

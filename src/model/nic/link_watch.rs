@@ -337,6 +337,24 @@ impl LinkWatch {
     pub fn down_until(&self, now: SimTime) -> u64 {
         self.down_ps + self.down_since.map_or(0, |t| (now - t).0)
     }
+
+    /// Its counters as of `now` under NIC `nic`'s name: `<nic>.resets`, `.ticks`,
+    /// `.mii_ticks`, `.pollstats` and `.link_down_ms` (time with the link down [ms]).
+    pub fn counters(
+        &self,
+        nic: &str,
+        now: SimTime,
+        c: &mut std::collections::BTreeMap<String, f64>,
+    ) {
+        c.insert(format!("{nic}.resets"), self.resets as f64);
+        c.insert(format!("{nic}.ticks"), self.ticks as f64);
+        c.insert(format!("{nic}.mii_ticks"), self.mii_ticks as f64);
+        c.insert(format!("{nic}.pollstats"), self.pollstats as f64);
+        c.insert(
+            format!("{nic}.link_down_ms"),
+            self.down_until(now) as f64 / 1e9,
+        );
+    }
 }
 
 #[cfg(test)]

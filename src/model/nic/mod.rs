@@ -792,6 +792,25 @@ impl Nic {
             + self.if_snd.len()
             + self.tx_ring.len().saturating_sub(self.tx_active as usize)
     }
+
+    /// Its counters under its name: `<nic>.rx_frames`, `.tx_frames`, `.interrupts`,
+    /// `.rx_ring.drops`, `.rx_ring.high_water`, `.if_snd.drops`, `.if_snd.high_water`,
+    /// and its statistics counters' when modelled ([`StatsCounters::counters`]).
+    pub fn counters(&self, c: &mut std::collections::BTreeMap<String, f64>) {
+        let name = &self.name;
+        c.insert(format!("{name}.rx_frames"), self.rx_frames as f64);
+        c.insert(format!("{name}.tx_frames"), self.tx_frames as f64);
+        c.insert(format!("{name}.interrupts"), self.interrupts as f64);
+        c.insert(format!("{name}.rx_ring.drops"), self.rx_ring.drops as f64);
+        let high = self.rx_ring.high_water as f64;
+        c.insert(format!("{name}.rx_ring.high_water"), high);
+        c.insert(format!("{name}.if_snd.drops"), self.if_snd.drops as f64);
+        let high = self.if_snd.high_water as f64;
+        c.insert(format!("{name}.if_snd.high_water"), high);
+        if let Some(st) = &self.stats {
+            st.counters(name, c);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -138,6 +138,17 @@ pub struct Moderation {
 }
 
 impl Moderation {
+    /// Its counters under NIC `nic`'s name: `<nic>.moderation.raised` (interrupts let
+    /// through) and `<nic>.moderation.suppressed` (receive causes folded into a later
+    /// interrupt).
+    pub fn counters(&self, nic: &str, c: &mut std::collections::BTreeMap<String, f64>) {
+        c.insert(format!("{nic}.moderation.raised"), self.raised as f64);
+        c.insert(
+            format!("{nic}.moderation.suppressed"),
+            self.suppressed as f64,
+        );
+    }
+
     /// State from the configuration.
     pub fn new(cfg: &ModerationConfig) -> Moderation {
         let (interval, itr) = match cfg.adaptive {
