@@ -80,6 +80,7 @@ impl ModelConfig {
                 clock_mhz: self.cpu.clock_mhz,
                 timeslice: SimTime::from_ns_f64(self.kernel.timeslice_ns),
                 cores: self.cpu.cores as usize,
+                queues: &[],
             },
             p,
         );

@@ -36,6 +36,27 @@ use crate::sim::time::SimTime;
 /// DIM and no `moderation` gets one with no ITR), and the DIM instance with whether its
 /// mode restarts the timer per frame (CQE).
 #[allow(clippy::type_complexity)]
+/// Where each device of `nics` (the expanded model, one device per queue, named by
+/// [`crate::model::nic::queue_name`]) sits on its port.
+fn queues_of(nics: &[crate::model::nic::NicConfig]) -> Vec<crate::model::policy::QueueOf> {
+    nics.iter()
+        .map(|n| {
+            let (port, index) = match n.queue_of {
+                Some((k, _)) => {
+                    let suffix = crate::model::nic::queue_name("", k);
+                    (n.name.strip_suffix(&suffix).unwrap_or(&n.name), k)
+                }
+                None => (n.name.as_str(), 0),
+            };
+            crate::model::policy::QueueOf {
+                port: port.to_string(),
+                index,
+                tx_completion: n.tx_completion.is_some(),
+            }
+        })
+        .collect()
+}
+
 fn moderation_of(
     c: &crate::model::nic::NicConfig,
 ) -> (
@@ -171,13 +192,20 @@ impl<M: Shape> Host<M> {
             &cfg.nics.iter().map(|n| n.xps).collect::<Vec<_>>(),
             cfg.cpu.cores.max(1) as usize,
         );
-        // A NIC transmits if a flow leaves by it, or by another queue of its NIC.
+        // A NIC transmits if a flow leaves by it, or by another queue of its NIC, or if
+        // an XDP program sends its frames back out of it (XDP_TX, on the queue that
+        // received them).
+        let xdp_tx = |i: usize| {
+            matches!(&cfg.nics[i].policy, crate::model::policy::PolicyConfig::Napi(n)
+                if n.xdp.as_ref().is_some_and(|x| x.action == crate::model::policy::xdp::XdpAction::Tx))
+        };
         let transmits: Vec<bool> = (0..cfg.nics.len())
             .map(|i| {
                 let group = |j: usize| tx_group[j].is_some() && tx_group[j] == tx_group[i];
-                flows.iter().any(|f| f.out_nic == i || group(f.out_nic))
+                flows.iter().any(|f| f.out_nic == i || group(f.out_nic)) || xdp_tx(i)
             })
             .collect();
+        let queue_of = queues_of(&cfg.nics);
         let rx_policies = policies::Policies::build(|kind| BuildCtx {
             kind,
             nics: &policies,
@@ -185,6 +213,7 @@ impl<M: Shape> Host<M> {
             clock_mhz: mhz,
             timeslice,
             cores: cfg.cpu.cores as usize,
+            queues: &queue_of,
         });
         let ports: Vec<Port<M::Dma>> = nics
             .into_iter()

@@ -39,6 +39,10 @@ impl<M: Shape> RingEnv for HostEnv<'_, M> {
         self.h.ports[nic].nic.take_tx_completions()
     }
     #[inline(always)]
+    fn reclaim_tx(&mut self, nic: usize, max: u32) -> (u32, u32) {
+        self.h.ports[nic].nic.reclaim_tx(max)
+    }
+    #[inline(always)]
     fn tx_completion_interrupts(&self, nic: usize) -> bool {
         self.h.ports[nic].nic.tx_completion_interrupts()
     }
@@ -114,6 +118,11 @@ impl<M: Shape> StackEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn xdp_redirect(&mut self, p: Packet) {
         self.h.if_output(p, self.now, self.s)
+    }
+    #[inline(always)]
+    fn xdp_tx(&mut self, p: Packet) {
+        let back = self.h.acct.flow(p.flow as usize).in_nic;
+        self.h.output_on(back, p, self.now, self.s)
     }
 }
 

@@ -562,6 +562,19 @@ impl<M: Shape> Host<M> {
     pub(crate) fn if_output(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
         let flow = p.flow as usize;
         let out = self.tx_device(self.acct.flow(flow).out_nic, flow);
+        self.output_on(out, p, now, s)
+    }
+
+    /// Output on transmit device `out` itself (a NIC, or one queue of a multi-queue
+    /// NIC): if_snd, TX ring, wire.
+    #[inline(always)]
+    pub(crate) fn output_on(
+        &mut self,
+        out: usize,
+        p: Packet,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
         if self.tx_grouped(out) {
             if let Err(p) = self.queue_output(out, p, now, s) {
                 self.acct.dropped(p.flow, DropSite::IfSnd);

@@ -1109,14 +1109,14 @@ fn a_parameter_another_policy_would_take_is_refused_not_ignored() {
 #[test]
 fn transmit_completions_need_a_policy_that_reclaims_descriptors() {
     let mut c = Case::new();
-    c.model["nics"][1]["policy"] = json!({ "kind": "napi" });
+    c.model["nics"][1]["policy"] = json!({ "kind": "freebsd-polling" });
     c.model["nics"][1]["tx_completion"] = json!({ "interrupt_every": 1 });
     let run = c.run();
     c.assert_one(
         &run,
         &c.model_path(),
         "nics[1].tx_completion",
-        &["reclaim", "(`interrupt`, `deferred`)"],
+        &["reclaim", "(`interrupt`, `napi`, `deferred`)"],
     );
 }
 

@@ -11,7 +11,7 @@
 //! one-core rates' per-frame times apart), the six-core single-route rate (the shared
 //! section's mean hold, 72 ns), the one-core raw-drop rate (the drop path's cost), the
 //! one-core XDP_DROP rate (the driver's receive without an skb, 38.6 ns) and the one-core
-//! XDP forwarding rate (the forwarding program's cost, 251.6 ns). The first four are the
+//! XDP forwarding rate (the forwarding program's cost, 240.7 ns). The first four are the
 //! issue's allowance (the one-core rates of the single-route and raw-drop columns) plus
 //! the section's one parameter and the lookup the issue derives itself; the two XDP ones
 //! go beyond it, since no published figure splits XDP's per-frame time, and are said to.
@@ -201,10 +201,10 @@ fn a_constant_hold_lets_the_cores_fall_into_step_and_scale_linearly() {
     assert!((got / linear - 1.0).abs() < 0.005, "constant hold: {got}");
     assert!(got / SINGLE_ROUTE[5] > 1.12, "{got}");
     // It is the variance that breaks the step, wherever it is: the same constant hold
-    // with the rest of the protocol work exponential (mean 437 ns) contends again.
+    // with the rest of the protocol work exponential (mean 426 ns) contends again.
     let varied = model(6, |m| {
         m["kernel"]["shared_section"] = json!({ "hold": { "ns": 72 } });
-        m["kernel"]["netisr_per_packet"] = json!({ "dist": "exponential", "mean_ns": 437 });
+        m["kernel"]["netisr_per_packet"] = json!({ "dist": "exponential", "mean_ns": 426 });
     });
     let got = steady(&varied);
     eprintln!("constant hold, exponential protocol work, six cores: {got:.0}");
@@ -276,9 +276,75 @@ fn xdp_drop_drops_every_frame_in_the_poll_at_its_one_core_rate() {
     assert_eq!(r.counters["kernel.section.entries"], 0.0);
 }
 
+/// The egress port's channel, one core forwarding with a single route, as `ethtool -S`
+/// on the testbed's egress port showed it (B01 L852-872, per second): `ch0_poll` =
+/// `ch0_events` = `ch0_arm` = 27,183 and `tx0_cqes` 1,739,714, 64.0 completions per
+/// poll. Nothing in the model is set from these: each forwarded frame's completion is
+/// a CQE that asks for an event (`tx_completion.interrupt_every` 1, mlx5's
+/// MLX5_WQE_CTRL_CQ_UPDATE on every doorbell WQE without xmit_more), the event waits
+/// for TX moderation (16 us from the first CQE, mlx5's static default), and the
+/// egress channel's NAPI poll, scheduled on the same core, runs only between two polls
+/// of the ingress channel in net_rx_action: so one event per ingress poll of 64 frames,
+/// whatever the timer, as long as it expires within an ingress poll (64 x 575 ns =
+/// 36.8 us). Tolerances: rates within 2 % (the forwarding rate's own tolerance),
+/// completions per poll within 0.5 %; with DIM's initial TX profile (8 us, EQE) the
+/// same 64 (0.5 %), while a timer longer than an ingress poll (50 us) gives fewer,
+/// larger batches, as it would on the host.
+#[test]
+fn the_egress_port_reclaims_64_completions_per_poll_as_ethtool_shows() {
+    let per_s = |cfg: &ModelConfig, k: &'static str| {
+        steady_by(cfg, OFFERED_PER_CORE, move |r| r.counters[k])
+    };
+    let shipped = model(1, |_| {});
+    let poll = per_s(&shipped, "eth1.ch0_poll");
+    let events = per_s(&shipped, "eth1.ch0_events");
+    let arm = per_s(&shipped, "eth1.ch0_arm");
+    let cqes = per_s(&shipped, "eth1.tx0_cqes");
+    eprintln!(
+        "egress, 1 core: ch0_poll {poll:.0}, ch0_events {events:.0}, ch0_arm {arm:.0}, \
+         tx0_cqes {cqes:.0} ({:.2} per poll); measured 27,183 and 1,739,714",
+        cqes / poll
+    );
+    for (name, got) in [("ch0_poll", poll), ("ch0_events", events), ("ch0_arm", arm)] {
+        assert!((got / 27_183.0 - 1.0).abs() < 0.02, "{name}: {got}");
+    }
+    assert!((cqes / 1_739_714.0 - 1.0).abs() < 0.02, "tx0_cqes: {cqes}");
+    assert!((cqes / poll / 64.0 - 1.0).abs() < 0.005, "{}", cqes / poll);
+    // Every poll found the channel done and re-armed it; every event scheduled one.
+    assert!((arm / poll - 1.0).abs() < 0.005 && (events / poll - 1.0).abs() < 0.005);
+    // One completion per forwarded frame.
+    let forwarded = steady(&shipped);
+    assert!(
+        (cqes / forwarded - 1.0).abs() < 0.001,
+        "{cqes} vs {forwarded}"
+    );
+    let timer = |ns: f64| {
+        model(1, move |m| {
+            for n in m["nics"].as_array_mut().expect("nics") {
+                n["moderation"]["tx_absolute_timer_ns"] = json!(ns);
+            }
+        })
+    };
+    let dim = timer(8_000.0);
+    let per_poll = per_s(&dim, "eth1.tx0_cqes") / per_s(&dim, "eth1.ch0_poll");
+    assert!((per_poll / 64.0 - 1.0).abs() < 0.005, "8 us: {per_poll}");
+    let long = timer(50_000.0);
+    let per_poll = per_s(&long, "eth1.tx0_cqes") / per_s(&long, "eth1.ch0_poll");
+    eprintln!("egress, 1 core, a 50 us TX timer: {per_poll:.1} completions per poll");
+    assert!(per_poll > 80.0, "50 us: {per_poll}");
+}
+
+/// The egress port's completion interrupt, per forwarded frame [ns]: its `isr_entry`
+/// and `isr_exit` in the model (500 + 200 ns, estimates), once per ingress poll of
+/// NAPI's weight, 64 frames (what `ch0_events` / `tx0_cqes` on the egress port show,
+/// and what `the_egress_port_reclaims_64_completions_per_poll_as_ethtool_shows`
+/// checks).
+const EGRESS_IRQ_NS: f64 = (500.0 + 200.0) / 64.0;
+
 /// XDP forwarding, full table, RX ring 256, on 1-6 cores within 5 % (issue 36). The
 /// program's cost (its bpf_fib_lookup over the full table, the devmap redirect and
-/// the output driver's transmit and completion: 290.2 - 38.6 = 251.6 ns) is taken
+/// the output driver's transmit: 290.2 - 38.6 - 10.9 = 240.6 ns, the last term the
+/// egress port's completion interrupt) is taken
 /// from the one-core point, a calibration the issue's rule does not allow for (no
 /// published figure splits it), so the one-core point is a calibration check and 2-6
 /// are predictions. The redirected frames skip the skb path and its shared section,
@@ -287,8 +353,8 @@ fn xdp_drop_drops_every_frame_in_the_poll_at_its_one_core_rate() {
 /// the model does not have: it stays below the measured rates, within 5 %.
 #[test]
 fn xdp_forwarding_on_1_to_6_cores_within_5_percent() {
-    let program = 1e9 / XDP_FULL_TABLE_RING_256[0] - XDP_RX_NS;
-    assert!((program - 251.6).abs() < 0.1, "{program}");
+    let program = 1e9 / XDP_FULL_TABLE_RING_256[0] - XDP_RX_NS - EGRESS_IRQ_NS;
+    assert!((program - 240.66).abs() < 0.01, "{program}");
     let xdp =
         json!({ "action": "redirect", "rx": { "ns": XDP_RX_NS }, "program": { "ns": program } });
     let r = column_by(
@@ -316,6 +382,83 @@ fn xdp_forwarding_on_1_to_6_cores_within_5_percent() {
             i + 1
         );
     }
+}
+
+/// XDP_TX with an RX ring of 256, 1-6 cores [frames/s] (B01 `xdp_tx_data03_256`, the
+/// paper's redirect-test figure; docs/xdp-paper-data.md section 2).
+const XDP_TX_RING_256: [f64; 6] = [
+    16_900_699.0,
+    34_850_297.0,
+    51_884_051.0,
+    68_953_922.0,
+    70_164_732.0,
+    68_744_044.0,
+];
+
+/// XDP_TX, RX ring 256: each frame sent back out of the port and channel it came in
+/// on. The program's cost with the transmit (59.2 - 38.6 = 20.6 ns) is taken from the
+/// one-core point, a calibration like XDP forwarding's, so one core is a calibration
+/// check (0.5 %) and 2-6 are predictions. The frames' completions are reclaimed by the
+/// receiving channel's own poll, which a saturated core never leaves: no transmit
+/// interrupt. On 2-4 cores the model, linear, is within 5 % below the measured rates
+/// (issue 36's XDP tolerance), which scale better than linearly, as XDP forwarding's
+/// do; on 5 and 6 the measured host stops at about 70 M frames/s, a limit of the NIC or
+/// of PCIe that the paper's notes suspect ("Possible PCIe limit?", B02) and nothing in
+/// the model stands for: the model goes on linearly, more than 15 % above (missed,
+/// pinned as such).
+#[test]
+fn xdp_tx_scales_linearly_to_four_cores_within_5_percent_and_misses_the_nics_limit() {
+    let program = 1e9 / XDP_TX_RING_256[0] - XDP_RX_NS;
+    assert!((program - 20.60).abs() < 0.01, "{program}");
+    let xdp = json!({ "action": "tx", "rx": { "ns": XDP_RX_NS }, "program": { "ns": program } });
+    let r = column_by(
+        "XDP_TX",
+        &XDP_TX_RING_256,
+        20e6,
+        |r| {
+            r.counters
+                .iter()
+                .filter(|(k, _)| k.ends_with(".rx_xdp_tx_xmit"))
+                .map(|(_, v)| v)
+                .sum()
+        },
+        |m| {
+            with_xdp(m, xdp.clone());
+            for n in m["nics"].as_array_mut().expect("nics") {
+                n["rx_ring_slots"] = json!(256);
+            }
+        },
+    );
+    assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
+    for (i, x) in r.iter().enumerate().take(4).skip(1) {
+        assert!(
+            *x < 1.0 && *x > 0.95,
+            "{} cores: model / measured {x}",
+            i + 1
+        );
+    }
+    for (i, x) in r.iter().enumerate().skip(4) {
+        assert!(
+            *x > 1.15,
+            "{} cores: the NIC's limit is not modelled: {x}",
+            i + 1
+        );
+    }
+    // Every frame went back out of the receiving port, none to the other.
+    let one = run_at(
+        &model(1, |m| {
+            with_xdp(m, xdp.clone());
+            for n in m["nics"].as_array_mut().expect("nics") {
+                n["rx_ring_slots"] = json!(256);
+            }
+        }),
+        0.01,
+        20e6,
+    );
+    assert_eq!(one.counters["eth1.tx_frames"], 0.0);
+    assert!(one.counters["eth0.tx_frames"] > 100_000.0);
+    assert!(one.total.received as f64 >= one.counters["eth0.tx_frames"] - 1.0);
+    assert_eq!(one.counters["kernel.section.entries"], 0.0);
 }
 
 /// XDP_PASS costs its 13.3 ns per frame and changes nothing else: on one core with the

@@ -701,6 +701,18 @@ impl Nic {
         Some(std::mem::take(&mut self.tx_unreclaimed))
     }
 
+    /// A poll cleans the TX ring: reclaim up to `max` sent descriptors whether or not
+    /// one asked for an interrupt (ixgbe_clean_tx_irq, mlx5e_poll_tx_cq); the transmit
+    /// cause is acknowledged once none is left. Returns those reclaimed and those left.
+    pub fn reclaim_tx(&mut self, max: u32) -> (u32, u32) {
+        let k = self.tx_unreclaimed.min(max);
+        self.tx_unreclaimed -= k;
+        if self.tx_unreclaimed == 0 {
+            self.tx_cause = false;
+        }
+        (k, self.tx_unreclaimed)
+    }
+
     /// The driver's start routine (dc_start): move frames from if_snd to free TX
     /// descriptors and start the transmitter if idle.
     #[inline]

@@ -299,6 +299,7 @@ mod tests {
             clock_mhz: 1000.0,
             timeslice: crate::sim::time::SimTime::from_ns_f64(1e7),
             cores: 1,
+            queues: &[],
         };
         let mut b = BusyPoll::build(&ctx).expect("two NICs busy-poll");
         // The loop is one kernel thread (registry index 4), woken at the start.
@@ -340,6 +341,7 @@ mod tests {
                 clock_mhz: mhz,
                 timeslice: crate::sim::time::SimTime::from_ns_f64(1e7),
                 cores: 1,
+                queues: &[],
             };
             let mut p = Problems::new();
             BusyPoll::validate_model(&ctx, &mut p);

@@ -269,6 +269,7 @@ mod tests {
             clock_mhz: 1000.0,
             timeslice: SimTime::from_ns_f64(1e7),
             cores: 1,
+            queues: &[],
         };
         let mut d = Deferred::build(&ctx).expect("NICs use it");
         let mut env = Script::new(&[0, 0, 2]);

@@ -28,6 +28,10 @@ pub trait RingEnv {
     fn rx_empty(&self, nic: usize) -> bool;
     /// Transmit descriptors `nic` has completed and not yet reclaimed (txeof's work), if any.
     fn take_tx_completions(&mut self, nic: usize) -> Option<u32>;
+    /// Reclaim up to `max` of `nic`'s completed transmit descriptors, whether or not
+    /// one asked for an interrupt (a NAPI poll's clean of the TX ring), clearing the
+    /// transmit cause when none is left. Returns those reclaimed and those left.
+    fn reclaim_tx(&mut self, nic: usize, max: u32) -> (u32, u32);
     /// Whether `nic` interrupts on transmit completions (and so needs its start routine
     /// run by the driver when descriptors are reclaimed).
     fn tx_completion_interrupts(&self, nic: usize) -> bool;
@@ -78,6 +82,9 @@ pub trait StackEnv {
     /// An XDP program redirected `p` to its flow's output port (XDP_REDIRECT): the
     /// output driver's transmit, without the protocol path.
     fn xdp_redirect(&mut self, p: Packet);
+    /// An XDP program sent `p` back out of the port it came in on (XDP_TX), on the
+    /// receiving queue's own transmit queue.
+    fn xdp_tx(&mut self, p: Packet);
 }
 
 /// The clock, the interrupt controller and the CPU scheduler.
@@ -135,6 +142,8 @@ pub(crate) mod mock {
         XdpDrop(u64),
         /// `xdp_redirect(p)`: packet sequence number.
         XdpRedirect(u64),
+        /// `xdp_tx(p)`: packet sequence number.
+        XdpTx(u64),
         /// `set_alarm(after, _, arg)`.
         Alarm(SimTime, u16),
         /// `irq_unmask(nic)`.
@@ -225,6 +234,11 @@ pub(crate) mod mock {
             let k = std::mem::take(&mut self.tx_completions[nic]);
             (k > 0).then_some(k)
         }
+        fn reclaim_tx(&mut self, nic: usize, max: u32) -> (u32, u32) {
+            let k = self.tx_completions[nic].min(max);
+            self.tx_completions[nic] -= k;
+            (k, self.tx_completions[nic])
+        }
         fn tx_completion_interrupts(&self, _nic: usize) -> bool {
             self.tx_interrupts
         }
@@ -289,6 +303,9 @@ pub(crate) mod mock {
         }
         fn xdp_redirect(&mut self, p: Packet) {
             self.log.push(Signal::XdpRedirect(p.seq));
+        }
+        fn xdp_tx(&mut self, p: Packet) {
+            self.log.push(Signal::XdpTx(p.seq));
         }
     }
 

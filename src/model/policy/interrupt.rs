@@ -530,6 +530,9 @@ mod tests {
         fn take_tx_completions(&mut self, nic: usize) -> Option<u32> {
             self.env.take_tx_completions(nic)
         }
+        fn reclaim_tx(&mut self, nic: usize, max: u32) -> (u32, u32) {
+            self.env.reclaim_tx(nic, max)
+        }
         fn tx_completion_interrupts(&self, nic: usize) -> bool {
             self.env.tx_completion_interrupts(nic)
         }
@@ -586,6 +589,9 @@ mod tests {
         }
         fn xdp_redirect(&mut self, p: Packet) {
             self.env.xdp_redirect(p)
+        }
+        fn xdp_tx(&mut self, p: Packet) {
+            self.env.xdp_tx(p)
         }
     }
 

@@ -349,6 +349,23 @@ pub struct BuildCtx<'a> {
     pub timeslice: SimTime,
     /// The number of cores (`cpu.cores`).
     pub cores: usize,
+    /// Where each NIC device sits on its port, by index (empty where not needed: the
+    /// loader's checks).
+    pub queues: &'a [QueueOf],
+}
+
+/// Where a NIC device sits: queue `index` of port `port` (a NIC with one queue is
+/// queue 0 of itself), and whether its transmit completions interrupt
+/// (`tx_completion`), for counters a driver keeps per channel. The host fills it in
+/// from the expanded model (`host::assembly`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueOf {
+    /// The port's name (`nics[].name` as written).
+    pub port: String,
+    /// The queue's index on the port (ethtool's channel number).
+    pub index: u16,
+    /// Its transmit completions interrupt.
+    pub tx_completion: bool,
 }
 
 impl BuildCtx<'_> {
@@ -390,7 +407,7 @@ mod tests {
         );
         assert_eq!(
             in_words(&PolicyConfig::reclaiming_tx()),
-            "`interrupt` and `deferred`"
+            "`interrupt`, `napi` and `deferred`"
         );
         assert_eq!(in_words(&["a".into()]), "a");
         assert_eq!(
@@ -424,11 +441,11 @@ mod tests {
         let json = serde_json::to_value(&cfg).expect("serialise");
         assert_eq!(
             format!("`{}`", json["kind"].as_str().expect("kind")),
-            PolicyConfig::reclaiming_tx()[1]
+            PolicyConfig::reclaiming_tx()[2]
         );
         assert_eq!(
             PolicyConfig::reclaiming_tx(),
-            vec!["`interrupt`", "`deferred`"]
+            vec!["`interrupt`", "`napi`", "`deferred`"]
         );
     }
 }

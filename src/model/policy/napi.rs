@@ -50,11 +50,21 @@
 //!
 //! **XDP** (`xdp`, [`XdpParams`]): a program the driver runs on each frame in its poll,
 //! straight from the RX ring before an skb exists; XDP_DROP ends the frame there,
-//! XDP_REDIRECT sends it out of its flow's output port without the protocol path, and
-//! XDP_PASS lets it go on as without XDP, having paid the program.
+//! XDP_REDIRECT sends it out of its flow's output port without the protocol path,
+//! XDP_TX back out of the port and channel it came in on, and XDP_PASS lets it go on as
+//! without XDP, having paid the program.
+//!
+//! **Transmit completions** (the NIC's `tx_completion`): each frame sent leaves a
+//! completion that can raise the device's interrupt (through its moderation); a poll
+//! first reclaims up to `tx_work_limit` of them (mlx5e_poll_tx_cq, ixgbe_clean_tx_irq;
+//! `driver.tx_per_packet` each) and runs the start routine for the freed descriptors,
+//! then does its receive work; a poll that leaves completions is not done, like one
+//! that used its weight. Such a device's channel counters are kept under mlx5's
+//! `ethtool -S` names ([`Channel`]).
 //!
 //! Parameters: per NIC [`NapiParams`] (`weight` 64, `threaded` false, `defer_hard_irqs`
-//! 0, `gro_flush_timeout_ns` 0, `rps_cpus` none, `xdp` none); [`NapiConfig`] (`kernel.napi`):
+//! 0, `gro_flush_timeout_ns` 0, `rps_cpus` none, `xdp` none, `tx_work_limit` 128
+//! [completions]); [`NapiConfig`] (`kernel.napi`):
 //! `netdev_budget` 300 [frames], `netdev_budget_usecs` 2,000 [us], `max_restart` 10,
 //! `max_restart_ns` 2,000,000 (MAX_SOFTIRQ_TIME 2 ms), `dev_weight` 64 [frames],
 //! `netdev_max_backlog` 1,000 [frames], `rps_per_packet` 0 [cost].
@@ -63,7 +73,10 @@
 //! `napi.ksoftirqd_wakeups`; when a device uses the mechanism, `napi.deferred_irqs` (completions that left the interrupt
 //! masked), `napi.watchdog` (hrtimer polls), `napi.thread_polls`, `napi.rps_steered`,
 //! `napi.backlog_dropped`; with XDP, per NIC, `<nic>.rx_xdp_drop`, `<nic>.rx_xdp_redirect`
-//! (mlx5's ethtool -S names) and `<nic>.xdp_pass`; on a host with several cores, per core as in
+//! (mlx5's ethtool -S names) and `<nic>.xdp_pass`; for a NIC whose transmit completions
+//! interrupt, per channel `k` of its port, `<port>.ch<k>_poll`, `.ch<k>_events`,
+//! `.ch<k>_arm`, `.tx<k>_cqes` (mlx5's names: polls, interrupts that scheduled it,
+//! completions that re-armed it, transmit completions reclaimed); on a host with several cores, per core as in
 //! /proc/net/softnet_stat: `cpu<k>.softnet.processed` (frames that went up the
 //! protocol path on the core, __netif_receive_skb_core's count: an RPS-steered frame
 //! counts once, on its target, when process_backlog takes it), `.dropped` (frames
@@ -113,10 +126,25 @@ pub struct NapiParams {
     /// skb exists (`ip link set dev <dev> xdp obj ...`; default none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xdp: Option<XdpParams>,
+    /// Transmit completions one poll reclaims at most, before its receive work, when
+    /// the NIC's transmit completions interrupt (`tx_completion`): more left means the
+    /// poll is not done (mlx5's MLX5E_TX_CQ_POLL_BUDGET, 128, the default; ixgbe's
+    /// tx_work_limit is 256) [completions].
+    #[serde(default = "d_tx_work_limit", skip_serializing_if = "is_d_tx_work_limit")]
+    #[schemars(range(min = 1))]
+    pub tx_work_limit: u32,
 }
 
 fn d_weight() -> u32 {
     64
+}
+
+fn d_tx_work_limit() -> u32 {
+    128
+}
+
+fn is_d_tx_work_limit(v: &u32) -> bool {
+    *v == d_tx_work_limit()
 }
 
 impl Default for NapiParams {
@@ -128,6 +156,7 @@ impl Default for NapiParams {
             gro_flush_timeout_ns: 0.0,
             rps_cpus: Vec::new(),
             xdp: None,
+            tx_work_limit: d_tx_work_limit(),
         }
     }
 }
@@ -136,6 +165,7 @@ impl NapiParams {
     /// Range checks.
     pub fn validate(&self, p: &mut Problems) {
         p.at_least("weight", self.weight as u64, 1, "packet");
+        p.at_least("tx_work_limit", self.tx_work_limit as u64, 1, "completion");
         if !(self.gro_flush_timeout_ns.is_finite() && self.gro_flush_timeout_ns >= 0.0) {
             p.push(
                 "gro_flush_timeout_ns",
@@ -286,6 +316,34 @@ struct Held {
     xdp: Option<XdpAction>,
 }
 
+/// One NAPI device's channel counters, under the names mlx5's `ethtool -S` gives a
+/// channel (`struct mlx5e_ch_stats` and the SQ's `cqes`, en_stats.h; en_txrx.c,
+/// en_tx.c): kept for a NIC whose poll reclaims transmit completions
+/// (`tx_completion`), whose queue is channel `index` of port `port`.
+#[derive(Clone, Debug, Default)]
+struct Channel {
+    port: String,
+    index: u16,
+    /// Polls of the device (`ch<k>_poll`, `ch_stats->poll++` at mlx5e_napi_poll's entry).
+    poll: u64,
+    /// Interrupts that scheduled it (`ch<k>_events`, mlx5e_completion_event).
+    events: u64,
+    /// Polls that completed it and re-enabled its interrupt (`ch<k>_arm`).
+    arm: u64,
+    /// Transmit completions its polls reclaimed (`tx<k>_cqes`, mlx5e_poll_tx_cq).
+    cqes: u64,
+}
+
+impl Channel {
+    fn counters(&self, c: &mut BTreeMap<String, f64>) {
+        let (p, k) = (&self.port, self.index);
+        c.insert(format!("{p}.ch{k}_poll"), self.poll as f64);
+        c.insert(format!("{p}.ch{k}_events"), self.events as f64);
+        c.insert(format!("{p}.ch{k}_arm"), self.arm as f64);
+        c.insert(format!("{p}.tx{k}_cqes"), self.cqes as f64);
+    }
+}
+
 /// A device NAPI polls: a NIC, or a core's RPS backlog.
 #[derive(Clone, Debug, Default)]
 struct Dev {
@@ -296,6 +354,13 @@ struct Dev {
     rps: Vec<u16>,
     /// Its XDP program, if any.
     xdp: Option<Xdp>,
+    /// Transmit completions a poll reclaims at most.
+    tx_work_limit: u32,
+    /// The last poll left transmit completions unreclaimed: it is not done.
+    tx_left: bool,
+    /// Its channel's counters, kept when the NIC's poll reclaims its transmit
+    /// completions (see [`Channel`]).
+    channel: Option<Channel>,
     /// On a poll list, or its thread has it (NAPI_STATE_SCHED).
     scheduled: bool,
     /// napi->defer_hard_irqs_count.
@@ -402,6 +467,7 @@ impl Napi {
                     gro_flush_timeout: SimTime::from_ns_f64(p.gro_flush_timeout_ns),
                     rps: p.rps_cpus.clone(),
                     xdp: p.xdp.as_ref().map(|x| Xdp::new(x, clock_mhz)),
+                    tx_work_limit: p.tx_work_limit,
                     ..Dev::default()
                 },
                 None => Dev::default(),
@@ -432,6 +498,51 @@ impl Napi {
             busy_packets: 0,
             kind: 0,
         }
+    }
+
+    /// Keep channel counters for each NAPI NIC whose transmit completions interrupt,
+    /// under its port's name and its queue's index (`queues`, by NIC).
+    pub fn with_channels(mut self, queues: &[crate::model::policy::QueueOf]) -> Napi {
+        for (d, q) in self.devs[..self.nics].iter_mut().zip(queues) {
+            if d.weight > 0 && q.tx_completion {
+                d.channel = Some(Channel {
+                    port: q.port.clone(),
+                    index: q.index,
+                    ..Channel::default()
+                });
+            }
+        }
+        self
+    }
+
+    /// The start of a poll of NIC `dev`: the driver's poll call, and when its transmit
+    /// completions interrupt, the reclaim of up to `tx_work_limit` of them first, as
+    /// mlx5e_napi_poll (mlx5e_poll_tx_cq) and ixgbe_poll (ixgbe_clean_tx_irq) do before
+    /// their receive work, then the start routine for the freed descriptors (the
+    /// queue's wake-up). Returns the CPU time: the call and `driver.tx_per_packet` per
+    /// completion.
+    fn poll_begin(&mut self, dev: usize, env: &mut (impl RingEnv + CostEnv)) -> SimTime {
+        let call = env.poll_call_cost(dev);
+        let d = &mut self.devs[dev];
+        let Some(ch) = &mut d.channel else {
+            return call;
+        };
+        ch.poll += 1;
+        let (k, left) = env.reclaim_tx(dev, d.tx_work_limit);
+        ch.cqes += k as u64;
+        d.tx_left = left > 0;
+        if k == 0 {
+            return call;
+        }
+        let t = env.txeof_cost(dev, k);
+        env.if_start(dev);
+        call + t
+    }
+
+    /// Whether the poll of NIC `dev` that took `work` frames of its `weight` is done:
+    /// fewer than its weight, an empty ring, and no transmit completion left.
+    fn poll_done(&self, work: u32, weight: u32, dev: usize, env: &impl RingEnv) -> bool {
+        work < weight && env.rx_empty(dev) && !self.devs[dev].tx_left
     }
 
     /// Core `c`'s ksoftirqd: a kernel thread at normal priority (the User level).
@@ -618,7 +729,7 @@ impl Napi {
                     sn.work = 0;
                     self.polls += 1;
                     if d < self.nics {
-                        return Step::Run(env.poll_call_cost(d));
+                        return Step::Run(self.poll_begin(d, env));
                     }
                     // process_backlog: no driver call to pay for.
                     continue;
@@ -644,7 +755,12 @@ impl Napi {
             } else {
                 sn.poll_list.pop_front();
             }
-            if work < weight && self.dev_empty(c, dev, env) {
+            let done = if dev < self.nics {
+                self.poll_done(work, weight, dev, env)
+            } else {
+                work < weight && self.dev_empty(c, dev, env)
+            };
+            if done {
                 self.complete(dev, work, env);
             } else if spliced {
                 self.cores[c].repoll.push_back(dev);
@@ -710,12 +826,12 @@ impl Napi {
         if let Some(x) = &mut self.devs[dev].xdp {
             program = env.kernel_cost(&x.program);
             match x.action {
-                XdpAction::Drop | XdpAction::Redirect => {
+                XdpAction::Drop | XdpAction::Redirect | XdpAction::Tx => {
                     let rx = env.kernel_cost(&x.rx);
-                    if x.action == XdpAction::Drop {
-                        x.drop += 1;
-                    } else {
-                        x.redirect += 1;
+                    match x.action {
+                        XdpAction::Drop => x.drop += 1,
+                        XdpAction::Redirect => x.redirect += 1,
+                        _ => x.tx += 1,
                     }
                     let h = Held {
                         p,
@@ -753,6 +869,8 @@ impl Napi {
             Some(XdpAction::Drop) => return env.xdp_drop(h.p),
             // ndo_xdp_xmit on the output port's queue for this core.
             Some(XdpAction::Redirect) => return env.xdp_redirect(h.p),
+            // The receiving channel's own transmit queue.
+            Some(XdpAction::Tx) => return env.xdp_tx(h.p),
             Some(XdpAction::Pass) | None => {}
         }
         let Some(t) = h.to else {
@@ -800,6 +918,9 @@ impl Napi {
         // The driver's DIM sample, then re-enable the interrupt and re-check the ring:
         // frames already there raise the interrupt again (irq_unmask), so none is left
         // waiting for a later frame's interrupt.
+        if let Some(ch) = &mut d.channel {
+            ch.arm += 1;
+        }
         env.poll_completed(dev);
         env.irq_unmask(dev);
     }
@@ -833,7 +954,7 @@ impl Napi {
                 d.thread_polling = true;
                 d.thread_work = 0;
                 self.thread_polls += 1;
-                return Step::Run(env.poll_call_cost(dev));
+                return Step::Run(self.poll_begin(dev, env));
             }
             let weight = d.weight;
             if d.thread_work < weight
@@ -847,7 +968,7 @@ impl Napi {
             let d = &mut self.devs[dev];
             d.thread_polling = false;
             let work = d.thread_work;
-            if work < weight && env.rx_empty(dev) {
+            if self.poll_done(work, weight, dev, env) {
                 self.complete(dev, work, env);
                 return Step::Done;
             }
@@ -909,7 +1030,7 @@ impl Napi {
             b.polling = false;
             if b.stopping {
                 // busy_poll_stop: the driver's napi_complete_done now counts.
-                if b.work < BUSY_POLL_BUDGET && env.rx_empty(b.dev) {
+                if self.poll_done(b.work, BUSY_POLL_BUDGET, b.dev, env) {
                     self.complete(b.dev, b.work, env);
                 } else {
                     self.devs[b.dev].scheduled = false;
@@ -924,7 +1045,7 @@ impl Napi {
             }
             b.stopping = true;
             b.work = 0;
-            let call = env.poll_call_cost(b.dev);
+            let call = self.poll_begin(b.dev, env);
             self.busy = Some(b);
             return Step::Run(call);
         }
@@ -937,7 +1058,7 @@ impl Napi {
             b.polling = true;
             b.work = 0;
             self.busy_polls += 1;
-            let call = env.poll_call_cost(b.dev);
+            let call = self.poll_begin(b.dev, env);
             self.busy = Some(b);
             return Step::Run(round + call);
         }
@@ -993,6 +1114,7 @@ impl RxPolicy for Napi {
     const HANDLER: HandlerMode = HandlerMode::Schedule;
     const MANY_CORES: bool = true;
     const DRIVES_DIM: bool = true;
+    const RECLAIMS_TX: bool = true;
     const SWI_BITS: u32 = NET_RX;
     const SWI_NAME: Option<&'static str> = Some("NET_RX softirq");
 
@@ -1017,7 +1139,7 @@ impl RxPolicy for Napi {
             ctx.timeslice,
         );
         n.kind = ctx.kind;
-        Some(n)
+        Some(n.with_channels(ctx.queues))
     }
     fn validate_model(ctx: &BuildCtx<'_>, p: &mut Problems) {
         for (i, cfg) in ctx.nics_of::<Self>() {
@@ -1046,6 +1168,9 @@ impl RxPolicy for Napi {
             if let Some(x) = &d.xdp {
                 x.counters(&crate::model::policy::nic_name(nic_names, i as u16), c);
             }
+            if let Some(ch) = &d.channel {
+                ch.counters(c);
+            }
         }
     }
     fn task_name(task: PolicyTask, nic_names: &[String]) -> String {
@@ -1056,6 +1181,11 @@ impl RxPolicy for Napi {
         }
     }
     fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+        // The interrupt's event (mlx5e_completion_event), whether or not the device
+        // was already scheduled.
+        if let Some(ch) = &mut self.devs[nic].channel {
+            ch.events += 1;
+        }
         Napi::schedule(self, nic, env)
     }
     fn step(&mut self, task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {
@@ -1118,13 +1248,69 @@ mod tests {
         runs
     }
 
-    /// The three verdicts of an XDP program, on a poll of three frames each (rx 1 us,
+    /// A NIC whose transmit completions interrupt: each poll first reclaims up to
+    /// `tx_work_limit` completions (the script's 200 ns each) and wakes the queue, and
+    /// a poll that leaves some is not done, whatever its receive work: the device stays
+    /// scheduled until a poll reclaims the rest, then is re-armed. Its channel's
+    /// counters count the interrupt's event, each poll, the re-arm and the completions,
+    /// under its port's name and channel number.
+    #[test]
+    fn a_poll_reclaims_transmit_completions_first_and_is_not_done_while_some_are_left() {
+        let p = NapiParams {
+            tx_work_limit: 4,
+            ..NapiParams::default()
+        };
+        let mut n = napi_with(300, &[p], 1).with_channels(&[crate::model::policy::QueueOf {
+            port: "eth1".into(),
+            index: 2,
+            tx_completion: true,
+        }]);
+        let mut env = Script::new(&[1]);
+        env.tx_completions[0] = 6;
+        RxPolicy::schedule(&mut n, 0, &mut env);
+        env.take_log();
+        // The poll call and 4 completions, then the one frame (rx + forward); the poll
+        // is not done, so the device goes to the tail of the (live) list, and its next
+        // poll reclaims the last 2, finds the ring empty and re-arms.
+        assert_eq!(
+            softirq(&mut n, &mut env),
+            vec![ns(500 + 800), ns(6_000), ns(500 + 400)]
+        );
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::IfStart(0),
+                Signal::Forward(0),
+                Signal::IfStart(0),
+                Signal::Unmask(0)
+            ]
+        );
+        assert_eq!(env.tx_completions[0], 0);
+        let mut c = BTreeMap::new();
+        RxPolicy::counters(&n, &[], &mut c);
+        let got: Vec<(&str, f64)> = ["eth1.ch2_poll", "eth1.ch2_events", "eth1.ch2_arm", "eth1.tx2_cqes"]
+            .iter()
+            .map(|k| (*k, c[*k]))
+            .collect();
+        assert_eq!(
+            got,
+            [("eth1.ch2_poll", 2.0), ("eth1.ch2_events", 1.0), ("eth1.ch2_arm", 1.0), ("eth1.tx2_cqes", 6.0)]
+        );
+        // A NIC whose completions do not interrupt has no channel counters.
+        let mut plain = napi(300, 64, 1).with_channels(&[crate::model::policy::QueueOf::default()]);
+        let mut c = BTreeMap::new();
+        RxPolicy::schedule(&mut plain, 0, &mut Script::new(&[0]));
+        RxPolicy::counters(&plain, &[], &mut c);
+        assert!(!c.keys().any(|k| k.contains("_poll")), "{c:?}");
+    }
+
+    /// The four verdicts of an XDP program, on a poll of three frames each (rx 1 us,
     /// forward 5 us in the script; the program 0.25 us, its receive without an skb
-    /// 0.1 us): drop and redirect cost the program's receive and run only and never
+    /// 0.1 us): drop, redirect and tx cost the program's receive and run only and never
     /// reach the protocol path (no softnet `processed`), pass costs the program on top
     /// of the usual path; each verdict is counted.
     #[test]
-    fn an_xdp_program_drops_redirects_or_passes_each_frame_before_the_stack() {
+    fn an_xdp_program_drops_redirects_sends_back_or_passes_each_frame_before_the_stack() {
         let xdp = |action: &str| -> NapiParams {
             let x: XdpParams = serde_json::from_value(match action {
                 "pass" => serde_json::json!({ "action": "pass", "program": 250 }),
@@ -1142,6 +1328,7 @@ mod tests {
         for (action, burst, signal) in [
             ("drop", ns(350), Signal::XdpDrop as fn(u64) -> Signal),
             ("redirect", ns(350), Signal::XdpRedirect),
+            ("tx", ns(350), Signal::XdpTx),
             ("pass", ns(6_250), Signal::Forward),
         ] {
             let mut env = Script::new(&[3]);
@@ -1159,10 +1346,11 @@ mod tests {
                 "{action}"
             );
             let x = n.devs[0].xdp.as_ref().expect("xdp");
-            assert_eq!((x.drop, x.redirect, x.pass), match action {
-                "drop" => (3, 0, 0),
-                "redirect" => (0, 3, 0),
-                _ => (0, 0, 3),
+            assert_eq!((x.drop, x.redirect, x.tx, x.pass), match action {
+                "drop" => (3, 0, 0, 0),
+                "redirect" => (0, 3, 0, 0),
+                "tx" => (0, 0, 3, 0),
+                _ => (0, 0, 0, 3),
             });
             assert_eq!(n.cores[0].processed, if action == "pass" { 3 } else { 0 });
         }

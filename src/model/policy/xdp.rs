@@ -21,24 +21,29 @@ use std::collections::BTreeMap;
 ///   forwarded frame (if_snd, ring, the queue XPS gives the polling core), where the
 ///   kernel's XDP send queue is per CPU, has no qdisc and drops when its ring is full:
 ///   the same unless the output port is the bottleneck.
+/// - `tx` (XDP_TX): the frame is sent back out of the port it came in on, on the
+///   receiving channel's own transmit queue (mlx5's per-channel XDP SQ), without an skb
+///   or the protocol path; its completions are reclaimed by that channel's own poll.
+///   As modelled it goes through that queue's if_snd and ring (the kernel's XDP SQ has
+///   no qdisc and drops when its ring is full).
 /// - `pass` (XDP_PASS): the frame goes on as without XDP (an skb, the protocol path),
 ///   having paid the program.
 ///
 /// Costs: `rx`, the driver's receive of a frame up to the program without an skb
-/// (drop and redirect only; a passed frame pays the driver's `rx_per_packet`, skb
+/// (drop, redirect and tx; a passed frame pays the driver's `rx_per_packet`, skb
 /// included), and `program`, the program's run with what its verdict costs in the
 /// driver (for redirect: the route lookup, the devmap enqueue and the output driver's
-/// transmit and completion). Counters, per NIC (per queue device `<nic>-q<k>` on a
-/// multi-queue NIC) as mlx5's ethtool -S names them: `<nic>.rx_xdp_drop`,
-/// `<nic>.rx_xdp_redirect`, and `<nic>.xdp_pass` (frames passed, which mlx5 does not
-/// count).
+/// transmit; for tx: the transmit). Counters, per NIC (per queue device `<nic>-q<k>` on
+/// a multi-queue NIC) as mlx5's ethtool -S names them: `<nic>.rx_xdp_drop`,
+/// `<nic>.rx_xdp_redirect`, with `tx` `<nic>.rx_xdp_tx_xmit`, and `<nic>.xdp_pass`
+/// (frames passed, which mlx5 does not count).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct XdpParams {
     /// The program's verdict on every frame.
     pub action: XdpAction,
     /// The driver's receive of one frame before an skb exists [cost] (required for
-    /// `drop` and `redirect`, refused for `pass`).
+    /// `drop`, `redirect` and `tx`, refused for `pass`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx: Option<CostParam>,
     /// The program's run and its verdict's work in the driver, per frame [cost].
@@ -53,6 +58,8 @@ pub enum XdpAction {
     Drop,
     /// XDP_REDIRECT to the flow's output port.
     Redirect,
+    /// XDP_TX: back out of the port it came in on.
+    Tx,
     /// XDP_PASS.
     Pass,
 }
@@ -64,10 +71,10 @@ impl XdpParams {
             p.push("program", e);
         }
         match (&self.rx, self.action) {
-            (None, XdpAction::Drop | XdpAction::Redirect) => p.push(
+            (None, XdpAction::Drop | XdpAction::Redirect | XdpAction::Tx) => p.push(
                 "rx",
-                "is required for `drop` and `redirect`: the driver's receive of a frame \
-                 before an skb exists"
+                "is required for `drop`, `redirect` and `tx`: the driver's receive of a \
+                 frame before an skb exists"
                     .to_string(),
             ),
             (Some(_), XdpAction::Pass) => p.push(
@@ -93,9 +100,10 @@ pub(crate) struct Xdp {
     /// The driver's receive without an skb (zero for `pass`).
     pub(crate) rx: Cost,
     pub(crate) program: Cost,
-    /// Frames dropped, redirected and passed.
+    /// Frames dropped, redirected, sent back and passed.
     pub(crate) drop: u64,
     pub(crate) redirect: u64,
+    pub(crate) tx: u64,
     pub(crate) pass: u64,
 }
 
@@ -111,6 +119,7 @@ impl Xdp {
             program: p.program.build(clock_mhz),
             drop: 0,
             redirect: 0,
+            tx: 0,
             pass: 0,
         }
     }
@@ -119,6 +128,9 @@ impl Xdp {
     pub(crate) fn counters(&self, nic: &str, c: &mut BTreeMap<String, f64>) {
         c.insert(format!("{nic}.rx_xdp_drop"), self.drop as f64);
         c.insert(format!("{nic}.rx_xdp_redirect"), self.redirect as f64);
+        if self.action == XdpAction::Tx {
+            c.insert(format!("{nic}.rx_xdp_tx_xmit"), self.tx as f64);
+        }
         c.insert(format!("{nic}.xdp_pass"), self.pass as f64);
     }
 }
