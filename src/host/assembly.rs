@@ -17,6 +17,7 @@ use crate::host::{Host, RunSpec, RunStats, SimError, policies, queues, tx_queues
 use crate::model::bus::Bus;
 use crate::model::irq::Line;
 use crate::model::kernel::Netisr;
+use crate::model::kernel::clock::Hardclock;
 use crate::model::kernel::section::SharedSection;
 use crate::model::nic::Nic;
 use crate::model::nic::dma::NicDma;
@@ -201,7 +202,7 @@ impl<M: Shape> Host<M> {
         };
         let transmits: Vec<bool> = (0..cfg.nics.len())
             .map(|i| {
-                let group = |j: usize| tx_group[j].is_some() && tx_group[j] == tx_group[i];
+                let group = |j: usize| tx_group[j] == tx_group[i];
                 flows.iter().any(|f| f.out_nic == i || group(f.out_nic)) || xdp_tx(i)
             })
             .collect();
@@ -269,6 +270,7 @@ impl<M: Shape> Host<M> {
                     })
                     .collect(),
                 cfg.line_cores(),
+                &nic_line,
                 cfg.kernel
                     .shared_section
                     .as_ref()
@@ -304,13 +306,7 @@ impl<M: Shape> Host<M> {
                 spec.drain,
                 spec.timeline,
             ),
-            hardclock: (cfg.kernel.clock.hardclock.mean_ns(mhz) > 0.0).then(|| {
-                (
-                    SimTime::from_ns_f64(1e9 / cfg.kernel.clock.hz as f64),
-                    cfg.kernel.clock.hardclock.build(mhz),
-                )
-            }),
-            clock_rng: key.stream("clock"),
+            hardclock: Hardclock::new(&cfg.kernel.clock, mhz, key.stream("clock")),
             merge_bursts: true,
         };
         // Nothing preempts interrupt handlers but the clock interrupt and a policy that

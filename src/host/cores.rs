@@ -61,6 +61,9 @@ pub(crate) struct Cores<C: CoreModel> {
     on: usize,
     /// The core each interrupt line is bound to, by line.
     line_core: Vec<usize>,
+    /// The core each NIC's line is bound to, by NIC (its callouts and splimp work run
+    /// there).
+    nic_core: Vec<usize>,
     /// The parked cores whose CPU may have a decision to make (bit `c` for core `c`):
     /// those put down with one ([`Cores::switch_to`]) or reached ([`Cores::at`]) since
     /// [`Cores::next_unsettled`] last found them clean. The core in hand is always
@@ -73,10 +76,12 @@ pub(crate) struct Cores<C: CoreModel> {
 
 impl<C: CoreModel> Cores<C> {
     /// The cores, by number (at least one), core 0 in hand; line `l` bound to core
-    /// `line_core[l]`; the section they contend for, if any.
+    /// `line_core[l]`, NIC `n` asserting line `nic_line[n]`; the section they contend
+    /// for, if any.
     pub(crate) fn new(
         cores: Vec<Core>,
         line_core: Vec<usize>,
+        nic_line: &[usize],
         section: Option<SharedSection>,
     ) -> Self {
         let n = cores.len();
@@ -88,6 +93,10 @@ impl<C: CoreModel> Cores<C> {
                 .chain(cores.map(|c| Some(C::hand(c))))
                 .collect(),
             on: 0,
+            nic_core: nic_line
+                .iter()
+                .map(|&l| line_core.get(l).copied().unwrap_or(0))
+                .collect(),
             line_core,
             unsettled: C::CoreSet::first(n),
             section,
@@ -216,6 +225,35 @@ impl<C: CoreModel> Cores<C> {
             return 0;
         }
         self.line_core[l]
+    }
+
+    /// The core `task` runs on: an interrupt line's handlers on the line's core
+    /// (`cpu.irq_affinity`), a NIC's callouts and splimp work on its line's core, the
+    /// software-interrupt dispatcher on the core that raised it (the one in hand), a
+    /// receive policy's tasks on the core that scheduled them (the interrupt's or the
+    /// softirq's core), everything else (the clock interrupt, the user process, the
+    /// sender) on core 0.
+    #[inline(always)]
+    pub(crate) fn core_of(&self, task: Task) -> usize {
+        if !C::MANY {
+            return 0;
+        }
+        match task {
+            Task::Isr(l) => self.line_core[l as usize],
+            Task::HarvestImp(n)
+            | Task::HarvestSoft(n)
+            | Task::LinkTick(n)
+            | Task::LinkTickImp(n) => self.nic_core[n as usize],
+            Task::Swi | Task::Policy(_) => self.on,
+            Task::Hardclock | Task::UserProc | Task::Sender => 0,
+        }
+    }
+
+    /// Make `task` ready at its level on its core ([`Cores::core_of`]; no effect if it
+    /// is running or already waiting there).
+    #[inline]
+    pub(crate) fn wake(&mut self, task: Task) {
+        self.wake_on(self.core_of(task), task)
     }
 
     /// Make `task` ready at its level on core `c` (no effect if it is running or
@@ -394,7 +432,7 @@ mod tests {
         let all = (0..n)
             .map(|c| Core::new(Netisr::new(&k, 1000.0, key.stream(&format!("n{c}")))))
             .collect();
-        Cores::new(all, vec![2, 1], None)
+        Cores::new(all, vec![2, 1], &[], None)
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! The host as a receive policy's environment ([`RxEnv`]): each query and signal routed
-//! to the component that answers it.
+//! The host as a component's environment: a receive policy's ([`RxEnv`]'s role traits),
+//! an interrupt handler's ([`IsrEnv`]), a line's, the software-interrupt dispatcher's and
+//! the sender's ([`SendEnv`]); each query and signal routed to the component that
+//! answers it.
 
 use crate::host::attach::Shape;
 use crate::host::{Event, Host};
@@ -11,6 +13,7 @@ use crate::model::kernel::{Netisr, SwiEnv};
 use crate::model::packet::Packet;
 use crate::model::policy::env::{CostEnv, RingEnv, SchedEnv, StackEnv};
 use crate::model::policy::interrupt::{DriverCosts, IsrEnv};
+use crate::model::sender::SendEnv;
 use crate::model::stats::DropSite;
 use crate::sim::engine::Scheduler;
 use crate::sim::rng::StreamRng;
@@ -53,6 +56,22 @@ impl<M: Shape> RingEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn downstream_full(&self, nic: usize, half: bool) -> bool {
         self.h.downstream_full(nic, half)
+    }
+}
+
+impl<M: Shape> SendEnv for HostEnv<'_, M> {
+    #[inline]
+    fn send(&mut self, p: Packet) {
+        self.h.acct.flow_mut(p.flow as usize).source.sent += 1;
+        self.h.if_output(p, self.now, self.s);
+    }
+    #[inline]
+    fn if_snd_full(&self, nic: usize) -> bool {
+        self.h.ports[nic].nic.if_snd.is_full()
+    }
+    #[inline]
+    fn contended(&self) -> bool {
+        self.h.user_level_contended()
     }
 }
 
@@ -141,7 +160,7 @@ impl<M: Shape> SchedEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn wake(&mut self, task: Task) {
-        self.h.wake(task)
+        self.h.cores.wake(task)
     }
     #[inline(always)]
     fn wake_on(&mut self, core: usize, task: Task) {

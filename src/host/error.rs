@@ -24,7 +24,7 @@ pub enum Invariant {
     OneFramePerWire,
     /// Only a NIC some flow leaves by transmits (the others have no wire).
     TransmitWithoutWire,
-    /// A shared wire that falls free while a queue has a frame ready starts that frame
+    /// A wire that falls free while a queue has a frame ready starts that frame
     /// (no lost wakeup).
     WireWakeup,
     /// While a handler's step runs with the interrupt lines lent to it, only its own
@@ -43,7 +43,7 @@ impl Invariant {
         match self {
             Invariant::OneFramePerWire => "one frame per wire",
             Invariant::TransmitWithoutWire => "only NICs with a wire transmit",
-            Invariant::WireWakeup => "a free shared wire starts a ready frame",
+            Invariant::WireWakeup => "a free wire starts a ready frame",
             Invariant::LineAssertion => "only the running handler's device asserts a line",
             Invariant::FlowConservation => "packet conservation per flow",
             Invariant::HostConservation => "packet conservation in the host",

@@ -89,7 +89,7 @@ impl<M: Shape> Host<M> {
         self.ports[nic].nic.irq_asserted = true;
         let l = self.ports[nic].line;
         self.line_asserted(l, nic, now);
-        self.wake(Task::Isr(l as u16));
+        self.cores.wake(Task::Isr(l as u16));
     }
 
     /// `nic` asserted line `l`. If the pass in progress folded `nic`'s handler into a

@@ -33,7 +33,7 @@ impl<M: Shape> Host<M> {
             .as_mut()
             .is_some_and(|w| w.fired(key))
         {
-            self.wake(Task::LinkTick(nic as u16));
+            self.cores.wake(Task::LinkTick(nic as u16));
         }
     }
 
@@ -61,7 +61,7 @@ impl<M: Shape> Host<M> {
                 TickStart::ToSplimp => {
                     // Softclock dispatched the callout: dc_tick's splimp() body runs
                     // next, blocking device interrupts (a reset before it cancels it).
-                    self.wake(Task::LinkTickImp(nic as u16));
+                    self.cores.wake(Task::LinkTickImp(nic as u16));
                     Step::Done
                 }
                 TickStart::Run(d) => Step::Run(d),

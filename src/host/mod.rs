@@ -32,7 +32,6 @@ mod link_watch;
 mod policies;
 mod port;
 pub mod queues;
-mod sender;
 mod trace;
 mod tx_queues;
 mod user;
@@ -41,6 +40,7 @@ pub use crate::model::cpu::task::{Step, Task};
 use crate::model::cpu::{Dispatch, LEVELS, Level, Pick};
 use crate::model::irq::Line;
 use crate::model::kernel::Netisr;
+use crate::model::kernel::clock::Hardclock;
 use crate::model::nic::TxStart;
 use crate::model::packet::Packet;
 use crate::model::policy::interrupt::Handler;
@@ -137,8 +137,8 @@ pub(crate) struct Host<M: Shape> {
     /// The books: the flows and their statistics, what watches frames leaving, the
     /// run's end, the first broken invariant ([`accounting`]).
     pub(crate) acct: Accounting,
-    hardclock: Option<(SimTime, crate::model::cost::Cost)>,
-    clock_rng: crate::sim::rng::StreamRng,
+    /// The clock interrupt, if it is simulated (it costs something).
+    hardclock: Option<Hardclock>,
     /// Whether a handler's steps may share a CPU burst when the outcome is certain
     /// (the folded entry, `quiet_until`): fewer events, the same results.
     pub(crate) merge_bursts: bool,
@@ -226,8 +226,10 @@ impl<M: Shape> Host<M> {
         self.events.wire(nic)
     }
 
-    /// Set or clear the end of the frame on `nic`'s output wire. One wire carries one
-    /// frame at a time: setting it while a frame is on the wire is a broken invariant.
+    /// Set or clear the end of the frame on `nic`'s output wire. Its port gives the wire
+    /// to one frame at a time, and the slot checks it again where the frame's end is
+    /// set: a second frame on the wire is a broken invariant, as is a frame on a NIC
+    /// without a wire.
     #[inline(always)]
     pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>, now: SimTime) {
         if let Err(e) = self.events.set_wire(nic, k) {
@@ -261,21 +263,15 @@ impl<M: Shape> Host<M> {
         self
     }
 
-    /// Whether no clock tick falls in [`from`, `to`]: a handler burst that starts at
-    /// `from` then reaches `to` at wall time `to`, whatever its CPU time, since only the
-    /// clock preempts it (policies that preempt handlers turn the look-ahead off). The
-    /// ticks are at every multiple of the period from the first one on; a tick at
-    /// `from` may not have been taken yet, and one at `to` is taken before a burst
-    /// ending then completes, so both count.
+    /// Whether no clock tick falls in [`from`, `to`] ([`Hardclock::no_tick_within`]): a
+    /// handler burst that starts at `from` then reaches `to` at wall time `to`, whatever
+    /// its CPU time, since only the clock preempts it (policies that preempt handlers
+    /// turn the look-ahead off).
     #[inline(always)]
     pub(crate) fn no_tick_within(&self, from: SimTime, to: SimTime) -> bool {
-        match &self.hardclock {
-            None => true,
-            Some((tick, _)) => {
-                let next = from.0.div_ceil(tick.0).max(1) * tick.0;
-                next > to.0
-            }
-        }
+        self.hardclock
+            .as_ref()
+            .is_none_or(|c| c.no_tick_within(from, to))
     }
 
     /// Whether nothing can change what `nic`'s interrupt handler finds on its next check
@@ -327,48 +323,17 @@ impl<M: Shape> Host<M> {
         if self.ports[nic].dma.get().is_some_and(|d| !d.idle()) {
             return false;
         }
-        self.ports[nic]
-            .rx_flows
-            .iter()
-            .all(|&f| self.rx_slot(f).is_none_or(|k| k.at > t))
+        // A plain loop: the look-ahead asks this about twice per frame, and the
+        // iterator's `all` was a call of its own (35 instructions for one flow).
+        for &f in &self.ports[nic].rx_flows {
+            if self.rx_slot(f).is_some_and(|k| k.at <= t) {
+                return false;
+            }
+        }
+        true
     }
 
     // ------------------------------------------------------------------ scheduling
-
-    /// Make `task` ready at its level on its core (no effect if it is running or
-    /// already waiting there).
-    #[inline]
-    pub(crate) fn wake(&mut self, task: Task) {
-        self.wake_on(self.core_of(task), task)
-    }
-
-    /// Make `task` ready at its level on core `c`.
-    #[inline(always)]
-    pub(crate) fn wake_on(&mut self, c: usize, task: Task) {
-        self.cores.wake_on(c, task)
-    }
-
-    /// The core `task` runs on: an interrupt line's handlers on the line's core
-    /// (`cpu.irq_affinity`), a NIC's callouts and splimp work on its line's core, the
-    /// software-interrupt dispatcher on the core that raised it (the one whose step is
-    /// running: `on`), a receive policy's tasks on the core that scheduled them (the
-    /// interrupt's or the softirq's core), everything else
-    /// (the clock interrupt, the user process, the sender) on core 0.
-    #[inline(always)]
-    fn core_of(&self, task: Task) -> usize {
-        if !M::Cores::MANY {
-            return 0;
-        }
-        match task {
-            Task::Isr(l) => self.cores.line_core(l as usize),
-            Task::HarvestImp(n)
-            | Task::HarvestSoft(n)
-            | Task::LinkTick(n)
-            | Task::LinkTickImp(n) => self.cores.line_core(self.ports[n as usize].line),
-            Task::Swi | Task::Policy(_) => self.cores.on(),
-            Task::Hardclock | Task::UserProc | Task::Sender => 0,
-        }
-    }
 
     /// Whether another normal-priority task (ksoftirqd) waits for the User level.
     pub(crate) fn user_level_contended(&self) -> bool {
@@ -483,14 +448,7 @@ impl<M: Shape> Host<M> {
     /// has just been given the CPU.
     fn step(&mut self, task: Task, now: SimTime, first: bool, s: &mut Scheduler<Event>) -> Step {
         match task {
-            Task::Hardclock => {
-                if first {
-                    let c = self.hardclock.as_ref().map(|(_, c)| c.clone());
-                    c.map_or(Step::Done, |c| Step::Run(c.sample(&mut self.clock_rng)))
-                } else {
-                    Step::Done
-                }
-            }
+            Task::Hardclock => self.clock_step(first),
             Task::Isr(l) => self.line_step(l as usize, now, first, s),
             Task::HarvestImp(n) | Task::HarvestSoft(n) => {
                 self.periodic_harvest_step(n as usize, first)
@@ -503,6 +461,28 @@ impl<M: Shape> Host<M> {
             Task::LinkTick(n) => self.link_tick_step(n as usize, now, first, false, s),
             Task::LinkTickImp(n) => self.link_tick_step(n as usize, now, first, true, s),
         }
+    }
+
+    /// A step of the clock interrupt: one burst of its cost.
+    #[inline(never)]
+    fn clock_step(&mut self, first: bool) -> Step {
+        match (&mut self.hardclock, first) {
+            (Some(c), true) => Step::Run(c.tick_cost()),
+            _ => Step::Done,
+        }
+    }
+
+    /// A step of the sending process ([`Sender::step`]), taken out of the host for it:
+    /// nothing its if_output reaches wakes it (the driver frees room in if_snd only when
+    /// a frame's end fires, later).
+    #[inline(never)]
+    fn sender_step(&mut self, now: SimTime, first: bool, s: &mut Scheduler<Event>) -> Step {
+        let Some(mut snd) = self.sender.take() else {
+            return Step::Done;
+        };
+        let step = snd.step(first, now, &mut env::HostEnv { h: self, now, s });
+        self.sender = Some(snd);
+        step
     }
 
     // ------------------------------------------------------------------ packets
@@ -575,16 +555,8 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        if self.tx_grouped(out) {
-            if let Err(p) = self.queue_output(out, p, now, s) {
-                self.acct.dropped(p.flow, DropSite::IfSnd);
-            }
-            return;
-        }
-        match self.ports[out].nic.output(now, p) {
-            Err(p) => self.acct.dropped(p.flow, DropSite::IfSnd),
-            Ok(Some(tx)) => self.transmit(out, tx, now, s),
-            Ok(None) => {}
+        if let Err(p) = self.queue_output(out, p, now, s) {
+            self.acct.dropped(p.flow, DropSite::IfSnd);
         }
     }
 
@@ -598,12 +570,8 @@ impl<M: Shape> Host<M> {
             return;
         }
         self.count_frame(nic, false, now, s);
-        if self.tx_grouped(nic) {
-            // The queue's next frame waits its turn on the shared wire.
-            self.queue_wire_end(nic, now, s);
-        } else if let Some(tx) = self.ports[nic].nic.tx_done(now) {
-            self.transmit(nic, tx, now, s);
-        }
+        // The next frame, the queue's or another's, goes on the wire when the port says.
+        self.queue_wire_end(nic, now, s);
         if self.ports[nic].nic.tx_cause {
             if let Some(m) = &mut self.ports[nic].moderation {
                 m.tx_cause(now);
@@ -617,22 +585,28 @@ impl<M: Shape> Host<M> {
     /// The driver's start routine run from its interrupt handler (dc_start at the end
     /// of dc_intr): frames waiting in if_snd go to free descriptors.
     pub(crate) fn if_start(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.tx_grouped(nic) {
+        // With if_snd empty the routine has nothing to move and starts nothing.
+        if !self.ports[nic].nic.if_snd.is_empty() {
             self.queue_start(nic, now, s);
-        } else if let Some(tx) = self.ports[nic].nic.start(now) {
-            self.transmit(nic, tx, now, s);
         }
         self.sender_room(nic);
     }
 
     /// The driver restarts `nic`'s transmitter after an underrun ([`Nic::tx_restart`]).
     pub(crate) fn tx_restart(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.tx_grouped(nic) {
-            self.queue_restart(nic, now, s);
-        } else if let Some(tx) = self.ports[nic].nic.tx_restart(now) {
-            self.transmit(nic, tx, now, s);
-        }
+        self.queue_restart(nic, now, s);
         self.sender_room(nic);
+    }
+
+    /// The driver freed room in `nic`'s if_snd: wake the sender if it sleeps on it.
+    #[inline]
+    fn sender_room(&mut self, nic: usize) {
+        let Some(snd) = self.sender.as_mut().filter(|snd| snd.nic == nic) else {
+            return;
+        };
+        if snd.room(self.ports[nic].nic.if_snd.is_full()) {
+            self.cores.wake(Task::Sender);
+        }
     }
 
     fn next_arrival(&mut self, flow: usize, s: &mut Scheduler<Event>) {
@@ -754,15 +728,15 @@ impl<M: Shape> Host<M> {
             }
             Event::LinkTick(nic) => self.link_tick_due(nic as usize, key),
             Event::Clock => {
-                if let Some((tick, _)) = &self.hardclock {
-                    s.at(now + *tick, Event::Clock);
-                    self.wake(Task::Hardclock);
+                if let Some(c) = &self.hardclock {
+                    s.at(now + c.period(), Event::Clock);
+                    self.cores.wake(Task::Hardclock);
                 }
             }
             Event::Harvest(nic) => {
                 if let Some(st) = &self.ports[nic as usize].nic.stats {
                     s.at(now + st.period, Event::Harvest(nic));
-                    self.wake(match st.periodic_spl {
+                    self.cores.wake(match st.periodic_spl {
                         crate::model::nic::counters::Spl::Softclock => Task::HarvestSoft(nic),
                         crate::model::nic::counters::Spl::Splimp => Task::HarvestImp(nic),
                     });
@@ -826,8 +800,8 @@ impl<M: Shape> Host<M> {
     /// Periodic timers and always-running tasks.
     fn start_timers(&mut self, s: &mut Scheduler<Event>) {
         self.start_policy_timers(s);
-        if let Some((tick, _)) = &self.hardclock {
-            s.at(*tick, Event::Clock);
+        if let Some(c) = &self.hardclock {
+            s.at(c.period(), Event::Clock);
         }
         for (i, p) in self.ports.iter().enumerate() {
             if let Some(st) = &p.nic.stats {
@@ -837,10 +811,10 @@ impl<M: Shape> Host<M> {
         self.link_watch_start(s);
         self.start_policies(SimTime::ZERO, s);
         if self.user.is_some() {
-            self.wake(Task::UserProc);
+            self.cores.wake(Task::UserProc);
         }
         if self.sender.is_some() {
-            self.wake(Task::Sender);
+            self.cores.wake(Task::Sender);
         }
         self.reschedule(SimTime::ZERO, s);
     }
@@ -1022,6 +996,43 @@ mod tests {
     }
 
     #[test]
+    fn a_one_queue_nic_sends_one_frame_at_a_time_the_next_when_the_first_ends() {
+        // Two frames output at once on b, a NIC of one queue: its port gives the first
+        // the wire and holds the second in the ring; when the first frame's end fires,
+        // the second starts at that instant.
+        let (mut h, _) = host();
+        let mut s: Scheduler<Event> = Scheduler::new();
+        let pkt = |seq| Packet {
+            flow: 0,
+            bytes: 64,
+            seq,
+            t_in: SimTime::ZERO,
+        };
+        h.output_on(1, pkt(0), SimTime(500), &mut s);
+        h.output_on(1, pkt(1), SimTime(500), &mut s);
+        let g = h.tx_groups[h.ports[1].tx_group as usize].devices();
+        assert_eq!(g, 1..2, "a group of one");
+        assert_eq!(
+            h.ports[1].nic.tx_frames, 1,
+            "one frame committed to the wire"
+        );
+        let first = h.tx_slot(1).expect("the first frame is on the wire");
+        // The loop's part of a wire event: the slot is taken, then the wire's end routed.
+        h.events.set_wire(1, None).expect("b has a wire");
+        h.tx_end(1, first.at, &mut s);
+        assert_eq!(h.ports[1].nic.tx_frames, 2, "the second frame started");
+        let second = h.tx_slot(1).expect("the second frame is on the wire");
+        // 64 bytes plus 20 of preamble and gap at b's line rate, from the first's end.
+        assert_eq!(
+            second.at - first.at,
+            h.ports[1].nic.link.wire_time(64),
+            "back to back"
+        );
+        assert!(h.acct.take_violation().is_none());
+        assert!(h.wires_broken(first.at).is_none());
+    }
+
+    #[test]
     fn a_second_frame_on_a_busy_wire_is_an_error_not_a_number() {
         let (mut h, spec) = host();
         let mut s: Scheduler<Event> = Scheduler::new();
@@ -1036,6 +1047,38 @@ mod tests {
                 );
                 assert!(b.detail.contains("second frame started on b's"), "{b}");
                 assert!(b.to_string().starts_with("one frame per wire: "), "{b}");
+            }
+            other => panic!("expected a broken invariant: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_ready_queue_beside_a_free_wire_is_an_error_not_ignored() {
+        // b, a NIC of one queue, has one frame on its wire and one in its ring; the frame
+        // on the wire is cut and the transmitter let go again without its port's
+        // knowledge (a lost wakeup: nothing will start the frame that waits). The
+        // end-of-run check of its port names the invariant, the NIC and the time.
+        let (mut h, spec) = host();
+        let mut s: Scheduler<Event> = Scheduler::new();
+        for seq in 0..2 {
+            let p = Packet {
+                flow: 0,
+                bytes: 64,
+                seq,
+                t_in: SimTime::ZERO,
+            };
+            h.output_on(1, p, SimTime(500), &mut s);
+        }
+        assert!(h.ports[1].nic.tx_abort().is_some());
+        h.ports[1].nic.tx_halted = false;
+        h.ports[1].nic.underrun_cause = false;
+        match h.finish(&spec, SimTime(700), 0) {
+            Err(SimError::Invariant(b)) => {
+                assert_eq!(
+                    (b.invariant, b.component.as_str(), b.at),
+                    (Invariant::WireWakeup, "b", SimTime(700))
+                );
+                assert!(b.detail.contains("did not start it"), "{b}");
             }
             other => panic!("expected a broken invariant: {other:?}"),
         }

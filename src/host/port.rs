@@ -48,9 +48,9 @@ pub(crate) struct Port<D> {
     pub rx_flows: Vec<usize>,
     /// Whether some flow leaves by it (or by another queue of its NIC).
     pub transmits: bool,
-    /// The transmit group of its NIC's queues, if it is a queue of a multi-queue NIC
+    /// The port whose wire it transmits on: its own, or the one its NIC's queues share
     /// (index into the host's `tx_groups`).
-    pub tx_group: Option<u16>,
+    pub tx_group: u16,
     /// Whether its handler may decide its next step ahead of time (see
     /// `Host::quiet_until`).
     pub lookahead: bool,

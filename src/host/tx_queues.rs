@@ -1,11 +1,13 @@
-//! The host's routing for a multi-queue NIC's transmit queues: every transmission on
-//! one of them starts through the port's shared wire ([`TxPort`]), which picks the
-//! queue of a frame ([`crate::model::nic::xps`]) and gives the wire to one queue at a
-//! time ([`crate::model::nic::tx_arbiter`]).
+//! The host's routing for every NIC's transmit queues: every transmission starts
+//! through the port's wire ([`TxPort`]), which picks the queue of a frame
+//! ([`crate::model::nic::xps`]) and gives the wire to one queue at a time
+//! ([`crate::model::nic::tx_arbiter`]). A NIC of one queue is a port of one queue: its
+//! frames take the same path, and the one-frame-per-wire invariant is the port's alone.
 //!
 //! The host expands a multi-queue NIC into one device per queue ([`super::queues`]),
 //! each with its own vector, handler, moderation and policy instance as the hardware's
-//! queues have; the devices of one NIC form a [`TxGroup`], whose [`TxPort`] borrows
+//! queues have; the devices of one NIC form a [`TxGroup`] (a NIC of one queue, a group
+//! of one), whose [`TxPort`] borrows
 //! them as its queues ([`TxQueues`] on the group's slice of ports). A flow's frames are
 //! addressed to queue 0; at if_output the port picks the queue for the core that
 //! forwards the frame. What the port starts, the host records ([`Host::transmit`]); a
@@ -20,37 +22,42 @@ use crate::model::packet::Packet;
 use crate::sim::engine::Scheduler;
 use crate::sim::time::SimTime;
 
-/// The transmit queues of one multi-queue NIC: devices [`TxGroup::devices`], and their
-/// shared wire.
+/// The transmit queues of one NIC (one, or one per queue device): devices
+/// [`TxGroup::devices`], and their wire.
 #[derive(Clone, Debug)]
 pub(crate) struct TxGroup {
     /// The device of queue 0.
     pub first: usize,
-    /// The shared wire, its arbiter and XPS.
+    /// Its wire, its arbiter and XPS.
     pub port: TxPort,
 }
 
 impl TxGroup {
-    /// The groups of the (expanded) devices `queue_of` describes: each queue's
-    /// `(index, count)`, `None` for a NIC with one queue. Returns the groups and each
-    /// device's group.
+    /// The ports of the (expanded) devices `queue_of` describes: each queue's
+    /// `(index, count)`, `None` for a NIC with one queue, which is a port of one queue
+    /// (its wire its own, but started through a [`TxPort`] all the same, so that every
+    /// transmission takes the one path and its invariants are the port's). Returns the
+    /// groups and each device's group.
     pub fn build(
         queue_of: &[Option<(u16, u16)>],
         xps: &[bool],
         cores: usize,
-    ) -> (Vec<TxGroup>, Vec<Option<u16>>) {
+    ) -> (Vec<TxGroup>, Vec<u16>) {
         let mut groups = Vec::new();
-        let mut of = vec![None; queue_of.len()];
+        let mut of = vec![0; queue_of.len()];
         for (i, q) in queue_of.iter().enumerate() {
-            if let Some((0, count)) = *q {
-                for slot in &mut of[i..i + count as usize] {
-                    *slot = Some(groups.len() as u16);
-                }
-                groups.push(TxGroup {
-                    first: i,
-                    port: TxPort::new(count, cores, xps[i]),
-                });
+            let count = match *q {
+                None => 1,
+                Some((0, count)) => count,
+                Some(_) => continue,
+            };
+            for slot in &mut of[i..i + count as usize] {
+                *slot = groups.len() as u16;
             }
+            groups.push(TxGroup {
+                first: i,
+                port: TxPort::new(count, cores, xps[i]),
+            });
         }
         (groups, of)
     }
@@ -83,25 +90,17 @@ impl<M: Shape> Host<M> {
     /// hand.
     #[inline(always)]
     pub(crate) fn tx_device(&self, out: usize, flow: usize) -> usize {
-        match self.ports[out].tx_group {
-            None => out,
-            Some(g) => {
-                let g = &self.tx_groups[g as usize];
-                let f = self.acct.flow(flow);
-                g.first + g.port.pick(self.cores.on(), f.hash, f.rx_queue) as usize
-            }
+        let g = &self.tx_groups[self.ports[out].tx_group as usize];
+        if g.port.queues() == 1 {
+            return out;
         }
-    }
-
-    /// Whether device `nic` is a transmit queue of a multi-queue NIC.
-    #[inline(always)]
-    pub(crate) fn tx_grouped(&self, nic: usize) -> bool {
-        self.ports[nic].tx_group.is_some()
+        let f = self.acct.flow(flow);
+        g.first + g.port.pick(self.cores.on(), f.hash, f.rx_queue) as usize
     }
 
     /// Run `op` on the port of queue device `nic` (its queue number given), with the
     /// group's devices as its queues; record what it started.
-    #[inline]
+    #[inline(always)]
     fn on_port(
         &mut self,
         nic: usize,
@@ -109,7 +108,7 @@ impl<M: Shape> Host<M> {
         s: &mut Scheduler<Event>,
         op: impl FnOnce(&mut TxPort, &mut [Port<M::Dma>], u16) -> Started,
     ) {
-        let g = self.ports[nic].tx_group.expect("a transmit queue") as usize;
+        let g = self.ports[nic].tx_group as usize;
         let grp = &mut self.tx_groups[g];
         let (first, devices) = (grp.first, grp.devices());
         match op(
@@ -119,12 +118,12 @@ impl<M: Shape> Host<M> {
         ) {
             Ok(Some((q, tx))) => self.transmit(first + q as usize, tx, now, s),
             Ok(None) => {}
-            Err(e) => self.wire_broken_shared(first, e, now),
+            Err(e) => self.port_broken(first, e, now),
         }
     }
 
     /// if_output on queue device `nic`; `Err` is a full if_snd's drop.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn queue_output(
         &mut self,
         nic: usize,
@@ -161,19 +160,19 @@ impl<M: Shape> Host<M> {
 
     /// The frame of queue device `nic` has left the wire: its descriptor is freed and
     /// the wire goes to the queue whose turn it is.
+    #[inline(always)]
     pub(crate) fn queue_wire_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.on_port(nic, now, s, |port, qs, q| port.wire_end(qs, q, now));
     }
 
     /// Queue device `nic`'s frame was cut from the wire, or a reset left it with none:
-    /// the wire goes on (no effect on a device with a wire of its own).
+    /// the wire goes to the queue whose turn it is (none on a port of one queue: its
+    /// transmitter is stopped or its ring empty until the driver starts it again).
     pub(crate) fn tx_wire_free(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.tx_grouped(nic) {
-            self.on_port(nic, now, s, |port, qs, q| port.wire_cut(qs, q, now));
-        }
+        self.on_port(nic, now, s, |port, qs, q| port.wire_cut(qs, q, now));
     }
 
-    /// At the end of a run, every shared wire's invariants over its queues as they stand
+    /// At the end of a run, every port wire's invariants over its queues as they stand
     /// ([`TxPort::check`]): the first broken one, if any.
     pub(crate) fn wires_broken(&self, end: SimTime) -> Option<Broken> {
         self.tx_groups.iter().find_map(|g| {
@@ -189,10 +188,11 @@ impl<M: Shape> Host<M> {
         })
     }
 
-    /// Record a broken invariant of the wire shared by the queues from device `first`.
+    /// Record a broken invariant of the wire of the port whose queues start at device
+    /// `first`.
     #[cold]
     #[inline(never)]
-    fn wire_broken_shared(&mut self, first: usize, e: WireError, now: SimTime) {
+    fn port_broken(&mut self, first: usize, e: WireError, now: SimTime) {
         let (q, invariant) = wire_invariant(e);
         let name = self.ports[first + q as usize].nic.name.clone();
         self.acct

@@ -17,7 +17,7 @@ impl<M: Shape> Host<M> {
             self.acct.dropped(p.flow, DropSite::UserQueue);
             return;
         }
-        self.wake(Task::UserProc);
+        self.cores.wake(Task::UserProc);
     }
 
     /// Packets the user process has handled so far (screend; 0 for a cpu-bound one,

@@ -165,6 +165,17 @@ impl SenderConfig {
     }
 }
 
+/// What the sending process needs of the host during one of its steps.
+pub trait SendEnv {
+    /// if_output of a packet it built: if_snd, TX ring, wire (the packet counts as sent
+    /// on its flow).
+    fn send(&mut self, p: Packet);
+    /// Whether NIC `nic`'s if_snd is full.
+    fn if_snd_full(&self, nic: usize) -> bool;
+    /// Whether another normal-priority task waits for the CPU.
+    fn contended(&self) -> bool;
+}
+
 /// The sending process during a run.
 #[derive(Clone, Debug)]
 pub struct Sender {
@@ -232,6 +243,17 @@ impl Sender {
             packets: 0,
             blocks: 0,
         }
+    }
+
+    /// One step at `now` (`first`: it has just been given the CPU): hand the packet
+    /// built in the burst that just ended to if_output, then build the next one, or
+    /// sleep on a full if_snd, or yield at the end of a time slice ([`Sender::next`]).
+    pub fn step(&mut self, first: bool, now: SimTime, env: &mut impl SendEnv) -> Step {
+        if let Some(p) = self.built(first, now) {
+            env.send(p);
+        }
+        let (contended, full) = (env.contended(), env.if_snd_full(self.nic));
+        self.next(now, contended, full)
     }
 
     /// The first half of a step (`first`: it has just been given the CPU): the packet
@@ -304,6 +326,82 @@ impl Sender {
     pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
         c.insert("sender.packets".into(), self.packets as f64);
         c.insert("sender.blocks".into(), self.blocks as f64);
+    }
+}
+
+#[cfg(test)]
+mod alone {
+    use super::*;
+    use crate::sim::rng::RunKey;
+
+    /// The host as the sender sees it: what it was handed, and an if_snd of `room`
+    /// packets that nothing drains.
+    struct Mock {
+        sent: Vec<Packet>,
+        room: usize,
+        contended: bool,
+    }
+
+    impl SendEnv for Mock {
+        fn send(&mut self, p: Packet) {
+            self.sent.push(p);
+            self.room = self.room.saturating_sub(1);
+        }
+        fn if_snd_full(&self, nic: usize) -> bool {
+            assert_eq!(nic, 3, "the sender's own NIC");
+            self.room == 0
+        }
+        fn contended(&self) -> bool {
+            self.contended
+        }
+    }
+
+    #[test]
+    fn it_builds_hands_over_and_sleeps_on_a_full_if_snd_until_room_is_freed() {
+        // 1,518-byte frames, 1 us to build one (sosend), sending until 1 ms, on NIC 3.
+        let cfg: SenderConfig = serde_json::from_value(serde_json::json!({
+            "nic": "out", "sosend": { "ns": 1000 }
+        }))
+        .expect("config");
+        let mut snd = Sender::new(
+            &cfg,
+            5,
+            3,
+            1000.0,
+            SimTime::from_ns_f64(1e7),
+            SimTime::from_ns_f64(1e6),
+            RunKey::single(1).stream("sender"),
+        );
+        let mut env = Mock {
+            sent: Vec::new(),
+            room: 2,
+            contended: false,
+        };
+        let us = |x: f64| SimTime::from_ns_f64(x * 1e3);
+        // Given the CPU: nothing built yet, it builds the first packet.
+        assert_eq!(snd.step(true, us(0.0), &mut env), Step::Run(us(1.0)));
+        // At the end of the burst the packet goes to if_output, stamped then.
+        assert_eq!(snd.step(false, us(1.0), &mut env), Step::Run(us(1.0)));
+        assert_eq!(env.sent.len(), 1);
+        assert_eq!(
+            (env.sent[0].flow, env.sent[0].seq, env.sent[0].t_in),
+            (5, 0, us(1.0))
+        );
+        assert_eq!(env.sent[0].bytes, 1518);
+        // The second fills if_snd: it sleeps, and counts the block.
+        assert_eq!(snd.step(false, us(2.0), &mut env), Step::Done);
+        assert_eq!((env.sent.len(), snd.blocks, snd.packets), (2, 1, 2));
+        // Room freed: it wakes once, not while if_snd is still full.
+        assert!(!snd.room(true));
+        assert!(snd.room(false));
+        assert!(!snd.room(false));
+        // With another task waiting and its slice not used up it goes on; at the end of
+        // sending it stops.
+        env.room = 10;
+        env.contended = true;
+        assert_eq!(snd.step(true, us(3.0), &mut env), Step::Run(us(1.0)));
+        assert_eq!(snd.step(false, us(1_000.0), &mut env), Step::Done);
+        assert_eq!(env.sent.len(), 3);
     }
 }
 

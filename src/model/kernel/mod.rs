@@ -27,8 +27,11 @@
 //!
 //! Counters: ipintrq and if_snd drops (per flow, see `stats`), `ipintrq.high_water`.
 //!
-//! Beside it, [`softirq`]: the software-interrupt bits (netisr numbers, NET_RX).
+//! Beside it, [`softirq`]: the software-interrupt bits (netisr numbers, NET_RX);
+//! [`clock`]: the clock interrupt (hardclock); [`section`]: the section of the
+//! forwarding path the cores share.
 
+pub mod clock;
 pub mod section;
 pub mod softirq;
 
@@ -42,6 +45,7 @@ use crate::model::queue::BoundedQueue;
 use crate::sim::problems::Problems;
 use crate::sim::rng::StreamRng;
 use crate::sim::time::SimTime;
+pub use clock::ClockConfig;
 use serde::{Deserialize, Serialize};
 
 /// Kernel parameters as written in a model file.
@@ -139,46 +143,6 @@ impl KernelConfig {
         }
         if let Some(s) = &self.shared_section {
             p.at("shared_section", |p| s.validate(p));
-        }
-    }
-}
-
-/// The clock interrupt: hardclock at `hz`, each costing `hardclock` at the highest
-/// priority (splclock). Defaults: `hz` 100 (FreeBSD 2.x-4.x), `hardclock` 0 (not
-/// modelled). Callouts (the statistics harvest) run at softclock priority.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClockConfig {
-    /// Clock interrupts per second [1/s] (default 100).
-    #[serde(default = "d_hz")]
-    #[schemars(range(min = 1, max = 100_000))]
-    pub hz: u32,
-    /// Cost of one hardclock [cost] (default 0: no clock interrupt is simulated).
-    #[serde(default)]
-    pub hardclock: CostParam,
-}
-
-fn d_hz() -> u32 {
-    100
-}
-
-impl Default for ClockConfig {
-    fn default() -> Self {
-        ClockConfig {
-            hz: d_hz(),
-            hardclock: CostParam::default(),
-        }
-    }
-}
-
-impl ClockConfig {
-    /// Range checks.
-    pub fn validate(&self, p: &mut Problems) {
-        if !(1..=100_000).contains(&self.hz) {
-            p.push("hz", format!("must be 1 to 100000, got {}", self.hz));
-        }
-        if let Err(e) = self.hardclock.check() {
-            p.push("hardclock", e);
         }
     }
 }

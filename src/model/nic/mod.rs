@@ -419,10 +419,9 @@ pub struct Nic {
     pub stats: Option<StatsCounters>,
 }
 
-/// Whether a transmitter may start a frame on its wire now: a NIC with one queue owns
-/// its wire ([`Wire::Free`] whenever it is not sending itself, which the NIC knows); a
-/// transmit queue of a multi-queue port asks its port ([`port::TxPort`]), where another
-/// queue may hold the wire.
+/// Whether a transmitter may start a frame on its wire now, as its port
+/// ([`port::TxPort`]) says: on a port of one queue the wire is [`Wire::Free`] whenever the
+/// queue is not sending itself; on a multi-queue port another queue may hold it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wire {
     /// No other queue has a frame on the wire.
