@@ -35,7 +35,7 @@ impl RunQueues {
     /// Make `task` ready at its level (no effect if it is already waiting; kept for
     /// later if it is running). Returns whether its level now wants the CPU for a task
     /// to begin (no task holds it).
-    #[inline]
+    #[inline(always)]
     pub fn wake(&mut self, task: Task) -> bool {
         let q = &mut self.levels[task.level() as usize];
         if q.current == Some(task) {
