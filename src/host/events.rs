@@ -56,8 +56,8 @@ impl Next {
 
 /// A wire's slot was set against the one-frame-per-wire rule. Every transmission starts
 /// through its port ([`crate::model::nic::port::TxPort`]), which gives the wire to one
-/// frame at a time; the slot is set where the frame's first bit is known (by the port's
-/// start, or with a bus by the DMA engine's), and checks it again: a second frame whose
+/// frame at a time; the slot is set where the frame's end becomes known (at the port's
+/// start, or with a bus by the DMA engine), and checks it again: a second frame whose
 /// end is set while one is on the wire is a bug wherever it came from (a chip reset
 /// once started one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

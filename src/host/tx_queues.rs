@@ -2,7 +2,8 @@
 //! through the port's wire ([`TxPort`]), which picks the queue of a frame
 //! ([`crate::model::nic::xps`]) and gives the wire to one queue at a time
 //! ([`crate::model::nic::tx_arbiter`]). A NIC of one queue is a port of one queue: its
-//! frames take the same path, and the one-frame-per-wire invariant is the port's alone.
+//! frames take the same path (its queue's transmitter is then the wire's state, and the
+//! wire's event slot checks one frame per wire again, `Host::set_tx_slot`).
 //!
 //! The host expands a multi-queue NIC into one device per queue ([`super::queues`]),
 //! each with its own vector, handler, moderation and policy instance as the hardware's

@@ -358,7 +358,8 @@ mod alone {
 
     #[test]
     fn it_builds_hands_over_and_sleeps_on_a_full_if_snd_until_room_is_freed() {
-        // 1,518-byte frames, 1 us to build one (sosend), sending until 1 ms, on NIC 3.
+        // 1,518-byte frames, 1 us to build one (sosend), a time slice of 1.5 us, sending
+        // until 1 ms, on NIC 3.
         let cfg: SenderConfig = serde_json::from_value(serde_json::json!({
             "nic": "out", "sosend": { "ns": 1000 }
         }))
@@ -368,7 +369,7 @@ mod alone {
             5,
             3,
             1000.0,
-            SimTime::from_ns_f64(1e7),
+            SimTime::from_ns_f64(1500.0),
             SimTime::from_ns_f64(1e6),
             RunKey::single(1).stream("sender"),
         );
@@ -395,13 +396,17 @@ mod alone {
         assert!(!snd.room(true));
         assert!(snd.room(false));
         assert!(!snd.room(false));
-        // With another task waiting and its slice not used up it goes on; at the end of
-        // sending it stops.
+        // With another task waiting it goes on while its slice lasts, then yields (once
+        // its 1.5 us are used up) after handing over the packet it built.
         env.room = 10;
         env.contended = true;
         assert_eq!(snd.step(true, us(3.0), &mut env), Step::Run(us(1.0)));
-        assert_eq!(snd.step(false, us(1_000.0), &mut env), Step::Done);
-        assert_eq!(env.sent.len(), 3);
+        assert_eq!(snd.step(false, us(4.0), &mut env), Step::Run(us(1.0)));
+        assert_eq!(snd.step(false, us(5.0), &mut env), Step::Yield);
+        assert_eq!(env.sent.len(), 4);
+        // Given the CPU again at the end of sending, it stops.
+        assert_eq!(snd.step(true, us(1_000.0), &mut env), Step::Done);
+        assert_eq!(env.sent.len(), 4);
     }
 }
 

@@ -33,7 +33,7 @@
 //! commits to a frame, uncounted if an underrun or a reset cuts it), `if_snd.drops`,
 //! `if_snd.high_water`.
 //!
-//! The port's parts, each a module of this folder: [`link`] (line rate, serialisation), [`dma`] (DMA engines and FIFOs), [`rss`], [`xps`], [`tx_arbiter`], [`port`] (the transmit queues of a multi-queue port and their shared wire), [`dim`], [`counters`] (statistics counters and their overflow interrupt), [`link_watch`] (dc(4)'s underrun reset and link check).
+//! The port's parts, each a module of this folder: [`link`] (line rate, serialisation), [`dma`] (DMA engines and FIFOs), [`rss`], [`xps`], [`tx_arbiter`], [`port`] (a port's transmit queues, one or several, and the wire they share), [`dim`], [`counters`] (statistics counters and their overflow interrupt), [`link_watch`] (dc(4)'s underrun reset and link check).
 
 pub mod counters;
 pub mod dim;
@@ -752,8 +752,9 @@ impl Nic {
         self.kick(now, false, wire)
     }
 
-    /// Whether this transmit queue would start a frame if the shared wire were its
-    /// own: a frame waits in its ring and its transmitter is neither busy nor stopped.
+    /// Whether this transmit queue would start a frame if its port's wire were its own
+    /// (on a port of one queue it is): a frame waits in its ring and its transmitter is
+    /// neither busy nor stopped.
     #[inline]
     pub fn tx_ready(&self) -> bool {
         // Suspended without an automatic poll, it waits for a poll demand.
@@ -779,7 +780,8 @@ impl Nic {
         Some(self.start_time(s.eligible, now, !self.tx_suspended))
     }
 
-    /// The arbiter gives this transmit queue the shared wire ([`Nic::tx_ready`]): its
+    /// The arbiter of a multi-queue port gives this transmit queue the wire
+    /// ([`Nic::tx_ready`]): its
     /// transmitter, which was running but waiting its turn, starts its next frame (as
     /// after a frame of its own: a frame already eligible starts at once, without
     /// waiting for an automatic poll), unless an underrun's restart left it suspended,
