@@ -22,8 +22,8 @@ use crate::model::kernel::section::SharedSection;
 use crate::model::nic::Nic;
 use crate::model::nic::dma::NicDma;
 use crate::model::nic::link_watch::LinkWatch;
+use crate::model::nic::moderation::Moderation;
 use crate::model::policy::interrupt::{DriverCosts, Handler, HandlerMode};
-use crate::model::policy::moderation::Moderation;
 use crate::model::policy::{BuildCtx, PolicyConfig};
 use crate::model::sender::Sender;
 use crate::model::stats::FlowStats;
@@ -196,10 +196,7 @@ impl<M: Shape> Host<M> {
         // A NIC transmits if a flow leaves by it, or by another queue of its NIC, or if
         // an XDP program sends its frames back out of it (XDP_TX, on the queue that
         // received them).
-        let xdp_tx = |i: usize| {
-            matches!(&cfg.nics[i].policy, crate::model::policy::PolicyConfig::Napi(n)
-                if n.xdp.as_ref().is_some_and(|x| x.action == crate::model::policy::xdp::XdpAction::Tx))
-        };
+        let xdp_tx = |i: usize| cfg.nics[i].policy.transmits_received();
         let transmits: Vec<bool> = (0..cfg.nics.len())
             .map(|i| {
                 let group = |j: usize| tx_group[j] == tx_group[i];

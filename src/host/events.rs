@@ -59,7 +59,8 @@ impl Next {
 /// frame at a time; the slot is set where the frame's end becomes known (at the port's
 /// start, or with a bus by the DMA engine), and checks it again: a second frame whose
 /// end is set while one is on the wire is a bug wherever it came from (a chip reset
-/// once started one).
+/// once started one). The slot is a device's: on a multi-queue NIC each queue has one,
+/// and the port's arbiter keeps the queues of one wire apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WireMisuse {
     /// A frame's end was set while another frame was on the wire.

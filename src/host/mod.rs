@@ -226,10 +226,13 @@ impl<M: Shape> Host<M> {
         self.events.wire(nic)
     }
 
-    /// Set or clear the end of the frame on `nic`'s output wire. Its port gives the wire
-    /// to one frame at a time, and the slot checks it again where the frame's end is
-    /// set: a second frame on the wire is a broken invariant, as is a frame on a NIC
-    /// without a wire.
+    /// Set or clear the end of the frame on device `nic`'s output wire. Its port gives
+    /// the wire to one frame at a time, and the slot checks it again where the frame's
+    /// end is set: a second frame in the device's slot is a broken invariant, as is a
+    /// frame on a device without a wire. The slot is the device's (a queue of a
+    /// multi-queue NIC has its own), so across the queues of one port the port's
+    /// arbiter is the check ([`crate::model::nic::port::TxPort`], and `wires_broken`
+    /// at the end of every run).
     #[inline(always)]
     pub(crate) fn set_tx_slot(&mut self, nic: usize, k: Option<Slot>, now: SimTime) {
         if let Err(e) = self.events.set_wire(nic, k) {
@@ -592,7 +595,7 @@ impl<M: Shape> Host<M> {
         self.sender_room(nic);
     }
 
-    /// The driver restarts `nic`'s transmitter after an underrun ([`Nic::tx_restart`]).
+    /// The driver restarts `nic`'s transmitter after an underrun ([`Nic::tx_restart_on`]).
     pub(crate) fn tx_restart(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.queue_restart(nic, now, s);
         self.sender_room(nic);
@@ -707,7 +710,10 @@ impl<M: Shape> Host<M> {
     }
 
     /// The burst due on core `c` completed (ignored if it is no longer the one
-    /// running).
+    /// running). The core's slot is not a heap timer: it holds one completion, replaced
+    /// at every dispatch (`cpu_dispatched`), so a preempted burst's completion never
+    /// fires; the (level, generation) pair it was set for is checked only so that a burst
+    /// the CPU dropped without dispatching another cannot end twice.
     #[inline(always)]
     fn cpu_done(&mut self, c: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.cores.switch_to(c);

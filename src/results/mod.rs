@@ -15,7 +15,14 @@
 //! counters are the union over replications: one a replication lacks (a counter
 //! published only once it counts, such as `napi.busy_polls`) counted 0 there.
 //!
-//! This folder also holds [`summary`] (a sweep in a few numbers), [`report`] (the table printed after a run), [`output`] (the result files, written atomically) and [`books`] (the results' own arithmetic checked on reading). It uses the host ([`RunStats`](crate::host::RunStats)) and everything below it.
+//! This folder also holds [`summary`] (a sweep in a few numbers), [`report`] (the table
+//! printed after a run), [`output`] (the result files, written atomically) and [`books`]
+//! (the results' own arithmetic checked on reading).
+//!
+//! Uses [`crate::sim`], [`crate::model`] (per-flow statistics, the timeline, CPU levels),
+//! [`crate::config`] (SmartBits tables, grids, names, bounded reads) and [`crate::host`]
+//! (the [`RunStats`](crate::host::RunStats) of a run); not [`crate::trace`]. Nothing below
+//! it imports it: [`crate::experiment`] and the binary do.
 
 pub mod books;
 pub mod output;

@@ -7,6 +7,10 @@
 //! open (`Host::run_traced`); outside a traced run there is no recorder and the event
 //! loop is the untraced one, so tracing costs nothing when not asked for.
 //!
+//! Uses [`crate::sim`] (time) and [`crate::model`] (CPU levels and tasks, packets,
+//! latency statistics, links), not the host, which feeds it. Nothing below it imports
+//! it: [`crate::host`], [`crate::experiment`] and the binary do.
+//!
 //! **What is recorded** (`[from, to)` of simulated time, `to` cut short by the size
 //! limit):
 //! - a *slice* per stretch of CPU time a task ran at a level, on one track per level

@@ -21,8 +21,10 @@
 //! follows it; the CPU only decides, in [`Cpu::pick`], which level runs: the highest
 //! level with a burst or a want. A want is turned into a burst by the model at the moment
 //! the level actually gets the processor, so work that waits behind a higher level does
-//! not start (e.g. dequeue its packet) early. Completion events carry a generation
-//! number so a completion scheduled before a preemption is recognised as stale.
+//! not start (e.g. dequeue its packet) early. Each dispatched burst carries a generation
+//! number, so that a completion scheduled before a preemption is recognised as stale (the
+//! host keeps one completion per core in its slot, replaced at every dispatch, and checks
+//! the pair when it fires).
 //!
 //! Parameters ([`CpuConfig`]): `clock_mhz`, used to convert costs given in cycles;
 //! `cores`, how many such processors the host has (default 1), and `irq_affinity`,

@@ -40,6 +40,7 @@ pub mod dim;
 pub mod dma;
 pub mod link;
 pub mod link_watch;
+pub mod moderation;
 pub mod port;
 pub mod rss;
 pub mod tx_arbiter;
@@ -48,10 +49,10 @@ pub mod xps;
 use crate::model::nic::counters::{StatsCounters, StatsCountersConfig};
 use crate::model::nic::dma::NicDmaConfig;
 use crate::model::nic::link::Link;
+use crate::model::nic::moderation::ModerationConfig;
 use crate::model::packet::Packet;
 use crate::model::policy::PolicyConfig;
 use crate::model::policy::interrupt::DriverConfig;
-use crate::model::policy::moderation::ModerationConfig;
 use crate::model::queue::BoundedQueue;
 use crate::sim::problems::Problems;
 use crate::sim::time::SimTime;
@@ -530,14 +531,9 @@ impl Nic {
 
     /// `if_output`: queue a forwarded frame on if_snd and run the driver's start
     /// routine, which fills free TX descriptors. Returns a transmission to record if the
-    /// idle transmitter starts one; a full if_snd drops the frame (`Err`).
-    #[inline]
-    pub fn output(&mut self, now: SimTime, pkt: Packet) -> Result<Option<TxStart>, Packet> {
-        self.output_on(now, pkt, Wire::Free)
-    }
-
-    /// [`Nic::output`] for a transmit queue whose wire is `wire`: a [`Wire::Held`] one
-    /// keeps the frame for the queue's turn.
+    /// idle transmitter starts one; a full if_snd drops the frame (`Err`). `wire` is the
+    /// port's wire as this queue sees it (its port, [`super::port::TxPort`], says): a
+    /// [`Wire::Held`] one keeps the frame for the queue's turn.
     #[inline]
     pub fn output_on(
         &mut self,
@@ -607,13 +603,7 @@ impl Nic {
     }
 
     /// The frame on the wire has been sent: free its descriptor (txeof), refill from
-    /// if_snd, and start the next one.
-    #[inline]
-    pub fn tx_done(&mut self, now: SimTime) -> Option<TxStart> {
-        self.tx_done_on(now, Wire::Free)
-    }
-
-    /// [`Nic::tx_done`] for a transmit queue whose wire is `wire`: with
+    /// if_snd, and start the next one if the wire is this queue's (`wire`): with
     /// [`Wire::Held`] (the port's arbiter picks the next queue) its next frame waits.
     #[inline]
     pub fn tx_done_on(&mut self, now: SimTime, wire: Wire) -> Option<TxStart> {
@@ -713,13 +703,7 @@ impl Nic {
     }
 
     /// The driver's start routine (dc_start): move frames from if_snd to free TX
-    /// descriptors and start the transmitter if idle.
-    #[inline]
-    pub fn start(&mut self, now: SimTime) -> Option<TxStart> {
-        self.start_on(now, Wire::Free)
-    }
-
-    /// [`Nic::start`] for a transmit queue whose wire is `wire`.
+    /// descriptors and start the transmitter if idle and the wire (`wire`) is its own.
     #[inline]
     pub fn start_on(&mut self, now: SimTime, wire: Wire) -> Option<TxStart> {
         if self.if_snd.is_empty() {
@@ -736,12 +720,7 @@ impl Nic {
     /// next polled. With an automatic transmit poll (`tx_poll_interval_ns` > 0) that is
     /// the next poll, whether or not the start routine queued a frame; without one, the
     /// poll demand that the start routine writes only when it queued a frame
-    /// ([`Nic::start`]), so frames already in the ring wait for the next frame sent.
-    pub fn tx_restart(&mut self, now: SimTime) -> Option<TxStart> {
-        self.tx_restart_on(now, Wire::Free)
-    }
-
-    /// [`Nic::tx_restart`] for a transmit queue whose wire is `wire`.
+    /// ([`Nic::start_on`]), so frames already in the ring wait for the next frame sent.
     pub fn tx_restart_on(&mut self, now: SimTime, wire: Wire) -> Option<TxStart> {
         self.tx_halted = false;
         self.tx_suspended = true;
@@ -829,6 +808,23 @@ impl Nic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A queue whose wire is its own (a port of one queue, [`Wire::Free`]): the calls
+    /// its port makes ([`super::port::TxPort`]), for testing the queue alone.
+    impl Nic {
+        fn output(&mut self, now: SimTime, pkt: Packet) -> Result<Option<TxStart>, Packet> {
+            self.output_on(now, pkt, Wire::Free)
+        }
+        fn tx_done(&mut self, now: SimTime) -> Option<TxStart> {
+            self.tx_done_on(now, Wire::Free)
+        }
+        fn start(&mut self, now: SimTime) -> Option<TxStart> {
+            self.start_on(now, Wire::Free)
+        }
+        fn tx_restart(&mut self, now: SimTime) -> Option<TxStart> {
+            self.tx_restart_on(now, Wire::Free)
+        }
+    }
 
     /// A 100 Mbit/s NIC with the default rings and no latencies.
     fn nic() -> Nic {

@@ -156,7 +156,7 @@ impl TxPort {
         Ok(tx)
     }
 
-    /// if_output on queue `q` ([`Nic::output`]): the frame goes on its send queue and
+    /// if_output on queue `q` ([`Nic::output_on`]): the frame goes on its send queue and
     /// starts at once if the wire is free. The inner `Err` is a full if_snd's drop.
     #[inline(always)]
     pub fn output<Q: TxQueues + ?Sized>(
@@ -173,7 +173,7 @@ impl TxPort {
         }
     }
 
-    /// Queue `q`'s driver runs its start routine ([`Nic::start`]).
+    /// Queue `q`'s driver runs its start routine ([`Nic::start_on`]).
     #[inline(always)]
     pub fn start<Q: TxQueues + ?Sized>(
         &mut self,
@@ -185,7 +185,7 @@ impl TxPort {
     }
 
     /// Queue `q`'s driver restarts its transmitter after an underrun
-    /// ([`Nic::tx_restart`]).
+    /// ([`Nic::tx_restart_on`]).
     pub fn restart<Q: TxQueues + ?Sized>(
         &mut self,
         qs: &mut Q,
@@ -210,7 +210,7 @@ impl TxPort {
     }
 
     /// The frame of queue `q` on the wire ended: its descriptor is freed
-    /// ([`Nic::tx_done`], its next frame held for the arbiter) and the wire goes to the
+    /// ([`Nic::tx_done_on`], its next frame held for the arbiter) and the wire goes to the
     /// queue whose turn it is (on a port of one queue, back to the queue, whose
     /// transmitter goes on as after any frame of its own). Returns the queue and frame
     /// that start, if one does.

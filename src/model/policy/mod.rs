@@ -3,7 +3,8 @@
 //! Each policy is a file of its own; a policy is chosen per NIC in the model file
 //! (`nics[i].policy`, tagged by `kind`). System-wide parameters of a policy (FreeBSD's
 //! `kern.polling.*`, Linux's `netdev_budget`...) live under `kernel.<policy>`.
-//! Interrupt moderation is a NIC feature (`nics[i].moderation`, [`moderation`]) that
+//! Interrupt moderation is a NIC feature (`nics[i].moderation`,
+//! [`crate::model::nic::moderation`]) that
 //! combines with every interrupt-driven policy.
 //!
 //! The policies are listed once, one line each, in [`with_policies!`]: that list
@@ -22,7 +23,6 @@
 //! | `busy-poll`          | `busy_poll.rs`       | a loop owns the CPU and polls the rings                      |
 
 pub mod env;
-pub mod moderation;
 pub mod xdp;
 
 /// The receive policies: one line each, `Variant(Params) => file::State`,
@@ -143,6 +143,14 @@ macro_rules! policy_config {
                 Self::kinds_that(|c| c.reclaims_tx)
             }
 
+            /// Whether the NIC sends received frames back out of itself
+            /// ([`RxPolicy::transmits_received`]: XDP_TX).
+            pub fn transmits_received(&self) -> bool {
+                match self {
+                    $(PolicyConfig::$name(_) => <$file::$ty as RxPolicy>::transmits_received(self),)*
+                }
+            }
+
             /// Range checks of the NIC's parameters.
             pub fn validate(&self, p: &mut Problems) {
                 match self {
@@ -213,6 +221,12 @@ pub trait RxPolicy: Sized {
 
     /// Whether a NIC with this configuration uses the policy.
     fn serves(p: &PolicyConfig) -> bool;
+    /// Whether a NIC with this configuration sends received frames back out of itself
+    /// (an XDP program's `XDP_TX`, on the queue that received them), so that its
+    /// transmit side is built even when no flow leaves by it. Default: no.
+    fn transmits_received(_p: &PolicyConfig) -> bool {
+        false
+    }
     /// The state for a run, or `None` when no NIC uses the policy.
     fn build(ctx: &BuildCtx<'_>) -> Option<Self>;
     /// Checks of the policy's parameters against the rest of the model (validation,

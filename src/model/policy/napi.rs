@@ -1121,6 +1121,10 @@ impl RxPolicy for Napi {
     fn serves(p: &PolicyConfig) -> bool {
         matches!(p, PolicyConfig::Napi(_))
     }
+    fn transmits_received(p: &PolicyConfig) -> bool {
+        matches!(p, PolicyConfig::Napi(n)
+            if n.xdp.as_ref().is_some_and(|x| x.action == XdpAction::Tx))
+    }
     fn build(ctx: &BuildCtx<'_>) -> Option<Self> {
         ctx.nics_of::<Self>().next()?;
         let params: Vec<Option<&NapiParams>> = ctx
