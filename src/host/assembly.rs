@@ -12,8 +12,8 @@ use crate::host::attach::{NoBus, Shape, WithBus};
 use crate::host::cores::{Core, Cores};
 use crate::host::cores::{ManyCores, OneCore};
 use crate::host::events::Events;
-use crate::host::port::Port;
-use crate::host::{Host, RunSpec, RunStats, SimError, policies, queues, tx_queues};
+use crate::host::port::{Port, Ports};
+use crate::host::{Host, RunSpec, RunStats, SimError, policies, queues};
 use crate::model::bus::Bus;
 use crate::model::irq::Line;
 use crate::model::kernel::Netisr;
@@ -188,7 +188,7 @@ impl<M: Shape> Host<M> {
             rx_flows[f.in_nic].push(i);
         }
         let timeslice = SimTime::from_ns_f64(cfg.kernel.timeslice_ns);
-        let (tx_groups, tx_group) = tx_queues::TxGroup::build(
+        let (tx_groups, tx_group) = crate::host::port::TxGroup::build(
             &cfg.nics.iter().map(|n| n.queue_of).collect::<Vec<_>>(),
             &cfg.nics.iter().map(|n| n.xps).collect::<Vec<_>>(),
             cfg.cpu.cores.max(1) as usize,
@@ -283,7 +283,6 @@ impl<M: Shape> Host<M> {
                 })
                 .collect(),
             lines,
-            tx_groups,
             bus: M::bus(cfg.bus.as_ref().map(Bus::new)),
             rx_policies,
             user: cfg.user.as_ref().map(|u| {
@@ -295,7 +294,7 @@ impl<M: Shape> Host<M> {
                 )
             }),
             sender,
-            ports,
+            ports: Ports::new(ports, tx_groups),
             acct: Accounting::new(
                 flows,
                 spec.latency_from,

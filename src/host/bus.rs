@@ -13,7 +13,9 @@ use crate::sim::time::SimTime;
 
 impl<M: Shape> Host<M> {
     /// A frame reached `nic`'s RX FIFO: queue it for DMA, or drop it if the FIFO is
-    /// full.
+    /// full. The FIFO is the port's: the queue devices of a multi-queue NIC (its
+    /// [`super::port::TxGroup`]) share it, each engine writing out its own
+    /// queue's frames.
     #[inline]
     pub(crate) fn dma_rx_in(
         &mut self,
@@ -22,12 +24,12 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        match self.ports[nic].dma_mut().rx_in(pkt) {
+        let others = self.ports.rx_fifo_beside(nic);
+        match self.ports[nic].dma_mut().rx_in(pkt, others) {
             RxIn::Dropped => {
                 self.acct.dropped(pkt.flow, DropSite::RxFifo);
                 // The damaged frame's descriptor carries the overflow error.
-                if !self.ports[nic].nic.rx_error_cause && self.ports[nic].handles_chip_errors() {
-                    self.ports[nic].nic.rx_error_cause = true;
+                if self.ports[nic].handles_chip_errors() && self.ports[nic].nic.flag_rx_error() {
                     self.irq_cause(nic, now, s);
                 }
             }
@@ -125,7 +127,7 @@ impl<M: Shape> Host<M> {
             self.irq_cause(nic, now, s);
         } else {
             // No driver handler modelled: the chip steps its threshold and goes on.
-            self.ports[nic].nic.underrun_cause = false;
+            self.ports[nic].nic.ack_underrun();
             self.ports[nic].dma_mut().raise_threshold();
             self.tx_restart(nic, now, s);
         }

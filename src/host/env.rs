@@ -207,14 +207,14 @@ impl<M: Shape> IsrEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn rx_error(&mut self, nic: usize) -> Option<SimTime> {
-        if !self.h.ports[nic].nic.rx_error_cause {
+        if !self.h.ports[nic].nic.rx_error_pending() {
             return None;
         }
         Some(self.h.handle_rx_error(nic, self.now, self.s))
     }
     #[inline(always)]
     fn underrun(&mut self, nic: usize) -> Option<SimTime> {
-        if !self.h.ports[nic].nic.underrun_cause {
+        if !self.h.ports[nic].nic.underrun_pending() {
             return None;
         }
         Some(self.h.handle_underrun(nic, self.now, self.s))
@@ -256,7 +256,7 @@ impl<M: Shape> LineEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn asserted(&self, nic: usize) -> bool {
-        self.h.ports[nic].nic.irq_asserted
+        self.h.ports[nic].nic.irq_asserted()
     }
     #[inline(always)]
     fn idle_handler(&mut self, nic: usize) -> SimTime {

@@ -86,7 +86,7 @@ impl<M: Shape> Host<M> {
 
     /// Assert `nic`'s line and make its handler ready.
     fn irq_raise(&mut self, nic: usize, now: SimTime) {
-        self.ports[nic].nic.irq_asserted = true;
+        self.ports[nic].nic.assert_irq();
         let l = self.ports[nic].line;
         self.line_asserted(l, nic, now);
         self.cores.wake(Task::Isr(l as u16));
@@ -138,7 +138,7 @@ impl<M: Shape> Host<M> {
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):
     /// frames already in the ring raise the interrupt again.
     pub(crate) fn irq_unmask(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        self.ports[nic].nic.irq_enabled = true;
+        self.ports[nic].nic.unmask_irq();
         self.irq_cause(nic, now, s);
     }
 
@@ -185,22 +185,15 @@ impl<M: Shape> Host<M> {
 
     /// Undo `take_interrupt`: the chip asserts again, unmasked, the interrupt uncounted.
     pub(crate) fn untake_interrupt(&mut self, nic: usize) {
-        let n = &mut self.ports[nic].nic;
-        n.irq_asserted = true;
-        n.irq_enabled = true;
-        n.interrupts -= 1;
+        self.ports[nic].nic.untake_interrupt();
     }
 
     /// Read and acknowledge `nic`'s interrupt status: if the chip asserts, mask it and
     /// count the interrupt (and tell its moderation).
     pub(crate) fn take_interrupt(&mut self, nic: usize) -> bool {
-        let n = &mut self.ports[nic].nic;
-        if !n.irq_asserted {
+        if !self.ports[nic].nic.take_interrupt() {
             return false;
         }
-        n.irq_asserted = false;
-        n.irq_enabled = false;
-        n.interrupts += 1;
         if let Some(m) = &mut self.ports[nic].moderation {
             m.on_interrupt();
         }

@@ -19,7 +19,7 @@ impl<M: Shape> Host<M> {
 
     /// (Re-)arm `nic`'s link check one period from now, cancelling the pending one.
     pub(crate) fn link_watch_rearm(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let up = self.ports[nic].nic.link_up;
+        let up = self.ports[nic].nic.link_up();
         if let Some(w) = &mut self.ports[nic].link_watch {
             let after = w.rearm(up);
             w.armed(s.at_keyed(now + after, Event::LinkTick(nic as u16)));
@@ -49,7 +49,7 @@ impl<M: Shape> Host<M> {
     ) -> Step {
         let n = &self.ports[nic].nic;
         let view = NicView {
-            link_up: n.link_up,
+            link_up: n.link_up(),
             idle: n.rx_ring.len() < n.rx_ring.capacity() && n.tx_idle(),
         };
         let Some(w) = &mut self.ports[nic].link_watch else {
@@ -71,7 +71,7 @@ impl<M: Shape> Host<M> {
             // A reset re-armed the callout while this dc_tick ran.
             None => return Step::Done,
             Some(true) => {
-                self.ports[nic].nic.link_up = true;
+                self.ports[nic].nic.link_restored();
                 self.if_start(nic, now, s);
             }
             Some(false) => {}
@@ -88,7 +88,7 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) -> SimTime {
-        self.ports[nic].nic.rx_error_cause = false;
+        self.ports[nic].nic.ack_rx_error();
         let Some(w) = self.ports[nic].link_watch.as_ref() else {
             return SimTime::ZERO;
         };
@@ -112,7 +112,7 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) -> SimTime {
-        self.ports[nic].nic.underrun_cause = false;
+        self.ports[nic].nic.ack_underrun();
         if let Some(d) = self.ports[nic].dma.get_mut() {
             d.raise_threshold();
         }

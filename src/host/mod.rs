@@ -56,7 +56,7 @@ use attach::{Attached, Shape};
 use cores::CoreModel;
 use cores::Cores;
 use events::{Events, Next, Source, WireMisuse};
-use port::Port;
+use port::Ports;
 use std::collections::BTreeMap;
 
 pub use assembly::{simulate, simulate_traced, simulate_unmerged};
@@ -121,13 +121,11 @@ pub(crate) struct Host<M: Shape> {
     pub(crate) events: Events<M::Cores>,
     /// Each NIC with what is wired to it (device, DMA engines, moderation, link watch,
     /// driver costs, line, policy routing), indexed by NIC.
-    pub(crate) ports: Vec<Port<M::Dma>>,
+    pub(crate) ports: Ports<M::Dma>,
     /// Each NIC's interrupt handler (taken out as a whole while one steps).
     pub(crate) handlers: Vec<Handler>,
     /// Interrupt lines, shared or private (taken out while one steps).
     pub(crate) lines: Vec<Line>,
-    /// The transmit queues of each multi-queue NIC, sharing its wire.
-    pub(crate) tx_groups: Vec<tx_queues::TxGroup>,
     /// The DMA bus, if modelled.
     pub(crate) bus: M::Bus,
     /// The receive policies' states (see `policies.rs`, the registry).
@@ -302,7 +300,7 @@ impl<M: Shape> Host<M> {
             return false;
         }
         let n = &self.ports[nic].nic;
-        if t > self.acct.stop() || n.rx_error_cause || n.underrun_cause {
+        if t > self.acct.stop() || n.rx_error_pending() || n.underrun_pending() {
             return false;
         }
         // A transmit-completion cause can arise, or is pending, only while a frame is in
@@ -828,7 +826,7 @@ impl<M: Shape> Host<M> {
     /// Every part's counters as of `end`, each written by the part that keeps them.
     fn counters(&self, end: SimTime) -> BTreeMap<String, f64> {
         let mut c = BTreeMap::new();
-        for p in &self.ports {
+        for p in self.ports.iter() {
             p.counters(end, &mut c);
         }
         let nic_names: Vec<String> = self.ports.iter().map(|p| p.nic.name.clone()).collect();
@@ -1016,7 +1014,7 @@ mod tests {
         };
         h.output_on(1, pkt(0), SimTime(500), &mut s);
         h.output_on(1, pkt(1), SimTime(500), &mut s);
-        let g = h.tx_groups[h.ports[1].tx_group as usize].devices();
+        let g = h.ports.group_of(1).devices();
         assert_eq!(g, 1..2, "a group of one");
         assert_eq!(
             h.ports[1].nic.tx_frames, 1,
@@ -1077,7 +1075,7 @@ mod tests {
         }
         assert!(h.ports[1].nic.tx_abort().is_some());
         h.ports[1].nic.tx_halted = false;
-        h.ports[1].nic.underrun_cause = false;
+        h.ports[1].nic.ack_underrun();
         match h.finish(&spec, SimTime(700), 0) {
             Err(SimError::Invariant(b)) => {
                 assert_eq!(

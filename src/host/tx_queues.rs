@@ -5,82 +5,25 @@
 //! frames take the same path (its queue's transmitter is then the wire's state, and the
 //! wire's event slot checks one frame per wire again, `Host::set_tx_slot`).
 //!
-//! The host expands a multi-queue NIC into one device per queue ([`super::queues`]),
-//! each with its own vector, handler, moderation and policy instance as the hardware's
-//! queues have; the devices of one NIC form a [`TxGroup`] (a NIC of one queue, a group
-//! of one), whose [`TxPort`] borrows
-//! them as its queues ([`TxQueues`] on the group's slice of ports). A flow's frames are
-//! addressed to queue 0; at if_output the port picks the queue for the core that
-//! forwards the frame. What the port starts, the host records ([`Host::transmit`]); a
-//! broken wire invariant the port reports ([`WireError`]) is reported as the run's.
+//! The host expands a multi-queue NIC into one device per queue ([`super::queues`]), each
+//! with its own vector, handler, moderation and policy instance as the hardware's queues
+//! have; the devices of one NIC form a [`TxGroup`](super::port::TxGroup) (a NIC of one
+//! queue, a group of one), and the host's [`Ports`](super::port::Ports) owns the devices
+//! and the groups: an operation on a wire goes through
+//! [`Ports::on_wire`](super::port::Ports::on_wire), which lends the group's devices to its
+//! [`TxPort`] as its queues. This file only routes: a flow's frames are addressed to queue
+//! 0; at if_output the port picks the queue for the core that forwards the frame. What the
+//! port starts, the host records ([`Host::transmit`]); a broken wire invariant the port
+//! reports ([`WireError`]) is reported as the run's.
 
 use crate::host::attach::Shape;
 use crate::host::port::Port;
 use crate::host::{Broken, Event, Host, Invariant};
-use crate::model::nic::port::{TxPort, TxQueues, WireError};
-use crate::model::nic::{Nic, TxStart};
+use crate::model::nic::TxStart;
+use crate::model::nic::port::{TxPort, WireError};
 use crate::model::packet::Packet;
 use crate::sim::engine::Scheduler;
 use crate::sim::time::SimTime;
-
-/// The transmit queues of one NIC (one, or one per queue device): devices
-/// [`TxGroup::devices`], and their wire.
-#[derive(Clone, Debug)]
-pub(crate) struct TxGroup {
-    /// The device of queue 0.
-    pub first: usize,
-    /// Its wire, its arbiter and XPS.
-    pub port: TxPort,
-}
-
-impl TxGroup {
-    /// The ports of the (expanded) devices `queue_of` describes: each queue's
-    /// `(index, count)`, `None` for a NIC with one queue, which is a port of one queue
-    /// (its wire its own, but started through a [`TxPort`] all the same, so that every
-    /// transmission takes the one path and its invariants are the port's). Returns the
-    /// groups and each device's group.
-    pub fn build(
-        queue_of: &[Option<(u16, u16)>],
-        xps: &[bool],
-        cores: usize,
-    ) -> (Vec<TxGroup>, Vec<u16>) {
-        let mut groups = Vec::new();
-        let mut of = vec![0; queue_of.len()];
-        for (i, q) in queue_of.iter().enumerate() {
-            let count = match *q {
-                None => 1,
-                Some((0, count)) => count,
-                Some(_) => continue,
-            };
-            for slot in &mut of[i..i + count as usize] {
-                *slot = groups.len() as u16;
-            }
-            groups.push(TxGroup {
-                first: i,
-                port: TxPort::new(count, cores, xps[i]),
-            });
-        }
-        (groups, of)
-    }
-
-    /// The devices of its queues, queue 0 first.
-    #[inline]
-    pub fn devices(&self) -> std::ops::Range<usize> {
-        self.first..self.first + self.port.queues() as usize
-    }
-}
-
-/// A group's queue devices as its port's queues.
-impl<D> TxQueues for [Port<D>] {
-    #[inline]
-    fn queue(&self, q: u16) -> &Nic {
-        &self[q as usize].nic
-    }
-    #[inline]
-    fn queue_mut(&mut self, q: u16) -> &mut Nic {
-        &mut self[q as usize].nic
-    }
-}
 
 /// What a port's operation started: a frame on queue device `0`, or nothing.
 type Started = Result<Option<(u16, TxStart)>, WireError>;
@@ -91,12 +34,9 @@ impl<M: Shape> Host<M> {
     /// hand.
     #[inline(always)]
     pub(crate) fn tx_device(&self, out: usize, flow: usize) -> usize {
-        let g = &self.tx_groups[self.ports[out].tx_group as usize];
-        if g.port.queues() == 1 {
-            return out;
-        }
         let f = self.acct.flow(flow);
-        g.first + g.port.pick(self.cores.on(), f.hash, f.rx_queue) as usize
+        self.ports
+            .tx_device(out, self.cores.on(), f.hash, f.rx_queue)
     }
 
     /// Run `op` on the port of queue device `nic` (its queue number given), with the
@@ -109,17 +49,10 @@ impl<M: Shape> Host<M> {
         s: &mut Scheduler<Event>,
         op: impl FnOnce(&mut TxPort, &mut [Port<M::Dma>], u16) -> Started,
     ) {
-        let g = self.ports[nic].tx_group as usize;
-        let grp = &mut self.tx_groups[g];
-        let (first, devices) = (grp.first, grp.devices());
-        match op(
-            &mut grp.port,
-            &mut self.ports[devices],
-            (nic - first) as u16,
-        ) {
-            Ok(Some((q, tx))) => self.transmit(first + q as usize, tx, now, s),
+        match self.ports.on_wire(nic, op) {
+            Ok(Some((device, tx))) => self.transmit(device, tx, now, s),
             Ok(None) => {}
-            Err(e) => self.port_broken(first, e, now),
+            Err((first, e)) => self.port_broken(first, e, now),
         }
     }
 
@@ -176,16 +109,14 @@ impl<M: Shape> Host<M> {
     /// At the end of a run, every port wire's invariants over its queues as they stand
     /// ([`TxPort::check`]): the first broken one, if any.
     pub(crate) fn wires_broken(&self, end: SimTime) -> Option<Broken> {
-        self.tx_groups.iter().find_map(|g| {
-            let e = g.port.check(&self.ports[g.devices()]).err()?;
-            let (q, invariant) = wire_invariant(e);
-            let name = self.ports[g.first + q as usize].nic.name.clone();
-            Some(Broken {
-                invariant,
-                component: name.clone(),
-                at: end,
-                detail: format!("{name} at the end of the run: {e}"),
-            })
+        let (first, e) = self.ports.wires_broken()?;
+        let (q, invariant) = wire_invariant(e);
+        let name = self.ports[first + q as usize].nic.name.clone();
+        Some(Broken {
+            invariant,
+            component: name.clone(),
+            at: end,
+            detail: format!("{name} at the end of the run: {e}"),
         })
     }
 

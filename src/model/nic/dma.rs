@@ -17,7 +17,10 @@
 //!   in bursts of at most `burst_bytes`, its bytes then its descriptor write-back
 //!   (`descriptor_bytes`), one burst queued or on the bus at a time; the frame's bytes
 //!   leave the FIFO as they are written, and the frame completes into the RX ring after
-//!   the last burst.
+//!   the last burst. A multi-queue NIC has one RX FIFO, its port's packet buffer,
+//!   shared by its queues: each queue device's engine writes out its own queue's
+//!   frames, and a frame fits if the bytes held for every queue leave room for it
+//!   (`NicDma::rx_in`, the other queues' bytes given by the host).
 //! - **Transmit** (`NicDma::tx_begin`, `NicDma::tx_burst_done`): once the driver
 //!   has handed a frame over (eligible at the hand-over plus `tx_latency_ns`), the
 //!   engine fetches its descriptor (`descriptor_bytes`), then the frame in bursts of at
@@ -236,12 +239,15 @@ impl NicDma {
 
     // ------------------------------------------------------------------ receive
 
-    /// A frame reached the RX FIFO: queue it, or drop it if it does not fit.
+    /// A frame reached an RX FIFO that also holds `others` bytes of other queues'
+    /// frames (the port's one packet buffer, `rx_fifo_bytes`, shared by a multi-queue
+    /// NIC's queues): queue it, or drop it if it does not fit beside them.
     #[inline]
-    pub fn rx_in(&mut self, pkt: Packet) -> RxIn {
+    pub fn rx_in(&mut self, pkt: Packet, others: u32) -> RxIn {
         // (A frame larger than the whole FIFO still goes through when the FIFO is
         // empty: the chip writes it out while it arrives.)
-        if self.rx_fifo_used > 0 && self.rx_fifo_used + pkt.bytes > self.rx_fifo_cap {
+        let used = self.rx_fifo_used + others;
+        if used > 0 && used + pkt.bytes > self.rx_fifo_cap {
             return RxIn::Dropped;
         }
         self.rx_fifo_used += pkt.bytes;
@@ -470,6 +476,12 @@ impl NicDma {
         self.rx_fifo.is_empty() && !self.rx_busy && self.tx.is_none() && !self.tx_busy
     }
 
+    /// Bytes of this engine's frames in the RX FIFO [bytes].
+    #[inline]
+    pub fn rx_fifo_bytes(&self) -> u32 {
+        self.rx_fifo_used
+    }
+
     /// Frames in the RX FIFO.
     pub fn rx_fifo_frames(&self) -> usize {
         self.rx_fifo.len()
@@ -548,7 +560,7 @@ mod tests {
         let a = frame(1, 150);
         // 150 bytes + 16 of descriptor = 166: bursts of 64, 64 and 38.
         assert_eq!(
-            d.rx_in(a),
+            d.rx_in(a, 0),
             RxIn::Queued {
                 request: Some(write(64))
             }
@@ -556,7 +568,7 @@ mod tests {
         assert_eq!(d.rx_fifo_used, 150);
         // A second frame waits behind the head: the engine has a burst out already.
         let b = frame(2, 64);
-        assert_eq!(d.rx_in(b), RxIn::Queued { request: None });
+        assert_eq!(d.rx_in(b, 0), RxIn::Queued { request: None });
         assert_eq!(d.rx_fifo_used, 214);
         // Each burst frees the frame bytes it wrote; the frame is not complete yet.
         assert_eq!(rx_step(&mut d, 64), (None, Some(write(64))));
@@ -580,17 +592,32 @@ mod tests {
     #[test]
     fn a_frame_that_does_not_fit_the_rx_fifo_is_dropped() {
         let mut d = engine();
-        assert!(matches!(d.rx_in(frame(1, 1500)), RxIn::Queued { .. }));
+        assert!(matches!(d.rx_in(frame(1, 1500), 0), RxIn::Queued { .. }));
         // 1500 + 600 = 2100 > 2048: dropped, the FIFO unchanged.
-        assert_eq!(d.rx_in(frame(2, 600)), RxIn::Dropped);
+        assert_eq!(d.rx_in(frame(2, 600), 0), RxIn::Dropped);
         assert_eq!((d.rx_fifo_used, d.rx_fifo_frames()), (1500, 1));
         // Once a 64-byte burst is written, 1436 + 600 = 2036 fits.
         assert_eq!(rx_step(&mut d, 64), (None, Some(write(64))));
-        assert_eq!(d.rx_in(frame(3, 600)), RxIn::Queued { request: None });
+        assert_eq!(d.rx_in(frame(3, 600), 0), RxIn::Queued { request: None });
         // 2036 + 12 = 2048 fits exactly; one byte more does not.
-        assert_eq!(d.rx_in(frame(4, 13)), RxIn::Dropped);
-        assert_eq!(d.rx_in(frame(5, 12)), RxIn::Queued { request: None });
+        assert_eq!(d.rx_in(frame(4, 13), 0), RxIn::Dropped);
+        assert_eq!(d.rx_in(frame(5, 12), 0), RxIn::Queued { request: None });
         assert_eq!(d.rx_fifo_used, 2048);
+    }
+
+    #[test]
+    fn a_frame_fits_beside_the_other_queues_frames_in_the_ports_fifo() {
+        // The port's 2,048-byte FIFO holds 1,500 bytes of another queue's frames: a
+        // 600-byte frame does not fit beside them (2,100), a 548-byte one does (2,048
+        // exactly); and with the other queues holding anything, the FIFO is not empty,
+        // so a frame larger than all of it is dropped.
+        let mut d = engine();
+        assert_eq!(d.rx_in(frame(1, 600), 1500), RxIn::Dropped);
+        assert!(matches!(d.rx_in(frame(2, 548), 1500), RxIn::Queued { .. }));
+        assert_eq!((d.rx_fifo_bytes(), d.rx_fifo_frames()), (548, 1));
+        let mut e = engine();
+        assert_eq!(e.rx_in(frame(3, 3000), 1), RxIn::Dropped);
+        assert!(matches!(e.rx_in(frame(4, 3000), 0), RxIn::Queued { .. }));
     }
 
     #[test]
@@ -599,13 +626,13 @@ mod tests {
         // 3000 bytes > 2048, but the FIFO is empty: the chip writes it out as it
         // arrives.
         assert_eq!(
-            d.rx_in(frame(1, 3000)),
+            d.rx_in(frame(1, 3000), 0),
             RxIn::Queued {
                 request: Some(write(64))
             }
         );
         // Anything behind it is dropped until enough of it is written.
-        assert_eq!(d.rx_in(frame(2, 64)), RxIn::Dropped);
+        assert_eq!(d.rx_in(frame(2, 64), 0), RxIn::Dropped);
         // 3016 bytes in all: 47 bursts of 64 and one of 8.
         for _ in 0..46 {
             assert_eq!(rx_step(&mut d, 64), (None, Some(write(64))));
@@ -850,8 +877,8 @@ mod tests {
     #[test]
     fn a_reset_empties_the_fifos_and_ignores_the_burst_on_the_bus() {
         let mut d = engine();
-        d.rx_in(frame(1, 100));
-        d.rx_in(frame(2, 100));
+        d.rx_in(frame(1, 100), 0);
+        d.rx_in(frame(2, 100), 0);
         d.tx_begin(frame(3, 100), us(1.0), us(1.0));
         let lost: Vec<u64> = d.reset().map(|p| p.seq).collect();
         assert_eq!(lost, [1, 2]);
@@ -859,7 +886,7 @@ mod tests {
         d.reset_engines(Some(write(64)));
         assert!(!d.idle());
         // A frame arriving now waits for that write to come back, which is ignored.
-        assert_eq!(d.rx_in(frame(4, 64)), RxIn::Queued { request: None });
+        assert_eq!(d.rx_in(frame(4, 64), 0), RxIn::Queued { request: None });
         assert_eq!(rx_step(&mut d, 64), (None, Some(write(64))));
         // Another NIC's burst on the bus leaves this engine idle.
         d.reset();

@@ -382,7 +382,7 @@ pub struct Nic {
     tx_completed: u64,
     /// The driver considers the link up (dc(4)'s `sc->dc_link`); while it is down
     /// the start routine leaves frames in if_snd.
-    pub link_up: bool,
+    link_up: bool,
     /// The transmitter stopped after an underrun, until the driver restarts it.
     pub tx_halted: bool,
     /// Restarted after an underrun, the transmitter is suspended until it next reads
@@ -393,17 +393,17 @@ pub struct Nic {
     /// the same frames as `tx_underrun` drops; the DMA engine counts underruns).
     pub underrun_drops: u64,
     /// A transmit-underrun cause (TX_UNDERRUN) is pending.
-    pub underrun_cause: bool,
+    underrun_cause: bool,
     /// A receive descriptor reports an error (a frame cut by a FIFO overflow).
-    pub rx_error_cause: bool,
+    rx_error_cause: bool,
     /// A reset freed the ring while a frame was on the wire: its end is not a
     /// completion.
     skip_done: bool,
     /// Interrupts enabled in the chip's mask register (IMR); the driver clears it while
     /// its handler runs.
-    pub irq_enabled: bool,
+    irq_enabled: bool,
     /// The line is asserted and the interrupt not yet taken.
-    pub irq_asserted: bool,
+    irq_asserted: bool,
     /// Receive pipeline latency.
     pub rx_latency: SimTime,
     tx_latency: SimTime,
@@ -502,6 +502,91 @@ impl Nic {
                 || self.tx_cause
                 || self.underrun_cause
                 || self.rx_error_cause)
+    }
+
+    /// Whether the line is asserted and the interrupt not yet taken.
+    #[inline]
+    pub fn irq_asserted(&self) -> bool {
+        self.irq_asserted
+    }
+
+    /// Whether a receive descriptor reports an error not yet handled.
+    #[inline]
+    pub fn rx_error_pending(&self) -> bool {
+        self.rx_error_cause
+    }
+
+    /// Whether a transmit-underrun cause (TX_UNDERRUN) is pending.
+    #[inline]
+    pub fn underrun_pending(&self) -> bool {
+        self.underrun_cause
+    }
+
+    /// Whether the driver considers the link up.
+    #[inline]
+    pub fn link_up(&self) -> bool {
+        self.link_up
+    }
+
+    /// The chip asserts its interrupt line (a cause is pending and the interrupt is
+    /// enabled: see [`Nic::wants_interrupt`]).
+    #[inline]
+    pub fn assert_irq(&mut self) {
+        self.irq_asserted = true;
+    }
+
+    /// The driver writes the interrupt mask register (IMR) back: interrupts enabled.
+    #[inline]
+    pub fn unmask_irq(&mut self) {
+        self.irq_enabled = true;
+    }
+
+    /// The handler reads and acknowledges the interrupt status: if the line is asserted
+    /// it is taken (the chip masked, one more interrupt counted) and `true` returned.
+    #[inline]
+    pub fn take_interrupt(&mut self) -> bool {
+        if !self.irq_asserted {
+            return false;
+        }
+        self.irq_asserted = false;
+        self.irq_enabled = false;
+        self.interrupts += 1;
+        true
+    }
+
+    /// Undo [`Nic::take_interrupt`] (a handler's start folded into a burst and taken
+    /// back): asserted again, unmasked, the interrupt uncounted.
+    #[inline]
+    pub fn untake_interrupt(&mut self) {
+        self.irq_asserted = true;
+        self.irq_enabled = true;
+        self.interrupts = self.interrupts.saturating_sub(1);
+    }
+
+    /// A frame was cut by a receive FIFO overflow: its descriptor carries the error.
+    /// Returns whether the cause is new (it was not already pending).
+    #[inline]
+    pub fn flag_rx_error(&mut self) -> bool {
+        !std::mem::replace(&mut self.rx_error_cause, true)
+    }
+
+    /// The driver has handled the receive error cause.
+    #[inline]
+    pub fn ack_rx_error(&mut self) {
+        self.rx_error_cause = false;
+    }
+
+    /// The transmit underrun cause has been handled (by the driver, or by the chip
+    /// itself when no driver code for it is modelled).
+    #[inline]
+    pub fn ack_underrun(&mut self) {
+        self.underrun_cause = false;
+    }
+
+    /// The driver's link check finds the link up again (dc_tick: `sc->dc_link`).
+    #[inline]
+    pub fn link_restored(&mut self) {
+        self.link_up = true;
     }
 
     /// Whether frames wait to be sent after the one on the wire (TX ring or if_snd).

@@ -15,7 +15,7 @@
 use crate::model::cost::{Cost, CostParam};
 use crate::model::cpu::Level;
 use crate::model::packet::Packet;
-use crate::model::policy::env::RxEnv;
+use crate::model::policy::env::{RxEnv, SchedEnv};
 use crate::model::policy::interrupt::HandlerMode;
 use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::sim::problems::Problems;
@@ -166,7 +166,7 @@ impl RxPolicy for BusyPoll {
         BusyPoll::step(self, env)
     }
     /// The loop runs from the start.
-    fn start(&mut self, env: &mut impl RxEnv) {
+    fn start(&mut self, env: &mut impl SchedEnv) {
         env.wake(Task::policy(self.kind, 0, Level::Kernel));
     }
 }

@@ -24,7 +24,7 @@
 use crate::model::cost::{Cost, CostParam};
 use crate::model::cpu::Level;
 use crate::model::packet::Packet;
-use crate::model::policy::env::RxEnv;
+use crate::model::policy::env::{RxEnv, SchedEnv};
 use crate::model::policy::interrupt::HandlerMode;
 use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy, nic_name};
 use crate::sim::problems::Problems;
@@ -119,7 +119,7 @@ impl RxPolicy for Deferred {
         format!("{} taskqueue", nic_name(nic_names, task.nic))
     }
     /// The fast filter enqueues the NIC's task.
-    fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+    fn schedule(&mut self, nic: usize, env: &mut impl SchedEnv) {
         env.wake(Task::policy(self.kind, nic, Level::Kernel));
     }
     fn step(&mut self, task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {

@@ -112,7 +112,8 @@ pub trait SchedEnv {
 }
 
 /// Everything a receive policy may use: the four roles. A policy's hooks
-/// ([`crate::model::policy::RxPolicy`]) get the whole environment; its own functions
+/// ([`crate::model::policy::RxPolicy`]) are declared with the whole environment, and a
+/// policy's implementation of a hook asks for the roles it uses; its own functions
 /// name the roles they touch (`env: &mut (impl RingEnv + CostEnv)`), so a signature
 /// shows what a piece of a policy reaches.
 pub trait RxEnv: RingEnv + CostEnv + StackEnv + SchedEnv {}

@@ -455,7 +455,7 @@ impl RxPolicy for Polling {
     fn task_name(_task: PolicyTask, _nic_names: &[String]) -> String {
         "poll_in_idle_loop".into()
     }
-    fn rx_arrived(&mut self, _nic: usize, env: &mut impl RxEnv) {
+    fn rx_arrived(&mut self, _nic: usize, env: &mut impl SchedEnv) {
         Polling::rx_arrived(self, env)
     }
     fn step(&mut self, _task: PolicyTask, _first: bool, env: &mut impl RxEnv) -> Step {
@@ -464,16 +464,16 @@ impl RxPolicy for Polling {
     fn first_timer(&self) -> Option<SimTime> {
         Some(self.tick)
     }
-    fn timer(&mut self, env: &mut impl RxEnv) -> Option<SimTime> {
+    fn timer(&mut self, env: &mut impl StackEnv) -> Option<SimTime> {
         self.hardclock(env);
         Some(self.tick)
     }
-    fn start(&mut self, env: &mut impl RxEnv) {
+    fn start(&mut self, env: &mut impl SchedEnv) {
         if self.idle_poll {
             env.wake(self.idle_task());
         }
     }
-    fn swi_begin(&mut self, bit: u32, env: &mut impl RxEnv) -> bool {
+    fn swi_begin(&mut self, bit: u32, env: &mut (impl StackEnv + SchedEnv)) -> bool {
         if bit == NETISR_POLL {
             self.netisr_poll_begin(env.now());
             true

@@ -24,7 +24,7 @@
 
 use crate::model::cpu::Level;
 use crate::model::packet::Packet;
-use crate::model::policy::env::{RxEnv, SchedEnv};
+use crate::model::policy::env::{RingEnv, RxEnv, SchedEnv};
 use crate::model::policy::interrupt::HandlerMode;
 use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
 use crate::sim::problems::Problems;
@@ -185,7 +185,7 @@ impl Mogul {
 
     /// A downstream queue drained a little: resume input if feedback stopped it and
     /// some interface's downstream queue is now at most half full.
-    pub fn output_drained(&mut self, env: &mut impl RxEnv) {
+    pub fn output_drained(&mut self, env: &mut (impl RingEnv + SchedEnv)) {
         if !self.blocked {
             return;
         }
@@ -290,7 +290,7 @@ impl RxPolicy for Mogul {
     fn task_name(_task: PolicyTask, _nic_names: &[String]) -> String {
         "polling thread".into()
     }
-    fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+    fn schedule(&mut self, nic: usize, env: &mut impl SchedEnv) {
         Mogul::schedule(self, nic, env)
     }
     fn step(&mut self, _task: PolicyTask, first: bool, env: &mut impl RxEnv) -> Step {
@@ -299,11 +299,11 @@ impl RxPolicy for Mogul {
     fn first_timer(&self) -> Option<SimTime> {
         Some(self.period)
     }
-    fn timer(&mut self, env: &mut impl RxEnv) -> Option<SimTime> {
+    fn timer(&mut self, env: &mut impl SchedEnv) -> Option<SimTime> {
         self.period_start(env);
         Some(self.period)
     }
-    fn output_drained(&mut self, env: &mut impl RxEnv) {
+    fn output_drained(&mut self, env: &mut (impl RingEnv + SchedEnv)) {
         Mogul::output_drained(self, env)
     }
 }

@@ -1184,7 +1184,7 @@ impl RxPolicy for Napi {
             format!("napi/{}", crate::model::policy::nic_name(nic_names, task.nic))
         }
     }
-    fn schedule(&mut self, nic: usize, env: &mut impl RxEnv) {
+    fn schedule(&mut self, nic: usize, env: &mut (impl StackEnv + SchedEnv)) {
         // The interrupt's event (mlx5e_completion_event), whether or not the device
         // was already scheduled.
         if let Some(ch) = &mut self.devs[nic].channel {
@@ -1199,7 +1199,7 @@ impl RxPolicy for Napi {
             self.thread_step(task.nic as usize, first, env)
         }
     }
-    fn alarm(&mut self, arg: u16, env: &mut impl RxEnv) {
+    fn alarm(&mut self, arg: u16, env: &mut (impl StackEnv + SchedEnv)) {
         self.watchdog(arg as usize, env)
     }
     fn busy_poll(
