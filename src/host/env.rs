@@ -276,7 +276,7 @@ impl<M: Shape> LineEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn undo_start(&mut self, nic: usize, saved: StreamRng) {
-        self.h.undo_start(nic, saved)
+        self.h.undo_start(nic, saved, self.now)
     }
     #[inline(always)]
     fn handler_step(&mut self, nic: usize, first: bool) -> Step {

@@ -35,6 +35,10 @@ pub enum Invariant {
     /// The host: the frames neither delivered nor dropped at the end are those it holds
     /// in rings, queues and steps, plus at most one per wire.
     HostConservation,
+    /// A handler's start taken back (its entry folded into a burst that a new
+    /// assertion cut) takes back an interrupt that was taken: the chip masked, the
+    /// line deasserted, the interrupt counted.
+    InterruptUndo,
 }
 
 impl Invariant {
@@ -47,6 +51,7 @@ impl Invariant {
             Invariant::LineAssertion => "only the running handler's device asserts a line",
             Invariant::FlowConservation => "packet conservation per flow",
             Invariant::HostConservation => "packet conservation in the host",
+            Invariant::InterruptUndo => "only a taken interrupt is taken back",
         }
     }
 }

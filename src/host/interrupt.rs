@@ -127,7 +127,7 @@ impl<M: Shape> Host<M> {
         };
         if let Some((started, rng)) = cut.undo {
             // The handler whose entry was folded in has not begun after all.
-            self.undo_start(started, rng);
+            self.undo_start(started, rng, now);
         }
         self.cores
             .at(core)
@@ -177,15 +177,21 @@ impl<M: Shape> Host<M> {
 
     /// Take back the start of `nic`'s handler folded into a burst (`isr_step` with
     /// `first`), restoring its driver's random stream to `rng`.
-    pub(crate) fn undo_start(&mut self, nic: usize, rng: StreamRng) {
+    pub(crate) fn undo_start(&mut self, nic: usize, rng: StreamRng, now: SimTime) {
         self.ports[nic].driver.rng = rng;
-        self.untake_interrupt(nic);
+        self.untake_interrupt(nic, now);
         self.handlers[nic].cancel();
     }
 
-    /// Undo `take_interrupt`: the chip asserts again, unmasked, the interrupt uncounted.
-    pub(crate) fn untake_interrupt(&mut self, nic: usize) {
-        self.ports[nic].nic.untake_interrupt();
+    /// Undo `take_interrupt`: the chip asserts again, unmasked, the interrupt uncounted;
+    /// if none stands taken, the run reports [`Invariant::InterruptUndo`].
+    pub(crate) fn untake_interrupt(&mut self, nic: usize, now: SimTime) {
+        if !self.ports[nic].nic.untake_interrupt() {
+            let name = self.ports[nic].nic.name.clone();
+            self.acct.broke(Invariant::InterruptUndo, &name, now, || {
+                format!("{name}: a handler's start was taken back, but no interrupt stands taken")
+            });
+        }
     }
 
     /// Read and acknowledge `nic`'s interrupt status: if the chip asserts, mask it and

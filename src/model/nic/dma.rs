@@ -68,7 +68,8 @@ const PREAMBLE_BYTES: u32 = 8;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NicDmaConfig {
-    /// Receive FIFO [bytes] (default 2048).
+    /// Receive FIFO [bytes] (default 2048); a multi-queue NIC's queues share it (the
+    /// port's one packet buffer).
     #[serde(default = "d_rx_fifo")]
     #[schemars(range(min = 64))]
     pub rx_fifo_bytes: u32,

@@ -120,8 +120,9 @@ pub struct NicConfig {
     /// rings of `rx_ring_slots` each, each with an MSI-X vector of its own (never
     /// shared; its line is named `<name>-q<k>`), its own moderation state and its own
     /// instance of the receive policy; each queue is modelled as a device with this
-    /// NIC's parameters, so it also has its own statistics counters, link check and,
-    /// with a bus, DMA engine and RX FIFO. Receive-side scaling (`rss`) picks a frame's
+    /// NIC's parameters, so it also has its own statistics counters and, with a bus, DMA
+    /// engines and TX FIFO; the RX FIFO (`dma.rx_fifo_bytes`) is the port's, shared by
+    /// its queues, and a link check (`driver.link_watch`) is refused. Receive-side scaling (`rss`) picks a frame's
     /// queue from its flow's addresses and ports. The queues are RX/TX queue *pairs*:
     /// each also has its own send queue (`if_snd_maxlen` frames, the `mq` qdisc's child
     /// per queue) and transmit ring of `tx_ring_slots`, and the transmit queues share
@@ -555,12 +556,18 @@ impl Nic {
     }
 
     /// Undo [`Nic::take_interrupt`] (a handler's start folded into a burst and taken
-    /// back): asserted again, unmasked, the interrupt uncounted.
+    /// back): asserted again, unmasked, the interrupt uncounted. Returns `false`, and
+    /// changes nothing, if no interrupt stands taken (the chip asserts, or is unmasked,
+    /// or none was counted): a broken invariant for the caller to report.
     #[inline]
-    pub fn untake_interrupt(&mut self) {
+    pub fn untake_interrupt(&mut self) -> bool {
+        if self.irq_asserted || self.irq_enabled || self.interrupts == 0 {
+            return false;
+        }
         self.irq_asserted = true;
         self.irq_enabled = true;
-        self.interrupts = self.interrupts.saturating_sub(1);
+        self.interrupts -= 1;
+        true
     }
 
     /// A frame was cut by a receive FIFO overflow: its descriptor carries the error.
@@ -929,6 +936,28 @@ mod tests {
 
     /// 1,500 bytes plus 20 of preamble and gap at 100 Mbit/s: 121.6 us.
     const WIRE: SimTime = SimTime(121_600_000);
+
+    #[test]
+    fn only_a_taken_interrupt_is_taken_back() {
+        let mut n = nic();
+        // Unmasked, not asserted, none counted: nothing to take back.
+        assert!(!n.untake_interrupt());
+        assert!(!n.take_interrupt(), "not asserted: nothing taken");
+        n.assert_irq();
+        assert!(n.take_interrupt());
+        assert_eq!(
+            (n.irq_asserted(), n.irq_enabled, n.interrupts),
+            (false, false, 1)
+        );
+        assert!(n.untake_interrupt());
+        assert_eq!(
+            (n.irq_asserted(), n.irq_enabled, n.interrupts),
+            (true, true, 0)
+        );
+        // Taken back once already: a second undo is refused and changes nothing.
+        assert!(!n.untake_interrupt());
+        assert_eq!(n.interrupts, 0);
+    }
 
     #[test]
     fn a_reset_keeps_the_frame_on_the_wire_and_nothing_starts_before_its_end() {
