@@ -12,7 +12,7 @@ use crate::host::attach::{NoBus, Shape, WithBus};
 use crate::host::cores::{Core, Cores};
 use crate::host::cores::{ManyCores, OneCore};
 use crate::host::events::Events;
-use crate::host::port::{Port, Ports};
+use crate::host::port::{Port, PortParts, Ports, Wiring};
 use crate::host::{Host, RunSpec, RunStats, SimError, policies, queues};
 use crate::model::bus::Bus;
 use crate::model::irq::Line;
@@ -223,11 +223,11 @@ impl<M: Shape> Host<M> {
                 let policy_kind = policies::Policies::kind_of(&policy);
                 let caps = policy.capabilities();
                 let (moderation, dim) = moderation_of(c);
-                Port {
-                    caps,
-                    lookahead: caps.handler == HandlerMode::Inline
-                        && nic.stats.is_none()
-                        && rx_flows.iter().all(|&f| !flows[f].source.is_closed_loop()),
+                let lookahead = caps.handler == HandlerMode::Inline
+                    && nic.stats.is_none()
+                    && rx_flows.iter().all(|&f| !flows[f].source.is_closed_loop());
+                let parts = PortParts {
+                    nic,
                     dma: M::dma(
                         cfg.bus.as_ref().map(|bus| {
                             NicDma::new(i as u16, &c.dma.clone().unwrap_or_default(), bus)
@@ -241,15 +241,21 @@ impl<M: Shape> Host<M> {
                         .as_ref()
                         .map(|w| LinkWatch::new(w, mhz, key.stream(&format!("nic{i}.link_watch")))),
                     driver: DriverCosts::new(&c.driver, mhz, key.stream(&format!("nic{i}.driver"))),
-                    line: nic_line[i],
-                    polled_by: (!policy.interrupt_driven()).then_some(policy_kind),
-                    policy_kind,
-                    policy,
-                    transmits: transmits[i],
-                    tx_group: tx_group[i],
-                    rx_flows,
-                    nic,
-                }
+                };
+                Port::new(
+                    parts,
+                    Wiring {
+                        caps,
+                        lookahead,
+                        line: nic_line[i],
+                        polled_by: (!policy.interrupt_driven()).then_some(policy_kind),
+                        policy_kind,
+                        policy,
+                        transmits: transmits[i],
+                        tx_group: tx_group[i],
+                        rx_flows,
+                    },
+                )
             })
             .collect();
         let cores = cfg.cpu.cores.max(1) as usize;

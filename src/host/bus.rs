@@ -25,11 +25,11 @@ impl<M: Shape> Host<M> {
         s: &mut Scheduler<Event>,
     ) {
         let others = self.ports.rx_fifo_beside(nic);
-        match self.ports[nic].dma_mut().rx_in(pkt, others) {
+        match self.ports.at(nic).dma_rx_in(pkt, others) {
             RxIn::Dropped => {
                 self.acct.dropped(pkt.flow, DropSite::RxFifo);
                 // The damaged frame's descriptor carries the overflow error.
-                if self.ports[nic].handles_chip_errors() && self.ports[nic].nic.flag_rx_error() {
+                if self.ports.at(nic).rx_overflow() {
                     self.irq_cause(nic, now, s);
                 }
             }
@@ -50,7 +50,7 @@ impl<M: Shape> Host<M> {
     ) {
         // The chip sees the descriptor `tx_latency` after the poll demand. A burst of
         // an aborted frame still on the bus goes first; its completion starts this one.
-        if let Some(r) = self.ports[nic].dma_mut().tx_begin(pkt, eligible, now) {
+        if let Some(r) = self.ports.at(nic).dma_tx_begin(pkt, eligible, now) {
             self.bus_read(r, s);
         }
     }
@@ -85,32 +85,29 @@ impl<M: Shape> Host<M> {
         let nic = b.nic as usize;
         match b.dir {
             Dir::RxWrite => {
-                if let Some(pkt) = self.ports[nic].dma_mut().rx_burst_done(b.bytes) {
+                if let Some(pkt) = self.ports.at(nic).dma_rx_burst_done(b.bytes) {
                     self.rx_complete(nic, pkt, now, s);
                 }
-                if let Some(b) = self.ports[nic].dma_mut().rx_next_burst() {
+                if let Some(b) = self.ports.at(nic).dma_rx_next_burst() {
                     self.bus_request(b, now, s);
                 }
             }
-            Dir::TxRead => {
-                let link = self.ports[nic].nic.link;
-                match self.ports[nic].dma_mut().tx_burst_done(b.bytes, now, &link) {
-                    TxStep::Idle => {}
-                    TxStep::Underrun => self.tx_underrun(nic, now, s),
-                    TxStep::Fetch { started, next } => {
-                        if let Some(w) = started {
-                            self.set_tx_slot(nic, Some(s.stamp(w.done)), now);
-                        }
-                        self.bus_read(next, s);
+            Dir::TxRead => match self.ports.at(nic).dma_tx_burst_done(b.bytes, now) {
+                TxStep::Idle => {}
+                TxStep::Underrun => self.tx_underrun(nic, now, s),
+                TxStep::Fetch { started, next } => {
+                    if let Some(w) = started {
+                        self.set_tx_slot(nic, Some(s.stamp(w.done)), now);
                     }
-                    TxStep::Complete { pkt, wire, started } => {
-                        if started {
-                            self.set_tx_slot(nic, Some(s.stamp(wire.done)), now);
-                        }
-                        self.deliver(nic, pkt, wire.start, wire.done, s);
-                    }
+                    self.bus_read(next, s);
                 }
-            }
+                TxStep::Complete { pkt, wire, started } => {
+                    if started {
+                        self.set_tx_slot(nic, Some(s.stamp(wire.done)), now);
+                    }
+                    self.deliver(nic, pkt, wire.start, wire.done, s);
+                }
+            },
         }
     }
 
@@ -118,7 +115,7 @@ impl<M: Shape> Host<M> {
     /// lost, the transmitter stops and raises TX_UNDERRUN.
     pub(crate) fn tx_underrun(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.set_tx_slot(nic, None, now);
-        if let Some(p) = self.ports[nic].nic.tx_abort() {
+        if let Some(p) = self.ports.at(nic).tx_abort() {
             self.acct.dropped(p.flow, DropSite::TxUnderrun);
         }
         // The cut frame frees a wire its NIC's other transmit queues share.
@@ -127,8 +124,7 @@ impl<M: Shape> Host<M> {
             self.irq_cause(nic, now, s);
         } else {
             // No driver handler modelled: the chip steps its threshold and goes on.
-            self.ports[nic].nic.ack_underrun();
-            self.ports[nic].dma_mut().raise_threshold();
+            self.ports.at(nic).ack_underrun();
             self.tx_restart(nic, now, s);
         }
     }
@@ -138,23 +134,18 @@ impl<M: Shape> Host<M> {
     pub(crate) fn chip_reset(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         // A frame is on the wire, and whole (not a cut-through frame still being
         // fetched, which the reset cuts short): without a bus every frame on the wire is.
-        let on_wire = self.ports[nic].dma.get().is_none_or(|d| !d.tx_fetching())
-            && self.tx_slot(nic).is_some();
-        for p in self.ports[nic].nic.reset(on_wire) {
-            self.acct.dropped(p.flow, DropSite::Reset);
-        }
-        if let Some(d) = self.ports[nic].dma.get_mut() {
-            for p in d.reset() {
-                self.acct.dropped(p.flow, DropSite::Reset);
+        let on_wire = self.ports[nic].whole_on_wire(self.tx_slot(nic).is_some());
+        let acct = &mut self.acct;
+        self.ports
+            .at(nic)
+            .reset(on_wire, |p| acct.dropped(p.flow, DropSite::Reset));
+        if let Some(bus) = self.bus.get_mut() {
+            // Waiting and reserved bursts are gone; only one already on the bus
+            // completes, and its engine ignores it.
+            if let Some(end) = bus.cancel(nic as u16, now) {
+                self.events.set_bus(end.map(|e| s.stamp(e)));
             }
-            if let Some(bus) = self.bus.get_mut() {
-                // Waiting and reserved bursts are gone; only one already on the bus
-                // completes, and its engine ignores it.
-                if let Some(end) = bus.cancel(nic as u16, now) {
-                    self.events.set_bus(end.map(|e| s.stamp(e)));
-                }
-                d.reset_engines(bus.on_bus(now));
-            }
+            self.ports.at(nic).reset_engines(bus.on_bus(now));
         }
         if !on_wire {
             self.set_tx_slot(nic, None, now);

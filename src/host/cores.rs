@@ -34,7 +34,7 @@ pub(crate) struct Core {
     pub netisr: Netisr,
     /// The NIC whose interrupt handler is stepping on it, if one is (see
     /// `Host::line_asserted`).
-    pub isr_running: Option<usize>,
+    isr_running: Option<usize>,
 }
 
 impl Core {
@@ -47,6 +47,25 @@ impl Core {
             netisr,
             isr_running: None,
         }
+    }
+
+    /// `nic`'s interrupt handler steps on it now ([`Core::isr_end`] when its step is
+    /// over).
+    #[inline(always)]
+    pub(crate) fn isr_begin(&mut self, nic: usize) {
+        self.isr_running = Some(nic);
+    }
+
+    /// The handler's step is over.
+    #[inline(always)]
+    pub(crate) fn isr_end(&mut self) {
+        self.isr_running = None;
+    }
+
+    /// The NIC whose interrupt handler is stepping on it, if one is.
+    #[inline(always)]
+    pub(crate) fn isr_running(&self) -> Option<usize> {
+        self.isr_running
     }
 }
 

@@ -31,23 +31,23 @@ pub(crate) struct HostEnv<'a, M: Shape> {
 impl<M: Shape> RingEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn rx_pop(&mut self, nic: usize) -> Option<Packet> {
-        self.h.ports[nic].nic.rx_ring.pop()
+        self.h.ports.at(nic).rx_pop()
     }
     #[inline(always)]
     fn rx_empty(&self, nic: usize) -> bool {
-        self.h.ports[nic].nic.rx_ring.is_empty()
+        self.h.ports[nic].nic().rx_ring.is_empty()
     }
     #[inline(always)]
     fn take_tx_completions(&mut self, nic: usize) -> Option<u32> {
-        self.h.ports[nic].nic.take_tx_completions()
+        self.h.ports.at(nic).take_tx_completions()
     }
     #[inline(always)]
     fn reclaim_tx(&mut self, nic: usize, max: u32) -> (u32, u32) {
-        self.h.ports[nic].nic.reclaim_tx(max)
+        self.h.ports.at(nic).reclaim_tx(max)
     }
     #[inline(always)]
     fn tx_completion_interrupts(&self, nic: usize) -> bool {
-        self.h.ports[nic].nic.tx_completion_interrupts()
+        self.h.ports[nic].nic().tx_completion_interrupts()
     }
     #[inline(always)]
     fn if_start(&mut self, nic: usize) {
@@ -67,7 +67,7 @@ impl<M: Shape> SendEnv for HostEnv<'_, M> {
     }
     #[inline]
     fn if_snd_full(&self, nic: usize) -> bool {
-        self.h.ports[nic].nic.if_snd.is_full()
+        self.h.ports[nic].nic().if_snd.is_full()
     }
     #[inline]
     fn contended(&self) -> bool {
@@ -78,19 +78,19 @@ impl<M: Shape> SendEnv for HostEnv<'_, M> {
 impl<M: Shape> CostEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn rx_cost(&mut self, nic: usize, bytes: u32) -> SimTime {
-        self.h.ports[nic].driver.rx(bytes)
+        self.h.ports.at(nic).driver().rx(bytes)
     }
     #[inline(always)]
     fn poll_call_cost(&mut self, nic: usize) -> SimTime {
-        self.h.ports[nic].driver.poll_call()
+        self.h.ports.at(nic).driver().poll_call()
     }
     #[inline(always)]
     fn status_check_cost(&mut self, nic: usize) -> SimTime {
-        self.h.ports[nic].driver.poll_status_check()
+        self.h.ports.at(nic).driver().poll_status_check()
     }
     #[inline(always)]
     fn txeof_cost(&mut self, nic: usize, n: u32) -> SimTime {
-        self.h.ports[nic].driver.txeof(n)
+        self.h.ports.at(nic).driver().txeof(n)
     }
 }
 
@@ -156,7 +156,7 @@ impl<M: Shape> SchedEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn poll_completed(&mut self, nic: usize) {
-        self.h.dim_sample(nic, self.now)
+        self.h.ports.at(nic).dim_sample(self.now)
     }
     #[inline(always)]
     fn wake(&mut self, task: Task) {
@@ -189,32 +189,27 @@ impl<M: Shape> SchedEnv for HostEnv<'_, M> {
 impl<M: Shape> IsrEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn costs(&mut self, nic: usize) -> &mut DriverCosts {
-        &mut self.h.ports[nic].driver
+        self.h.ports.at(nic).driver()
     }
     #[inline(always)]
     fn take_interrupt(&mut self, nic: usize) -> bool {
-        self.h.take_interrupt(nic)
+        self.h.ports.at(nic).take_interrupt()
     }
     #[inline(always)]
     fn stats_overflow(&mut self, nic: usize) -> Option<SimTime> {
-        if !self.h.ports[nic].nic.stats_cause() {
-            return None;
-        }
-        let st = self.h.ports[nic].nic.stats.as_mut().expect("stats cause");
-        st.harvest(true);
-        let c = st.overflow_harvest.clone();
+        let c = self.h.ports.at(nic).harvest(true)?;
         Some(self.h.cores.hand_mut().netisr.sample(&c))
     }
     #[inline(always)]
     fn rx_error(&mut self, nic: usize) -> Option<SimTime> {
-        if !self.h.ports[nic].nic.rx_error_pending() {
+        if !self.h.ports[nic].nic().rx_error_pending() {
             return None;
         }
         Some(self.h.handle_rx_error(nic, self.now, self.s))
     }
     #[inline(always)]
     fn underrun(&mut self, nic: usize) -> Option<SimTime> {
-        if !self.h.ports[nic].nic.underrun_pending() {
+        if !self.h.ports[nic].nic().underrun_pending() {
             return None;
         }
         Some(self.h.handle_underrun(nic, self.now, self.s))
@@ -233,7 +228,7 @@ impl<M: Shape> IsrEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn lone_frame(&self, nic: usize) -> Option<u32> {
-        let n = &self.h.ports[nic].nic;
+        let n = self.h.ports[nic].nic();
         if !self.h.ports[nic].lookahead || n.rx_ring.len() != 1 {
             return None;
         }
@@ -256,11 +251,11 @@ impl<M: Shape> LineEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn asserted(&self, nic: usize) -> bool {
-        self.h.ports[nic].nic.irq_asserted()
+        self.h.ports[nic].nic().irq_asserted()
     }
     #[inline(always)]
     fn idle_handler(&mut self, nic: usize) -> SimTime {
-        self.h.ports[nic].driver.idle()
+        self.h.ports.at(nic).driver().idle()
     }
     #[inline(always)]
     fn merge_bursts(&self) -> bool {
@@ -268,11 +263,11 @@ impl<M: Shape> LineEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn start_watched(&self, nic: usize) -> bool {
-        self.h.ports[nic].moderation.is_some()
+        self.h.ports[nic].moderated()
     }
     #[inline(always)]
     fn save_start(&self, nic: usize) -> StreamRng {
-        self.h.ports[nic].driver.rng.clone()
+        self.h.ports[nic].driver_rng()
     }
     #[inline(always)]
     fn undo_start(&mut self, nic: usize, saved: StreamRng) {

@@ -2,6 +2,7 @@
 
 use crate::host::attach::Shape;
 use crate::host::env::HostEnv;
+use crate::host::port::IrqDue;
 use crate::host::{Event, Host, Invariant, Step, Task};
 use crate::model::cpu::Level;
 use crate::sim::engine::{Scheduler, TimerKey};
@@ -20,9 +21,7 @@ impl<M: Shape> Host<M> {
         match self.ports[nic].polled_by {
             Some(k) => self.policy_rx_arrived(k, nic, now, s),
             None => {
-                if let Some(m) = &mut self.ports[nic].moderation {
-                    m.packet(now, bytes);
-                }
+                self.ports.at(nic).moderate_rx(now, bytes);
                 self.irq_cause(nic, now, s);
             }
         }
@@ -31,39 +30,13 @@ impl<M: Shape> Host<M> {
     /// The chip has a pending receive cause: raise the line now, or when moderation
     /// allows.
     pub(crate) fn irq_cause(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if !self.ports[nic].nic.wants_interrupt() {
-            return;
-        }
-        match &mut self.ports[nic].moderation {
-            None => self.irq_raise(nic, now),
-            Some(m) => match m.fire_time(now) {
-                t if t <= now => {
-                    m.asserted(now);
-                    self.irq_raise(nic, now);
-                }
-                t => {
-                    if m.arm(t) {
-                        m.armed(s.at_keyed(t, Event::Moderation(nic as u16)));
-                    }
-                }
-            },
-        }
-    }
-
-    /// DIM's sample after a NAPI completion of `nic` (mlx5e_handle_rx_dim): the queue's
-    /// interrupts, frames and bytes so far; a new profile is programmed at once (the
-    /// driver's work item, whose own CPU time and delay are not modelled).
-    pub(crate) fn dim_sample(&mut self, nic: usize, now: SimTime) {
-        let port = &mut self.ports[nic];
-        let Some((dim, cqe)) = &mut port.dim else {
-            return;
-        };
-        let n = &port.nic;
-        if let Some(p) = dim.sample(now, n.interrupts, n.rx_frames, n.rx_bytes) {
-            dim.profile_applied(now);
-            if let Some(m) = &mut port.moderation {
-                m.program(p.usecs, p.pkts, *cqe);
+        match self.ports.at(nic).irq_due(now) {
+            IrqDue::Now => self.irq_raise(nic, now),
+            IrqDue::Arm(t) => {
+                let key = s.at_keyed(t, Event::Moderation(nic as u16));
+                self.ports.at(nic).moderation_armed(key);
             }
+            IrqDue::No | IrqDue::Armed => {}
         }
     }
 
@@ -75,19 +48,14 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        let Some(m) = &mut self.ports[nic].moderation else {
-            return;
-        };
-        if !m.expired(key) {
-            return;
+        if self.ports.at(nic).moderation_expired(key) {
+            self.irq_cause(nic, now, s);
         }
-        self.irq_cause(nic, now, s);
     }
 
     /// Assert `nic`'s line and make its handler ready.
     fn irq_raise(&mut self, nic: usize, now: SimTime) {
-        self.ports[nic].nic.assert_irq();
-        let l = self.ports[nic].line;
+        let l = self.ports.at(nic).assert_irq();
         self.line_asserted(l, nic, now);
         self.cores.wake(Task::Isr(l as u16));
     }
@@ -103,8 +71,8 @@ impl<M: Shape> Host<M> {
     /// other assertion then is a broken invariant, reported, never skipped silently.
     fn line_asserted(&mut self, l: usize, nic: usize, now: SimTime) {
         if self.lines.is_empty() {
-            if self.cores.hand().isr_running != Some(nic) {
-                let name = self.ports[nic].nic.name.clone();
+            if self.cores.hand().isr_running() != Some(nic) {
+                let name = self.ports[nic].nic().name.clone();
                 self.acct.broke(Invariant::LineAssertion, &name, now, || {
                     format!(
                         "interrupt line {l} asserted by NIC {name} during another device's \
@@ -138,7 +106,7 @@ impl<M: Shape> Host<M> {
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):
     /// frames already in the ring raise the interrupt again.
     pub(crate) fn irq_unmask(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        self.ports[nic].nic.unmask_irq();
+        self.ports.at(nic).unmask_irq();
         self.irq_cause(nic, now, s);
     }
 
@@ -168,42 +136,25 @@ impl<M: Shape> Host<M> {
     ) -> Step {
         // The handlers are taken out as a whole (three words moved, not a handler).
         let mut hs = std::mem::take(&mut self.handlers);
-        self.cores.hand_mut().isr_running = Some(nic);
+        self.cores.hand_mut().isr_begin(nic);
         let step = hs[nic].step(first, &mut HostEnv { h: self, now, s });
-        self.cores.hand_mut().isr_running = None;
+        self.cores.hand_mut().isr_end();
         self.handlers = hs;
         step
     }
 
     /// Take back the start of `nic`'s handler folded into a burst (`isr_step` with
-    /// `first`), restoring its driver's random stream to `rng`.
+    /// `first`), restoring its driver's random stream to `rng`: the chip asserts again,
+    /// unmasked, the interrupt uncounted ([`super::port::Port::untake_interrupt`]); if
+    /// none stands taken, the run reports [`Invariant::InterruptUndo`].
     pub(crate) fn undo_start(&mut self, nic: usize, rng: StreamRng, now: SimTime) {
-        self.ports[nic].driver.rng = rng;
-        self.untake_interrupt(nic, now);
-        self.handlers[nic].cancel();
-    }
-
-    /// Undo `take_interrupt`: the chip asserts again, unmasked, the interrupt uncounted;
-    /// if none stands taken, the run reports [`Invariant::InterruptUndo`].
-    pub(crate) fn untake_interrupt(&mut self, nic: usize, now: SimTime) {
-        if !self.ports[nic].nic.untake_interrupt() {
-            let name = self.ports[nic].nic.name.clone();
+        if !self.ports.at(nic).untake_interrupt(rng) {
+            let name = self.ports[nic].nic().name.clone();
             self.acct.broke(Invariant::InterruptUndo, &name, now, || {
                 format!("{name}: a handler's start was taken back, but no interrupt stands taken")
             });
         }
-    }
-
-    /// Read and acknowledge `nic`'s interrupt status: if the chip asserts, mask it and
-    /// count the interrupt (and tell its moderation).
-    pub(crate) fn take_interrupt(&mut self, nic: usize) -> bool {
-        if !self.ports[nic].nic.take_interrupt() {
-            return false;
-        }
-        if let Some(m) = &mut self.ports[nic].moderation {
-            m.on_interrupt();
-        }
-        true
+        self.handlers[nic].cancel();
     }
 
     /// The rest of `nic`'s handler joined to its entry's burst when certain
@@ -216,9 +167,9 @@ impl<M: Shape> Host<M> {
         s: &mut Scheduler<Event>,
     ) -> SimTime {
         let mut hs = std::mem::take(&mut self.handlers);
-        self.cores.hand_mut().isr_running = Some(nic);
+        self.cores.hand_mut().isr_begin(nic);
         let d = hs[nic].whole(t, &mut HostEnv { h: self, now, s });
-        self.cores.hand_mut().isr_running = None;
+        self.cores.hand_mut().isr_end();
         self.handlers = hs;
         d
     }

@@ -242,7 +242,7 @@ impl<M: Shape> Host<M> {
     #[cold]
     #[inline(never)]
     fn wire_broken(&mut self, nic: usize, e: WireMisuse, now: SimTime) {
-        let name = self.ports[nic].nic.name.clone();
+        let name = self.ports[nic].nic().name.clone();
         if e == WireMisuse::Busy {
             self.acct.broke(Invariant::OneFramePerWire, &name, now, || {
                 format!("a second frame started on {name}'s output wire while one was on it")
@@ -290,7 +290,7 @@ impl<M: Shape> Host<M> {
     /// `Host::no_tick_within`: a tick would preempt the burst and move the check later
     /// in time).
     pub(crate) fn quiet_until(&self, nic: usize, t: SimTime) -> bool {
-        self.ports[nic].nic.rx_ring.is_empty() && self.nothing_arrives(nic, t)
+        self.ports[nic].nic().rx_ring.is_empty() && self.nothing_arrives(nic, t)
     }
 
     /// `quiet_until` but for the frames already in the ring: nothing new reaches the
@@ -299,7 +299,7 @@ impl<M: Shape> Host<M> {
         if !self.ports[nic].lookahead {
             return false;
         }
-        let n = &self.ports[nic].nic;
+        let n = self.ports[nic].nic();
         if t > self.acct.stop() || n.rx_error_pending() || n.underrun_pending() {
             return false;
         }
@@ -321,7 +321,7 @@ impl<M: Shape> Host<M> {
         if M::PRESENT && n.tx_backlog() {
             return false;
         }
-        if self.ports[nic].dma.get().is_some_and(|d| !d.idle()) {
+        if self.ports[nic].dma().is_some_and(|d| !d.idle()) {
             return false;
         }
         // A plain loop: the look-ahead asks this about twice per frame, and the
@@ -518,7 +518,7 @@ impl<M: Shape> Host<M> {
     ) {
         let ports = &self.ports;
         let next = self.acct.deliver(nic, pkt, start, done, |in_nic, bytes| {
-            ports[in_nic].nic.link.bytes_time(bytes)
+            ports[in_nic].nic().link.bytes_time(bytes)
         });
         if next {
             self.next_arrival(pkt.flow as usize, s);
@@ -564,7 +564,7 @@ impl<M: Shape> Host<M> {
     /// The frame on `nic`'s output wire has been sent: free its descriptor, start the
     /// next one, raise a transmit cause if one is due.
     fn tx_end(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        if M::PRESENT && self.ports[nic].dma_mut().tx_wire_end() {
+        if M::PRESENT && self.ports.at(nic).dma_tx_wire_end() {
             // The wire reached the end of the frame before all of it was in the FIFO:
             // it ran dry on the way.
             self.tx_underrun(nic, now, s);
@@ -573,10 +573,7 @@ impl<M: Shape> Host<M> {
         self.count_frame(nic, false, now, s);
         // The next frame, the queue's or another's, goes on the wire when the port says.
         self.queue_wire_end(nic, now, s);
-        if self.ports[nic].nic.tx_cause {
-            if let Some(m) = &mut self.ports[nic].moderation {
-                m.tx_cause(now);
-            }
+        if self.ports.at(nic).tx_cause(now) {
             self.irq_cause(nic, now, s);
         }
         self.output_drained(now, s);
@@ -587,7 +584,7 @@ impl<M: Shape> Host<M> {
     /// of dc_intr): frames waiting in if_snd go to free descriptors.
     pub(crate) fn if_start(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         // With if_snd empty the routine has nothing to move and starts nothing.
-        if !self.ports[nic].nic.if_snd.is_empty() {
+        if !self.ports[nic].nic().if_snd.is_empty() {
             self.queue_start(nic, now, s);
         }
         self.sender_room(nic);
@@ -605,7 +602,7 @@ impl<M: Shape> Host<M> {
         let Some(snd) = self.sender.as_mut().filter(|snd| snd.nic == nic) else {
             return;
         };
-        if snd.room(self.ports[nic].nic.if_snd.is_full()) {
+        if snd.room(self.ports[nic].nic().if_snd.is_full()) {
             self.cores.wake(Task::Sender);
         }
     }
@@ -614,7 +611,7 @@ impl<M: Shape> Host<M> {
         let f = self.acct.flow_mut(flow);
         f.pending = f.source.next_frame();
         if let Some(fr) = f.pending {
-            let k = s.stamp(fr.end + self.ports[f.in_nic].nic.rx_latency);
+            let k = s.stamp(fr.end + self.ports[f.in_nic].nic().rx_latency);
             self.events.set_arrival(flow, k);
         }
     }
@@ -646,7 +643,7 @@ impl<M: Shape> Host<M> {
         now: SimTime,
         s: &mut Scheduler<Event>,
     ) {
-        if self.ports[nic].nic.rx_dma(pkt) {
+        if self.ports.at(nic).rx_dma(pkt) {
             self.count_frame(nic, true, now, s);
             self.rx_cause(nic, now, pkt.bytes, s);
         } else {
@@ -657,26 +654,19 @@ impl<M: Shape> Host<M> {
     /// A frame was received (`rx`) or sent OK on `nic`: count it; a counter nearing
     /// overflow raises STATSOFLOW.
     fn count_frame(&mut self, nic: usize, rx: bool, now: SimTime, s: &mut Scheduler<Event>) {
-        let raised = self.ports[nic]
-            .nic
-            .stats
-            .as_mut()
-            .is_some_and(|st| st.count(rx));
-        if raised && self.ports[nic].policy.interrupt_driven() {
+        if self.ports.at(nic).count_frame(rx) && self.ports[nic].policy.interrupt_driven() {
             self.irq_cause(nic, now, s);
         }
     }
 
     /// The periodic statistics harvest (xl_stats_update from softclock).
     fn periodic_harvest_step(&mut self, nic: usize, first: bool) -> Step {
-        let Some(st) = self.ports[nic].nic.stats.as_mut() else {
-            return Step::Done;
-        };
         if !first {
             return Step::Done;
         }
-        st.harvest(false);
-        let c = st.periodic_harvest.clone();
+        let Some(c) = self.ports.at(nic).harvest(false) else {
+            return Step::Done;
+        };
         Step::Run(self.cores.hand_mut().netisr.sample(&c))
     }
 
@@ -738,7 +728,7 @@ impl<M: Shape> Host<M> {
                 }
             }
             Event::Harvest(nic) => {
-                if let Some(st) = &self.ports[nic as usize].nic.stats {
+                if let Some(st) = &self.ports[nic as usize].nic().stats {
                     s.at(now + st.period, Event::Harvest(nic));
                     self.cores.wake(match st.periodic_spl {
                         crate::model::nic::counters::Spl::Softclock => Task::HarvestSoft(nic),
@@ -808,7 +798,7 @@ impl<M: Shape> Host<M> {
             s.at(c.period(), Event::Clock);
         }
         for (i, p) in self.ports.iter().enumerate() {
-            if let Some(st) = &p.nic.stats {
+            if let Some(st) = &p.nic().stats {
                 s.at(st.phase, Event::Harvest(i as u16));
             }
         }
@@ -829,7 +819,7 @@ impl<M: Shape> Host<M> {
         for p in self.ports.iter() {
             p.counters(end, &mut c);
         }
-        let nic_names: Vec<String> = self.ports.iter().map(|p| p.nic.name.clone()).collect();
+        let nic_names: Vec<String> = self.ports.iter().map(|p| p.nic().name.clone()).collect();
         self.rx_policies.counters(&nic_names, &mut c);
         self.cores.counters(&mut c);
         if let Some(u) = &self.user {
@@ -1017,19 +1007,20 @@ mod tests {
         let g = h.ports.group_of(1).devices();
         assert_eq!(g, 1..2, "a group of one");
         assert_eq!(
-            h.ports[1].nic.tx_frames, 1,
+            h.ports[1].nic().tx_frames,
+            1,
             "one frame committed to the wire"
         );
         let first = h.tx_slot(1).expect("the first frame is on the wire");
         // The loop's part of a wire event: the slot is taken, then the wire's end routed.
         h.events.set_wire(1, None).expect("b has a wire");
         h.tx_end(1, first.at, &mut s);
-        assert_eq!(h.ports[1].nic.tx_frames, 2, "the second frame started");
+        assert_eq!(h.ports[1].nic().tx_frames, 2, "the second frame started");
         let second = h.tx_slot(1).expect("the second frame is on the wire");
         // 64 bytes plus 20 of preamble and gap at b's line rate, from the first's end.
         assert_eq!(
             second.at - first.at,
-            h.ports[1].nic.link.wire_time(64),
+            h.ports[1].nic().link.wire_time(64),
             "back to back"
         );
         assert!(h.acct.take_violation().is_none());
@@ -1073,9 +1064,9 @@ mod tests {
             };
             h.output_on(1, p, SimTime(500), &mut s);
         }
-        assert!(h.ports[1].nic.tx_abort().is_some());
-        h.ports[1].nic.tx_halted = false;
-        h.ports[1].nic.ack_underrun();
+        assert!(h.ports.at(1).nic_mut().tx_abort().is_some());
+        h.ports.at(1).nic_mut().tx_halted = false;
+        h.ports.at(1).nic_mut().ack_underrun();
         match h.finish(&spec, SimTime(700), 0) {
             Err(SimError::Invariant(b)) => {
                 assert_eq!(

@@ -348,12 +348,12 @@ impl<M: Shape> Host<M> {
                 u.queue_full()
             };
         }
-        let Some(p) = self.ports[nic].nic.rx_ring.front() else {
+        let Some(p) = self.ports[nic].nic().rx_ring.front() else {
             return false;
         };
         let flow = p.flow as usize;
         let q = &self.ports[self.tx_device(self.acct.flow(flow).out_nic, flow)]
-            .nic
+            .nic()
             .if_snd;
         if half {
             q.len() * 2 > q.capacity()

@@ -155,12 +155,12 @@ impl<M: Shape> Host<M> {
     /// Names of what the trace shows.
     fn trace_layout(&self) -> Layout {
         Layout {
-            nics: self.ports.iter().map(|p| p.nic.name.clone()).collect(),
+            nics: self.ports.iter().map(|p| p.nic().name.clone()).collect(),
             lines: self
                 .lines
                 .iter()
                 .map(|l| {
-                    let chain = l.chain.iter().map(|&n| self.ports[n].nic.name.clone());
+                    let chain = l.chain.iter().map(|&n| self.ports[n].nic().name.clone());
                     (l.name.clone(), chain.collect())
                 })
                 .collect(),
@@ -177,7 +177,7 @@ impl<M: Shape> Host<M> {
                 .acct
                 .flows()
                 .iter()
-                .map(|f| self.ports[f.in_nic].nic.link)
+                .map(|f| self.ports[f.in_nic].nic().link)
                 .collect(),
             policy_task_name: Some(super::policies::task_name),
         }
@@ -232,8 +232,8 @@ impl<M: Shape> Host<M> {
         let site = |name: &str| DROP_SITES.iter().position(|&s| s == name).expect("site");
         let (if_snd, underrun) = (site("if_snd"), site("tx_underrun"));
         for (n, p) in self.ports.iter().enumerate() {
-            drops_at[n][if_snd] = p.nic.if_snd.drops;
-            drops_at[n][underrun] = p.nic.underrun_drops;
+            drops_at[n][if_snd] = p.nic().if_snd.drops;
+            drops_at[n][underrun] = p.nic().underrun_drops;
         }
         Counters {
             cpu_ps: self.cores.hand().cpu.snapshot(now).0,
@@ -243,7 +243,7 @@ impl<M: Shape> Host<M> {
             resets: self
                 .ports
                 .iter()
-                .map(|p| p.link_watch.as_ref().map_or(0, |w| w.resets))
+                .map(|p| p.link_watch().map_or(0, |w| w.resets))
                 .collect(),
         }
     }
@@ -264,7 +264,7 @@ impl<M: Shape> Host<M> {
         for (i, flow, seq, _) in followed {
             let is = |p: &Packet| p.flow == flow && p.seq == seq;
             let in_nic = self.acct.flow(flow as usize).in_nic;
-            let place = if self.ports[in_nic].nic.rx_ring.iter().any(is) {
+            let place = if self.ports[in_nic].nic().rx_ring.iter().any(is) {
                 Place::RxRing
             } else if self.cores.hand().netisr.ipintrq.iter().any(is) {
                 Place::Ipintrq
@@ -282,9 +282,9 @@ impl<M: Shape> Host<M> {
         rec.cpu(now, running);
         for (i, q) in queues.iter().enumerate() {
             let len = match *q {
-                Queue::RxRing(n) => self.ports[n].nic.rx_ring.len(),
-                Queue::TxRing(n) => self.ports[n].nic.tx_ring_len(),
-                Queue::IfSnd(n) => self.ports[n].nic.if_snd.len(),
+                Queue::RxRing(n) => self.ports[n].nic().rx_ring.len(),
+                Queue::TxRing(n) => self.ports[n].nic().tx_ring_len(),
+                Queue::IfSnd(n) => self.ports[n].nic().if_snd.len(),
                 Queue::Ipintrq => self.cores.hand().netisr.ipintrq.len(),
                 Queue::Bus => self.bus.get().map_or(0, |b| b.requests()),
             };

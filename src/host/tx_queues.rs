@@ -111,7 +111,7 @@ impl<M: Shape> Host<M> {
     pub(crate) fn wires_broken(&self, end: SimTime) -> Option<Broken> {
         let (first, e) = self.ports.wires_broken()?;
         let (q, invariant) = wire_invariant(e);
-        let name = self.ports[first + q as usize].nic.name.clone();
+        let name = self.ports[first + q as usize].nic().name.clone();
         Some(Broken {
             invariant,
             component: name.clone(),
@@ -126,7 +126,7 @@ impl<M: Shape> Host<M> {
     #[inline(never)]
     fn port_broken(&mut self, first: usize, e: WireError, now: SimTime) {
         let (q, invariant) = wire_invariant(e);
-        let name = self.ports[first + q as usize].nic.name.clone();
+        let name = self.ports[first + q as usize].nic().name.clone();
         self.acct
             .broke(invariant, &name, now, || format!("{name}: {e}"));
     }
