@@ -113,10 +113,32 @@ impl Accounting {
         &self.flows[f]
     }
 
-    /// Flow `f`, to change (its source, its pending frame).
-    #[inline(always)]
+    /// Flow `f`, to change: for tests that set counts the run could not reach.
+    #[cfg(test)]
     pub(crate) fn flow_mut(&mut self, f: usize) -> &mut FlowState {
         &mut self.flows[f]
+    }
+
+    /// The sender (a closed-loop source) sent a frame of flow `f`.
+    #[inline(always)]
+    pub(crate) fn sent(&mut self, f: usize) {
+        self.flows[f].source.sent += 1;
+    }
+
+    /// Flow `f`'s source makes its next frame, which then waits to arrive: the frame
+    /// and the NIC it arrives at, if the source has one.
+    #[inline(always)]
+    pub(crate) fn next_frame(&mut self, f: usize) -> Option<(Frame, usize)> {
+        let f = &mut self.flows[f];
+        f.pending = f.source.next_frame();
+        f.pending.map(|fr| (fr, f.in_nic))
+    }
+
+    /// Flow `f`'s waiting frame arrives: the frame and its NIC, if one was waiting.
+    #[inline(always)]
+    pub(crate) fn arrive(&mut self, f: usize) -> Option<(Frame, usize)> {
+        let f = &mut self.flows[f];
+        f.pending.take().map(|fr| (fr, f.in_nic))
     }
 
     /// The flows, by number.

@@ -62,7 +62,7 @@ impl<M: Shape> RingEnv for HostEnv<'_, M> {
 impl<M: Shape> SendEnv for HostEnv<'_, M> {
     #[inline]
     fn send(&mut self, p: Packet) {
-        self.h.acct.flow_mut(p.flow as usize).source.sent += 1;
+        self.h.acct.sent(p.flow as usize);
         self.h.if_output(p, self.now, self.s);
     }
     #[inline]

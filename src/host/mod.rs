@@ -608,18 +608,16 @@ impl<M: Shape> Host<M> {
     }
 
     fn next_arrival(&mut self, flow: usize, s: &mut Scheduler<Event>) {
-        let f = self.acct.flow_mut(flow);
-        f.pending = f.source.next_frame();
-        if let Some(fr) = f.pending {
-            let k = s.stamp(fr.end + self.ports[f.in_nic].nic().rx_latency);
+        if let Some((fr, in_nic)) = self.acct.next_frame(flow) {
+            let k = s.stamp(fr.end + self.ports[in_nic].nic().rx_latency);
             self.events.set_arrival(flow, k);
         }
     }
 
     fn on_rx(&mut self, flow: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let f = self.acct.flow_mut(flow);
-        let Some(fr) = f.pending.take() else { return };
-        let nic = f.in_nic;
+        let Some((fr, nic)) = self.acct.arrive(flow) else {
+            return;
+        };
         let pkt = Packet {
             flow: flow as u32,
             bytes: fr.bytes,

@@ -47,14 +47,12 @@ impl<M: Shape> Host<M> {
         // A busy loop in progress; when it is over, the process takes what it brought
         // or sleeps (it does not loop again until a packet has woken it).
         let mut ended = false;
-        if let Some(u) = self.user.as_ref()
-            && let (Some(deadline), Some(nic)) = (u.busy_until, u.napi_nic)
-        {
+        if let Some((deadline, nic)) = self.user.as_ref().and_then(|u| u.busy_loop()) {
             if let Step::Run(d) = self.policy_busy_poll(nic, false, deadline, now, s) {
                 return Step::Run(d);
             }
             if let Some(u) = self.user.as_mut() {
-                u.busy_until = None;
+                u.end_busy_loop();
             }
             ended = true;
         }
@@ -64,24 +62,23 @@ impl<M: Shape> Host<M> {
         };
         let step = u.next(first, contended);
         if let Some(p) = u.current() {
-            u.napi_nic = Some(self.acct.flow(p.flow as usize).in_nic);
+            let nic = self.acct.flow(p.flow as usize).in_nic;
+            u.took_from(nic);
         }
-        if step != Step::Done || u.busy_window == SimTime::ZERO || ended {
+        if step != Step::Done || ended {
             return step;
         }
-        let Some(nic) = u.napi_nic else {
+        // recv() found the socket empty: sk_busy_loop before sleeping.
+        let Some((deadline, nic)) = u.begin_busy_loop(now) else {
             return step;
         };
-        // recv() found the socket empty: sk_busy_loop before sleeping.
-        let deadline = now + u.busy_window;
-        u.busy_until = Some(deadline);
         if let Step::Run(d) = self.policy_busy_poll(nic, true, deadline, now, s) {
             return Step::Run(d);
         }
         let Some(u) = self.user.as_mut() else {
             return Step::Done;
         };
-        u.busy_until = None;
+        u.end_busy_loop();
         u.next(first, contended)
     }
 

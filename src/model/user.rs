@@ -131,11 +131,11 @@ pub struct UserProcess {
     rng: StreamRng,
     /// Socket busy polling: the longest busy loop, in recv() (`busy_read_us`) or in
     /// epoll_wait() (`busy_poll_us`) (0: off).
-    pub busy_window: SimTime,
-    /// The NIC (NAPI instance) of the last packet it took (sk_napi_id), set by the host.
-    pub napi_nic: Option<usize>,
+    busy_window: SimTime,
+    /// The NIC (NAPI instance) of the last packet it took (sk_napi_id).
+    napi_nic: Option<usize>,
     /// The deadline of the busy loop in progress, if one is.
-    pub busy_until: Option<SimTime>,
+    busy_until: Option<SimTime>,
     /// Packets handled (screend) -- counter.
     pub packets: u64,
 }
@@ -185,6 +185,34 @@ impl UserProcess {
                 packets: 0,
             },
         }
+    }
+
+    /// The packet in hand came from NIC `nic`: the socket's NAPI instance
+    /// (sk_napi_id), which its busy loops poll.
+    pub fn took_from(&mut self, nic: usize) {
+        self.napi_nic = Some(nic);
+    }
+
+    /// The busy loop in progress, if one is: its deadline and the NIC it polls.
+    pub fn busy_loop(&self) -> Option<(SimTime, usize)> {
+        Some((self.busy_until?, self.napi_nic?))
+    }
+
+    /// recv() found the socket empty: a busy loop (sk_busy_loop) begins at `now`, if
+    /// busy polling is on and the socket has a NAPI instance. Its deadline and NIC.
+    pub fn begin_busy_loop(&mut self, now: SimTime) -> Option<(SimTime, usize)> {
+        if self.busy_window == SimTime::ZERO {
+            return None;
+        }
+        let nic = self.napi_nic?;
+        let deadline = now + self.busy_window;
+        self.busy_until = Some(deadline);
+        Some((deadline, nic))
+    }
+
+    /// The busy loop is over (its deadline passed or it found nothing).
+    pub fn end_busy_loop(&mut self) {
+        self.busy_until = None;
     }
 
     /// Whether forwarded packets go through this process.
