@@ -17,8 +17,10 @@ use crate::host::{Broken, Invariant, SimError};
 use crate::model::cpu::LEVELS;
 use crate::model::packet::Packet;
 use crate::model::stats::{DropSite, FlowStats, LatencyFrom};
+use crate::model::timeline::Timeline;
 use crate::model::traffic::{FlowSource, Frame};
 use crate::sim::time::SimTime;
+use crate::trace::Recorder;
 
 /// Per-flow state during a run.
 #[derive(Clone, Debug)]
@@ -210,9 +212,25 @@ impl Accounting {
         false
     }
 
-    /// What watches the frames leaving, if anything does.
-    pub(crate) fn taps_mut(&mut self) -> &mut Option<Box<Taps>> {
-        &mut self.taps
+    /// A traced run's recorder watches the frames leaving from now on (and is lent
+    /// back here between steps: [`Accounting::take_recorder`]).
+    pub(crate) fn install_recorder(&mut self, rec: Box<Recorder>) {
+        self.taps.get_or_insert_with(Default::default).trace = Some(rec);
+    }
+
+    /// The recorder, if one is installed.
+    pub(crate) fn recorder_mut(&mut self) -> Option<&mut Recorder> {
+        self.taps.as_mut()?.trace.as_deref_mut()
+    }
+
+    /// The recorder taken out, if one is installed.
+    pub(crate) fn take_recorder(&mut self) -> Option<Box<Recorder>> {
+        self.taps.as_mut()?.trace.take()
+    }
+
+    /// The latency timeline taken out at the end of the run, if the run keeps one.
+    pub(crate) fn take_timeline(&mut self) -> Option<Timeline> {
+        self.taps.as_mut()?.timeline.take()
     }
 
     /// Record a broken invariant: the first one broken is the run's error (the run

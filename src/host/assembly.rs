@@ -316,7 +316,7 @@ impl<M: Shape> Host<M> {
         // tick can reach keeps its wall time, `Host::no_tick_within`); a policy's
         // preemptions are not.
         if host.rx_policies.preempt_handlers() {
-            host.ports.iter_mut().for_each(|p| p.lookahead = false);
+            host.ports.iter_mut().for_each(|p| p.no_lookahead());
         }
         host
     }

@@ -229,7 +229,7 @@ impl<M: Shape> IsrEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn lone_frame(&self, nic: usize) -> Option<u32> {
         let n = self.h.ports[nic].nic();
-        if !self.h.ports[nic].lookahead || n.rx_ring.len() != 1 {
+        if !self.h.ports[nic].lookahead() || n.rx_ring.len() != 1 {
             return None;
         }
         n.rx_ring.front().map(|p| p.bytes)

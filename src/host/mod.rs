@@ -18,6 +18,25 @@
 //! that step's action (enqueue a packet, unmask a chip...) and returns the next one, or
 //! [`Step::Yield`] / [`Step::Done`]. After every event [`Host::reschedule`] asks the
 //! [`Cpu`](crate::model::cpu::Cpu) which level runs.
+//!
+//! **What lives here.** `Host` (this file: its fields, the event loop, the packet path,
+//! scheduling and `finish`) owns its parts, each in a file of its own that it routes
+//! between: `port.rs` (each interface, `Port`, its parts private, and `Ports`, every
+//! NIC's transmit group and wire), `cores.rs` (`Cores`: the core in hand, the parked
+//! ones, which line runs where), `events.rs` (`Events`: the slots and arrivals, typed
+//! `Source`), `accounting.rs` (`Accounting`: flows, taps, load end and stop, the first
+//! broken invariant), `policies.rs` (the receive policies' registry), `attach.rs` (the
+//! host's shape: a bus or none). The routing for one mechanism each: `bus.rs` (DMA and
+//! the bus), `interrupt.rs` (causes, moderation, lines, handlers), `link_watch.rs`
+//! (dc(4)'s link check and resets), `tx_queues.rs` (the transmit path through a port's
+//! wire), `user.rs` (the user process), `env.rs` (the host as each component's
+//! environment), `trace.rs` (a traced run's recorder). Beside them: `assembly.rs`
+//! (building a host from a [`ModelConfig`](crate::config::model::ModelConfig)),
+//! `queues.rs` (a multi-queue NIC's devices), `error.rs` (`SimError`, `Invariant`).
+//!
+//! **What it may use.** [`crate::sim`], [`crate::model`], [`crate::trace`] (the
+//! recorder a traced run fills) and [`crate::config`] (the model it is built from);
+//! never [`crate::results`] or [`crate::experiment`], which use it.
 
 mod accounting;
 mod assembly;
@@ -260,7 +279,7 @@ impl<M: Shape> Host<M> {
     #[doc(hidden)]
     pub fn unmerged(mut self) -> Self {
         self.merge_bursts = false;
-        self.ports.iter_mut().for_each(|p| p.lookahead = false);
+        self.ports.iter_mut().for_each(|p| p.no_lookahead());
         self
     }
 
@@ -296,7 +315,7 @@ impl<M: Shape> Host<M> {
     /// `quiet_until` but for the frames already in the ring: nothing new reaches the
     /// ring before `t`, and no other cause is pending or can arise.
     pub(crate) fn nothing_arrives(&self, nic: usize, t: SimTime) -> bool {
-        if !self.ports[nic].lookahead {
+        if !self.ports[nic].lookahead() {
             return false;
         }
         let n = self.ports[nic].nic();
@@ -887,11 +906,7 @@ impl<M: Shape> Host<M> {
             interrupts_all: self.lines.iter().map(|l| l.passes).sum(),
             user_work: snap.user_work,
             counters: self.counters(end),
-            timeline: self
-                .acct
-                .taps_mut()
-                .as_mut()
-                .and_then(|t| t.timeline.take()),
+            timeline: self.acct.take_timeline(),
             events,
             end,
             sender: self.sender.as_ref().map(|snd| SenderStats {

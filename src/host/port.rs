@@ -74,7 +74,7 @@ pub(crate) struct Port<D> {
     pub tx_group: u16,
     /// Whether its handler may decide its next step ahead of time (see
     /// `Host::quiet_until`).
-    pub lookahead: bool,
+    lookahead: bool,
 }
 
 /// The parts a [`Port`] owns, as assembly builds them ([`Port::new`]).
@@ -143,6 +143,19 @@ impl<D> Port<D> {
             tx_group: w.tx_group,
             lookahead: w.lookahead,
         }
+    }
+
+    /// Whether its handler may decide its next step ahead of time (see
+    /// `Host::quiet_until`).
+    #[inline(always)]
+    pub fn lookahead(&self) -> bool {
+        self.lookahead
+    }
+
+    /// Its handler decides each step when it comes (a policy preempts handlers, or a
+    /// run checks merged bursts against unmerged ones).
+    pub fn no_lookahead(&mut self) {
+        self.lookahead = false;
     }
 
     /// The device, to read.

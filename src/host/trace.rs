@@ -53,10 +53,7 @@ impl<M: Shape> Host<M> {
         let (from, to) = (trace.from, trace.to);
         let queues = self.trace_queues();
         let rec = Recorder::new(trace, self.trace_layout(), queues.clone());
-        self.acct
-            .taps_mut()
-            .get_or_insert_with(Default::default)
-            .trace = Some(Box::new(rec));
+        self.acct.install_recorder(Box::new(rec));
         let mut s = Scheduler::new();
         self.start(spec, &mut s);
         while let Some(next) = self.peek_next(&s) {
@@ -132,24 +129,18 @@ impl<M: Shape> Host<M> {
 
     fn recorder(&mut self) -> &mut Recorder {
         self.acct
-            .taps_mut()
-            .as_mut()
-            .and_then(|t| t.trace.as_deref_mut())
+            .recorder_mut()
             .expect("a traced run has a recorder")
     }
 
     fn take_recorder(&mut self) -> Box<Recorder> {
         self.acct
-            .taps_mut()
-            .as_mut()
-            .and_then(|t| t.trace.take())
+            .take_recorder()
             .expect("a traced run has a recorder")
     }
 
     fn put_recorder(&mut self, rec: Box<Recorder>) {
-        if let Some(t) = self.acct.taps_mut() {
-            t.trace = Some(rec);
-        }
+        self.acct.install_recorder(rec);
     }
 
     /// Names of what the trace shows.

@@ -34,6 +34,8 @@
 //! Counters: busy time per level and idle time (`busy_ps`), preemptions.
 //!
 //! Beside the core: [`runq`] (which task holds each level and which wait) and [`task`] (what uses the CPU and the steps it takes).
+//!
+//! Uses [`crate::sim`] (time, problems) only: every other component builds on it.
 
 pub mod runq;
 pub mod task;
@@ -152,7 +154,8 @@ impl Level {
 }
 
 /// A dispatch decision: the burst at `level` runs from now and, unless preempted, ends
-/// at `done`. The model schedules a completion event carrying `generation`.
+/// at `done`. The host puts its end in the core's CPU slot and keeps `generation` beside
+/// it (`Core::due`), so that a completion of an earlier burst is known stale.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dispatch {
     /// Level whose burst runs.

@@ -30,6 +30,10 @@
 //! Beside it, [`softirq`]: the software-interrupt bits (netisr numbers, NET_RX);
 //! [`clock`]: the clock interrupt (hardclock); [`section`]: the section of the
 //! forwarding path the cores share.
+//!
+//! Uses [`crate::sim`], and of the other components the CPU's levels and tasks
+//! ([`crate::model::cpu`]), packets, costs and queues, and the policies' kernel
+//! parameters ([`crate::model::policy`]); never the host or anything above it.
 
 pub mod clock;
 pub mod section;

@@ -34,6 +34,11 @@
 //! `if_snd.high_water`.
 //!
 //! The port's parts, each a module of this folder: [`config`] (the NIC's configuration and its validation), [`link`] (line rate, serialisation), [`dma`] (DMA engines and FIFOs), [`rss`], [`xps`], [`tx_arbiter`], [`port`] (a port's transmit queues, one or several, and the wire they share), [`dim`], [`counters`] (statistics counters and their overflow interrupt), [`link_watch`] (dc(4)'s underrun reset and link check).
+//!
+//! Uses [`crate::sim`] (time, keyed timers, random streams, problems), and of the other
+//! components packets, costs, queues, the bus's bursts ([`crate::model::bus`]) and the
+//! receive policy a NIC is configured with ([`crate::model::policy`]); never the host
+//! or anything above it.
 
 pub mod config;
 pub mod counters;

@@ -21,6 +21,11 @@
 //! | `mogul-ramakrishnan` | `mogul.rs`           | IRQ wakes a polling thread; quota, feedback, cycle limit     |
 //! | `deferred`           | `deferred.rs`        | fast filter + taskqueue task (FreeBSD em, EM_FAST_INTR)      |
 //! | `busy-poll`          | `busy_poll.rs`       | a loop owns the CPU and polls the rings                      |
+//!
+//! Uses [`crate::sim`], and of the other components the CPU's levels and tasks, the
+//! kernel's netisr, the NIC's configuration and its DIM, packets and costs; a policy
+//! reaches the host only through its environment's role traits ([`env`]), never the
+//! host itself or anything above it.
 
 pub mod env;
 pub mod xdp;
