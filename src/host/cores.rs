@@ -11,8 +11,8 @@
 //! (`Host::reschedule`), asking [`Cores::next_unsettled`] which core to decide next.
 
 use crate::model::cpu::runq::RunQueues;
-use crate::model::cpu::task::Task;
-use crate::model::cpu::{Cpu, Level};
+use crate::model::cpu::task::{Step, Task};
+use crate::model::cpu::{Cpu, Dispatch, Level, Pick};
 use crate::model::kernel::section::SharedSection;
 use crate::model::kernel::{NETISR_IP, Netisr};
 use crate::model::packet::Packet;
@@ -21,17 +21,21 @@ use crate::sim::time::SimTime;
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 
-/// One CPU's state during a run.
+/// One CPU's state during a run: its CPU (which level runs), its run queues (which task
+/// of a level), its netisr, and the burst whose end is in the host's CPU slot. Its parts
+/// are its own: the host's dispatch asks it what to run and tells it what ran through
+/// the operations below, and reads them through [`Core::cpu`], [`Core::runq`],
+/// [`Core::netisr`].
 pub(crate) struct Core {
     /// Levels, the burst running at each, preemption, CPU time per level.
-    pub cpu: Cpu,
+    cpu: Cpu,
     /// Which task of each level runs and which wait.
-    pub runq: RunQueues,
+    runq: RunQueues,
     /// Level and generation of the CPU burst whose completion is in the host's CPU
     /// slot.
-    pub due: (Level, u32),
+    due: (Level, u32),
     /// Its software interrupts and protocol input queue (ipintrq / backlog).
-    pub netisr: Netisr,
+    netisr: Netisr,
     /// The NIC whose interrupt handler is stepping on it, if one is (see
     /// `Host::line_asserted`).
     isr_running: Option<usize>,
@@ -66,6 +70,114 @@ impl Core {
     #[inline(always)]
     pub(crate) fn isr_running(&self) -> Option<usize> {
         self.isr_running
+    }
+
+    /// Its CPU, to read.
+    #[inline(always)]
+    pub(crate) fn cpu(&self) -> &Cpu {
+        &self.cpu
+    }
+
+    /// Its run queues, to read.
+    #[inline(always)]
+    pub(crate) fn runq(&self) -> &RunQueues {
+        &self.runq
+    }
+
+    /// Its netisr, to read.
+    #[inline(always)]
+    pub(crate) fn netisr(&self) -> &Netisr {
+        &self.netisr
+    }
+
+    /// Its netisr, lent to the software-interrupt dispatcher for its step.
+    #[inline(always)]
+    pub(crate) fn netisr_mut(&mut self) -> &mut Netisr {
+        &mut self.netisr
+    }
+
+    /// The CPU time of a kernel cost `c` on it, drawn from its netisr's random stream.
+    #[inline(always)]
+    pub(crate) fn kernel_cost(&mut self, c: &crate::model::cost::Cost) -> SimTime {
+        self.netisr.sample(c)
+    }
+
+    // ------------------------------------------------------------- dispatch
+
+    /// Which level gets the CPU now ([`Cpu::pick`]).
+    #[inline(always)]
+    pub(crate) fn pick(&mut self, now: SimTime) -> Pick {
+        self.cpu.pick(now)
+    }
+
+    /// Burst `d` runs: its end is the one in the host's CPU slot.
+    #[inline(always)]
+    pub(crate) fn dispatched(&mut self, d: Dispatch) {
+        self.due = (d.level, d.generation);
+    }
+
+    /// The level of the burst whose end is in the CPU slot, if that burst is still the
+    /// one running there (not preempted or cut since).
+    #[inline(always)]
+    pub(crate) fn due_current(&self) -> Option<Level> {
+        let (level, generation) = self.due;
+        self.cpu.is_current(level, generation).then_some(level)
+    }
+
+    /// How many tasks of level `l` wait to begin.
+    #[inline(always)]
+    pub(crate) fn waiting(&self, l: Level) -> usize {
+        self.runq.waiting(l)
+    }
+
+    /// The next task of level `l` begins, if one waits ([`RunQueues::begin_next`]).
+    #[inline(always)]
+    pub(crate) fn begin_next(&mut self, l: Level) -> Option<Task> {
+        self.runq.begin_next(l)
+    }
+
+    /// Task `task` of level `l` began with `step` ([`RunQueues::begun`]).
+    #[inline(always)]
+    pub(crate) fn begun(&mut self, l: Level, task: Task, step: Step) {
+        self.runq.begun(l, task, step);
+    }
+
+    /// The task holding level `l`, if one does.
+    #[inline(always)]
+    pub(crate) fn current(&self, l: Level) -> Option<Task> {
+        self.runq.current(l)
+    }
+
+    /// `task` at level `l` runs a burst of CPU time `d`, tagged `tag` for its CPU-time
+    /// account ([`Cpu::next_burst`]): the burst dispatched, unless a higher level has
+    /// work.
+    #[inline(always)]
+    pub(crate) fn run(&mut self, now: SimTime, l: Level, d: SimTime, tag: u8) -> Option<Dispatch> {
+        self.cpu.next_burst(now, l, d, tag)
+    }
+
+    /// Level `l` has nothing to run now.
+    #[inline(always)]
+    pub(crate) fn clear(&mut self, now: SimTime, l: Level) {
+        self.cpu.clear(now, l);
+    }
+
+    /// `task`'s step sequence at level `l` ended with `step`: the level is free, and
+    /// wants the CPU again if another of its tasks waits ([`RunQueues::ended`]).
+    #[inline(always)]
+    pub(crate) fn ended(&mut self, now: SimTime, l: Level, task: Task, step: Step) {
+        let more = self.runq.ended(l, task, step);
+        self.cpu.clear(now, l);
+        if more {
+            self.cpu.set_want(l);
+        }
+    }
+
+    /// A handler burst folded with its neighbours is cut to `left` of CPU time from
+    /// now ([`crate::model::irq::Line::device_asserted`]).
+    #[inline]
+    pub(crate) fn cut_handler_burst(&mut self, now: SimTime, left: SimTime) {
+        self.cpu.set_burst(now, Level::HardIrq, left, 0);
     }
 }
 

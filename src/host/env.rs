@@ -101,7 +101,7 @@ impl<M: Shape> StackEnv for HostEnv<'_, M> {
     }
     #[inline(always)]
     fn kernel_cost(&mut self, c: &Cost) -> SimTime {
-        self.h.cores.hand_mut().netisr.sample(c)
+        self.h.cores.hand_mut().kernel_cost(c)
     }
     #[inline(always)]
     fn forward(&mut self, p: Packet) {
@@ -198,7 +198,7 @@ impl<M: Shape> IsrEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn stats_overflow(&mut self, nic: usize) -> Option<SimTime> {
         let c = self.h.ports.at(nic).harvest(true)?;
-        Some(self.h.cores.hand_mut().netisr.sample(&c))
+        Some(self.h.cores.hand_mut().kernel_cost(&c))
     }
     #[inline(always)]
     fn rx_error(&mut self, nic: usize) -> Option<SimTime> {
@@ -286,7 +286,7 @@ impl<M: Shape> LineEnv for HostEnv<'_, M> {
 impl<M: Shape> SwiEnv for HostEnv<'_, M> {
     #[inline(always)]
     fn netisr(&mut self) -> &mut Netisr {
-        &mut self.h.cores.hand_mut().netisr
+        self.h.cores.hand_mut().netisr_mut()
     }
     #[inline(always)]
     fn ip_output(&mut self, p: Packet) {

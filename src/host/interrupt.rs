@@ -85,7 +85,7 @@ impl<M: Shape> Host<M> {
         let core = self.cores.line_core(l);
         let line = &mut self.lines[l];
         // The core's CPU, borrowed beside the line.
-        let cpu = &self.cores.get(core).cpu;
+        let cpu = self.cores.get(core).cpu();
         let used = |fold_len: SimTime| {
             cpu.remaining_at(now, Level::HardIrq)
                 .map(|left| fold_len.saturating_sub(left))
@@ -97,10 +97,7 @@ impl<M: Shape> Host<M> {
             // The handler whose entry was folded in has not begun after all.
             self.undo_start(started, rng, now);
         }
-        self.cores
-            .at(core)
-            .cpu
-            .set_burst(now, Level::HardIrq, cut.left, 0);
+        self.cores.at(core).cut_handler_burst(now, cut.left);
     }
 
     /// The driver unmasks the chip (IMR = DC_INTRS / em_enable_intr / napi_complete):

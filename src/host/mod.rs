@@ -357,7 +357,7 @@ impl<M: Shape> Host<M> {
 
     /// Whether another normal-priority task (ksoftirqd) waits for the User level.
     pub(crate) fn user_level_contended(&self) -> bool {
-        self.cores.hand().runq.contended(Level::User)
+        self.cores.hand().runq().contended(Level::User)
     }
 
     /// The CPU runs burst `d`: its completion goes in the CPU slot. A CPU burst that
@@ -370,14 +370,14 @@ impl<M: Shape> Host<M> {
         let at = s.stamp(d.done).at;
         self.events
             .set_cpu(self.cores.on(), Some(Slot { at, seq: u64::MAX }));
-        self.cores.hand_mut().due = (d.level, d.generation);
+        self.cores.hand_mut().dispatched(d);
     }
 
     /// Give each core's CPU to its highest level with work, beginning tasks as needed.
     #[inline(always)]
     pub(crate) fn reschedule(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         if !M::Cores::MANY {
-            if self.cores.hand().cpu.is_dirty() {
+            if self.cores.hand().cpu().is_dirty() {
                 self.reschedule_changed(now, s);
             }
         } else if self.cores.unsettled() {
@@ -399,7 +399,7 @@ impl<M: Shape> Host<M> {
     #[inline(never)]
     fn reschedule_changed(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         loop {
-            match self.cores.hand_mut().cpu.pick(now) {
+            match self.cores.hand_mut().pick(now) {
                 Pick::Idle | Pick::Unchanged => return,
                 Pick::Dispatch(d) => {
                     self.cpu_dispatched(d, s);
@@ -420,14 +420,14 @@ impl<M: Shape> Host<M> {
     /// decision must be made again (a higher level has work, or no task began).
     fn begin_level(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) -> bool {
         // Each waiting task is asked at most once, so tasks that yield cannot spin.
-        for _ in 0..self.cores.hand_mut().runq.waiting(l) {
-            let Some(task) = self.cores.hand_mut().runq.begin_next(l) else {
+        for _ in 0..self.cores.hand().waiting(l) {
+            let Some(task) = self.cores.hand_mut().begin_next(l) else {
                 break;
             };
             let step = self.step(task, now, true, s);
-            self.cores.hand_mut().runq.begun(l, task, step);
+            self.cores.hand_mut().begun(l, task, step);
             if let Step::Run(d) = step {
-                return match self.cores.hand_mut().cpu.next_burst(now, l, d, tag(task)) {
+                return match self.cores.hand_mut().run(now, l, d, tag(task)) {
                     Some(d) => {
                         self.cpu_dispatched(d, s);
                         true
@@ -436,30 +436,26 @@ impl<M: Shape> Host<M> {
                 };
             }
         }
-        self.cores.hand_mut().cpu.clear(now, l);
+        self.cores.hand_mut().clear(now, l);
         false
     }
 
     /// The burst at `l` completed.
     fn burst_done(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) {
-        let Some(task) = self.cores.hand_mut().runq.current(l) else {
-            self.cores.hand_mut().cpu.clear(now, l);
+        let Some(task) = self.cores.hand().current(l) else {
+            self.cores.hand_mut().clear(now, l);
             return;
         };
         match self.step(task, now, false, s) {
             // A wake-up while the task runs is kept for when this step sequence ends.
             // When nothing above it has work, the burst runs on at once.
             Step::Run(d) => {
-                if let Some(d) = self.cores.hand_mut().cpu.next_burst(now, l, d, tag(task)) {
+                if let Some(d) = self.cores.hand_mut().run(now, l, d, tag(task)) {
                     self.cpu_dispatched(d, s);
                 }
             }
             step => {
-                let more = self.cores.hand_mut().runq.ended(l, task, step);
-                self.cores.hand_mut().cpu.clear(now, l);
-                if more {
-                    self.cores.hand_mut().cpu.set_want(l);
-                }
+                self.cores.hand_mut().ended(now, l, task, step);
             }
         }
     }
@@ -547,7 +543,7 @@ impl<M: Shape> Host<M> {
     /// The end of the kernel's forwarding work for `p`: to the user process's queue if
     /// there is a screend-like consumer, else if_output.
     pub(crate) fn forward(&mut self, p: Packet, now: SimTime, s: &mut Scheduler<Event>) {
-        if self.cores.hand().netisr.drops_before_routing() {
+        if self.cores.hand().netisr().drops_before_routing() {
             // A netfilter rule before routing (`kernel.prerouting_drop`).
             self.acct.dropped(p.flow, DropSite::Netfilter);
         } else if self.user.as_ref().is_some_and(|u| u.consumes_packets()) {
@@ -684,7 +680,7 @@ impl<M: Shape> Host<M> {
         let Some(c) = self.ports.at(nic).harvest(false) else {
             return Step::Done;
         };
-        Step::Run(self.cores.hand_mut().netisr.sample(&c))
+        Step::Run(self.cores.hand_mut().kernel_cost(&c))
     }
 
     // ------------------------------------------------------------------ the loop
@@ -722,8 +718,7 @@ impl<M: Shape> Host<M> {
     #[inline(always)]
     fn cpu_done(&mut self, c: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.cores.switch_to(c);
-        let (level, generation) = self.cores.hand().due;
-        if self.cores.hand().cpu.is_current(level, generation) {
+        if let Some(level) = self.cores.hand().due_current() {
             self.burst_done(level, now, s);
         }
     }
@@ -919,14 +914,14 @@ impl<M: Shape> Host<M> {
 
     /// The load-period counters as of `now`.
     fn load_snapshot(&self, now: SimTime) -> LoadSnapshot {
-        let (mut cpu_ps, mut tag_ps) = self.cores.get(0).cpu.snapshot(now);
+        let (mut cpu_ps, mut tag_ps) = self.cores.get(0).cpu().snapshot(now);
         let mut core_cpu_ps = Vec::new();
         let mut core_ksoftirqd_ps = Vec::new();
         if self.cores.count() > 1 {
             core_cpu_ps.push(cpu_ps);
             core_ksoftirqd_ps.push(tag_ps[TAG_KSOFTIRQD as usize]);
             for k in self.cores.all().skip(1) {
-                let (c, t) = k.cpu.snapshot(now);
+                let (c, t) = k.cpu().snapshot(now);
                 core_cpu_ps.push(c);
                 core_ksoftirqd_ps.push(t[TAG_KSOFTIRQD as usize]);
                 cpu_ps.iter_mut().zip(c).for_each(|(a, b)| *a += b);

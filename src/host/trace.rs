@@ -66,7 +66,7 @@ impl<M: Shape> Host<M> {
         let holding: Vec<_> = crate::model::cpu::Level::ALL
             .iter()
             .filter_map(|&l| {
-                let task = self.cores.hand().runq.current(l)?;
+                let task = self.cores.hand().runq().current(l)?;
                 Some((l, task, self.pass_of(task)))
             })
             .collect();
@@ -227,7 +227,7 @@ impl<M: Shape> Host<M> {
             drops_at[n][underrun] = p.nic().underrun_drops;
         }
         Counters {
-            cpu_ps: self.cores.hand().cpu.snapshot(now).0,
+            cpu_ps: self.cores.hand().cpu().snapshot(now).0,
             interrupts: self.lines.iter().map(|l| l.passes).sum(),
             drops,
             drops_at,
@@ -257,17 +257,17 @@ impl<M: Shape> Host<M> {
             let in_nic = self.acct.flow(flow as usize).in_nic;
             let place = if self.ports[in_nic].nic().rx_ring.iter().any(is) {
                 Place::RxRing
-            } else if self.cores.hand().netisr.ipintrq.iter().any(is) {
+            } else if self.cores.hand().netisr().ipintrq.iter().any(is) {
                 Place::Ipintrq
-            } else if self.cores.hand().netisr.in_hand().is_some_and(is) {
+            } else if self.cores.hand().netisr().in_hand().is_some_and(is) {
                 Place::Ipintr
             } else {
                 Place::Elsewhere
             };
             rec.moved(i, now, place);
         }
-        let running = self.cores.hand().cpu.running().and_then(|l| {
-            let task = self.cores.hand().runq.current(l)?;
+        let running = self.cores.hand().cpu().running().and_then(|l| {
+            let task = self.cores.hand().runq().current(l)?;
             Some((l, task, self.pass_of(task)))
         });
         rec.cpu(now, running);
@@ -276,7 +276,7 @@ impl<M: Shape> Host<M> {
                 Queue::RxRing(n) => self.ports[n].nic().rx_ring.len(),
                 Queue::TxRing(n) => self.ports[n].nic().tx_ring_len(),
                 Queue::IfSnd(n) => self.ports[n].nic().if_snd.len(),
-                Queue::Ipintrq => self.cores.hand().netisr.ipintrq.len(),
+                Queue::Ipintrq => self.cores.hand().netisr().ipintrq.len(),
                 Queue::Bus => self.bus.get().map_or(0, |b| b.requests()),
             };
             rec.queue(now, i, len);
