@@ -148,8 +148,8 @@ impl Core {
         self.runq.current(l)
     }
 
-    /// `task` at level `l` runs a burst of CPU time `d`, tagged `tag` for its CPU-time
-    /// account ([`Cpu::next_burst`]): the burst dispatched, unless a higher level has
+    /// The task holding level `l` runs a burst of CPU time `d`, tagged `tag` for its
+    /// CPU-time account ([`Cpu::next_burst`]): the burst dispatched, unless a higher level has
     /// work.
     #[inline(always)]
     pub(crate) fn run(&mut self, now: SimTime, l: Level, d: SimTime, tag: u8) -> Option<Dispatch> {

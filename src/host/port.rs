@@ -32,7 +32,8 @@ use std::collections::BTreeMap;
 ///
 /// Its parts (the device, its DMA engines, moderation, DIM, link watch and the
 /// driver's costs) are its own: the host changes them only through the operations
-/// below, each named for what the chip or the driver does (a frame's DMA, an interrupt
+/// below (and [`Ports::on_wire`], which lends a transmit group's devices to its wire as
+/// its queues), each named for what the chip or the driver does (a frame's DMA, an interrupt
 /// taken, an underrun acknowledged, a link check), and reads the device through
 /// [`Port::nic`]. What the port's parts decide together (whether its interrupt is due
 /// now or at a moderation deadline, whether a driver re-initialises the chip after an
@@ -104,7 +105,7 @@ pub(crate) struct Wiring {
 /// When a port's pending cause interrupts ([`Port::irq_due`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IrqDue {
-    /// Not at all: the chip is masked, or nothing is pending.
+    /// Not at all: the chip is masked, already asserts, or nothing is pending.
     No,
     /// Now: the line is asserted.
     Now,
@@ -609,7 +610,8 @@ impl<D> Ports<D> {
         &mut self.devices[nic]
     }
 
-    /// Every port, lent in turn (assembly's settings, the link watches' first callouts).
+    /// Every port, lent in turn (assembly's and `Host::unmerged`'s look-ahead, the link
+    /// watches' first callouts).
     pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Port<D>> {
         self.devices.iter_mut()
     }

@@ -35,7 +35,8 @@
 //!
 //! Beside the core: [`runq`] (which task holds each level and which wait) and [`task`] (what uses the CPU and the steps it takes).
 //!
-//! Uses [`crate::sim`] (time, problems) only: every other component builds on it.
+//! Uses [`crate::sim`] (time, limits, problems) only: every other component builds on
+//! it.
 
 pub mod runq;
 pub mod task;
