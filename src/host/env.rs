@@ -143,6 +143,14 @@ impl<M: Shape> StackEnv for HostEnv<'_, M> {
         let back = self.h.acct.flow(p.flow as usize).in_nic;
         self.h.output_on(back, p, self.now, self.s)
     }
+    #[inline(always)]
+    fn app_free(&mut self, p: Packet) {
+        self.h.acct.dropped(p.flow, DropSite::Application);
+    }
+    #[inline(always)]
+    fn app_tx(&mut self, p: Packet) {
+        self.h.if_output(p, self.now, self.s)
+    }
 }
 
 impl<M: Shape> SchedEnv for HostEnv<'_, M> {

@@ -190,8 +190,8 @@ impl<M: Shape> Host<M> {
     /// The counters the trace is checked against, as of `now`.
     fn trace_counters(&self, now: SimTime) -> Counters {
         let nics = self.ports.len();
-        let mut drops = [0u64; 9];
-        let mut drops_at = vec![[0u64; 9]; nics + 1];
+        let mut drops = [0u64; 10];
+        let mut drops_at = vec![[0u64; 10]; nics + 1];
         for f in self.acct.flows() {
             let d = &f.stats.drops;
             let by_site = [
@@ -204,11 +204,12 @@ impl<M: Shape> Host<M> {
                 d.reset,
                 d.xdp,
                 d.netfilter,
+                d.application,
             ];
             for (i, site) in DROP_SITES.iter().enumerate() {
                 drops[i] += by_site[i];
                 let at = match *site {
-                    "rx_ring" | "rx_fifo" | "xdp" => f.in_nic,
+                    "rx_ring" | "rx_fifo" | "xdp" | "application" => f.in_nic,
                     // By the send queue or transmitter that dropped them, below: on a
                     // multi-queue NIC that is the queue the frame was steered to, not
                     // the flow's.

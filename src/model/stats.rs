@@ -49,6 +49,9 @@ pub struct DropCounts {
     pub xdp: u64,
     /// Dropped by a netfilter rule before routing (`kernel.prerouting_drop`) -- counter.
     pub netfilter: u64,
+    /// Received and freed by a user-space application that owns the NIC (a DPDK
+    /// poll-mode driver's rxonly engine) -- counter.
+    pub application: u64,
 }
 
 /// Where a frame was dropped: one of [`DropCounts`]'s counters.
@@ -72,6 +75,8 @@ pub enum DropSite {
     Xdp,
     /// Dropped by a netfilter rule before routing.
     Netfilter,
+    /// Freed by a user-space application that owns the NIC (DPDK's rxonly).
+    Application,
 }
 
 impl DropCounts {
@@ -88,6 +93,7 @@ impl DropCounts {
             DropSite::Reset => &mut self.reset,
             DropSite::Xdp => &mut self.xdp,
             DropSite::Netfilter => &mut self.netfilter,
+            DropSite::Application => &mut self.application,
         };
         *c += 1;
     }
@@ -103,6 +109,7 @@ impl DropCounts {
             + self.reset
             + self.xdp
             + self.netfilter
+            + self.application
     }
 
     /// Add another set.
@@ -116,6 +123,7 @@ impl DropCounts {
         self.reset += o.reset;
         self.xdp += o.xdp;
         self.netfilter += o.netfilter;
+        self.application += o.application;
     }
 }
 

@@ -28,7 +28,7 @@ use crate::results::{FlowResult, PointFigures};
 const EXACT: f64 = 9_007_199_254_740_992.0;
 
 /// The counters of a flow row that the `Total` row sums, by name.
-fn counters(f: &FlowResult) -> [(&'static str, f64); 15] {
+fn counters(f: &FlowResult) -> [(&'static str, f64); 16] {
     let d = &f.drops;
     [
         ("sent", f.sent),
@@ -46,6 +46,7 @@ fn counters(f: &FlowResult) -> [(&'static str, f64); 15] {
         ("drops.reset", d.reset),
         ("drops.xdp", d.xdp),
         ("drops.netfilter", d.netfilter),
+        ("drops.application", d.application),
     ]
 }
 
@@ -67,7 +68,8 @@ fn flow(f: &FlowResult, at: &str) -> Result<(), String> {
         + d.tx_underrun
         + d.reset
         + d.xdp
-        + d.netfilter;
+        + d.netfilter
+        + d.application;
     if f.sent != f.received + dropped + f.in_flight_at_end {
         return Err(format!(
             "{at}: sent ({}) is not received ({}) + dropped ({dropped}, all sites) + in_flight_at_end ({})",

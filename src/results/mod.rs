@@ -71,6 +71,11 @@ pub struct DropsResult {
     /// of results.json when none was.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub netfilter: f64,
+    /// Received and freed by a user-space application that owns the NIC (a DPDK
+    /// poll-mode driver's rxonly engine, `nics[].policy` `dpdk`); left out of
+    /// results.json when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub application: f64,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -576,6 +581,7 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
             reset: s.drops.reset as f64,
             xdp: s.drops.xdp as f64,
             netfilter: s.drops.netfilter as f64,
+            application: s.drops.application as f64,
         },
         latency_us: l,
         rtt_us: s.rtt.as_ref().map(|r| r.summary()),

@@ -112,7 +112,7 @@ pub struct Layout {
 }
 
 /// Where frames are lost, as [`crate::model::stats::DropCounts`] names them.
-pub const DROP_SITES: [&str; 9] = [
+pub const DROP_SITES: [&str; 10] = [
     "rx_ring",
     "ipintrq",
     "if_snd",
@@ -122,6 +122,7 @@ pub const DROP_SITES: [&str; 9] = [
     "reset",
     "xdp",
     "netfilter",
+    "application",
 ];
 
 /// The host's counters at one instant, as the recorder compares them.
@@ -132,11 +133,11 @@ pub struct Counters {
     /// Interrupts taken (passes over the lines' chains).
     pub interrupts: u64,
     /// Drops per site ([`DROP_SITES`] order), summed over flows.
-    pub drops: [u64; 9],
+    pub drops: [u64; 10],
     /// The same per NIC whose track shows them (the input NIC for the RX ring and
     /// FIFO, the output NIC for if_snd and underruns), then one for the kernel's
     /// (ipintrq, the user queue, resets).
-    pub drops_at: Vec<[u64; 9]>,
+    pub drops_at: Vec<[u64; 10]>,
     /// Chip resets per NIC.
     pub resets: Vec<u64>,
 }

@@ -85,6 +85,13 @@ pub trait StackEnv {
     /// An XDP program sent `p` back out of the port it came in on (XDP_TX), on the
     /// receiving queue's own transmit queue.
     fn xdp_tx(&mut self, p: Packet);
+    /// A user-space application that owns the NIC (a DPDK poll-mode driver's rxonly
+    /// engine) received `p` and freed it: the frame ends there (drops site
+    /// `application`).
+    fn app_free(&mut self, p: Packet);
+    /// A user-space application that owns the NIC sent `p` out of its flow's output
+    /// port (DPDK's `rte_eth_tx_burst`), without the kernel.
+    fn app_tx(&mut self, p: Packet);
 }
 
 /// The clock, the interrupt controller and the CPU scheduler.
@@ -145,6 +152,10 @@ pub(crate) mod mock {
         XdpRedirect(u64),
         /// `xdp_tx(p)`: packet sequence number.
         XdpTx(u64),
+        /// `app_free(p)`: packet sequence number.
+        AppFree(u64),
+        /// `app_tx(p)`: packet sequence number.
+        AppTx(u64),
         /// `set_alarm(after, _, arg)`.
         Alarm(SimTime, u16),
         /// `irq_unmask(nic)`.
@@ -307,6 +318,12 @@ pub(crate) mod mock {
         }
         fn xdp_tx(&mut self, p: Packet) {
             self.log.push(Signal::XdpTx(p.seq));
+        }
+        fn app_free(&mut self, p: Packet) {
+            self.log.push(Signal::AppFree(p.seq));
+        }
+        fn app_tx(&mut self, p: Packet) {
+            self.log.push(Signal::AppTx(p.seq));
         }
     }
 

@@ -593,6 +593,12 @@ mod tests {
         fn xdp_tx(&mut self, p: Packet) {
             self.env.xdp_tx(p)
         }
+        fn app_free(&mut self, p: Packet) {
+            self.env.app_free(p)
+        }
+        fn app_tx(&mut self, p: Packet) {
+            self.env.app_tx(p)
+        }
     }
 
     impl SchedEnv for Chip {

@@ -21,6 +21,7 @@
 //! | `mogul-ramakrishnan` | `mogul.rs`           | IRQ wakes a polling thread; quota, feedback, cycle limit     |
 //! | `deferred`           | `deferred.rs`        | fast filter + taskqueue task (FreeBSD em, EM_FAST_INTR)      |
 //! | `busy-poll`          | `busy_poll.rs`       | a loop owns the CPU and polls the rings                      |
+//! | `dpdk`               | `dpdk.rs`            | user-space lcores spin on their queues, bursts, no interrupts |
 //!
 //! Uses [`crate::sim`], and of the other components the CPU's levels and tasks, the
 //! kernel's netisr, the NIC's configuration and its DIM, packets and costs; a policy
@@ -53,6 +54,8 @@ macro_rules! with_policies {
             Deferred(DeferredParams) => deferred::Deferred,
             /// A loop that owns the CPU and polls the rings: see [`busy_poll`].
             BusyPoll(BusyPollParams) => busy_poll::BusyPoll,
+            /// A DPDK poll-mode driver's lcores spinning on their queues: see [`dpdk`].
+            Dpdk(DpdkParams) => dpdk::Dpdk,
         }
     };
 }
