@@ -17,6 +17,7 @@
 pub mod error;
 pub mod grid;
 pub mod json_pos;
+pub mod measured_rates;
 pub mod model;
 pub mod names;
 pub mod read_limit;

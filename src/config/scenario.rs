@@ -223,6 +223,12 @@ pub struct ScenarioFile {
     /// Measured SmartBits CSV to compare with, relative to the scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<String>,
+    /// Measured rates per variant to compare with (a CSV `variant,figure,measured[,source]`,
+    /// `src/config/measured_rates.rs`), relative to the scenario file: a paper's or a
+    /// testbed's table of rates by configuration, compared after the run in the table
+    /// printed and in results.json (`measured_rates`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_rates: Option<String>,
     /// Record a latency timeline (written to timeline.csv).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<TimelineConfig>,
@@ -356,6 +362,8 @@ pub struct Experiment {
     pub load_unit: LoadUnit,
     /// Measured table, if named: its path and its points.
     pub measured: Option<(String, Vec<MeasuredPoint>)>,
+    /// Measured rates per variant, if named: the table's path and its rows.
+    pub measured_rates: Option<(String, Vec<crate::config::measured_rates::MeasuredRate>)>,
     /// Latency-timeline bucket width [ms], if asked for.
     pub timeline_bucket_ms: Option<f64>,
     /// Where latency starts.
@@ -1245,6 +1253,38 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             }
         }
     };
+    let measured_rates = match &sc.measured_rates {
+        None => None,
+        Some(m) => {
+            let mpath = files.resolve(dir, m);
+            let mf = mpath.display().to_string();
+            let names: Vec<String> = variants.iter().map(|(n, _, _)| n.clone()).collect();
+            match read(files, &mpath) {
+                Ok(t) => match crate::config::measured_rates::read_table(&mf, &t, &names) {
+                    Ok(rows) => Some((mf.clone(), rows)),
+                    Err(InputError::Csv { file, line, msg }) => {
+                        problems.push(FileProblem {
+                            file,
+                            problem: Problem {
+                                path: format!("line {line}"),
+                                reason: msg,
+                            },
+                        });
+                        None
+                    }
+                    Err(e) => return Err(e),
+                },
+                Err(InputError::Read { source, .. }) => {
+                    problems.push(scen_problem(Problem {
+                        path: "measured_rates".into(),
+                        reason: format!("cannot read `{mf}`: {source}"),
+                    }));
+                    None
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    };
     if !problems.is_empty() {
         return Err(InputError::Invalid(problems));
     }
@@ -1271,6 +1311,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         replications: sc.replications,
         load_unit: sc.load.unit,
         measured,
+        measured_rates,
         timeline_bucket_ms: sc.timeline.as_ref().map(|t| t.bucket_ms),
         latency_from: sc.latency_from,
         grid,

@@ -630,9 +630,15 @@ impl<'a> Fitter<'a> {
         };
         let exp = scenario::load(path, &overlay)?;
         let Some((measured_file, measured)) = exp.measured.clone() else {
-            return Err(refuse(
-                "names no measured table (`measured`): there is nothing to fit to".into(),
-            ));
+            let rates = if exp.measured_rates.is_some() {
+                " (its `measured_rates` table is compared after a run, not fitted)"
+            } else {
+                ""
+            };
+            return Err(refuse(format!(
+                "names no measured SmartBits table (`measured`){rates}: there is nothing to \
+                 fit to"
+            )));
         };
         if exp.variants.len() != 1 {
             return Err(refuse(format!(

@@ -86,6 +86,12 @@ pub fn frame(exp: &Experiment) -> ResultsFrame {
             file: file.clone(),
             points: points.clone(),
         }),
+        measured_rates: exp.measured_rates.as_ref().map(|(file, rows)| {
+            crate::results::rates::MeasuredRates {
+                file: file.clone(),
+                rows: rows.clone(),
+            }
+        }),
         points: exp
             .variants
             .iter()

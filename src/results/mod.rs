@@ -26,6 +26,7 @@
 
 pub mod books;
 pub mod output;
+pub mod rates;
 pub mod report;
 pub mod summary;
 
@@ -287,6 +288,10 @@ pub struct Results {
     /// Measured table compared with, if any, copied in so the results are self-contained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<Measured>,
+    /// Measured rates per variant beside the simulated ones, if the scenario names a
+    /// table of them (`measured_rates`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_rates: Option<rates::RateComparison>,
     /// The grid's parameters and each cell's summary, when the scenario has a grid
     /// (before the points, so a reader finds it first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -328,6 +333,9 @@ pub struct ResultsFrame {
     pub latency_from: crate::model::stats::LatencyFrom,
     /// Measured table compared with, if any.
     pub measured: Option<Measured>,
+    /// Measured rates per variant to compare with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_rates: Option<rates::MeasuredRates>,
     /// The points of every variant, in sweep order (variant, then load point).
     pub points: Vec<PointFrame>,
     /// The grid, when the scenario has one: what its summary needs besides the points.
@@ -452,7 +460,7 @@ impl ResultsFrame {
             self.runs(),
             "one run's figures per run of the sweep"
         );
-        let points = figs
+        let points: Vec<PointResult> = figs
             .chunks(reps)
             .zip(&self.points)
             .map(|(reps_figs, pf)| {
@@ -477,6 +485,10 @@ impl ResultsFrame {
             replications: self.replications,
             latency_from: self.latency_from,
             measured: self.measured.clone(),
+            measured_rates: self
+                .measured_rates
+                .as_ref()
+                .map(|m| rates::compare(m, &points, self.duration_s)),
             points,
             grid: None,
             timeline,

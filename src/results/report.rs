@@ -169,6 +169,9 @@ pub fn table(r: &Results) -> String {
     if let Some(g) = &r.grid {
         s.push_str(&grid_table(g));
     }
+    if let Some(c) = &r.measured_rates {
+        s.push_str(&crate::results::rates::table(c));
+    }
     s
 }
 

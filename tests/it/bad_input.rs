@@ -660,6 +660,97 @@ fn missing_measured_table() {
     );
 }
 
+/// A measured-rates table (`measured_rates`) with a variant the scenario does not have,
+/// beside a wrong figure: refused before any work, exit 2, naming the file, the line and
+/// why, with the scenario's own problems reported together.
+#[test]
+fn measured_rates_naming_a_variant_the_scenario_lacks() {
+    let mut c = Case::new();
+    let rates = c.dir.path().join("scenarios").join("rates.csv");
+    c.scenario["measured_rates"] = json!("rates.csv");
+    c.scenario["duration_s"] = json!(0);
+    c.write();
+    std::fs::write(
+        &rates,
+        "# a table of rates\nvariant,figure,measured,source\n\
+         default,forwarded_pps,1000,ok\n\
+         two-cores,forwarded_pps,2000,not a variant\n",
+    )
+    .unwrap();
+    let run = c.run_on(&c.scenario_path());
+    let problems = c.rejected(&run);
+    assert_eq!(problems.len(), 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "{}: line 4: column `variant`: `two-cores` is not a variant of the scenario (its variants: default)",
+            rates.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_problem(
+        &run.stderr,
+        &c.scenario_path(),
+        "duration_s",
+        &["greater than 0"],
+    );
+    // A figure irqsim does not have, alone.
+    c.scenario["duration_s"] = json!(0.01);
+    c.write();
+    std::fs::write(&rates, "variant,figure,measured\ndefault,loss_pct,3\n").unwrap();
+    let run = c.run_on(&c.scenario_path());
+    assert_eq!(c.rejected(&run).len(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("line 2: column `figure`: `loss_pct` is not a figure"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A good table: the run prints the comparison after its table and writes it to
+/// results.json, the simulated value the results' own figure.
+#[test]
+fn measured_rates_are_compared_in_the_table_and_results_json() {
+    let mut c = Case::new();
+    c.scenario["measured_rates"] = json!("rates.csv");
+    c.scenario["load"] = json!({ "unit": "percent", "points": [10] });
+    c.write();
+    std::fs::write(
+        c.dir.path().join("scenarios").join("rates.csv"),
+        "variant,figure,measured\ndefault,forwarded_pps,14000\n\
+         default,counters.dc0.no_such_counter_per_s,5\n",
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .arg("run")
+        .arg(c.scenario_path())
+        .arg("--out")
+        .arg(c.out_dir())
+        .arg("--no-plots")
+        .output()
+        .expect("running irqsim");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("measured rates: "), "{stdout}");
+    assert!(stdout.contains("no such counter"), "{stdout}");
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(c.out_dir().join("results.json")).unwrap())
+            .unwrap();
+    let rows = r["measured_rates"]["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    let fwd = r["points"][0]["total"]["forwarded_pps"].as_f64().unwrap();
+    assert_eq!(rows[0]["simulated"].as_f64(), Some(fwd));
+    let err = rows[0]["error_pct"].as_f64().unwrap();
+    assert!((err - 100.0 * (fwd / 14000.0 - 1.0)).abs() < 1e-9, "{err}");
+    assert!(rows[1]["simulated"].is_null() && rows[1]["error_pct"].is_null());
+}
+
 #[test]
 fn measured_table_with_a_wrong_header() {
     let mut c = Case::new();

@@ -409,10 +409,11 @@ mod tests {
     #[test]
     fn what_a_policy_supports_is_read_from_its_constants() {
         // The registry's answer, policy by policy (napi.rs sets MANY_CORES and
-        // DRIVES_DIM; interrupt.rs states the `interrupt` policy's capabilities).
+        // DRIVES_DIM, dpdk.rs MANY_CORES; interrupt.rs states the `interrupt` policy's
+        // capabilities).
         assert_eq!(
             PolicyConfig::kinds_that(|c| c.many_cores),
-            ["`interrupt`", "`napi`"]
+            ["`interrupt`", "`napi`", "`dpdk`"]
         );
         assert_eq!(PolicyConfig::kinds_that(|c| c.drives_dim), ["`napi`"]);
         assert_eq!(
@@ -425,7 +426,7 @@ mod tests {
         );
         assert_eq!(
             PolicyConfig::kinds_that(|c| !c.interrupt_driven),
-            ["`freebsd-polling`", "`busy-poll`"]
+            ["`freebsd-polling`", "`busy-poll`", "`dpdk`"]
         );
         assert_eq!(
             in_words(&PolicyConfig::reclaiming_tx()),

@@ -107,6 +107,8 @@ struct Shipped {
     scenarios: Vec<(String, Value)>,
     models: Vec<(String, Value)>,
     csvs: Vec<(String, String)>,
+    /// The tables of measured rates (`scenarios/measured-rates/`).
+    rate_csvs: Vec<(String, String)>,
 }
 
 fn shipped_files() -> &'static Shipped {
@@ -124,12 +126,13 @@ fn shipped_files() -> &'static Shipped {
             scenarios: parse(shipped("scenarios", "json")),
             models: parse(shipped("models", "json")),
             csvs: shipped("scenarios/measured", "csv"),
+            rate_csvs: shipped("scenarios/measured-rates", "csv"),
         }
     })
 }
 
 /// A temporary copy of the repository layout (`scenarios/`, `scenarios/measured/`,
-/// `models/`), so the relative paths inside scenarios resolve; each case writes its
+/// `scenarios/measured-rates/`, `models/`), so the relative paths inside scenarios resolve; each case writes its
 /// scenario as `scenarios/case.json` and may replace one model.
 struct Sandbox {
     dir: tempfile::TempDir,
@@ -145,6 +148,11 @@ impl Sandbox {
         std::fs::create_dir_all(dir.path().join("models")).expect("mkdir");
         for (name, text) in &s.csvs {
             std::fs::write(dir.path().join("scenarios/measured").join(name), text).expect("csv");
+        }
+        std::fs::create_dir_all(dir.path().join("scenarios/measured-rates")).expect("mkdir");
+        for (name, text) in &s.rate_csvs {
+            std::fs::write(dir.path().join("scenarios/measured-rates").join(name), text)
+                .expect("csv");
         }
         let sb = Sandbox { dir, dirty: None };
         for (name, _) in &s.models {

@@ -1,0 +1,249 @@
+//! A measured table of rates per variant (`measured_rates` in a scenario): the figures
+//! a paper or a testbed report gives for each configuration it ran, such as the XDP
+//! paper's forwarding rate on 1-6 cores, compared with the simulated ones after a run.
+//!
+//! A CSV with a header and one row per measured figure (`#` starts a comment line):
+//!
+//! ```text
+//! variant,figure,measured,source
+//! single-route-1-core,forwarded_pps,1739672,tohojo/xdp-paper 672dc5a bench04_fwd.org L56
+//! raw-drop-1-core,drops.netfilter_pps,5051787,bench01_baseline.org linux_iptables_drop
+//! ```
+//!
+//! - `variant`: a variant of the scenario (`default` for a scenario without variants);
+//! - `figure`: what was measured, as a rate over the sending period: `forwarded_pps`
+//!   (frames delivered per second, the results' `total.forwarded_pps`),
+//!   `drops.<site>_pps` (frames dropped at a site per second: `total.drops.<site>` over
+//!   `duration_s`, with the sites of `total.drops`), or `counters.<name>_per_s` (a
+//!   counter of the results per second, e.g. `counters.eth1.ch0_poll_per_s`);
+//! - `measured`: the measured value, a finite number >= 0, in the figure's unit;
+//! - `source` (optional column): where the number comes from.
+//!
+//! Each (variant, figure) appears once. A scenario compared with rates is best run
+//! without a drain: counters count the drain too.
+
+use crate::config::error::InputError;
+use serde::{Deserialize, Serialize};
+
+/// One measured figure of one variant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredRate {
+    /// The scenario's variant it was measured for.
+    pub variant: String,
+    /// What was measured ([`Figure`], as written).
+    pub figure: String,
+    /// The measured value, in the figure's unit.
+    pub measured: f64,
+    /// Where the number comes from (empty if not given).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+}
+
+/// What a measured rate is of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Figure {
+    /// Frames delivered per second over the sending period.
+    ForwardedPps,
+    /// Frames dropped at a site (a name of [`crate::trace::DROP_SITES`]) per second.
+    DropsPps(String),
+    /// A counter of the results per second.
+    CounterPerS(String),
+}
+
+impl Figure {
+    /// Parse a figure as a table writes it.
+    pub fn parse(s: &str) -> Result<Figure, String> {
+        if s == "forwarded_pps" {
+            return Ok(Figure::ForwardedPps);
+        }
+        if let Some(site) = s
+            .strip_prefix("drops.")
+            .and_then(|r| r.strip_suffix("_pps"))
+        {
+            if crate::trace::DROP_SITES.contains(&site) {
+                return Ok(Figure::DropsPps(site.to_string()));
+            }
+            return Err(format!(
+                "`{s}`: no drop site `{site}` (the sites: {})",
+                crate::trace::DROP_SITES.join(", ")
+            ));
+        }
+        if let Some(name) = s
+            .strip_prefix("counters.")
+            .and_then(|r| r.strip_suffix("_per_s"))
+            .filter(|n| !n.is_empty())
+        {
+            return Ok(Figure::CounterPerS(name.to_string()));
+        }
+        Err(format!(
+            "`{s}` is not a figure: `forwarded_pps`, `drops.<site>_pps` or \
+             `counters.<name>_per_s`"
+        ))
+    }
+}
+
+/// The columns a table must have, in this order, and the optional last one.
+const COLUMNS: [&str; 3] = ["variant", "figure", "measured"];
+const SOURCE: &str = "source";
+
+/// Read a measured-rates table of a scenario whose variants are `variants`.
+pub fn read_table(
+    file: &str,
+    text: &str,
+    variants: &[String],
+) -> Result<Vec<MeasuredRate>, InputError> {
+    let err = |line: u64, msg: String| InputError::Csv {
+        file: file.into(),
+        line,
+        msg,
+    };
+    let mut rdr = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| err(1, e.to_string()))?
+        .iter()
+        .map(String::from)
+        .collect();
+    let with_source = header.len() == 4 && header[3] == SOURCE;
+    if header.len() < 3 || header[..3] != COLUMNS || !(header.len() == 3 || with_source) {
+        return Err(err(
+            1,
+            format!(
+                "not a measured-rates table: expected the header `{}` or `{},{SOURCE}`, found `{}`",
+                COLUMNS.join(","),
+                COLUMNS.join(","),
+                header.join(",")
+            ),
+        ));
+    }
+    let mut rows: Vec<MeasuredRate> = Vec::new();
+    for rec in rdr.records() {
+        let rec =
+            rec.map_err(|e| err(e.position().map(|p| p.line()).unwrap_or(0), e.to_string()))?;
+        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        let variant = rec[0].to_string();
+        if !variants.contains(&variant) {
+            return Err(err(
+                line,
+                format!(
+                    "column `variant`: `{variant}` is not a variant of the scenario (its \
+                     variants: {})",
+                    variants.join(", ")
+                ),
+            ));
+        }
+        let figure = rec[1].to_string();
+        Figure::parse(&figure).map_err(|m| err(line, format!("column `figure`: {m}")))?;
+        let measured = rec[2]
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| {
+                err(
+                    line,
+                    format!(
+                        "column `measured`: `{}` is not a finite number >= 0",
+                        &rec[2]
+                    ),
+                )
+            })?;
+        if rows
+            .iter()
+            .any(|r| r.variant == variant && r.figure == figure)
+        {
+            return Err(err(
+                line,
+                format!("`{variant}`, `{figure}` is measured twice"),
+            ));
+        }
+        let source = if with_source {
+            rec[3].to_string()
+        } else {
+            String::new()
+        };
+        rows.push(MeasuredRate {
+            variant,
+            figure,
+            measured,
+            source,
+        });
+    }
+    if rows.is_empty() {
+        return Err(err(1, "the table has no rows".into()));
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variants() -> Vec<String> {
+        vec!["one-core".into(), "two-cores".into()]
+    }
+
+    fn read(text: &str) -> Result<Vec<MeasuredRate>, String> {
+        read_table("t.csv", text, &variants()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_table_gives_its_rows_with_their_sources() {
+        let rows = read(
+            "# the paper's table\nvariant,figure,measured,source\n\
+             one-core,forwarded_pps,1739672,B04 L56\n\
+             two-cores, drops.netfilter_pps ,10226514,\n\
+             two-cores,counters.eth1.ch0_poll_per_s,27183,B01 L852\n",
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].measured, 1_739_672.0);
+        assert_eq!(rows[0].source, "B04 L56");
+        assert_eq!(rows[1].figure, "drops.netfilter_pps");
+        assert_eq!(
+            Figure::parse(&rows[2].figure),
+            Ok(Figure::CounterPerS("eth1.ch0_poll".into()))
+        );
+        // Without the source column.
+        let rows = read("variant,figure,measured\none-core,forwarded_pps,5\n").unwrap();
+        assert_eq!(rows[0].source, "");
+    }
+
+    #[test]
+    fn a_bad_row_is_refused_with_its_line_and_why() {
+        let head = "variant,figure,measured\n";
+        for (row, says) in [
+            (
+                "three-cores,forwarded_pps,1",
+                "`three-cores` is not a variant",
+            ),
+            ("one-core,drops.nowhere_pps,1", "no drop site `nowhere`"),
+            ("one-core,loss_pct,1", "`loss_pct` is not a figure"),
+            ("one-core,forwarded_pps,-1", "not a finite number >= 0"),
+            ("one-core,forwarded_pps,NaN", "not a finite number >= 0"),
+            ("one-core,forwarded_pps,fast", "not a finite number >= 0"),
+        ] {
+            let e = read(&format!("{head}{row}\n")).unwrap_err();
+            assert!(e.contains("t.csv") && e.contains("line 2"), "{e}");
+            assert!(e.contains(says), "{row}: {e}");
+        }
+        let e = read(&format!(
+            "{head}one-core,forwarded_pps,1\none-core,forwarded_pps,2\n"
+        ))
+        .unwrap_err();
+        assert!(e.contains("line 3") && e.contains("measured twice"), "{e}");
+        for bad in [
+            "",
+            "variant,figure\n",
+            "variant,measured,figure\nx,y,z\n",
+            "variant,figure,measured,notes\n",
+        ] {
+            let e = read(bad).unwrap_err();
+            assert!(e.contains("line 1"), "{bad:?}: {e}");
+        }
+        let e = read(head).unwrap_err();
+        assert!(e.contains("no rows"), "{e}");
+    }
+}
