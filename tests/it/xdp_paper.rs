@@ -487,6 +487,17 @@ const RAW_DROP: [f64; 6] = [
     29_443_869.0,
 ];
 
+/// The raw drop's second run on the testbed (B01 `linux_iptables_drop_toke`, L921-929,
+/// column "raw (2nd run)") [frames/s], 1-6 cores.
+const RAW_DROP_2ND: [f64; 6] = [
+    4_837_269.0,
+    9_661_542.0,
+    14_483_976.0,
+    19_250_649.0,
+    24_070_686.0,
+    28_817_001.0,
+];
+
 /// The iptables raw drop (`kernel.prerouting_drop`): every frame is dropped at the
 /// PREROUTING hook after ip_rcv, before routing. Its cost up to the drop, 131.95 ns,
 /// is the one-core rate's 197.95 ns minus the driver's 66 (a calibration point the
@@ -519,6 +530,23 @@ fn the_raw_drop_scales_linearly_within_2_percent_to_five_cores_and_misses_at_six
         r[5]
     );
     assert!(r[5] > 1.02, "{}", r[5]);
+    // The testbed's own repeatability: a second run of the same rule on the same host
+    // (B01 `linux_iptables_drop_toke`, column "raw (2nd run)", L921-929) is 4.2 % lower
+    // on one core and 2.1 % lower on six than the table above, and scales 5.957 times
+    // from one core to six, where the first run scales 5.828 times. Against the second
+    // run's own scaling (its points over its one-core point) the model is within 0.8 %
+    // on 2-6 cores: the six-core miss above is within what the testbed's two runs of one
+    // configuration disagree by, not a shape the model lacks. (The model is not
+    // re-calibrated on the second run: its one-core point stays the first table's.)
+    for (i, x) in r.iter().enumerate().skip(1) {
+        let second = RAW_DROP_2ND[i] / RAW_DROP_2ND[0];
+        let model = x * RAW_DROP[i] / RAW_DROP[0];
+        assert!(
+            (model / second - 1.0).abs() < 0.008,
+            "{} cores: model scaling {model:.4}, second run's {second:.4}",
+            i + 1
+        );
+    }
     // Nothing was forwarded, nothing entered the section.
     let run = run_at(
         &model(2, |m| {
