@@ -167,8 +167,16 @@ fn same(a: f64, b: f64, reps: u32) -> bool {
 /// What a user relies on in one flow's (or the total's) figures.
 fn check_flow(f: &FlowResult, reps: u32) -> Result<(), String> {
     let d = &f.drops;
-    let drops =
-        d.rx_ring + d.ipintrq + d.if_snd + d.user_queue + d.rx_fifo + d.tx_underrun + d.reset;
+    let drops = d.rx_ring
+        + d.ipintrq
+        + d.if_snd
+        + d.user_queue
+        + d.rx_fifo
+        + d.tx_underrun
+        + d.reset
+        + d.xdp
+        + d.netfilter
+        + d.application;
     if !same(f.sent, f.received + f.lost, reps) {
         return Err(format!(
             "sent ({}) != received ({}) + lost ({})",

@@ -19,8 +19,11 @@
 //! - `measured`: the measured value, a finite number >= 0, in the figure's unit;
 //! - `source` (optional column): where the number comes from.
 //!
-//! Each (variant, figure) appears once. A scenario compared with rates is best run
-//! without a drain: counters count the drain too.
+//! Each (variant, figure) appears once. The rates are over the sending period: a
+//! scenario that compares drops or counters (which count the drain too) must have
+//! `drain_s` 0, and every variant is compared at its one load point (a scenario with
+//! several load points is refused: the table has no load column). Both are checked by
+//! the scenario's loader.
 
 use crate::config::error::InputError;
 use serde::{Deserialize, Serialize};
@@ -101,16 +104,17 @@ pub fn read_table(
         .comment(Some(b'#'))
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| err(1, e.to_string()))?
-        .iter()
-        .map(String::from)
-        .collect();
+    let head = rdr.headers().map_err(|e| err(1, e.to_string()))?;
+    // The header's line (after any comment or empty lines), for the errors about it.
+    let head_line = 1 + text
+        .lines()
+        .take_while(|l| l.starts_with('#') || l.trim().is_empty())
+        .count() as u64;
+    let header: Vec<String> = head.iter().map(String::from).collect();
     let with_source = header.len() == 4 && header[3] == SOURCE;
     if header.len() < 3 || header[..3] != COLUMNS || !(header.len() == 3 || with_source) {
         return Err(err(
-            1,
+            head_line,
             format!(
                 "not a measured-rates table: expected the header `{}` or `{},{SOURCE}`, found `{}`",
                 COLUMNS.join(","),
@@ -120,6 +124,7 @@ pub fn read_table(
         ));
     }
     let mut rows: Vec<MeasuredRate> = Vec::new();
+    let mut seen: std::collections::HashSet<(String, String)> = Default::default();
     for rec in rdr.records() {
         let rec =
             rec.map_err(|e| err(e.position().map(|p| p.line()).unwrap_or(0), e.to_string()))?;
@@ -150,10 +155,7 @@ pub fn read_table(
                     ),
                 )
             })?;
-        if rows
-            .iter()
-            .any(|r| r.variant == variant && r.figure == figure)
-        {
+        if !seen.insert((variant.clone(), figure.clone())) {
             return Err(err(
                 line,
                 format!("`{variant}`, `{figure}` is measured twice"),
@@ -172,7 +174,7 @@ pub fn read_table(
         });
     }
     if rows.is_empty() {
-        return Err(err(1, "the table has no rows".into()));
+        return Err(err(head_line, "the table has no rows".into()));
     }
     Ok(rows)
 }
@@ -245,5 +247,11 @@ mod tests {
         }
         let e = read(head).unwrap_err();
         assert!(e.contains("no rows"), "{e}");
+        // After comment lines the header's own line is named.
+        let e = read("# a table\n# of rates\nvariant,figure\n").unwrap_err();
+        assert!(
+            e.contains("line 3") && e.contains("expected the header"),
+            "{e}"
+        );
     }
 }

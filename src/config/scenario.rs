@@ -1261,7 +1261,33 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             let names: Vec<String> = variants.iter().map(|(n, _, _)| n.clone()).collect();
             match read(files, &mpath) {
                 Ok(t) => match crate::config::measured_rates::read_table(&mf, &t, &names) {
-                    Ok(rows) => Some((mf.clone(), rows)),
+                    Ok(rows) => {
+                        // Rates over the sending period: drops and counters count the
+                        // drain too, and the table has no load column.
+                        let counted = rows.iter().find(|r| r.figure != "forwarded_pps");
+                        if let Some(r) = counted.filter(|_| sc.drain_s > 0.0) {
+                            problems.push(scen_problem(Problem {
+                                path: "drain_s".into(),
+                                reason: format!(
+                                    "must be 0 with `measured_rates` comparing `{}`: drops and \
+                                     counters count the drain too, and the table's rates are \
+                                     over the sending period",
+                                    r.figure
+                                ),
+                            }));
+                        }
+                        let n = points.first().map_or(0, |p| p.len());
+                        if n > 1 {
+                            problems.push(scen_problem(Problem {
+                                path: "load".into(),
+                                reason: format!(
+                                    "has {n} points; `measured_rates` compares each variant at \
+                                     one load point (the table has no load column)"
+                                ),
+                            }));
+                        }
+                        Some((mf.clone(), rows))
+                    }
                     Err(InputError::Csv { file, line, msg }) => {
                         problems.push(FileProblem {
                             file,

@@ -135,8 +135,8 @@ pub struct Counters {
     /// Drops per site ([`DROP_SITES`] order), summed over flows.
     pub drops: [u64; 10],
     /// The same per NIC whose track shows them (the input NIC for the RX ring and
-    /// FIFO, the output NIC for if_snd and underruns), then one for the kernel's
-    /// (ipintrq, the user queue, resets).
+    /// FIFO, XDP's and the DPDK application's drops, the output NIC for if_snd and
+    /// underruns), then one for the kernel's (ipintrq, the user queue, resets, netfilter).
     pub drops_at: Vec<[u64; 10]>,
     /// Chip resets per NIC.
     pub resets: Vec<u64>,

@@ -706,6 +706,32 @@ fn measured_rates_naming_a_variant_the_scenario_lacks() {
         "{}",
         run.stderr
     );
+    // A good table on a sweep of 14 points with a drain: the rates are over the sending
+    // period at one load point, so a counter with a drain and several points are refused.
+    std::fs::write(
+        &rates,
+        "variant,figure,measured\ndefault,counters.dc0.interrupts_per_s,3\n",
+    )
+    .unwrap();
+    c.scenario["drain_s"] = json!(0.5);
+    c.write();
+    let run = c.run_on(&c.scenario_path());
+    assert_eq!(c.rejected(&run).len(), 2, "{}", run.stderr);
+    assert_problem(
+        &run.stderr,
+        &c.scenario_path(),
+        "drain_s",
+        &[
+            "must be 0 with `measured_rates`",
+            "counters.dc0.interrupts_per_s",
+        ],
+    );
+    assert_problem(
+        &run.stderr,
+        &c.scenario_path(),
+        "load",
+        &["has 14 points", "one load point"],
+    );
 }
 
 /// A good table: the run prints the comparison after its table and writes it to
@@ -715,6 +741,7 @@ fn measured_rates_are_compared_in_the_table_and_results_json() {
     let mut c = Case::new();
     c.scenario["measured_rates"] = json!("rates.csv");
     c.scenario["load"] = json!({ "unit": "percent", "points": [10] });
+    c.scenario["drain_s"] = json!(0);
     c.write();
     std::fs::write(
         c.dir.path().join("scenarios").join("rates.csv"),

@@ -359,6 +359,35 @@ const CASES: &[Row] = &[
         writes: false,
     },
     Row {
+        name: "measured_rates /dev/zero",
+        edit: |c| c.scenario["measured_rates"] = json!("/dev/zero"),
+        args: RUN,
+        code: 2,
+        says: &[
+            "case.json",
+            "`measured_rates`",
+            "/dev/zero",
+            "a character device, not a regular file",
+        ],
+        writes: false,
+    },
+    Row {
+        name: "measured_rates is a FIFO",
+        edit: |c| {
+            mkfifo(&c.path("scenarios/measured/rates-fifo.csv"));
+            c.scenario["measured_rates"] = json!("measured/rates-fifo.csv");
+        },
+        args: RUN,
+        code: 2,
+        says: &[
+            "case.json",
+            "`measured_rates`",
+            "rates-fifo.csv",
+            "a FIFO (named pipe), not a regular file",
+        ],
+        writes: false,
+    },
+    Row {
         name: "model is a FIFO",
         edit: |c| {
             mkfifo(&c.path("scenarios/fifo.json"));

@@ -287,8 +287,7 @@ fn bad_core_settings_name_the_field_and_the_reason() {
     polling["nics"][0]["policy"] = json!({ "kind": "freebsd-polling" });
     let p = problems(polling);
     assert!(
-        p.contains("nics[0].policy")
-            && p.contains("the `interrupt`, `napi` and `dpdk` policies"),
+        p.contains("nics[0].policy") && p.contains("the `interrupt`, `napi` and `dpdk` policies"),
         "{p}"
     );
     let mut rps = with_cores(m, 2, json!({}));

@@ -1,4 +1,5 @@
-//! Busy polling (DPDK-style run-to-completion): a loop that owns the CPU and polls the
+//! Busy polling (a kernel loop, run to completion frame by frame; a DPDK poll-mode
+//! driver with bursts and per-core lcores is `dpdk.rs`): a loop that owns the CPU and polls the
 //! rings of its NICs round robin, with their interrupts off.
 //!
 //! Each frame found costs `rx_per_packet` + `netisr_per_packet` (received and forwarded

@@ -7,7 +7,9 @@
 //! - **Lcores.** One loop per core that has queues: queue device `k` of a port (ethtool's
 //!   channel `k`; a NIC with one queue is queue 0) is polled by the loop of core
 //!   `k mod cpu.cores`, as testpmd spreads one port's streams over its forwarding
-//!   lcores in order. A loop polls its queues in turn, one burst call per step: up to
+//!   lcores in order (several single-queue DPDK ports therefore share core 0's lcore,
+//!   where testpmd would spread their streams over its lcores). A loop polls its queues
+//!   in turn, one burst call per step: up to
 //!   `burst` frames from the ring, then each frame's work, then the next queue. A call
 //!   that finds the ring empty costs `poll` alone. The loop never sleeps and runs at
 //!   normal (user) priority: its core is never idle, and whatever else runs there
@@ -20,7 +22,11 @@
 //!   lcore's core) like an XDP_REDIRECT-ed frame, where the PMD writes the ring directly
 //!   and drops what does not fit: the same unless the output port is the bottleneck.
 //!   The transmit ring's reclaim is the PMD's own (inside `tx`): the output port needs
-//!   no transmit-completion interrupt.
+//!   no transmit-completion interrupt (give it `dpdk` too, as testpmd owns both ports;
+//!   nothing checks that the output port is DPDK's).
+//! - **Events.** An idle lcore spins: every empty call is an event (about 50 M a
+//!   simulated second per idle lcore with a 20 ns `poll`), so a long drain with idle
+//!   lcores is slow to simulate; the shipped scenarios run without one.
 //!
 //! Parameters (in each NIC's `policy`, the same for every NIC that uses it: one
 //! application owns them all, which validation checks): `action` (`rxonly` or
@@ -33,9 +39,12 @@
 //! the rest of a measured rate (`models/xeon-e5-1650v4-mlx5-linux.json`'s notes); the
 //! split sets only how soon an idle loop sees a frame.
 //!
-//! Counters, per NIC (per queue device `<nic>-q<k>`), as testpmd's port statistics
-//! name them: `<nic>.dpdk.rx_packets` (frames taken from the ring), with `io-fwd`
-//! `<nic>.dpdk.tx_packets` (frames handed to the output port); and
+//! Counters, per NIC (per queue device `<nic>-q<k>`), after testpmd's port statistics:
+//! `<nic>.dpdk.rx_packets` (frames taken from this queue's ring), with `io-fwd`
+//! `<nic>.dpdk.tx_packets` (frames of this queue handed to the output port's transmit
+//! when their burst's time is over; testpmd counts TX on the output port, and only the
+//! frames its ring accepted: here the output port's if_snd and ring drops are
+//! `drops.if_snd`); and
 //! `<nic>.dpdk.rx_bursts`, `<nic>.dpdk.empty_polls` (burst calls, and those that found
 //! nothing: with `poll`, the time the lcore spun). Frames the ring had no room for are
 //! the port's RX-missed (`imissed`), irqsim's `drops.rx_ring`.
@@ -136,6 +145,8 @@ struct Lcore {
     next: usize,
     /// The burst taken by the call in progress: handled when its time is over.
     held: Vec<Packet>,
+    /// The queue device the held burst came from.
+    held_from: usize,
 }
 
 /// The application's lcores and counters during a run.
@@ -168,6 +179,7 @@ impl Dpdk {
                         queues: Vec::new(),
                         next: 0,
                         held: Vec::with_capacity(p.burst as usize),
+                        held_from: nic,
                     });
                     lcores.len() - 1
                 }
@@ -195,13 +207,18 @@ impl Dpdk {
     /// the next queue's burst receive.
     fn step(&mut self, l: usize, env: &mut (impl RingEnv + StackEnv)) -> Step {
         let lc = &mut self.lcores[l];
+        let sent = &mut self.counters[lc.held_from].tx_packets;
         for p in lc.held.drain(..) {
             match self.action {
                 DpdkAction::Rxonly => env.app_free(p),
-                DpdkAction::IoFwd => env.app_tx(p),
+                DpdkAction::IoFwd => {
+                    env.app_tx(p);
+                    *sent += 1;
+                }
             }
         }
         let nic = lc.queues[lc.next];
+        lc.held_from = nic;
         lc.next = (lc.next + 1) % lc.queues.len();
         let c = &mut self.counters[nic];
         c.rx_bursts += 1;
@@ -215,9 +232,6 @@ impl Dpdk {
             c.empty_polls += 1;
         }
         c.rx_packets += k;
-        if self.action == DpdkAction::IoFwd {
-            c.tx_packets += k;
-        }
         let mut d = env.kernel_cost(&self.poll);
         for _ in 0..k {
             d += env.kernel_cost(&self.rx);
