@@ -661,6 +661,51 @@ fn read(files: &dyn FileSource, path: &Path) -> Result<String, InputError> {
     })
 }
 
+/// A measured table named by the scenario's field `field` (`measured`,
+/// `measured_rates`), resolved from its directory `dir`, read with the input limit and
+/// parsed by `parse`: `Some((path, table))`, or `None` with the problem recorded (a
+/// CSV error at its line in the table's file, an unreadable file at `field` in the
+/// scenario's file `sfile`). Other errors end the load.
+fn read_table_file<T>(
+    files: &dyn FileSource,
+    dir: &Path,
+    name: &str,
+    field: &str,
+    sfile: &str,
+    problems: &mut Vec<FileProblem>,
+    parse: impl FnOnce(&str, &str) -> Result<T, InputError>,
+) -> Result<Option<(String, T)>, InputError> {
+    let mpath = files.resolve(dir, name);
+    let mf = mpath.display().to_string();
+    match read(files, &mpath) {
+        Ok(t) => match parse(&mf, &t) {
+            Ok(table) => Ok(Some((mf, table))),
+            Err(InputError::Csv { file, line, msg }) => {
+                problems.push(FileProblem {
+                    file,
+                    problem: Problem {
+                        path: format!("line {line}"),
+                        reason: msg,
+                    },
+                });
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        },
+        Err(InputError::Read { source, .. }) => {
+            problems.push(FileProblem {
+                file: sfile.to_string(),
+                problem: Problem {
+                    path: field.into(),
+                    reason: format!("cannot read `{mf}`: {source}"),
+                },
+            });
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// RFC 7386 merge patch, plus patching arrays of named objects by name or index.
 pub fn merge_patch(target: &mut Value, patch: &Value) {
     match (target, patch) {
@@ -1224,91 +1269,50 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
 
     let measured = match &sc.measured {
         None => None,
-        Some(m) => {
-            let mpath = files.resolve(dir, m);
-            let mf = mpath.display().to_string();
-            match read(files, &mpath) {
-                Ok(t) => match smartbits::read_table(&mf, &t) {
-                    Ok(table) => Some((mf.clone(), table)),
-                    Err(InputError::Csv { file, line, msg }) => {
-                        problems.push(FileProblem {
-                            file,
-                            problem: Problem {
-                                path: format!("line {line}"),
-                                reason: msg,
-                            },
-                        });
-                        None
-                    }
-                    Err(e) => return Err(e),
-                },
-                Err(InputError::Read { source, .. }) => {
-                    problems.push(scen_problem(Problem {
-                        path: "measured".into(),
-                        reason: format!("cannot read `{mf}`: {source}"),
-                    }));
-                    None
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        Some(m) => read_table_file(files, dir, m, "measured", &sfile, &mut problems, |f, t| {
+            smartbits::read_table(f, t)
+        })?,
     };
     let measured_rates = match &sc.measured_rates {
         None => None,
         Some(m) => {
-            let mpath = files.resolve(dir, m);
-            let mf = mpath.display().to_string();
             let names: Vec<String> = variants.iter().map(|(n, _, _)| n.clone()).collect();
-            match read(files, &mpath) {
-                Ok(t) => match crate::config::measured_rates::read_table(&mf, &t, &names) {
-                    Ok(rows) => {
-                        // Rates over the sending period: drops and counters count the
-                        // drain too, and the table has no load column.
-                        let counted = rows.iter().find(|r| r.figure != "forwarded_pps");
-                        if let Some(r) = counted.filter(|_| sc.drain_s > 0.0) {
-                            problems.push(scen_problem(Problem {
-                                path: "drain_s".into(),
-                                reason: format!(
-                                    "must be 0 with `measured_rates` comparing `{}`: drops and \
-                                     counters count the drain too, and the table's rates are \
-                                     over the sending period",
-                                    r.figure
-                                ),
-                            }));
-                        }
-                        let n = points.first().map_or(0, |p| p.len());
-                        if n > 1 {
-                            problems.push(scen_problem(Problem {
-                                path: "load".into(),
-                                reason: format!(
-                                    "has {n} points; `measured_rates` compares each variant at \
-                                     one load point (the table has no load column)"
-                                ),
-                            }));
-                        }
-                        Some((mf.clone(), rows))
-                    }
-                    Err(InputError::Csv { file, line, msg }) => {
-                        problems.push(FileProblem {
-                            file,
-                            problem: Problem {
-                                path: format!("line {line}"),
-                                reason: msg,
-                            },
-                        });
-                        None
-                    }
-                    Err(e) => return Err(e),
-                },
-                Err(InputError::Read { source, .. }) => {
+            let table = read_table_file(
+                files,
+                dir,
+                m,
+                "measured_rates",
+                &sfile,
+                &mut problems,
+                |f, t| crate::config::measured_rates::read_table(f, t, &names),
+            )?;
+            if let Some((_, rows)) = &table {
+                // Rates over the sending period: drops and counters count the drain
+                // too, and the table has no load column.
+                let counted = rows.iter().find(|r| r.figure != "forwarded_pps");
+                if let Some(r) = counted.filter(|_| sc.drain_s > 0.0) {
                     problems.push(scen_problem(Problem {
-                        path: "measured_rates".into(),
-                        reason: format!("cannot read `{mf}`: {source}"),
+                        path: "drain_s".into(),
+                        reason: format!(
+                            "must be 0 with `measured_rates` comparing `{}`: drops and \
+                             counters count the drain too, and the table's rates are over \
+                             the sending period",
+                            r.figure
+                        ),
                     }));
-                    None
                 }
-                Err(e) => return Err(e),
+                let n = points.first().map_or(0, |p| p.len());
+                if n > 1 {
+                    problems.push(scen_problem(Problem {
+                        path: "load".into(),
+                        reason: format!(
+                            "has {n} points; `measured_rates` compares each variant at one \
+                             load point (the table has no load column)"
+                        ),
+                    }));
+                }
             }
+            table
         }
     };
     if !problems.is_empty() {
