@@ -33,6 +33,7 @@ impl<M: Shape> Host<M> {
                     self.irq_cause(nic, now, s);
                 }
             }
+            RxIn::NoDescriptor => self.acct.dropped(pkt.flow, DropSite::RxRing),
             RxIn::Queued { request: Some(b) } => self.bus_request(b, now, s),
             RxIn::Queued { request: None } => {}
         }
@@ -87,6 +88,9 @@ impl<M: Shape> Host<M> {
             Dir::RxWrite => {
                 if let Some(pkt) = self.ports.at(nic).dma_rx_burst_done(b.bytes) {
                     self.rx_complete(nic, pkt, now, s);
+                }
+                while let Some(p) = self.ports.at(nic).dma_rx_no_descriptor() {
+                    self.acct.dropped(p.flow, DropSite::RxRing);
                 }
                 if let Some(b) = self.ports.at(nic).dma_rx_next_burst() {
                     self.bus_request(b, now, s);

@@ -495,7 +495,21 @@ impl<D: Attached<NicDma>> Port<D> {
     /// ([`NicDma::rx_in`]).
     #[inline(always)]
     pub fn dma_rx_in(&mut self, pkt: Packet, others: u32) -> RxIn {
+        if self.nic.rx_ring.is_full() && self.engines().rx_between_frames() {
+            return RxIn::NoDescriptor;
+        }
         self.engines().rx_in(pkt, others)
+    }
+
+    /// The head frame of its RX FIFO, dropped unwritten because its turn came while the
+    /// RX ring has no free descriptor ([`NicDma::rx_drop_head`]); call until `None`
+    /// before asking for the next burst.
+    #[inline(always)]
+    pub fn dma_rx_no_descriptor(&mut self) -> Option<Packet> {
+        if !self.nic.rx_ring.is_full() {
+            return None;
+        }
+        self.engines().rx_drop_head()
     }
 
     /// The driver handed it a frame to send ([`NicDma::tx_begin`]).

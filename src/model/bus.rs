@@ -69,6 +69,17 @@ pub struct BusConfig {
     #[serde(default = "d_desc")]
     #[schemars(range(min = 1))]
     pub descriptor_bytes: u32,
+    /// A link with a lane in each direction, as PCI Express is, modelled by its
+    /// device-to-host direction (default false: one shared bus, as PCI is). The bus
+    /// then carries the device's writes (their data and `write_overhead_ns`) and its
+    /// read requests (`read_overhead_ns` only: a request carries no data); the read
+    /// data comes back on the host-to-device lanes, which are not modelled (they carry
+    /// less: no receive data, no completion entries). A read request ready to go
+    /// goes before the writes waiting: a device on such a link issues its reads ahead
+    /// of need, many outstanding at once, so a send does not wait behind the receive
+    /// writes queued on the link (the engines here fetch one frame at a time).
+    #[serde(default)]
+    pub full_duplex: bool,
 }
 
 impl Default for BusConfig {
@@ -82,6 +93,7 @@ impl Default for BusConfig {
             read_overhead_ns: d_overhead(),
             read_latency_ns: 0.0,
             descriptor_bytes: d_desc(),
+            full_duplex: false,
         }
     }
 }
@@ -156,6 +168,8 @@ pub(crate) struct Bus {
     ps_per_byte: f64,
     write_ps: u64,
     read_ps: u64,
+    /// Read bursts hold the bus for their request only (`full_duplex`) -- parameter.
+    read_request_only: bool,
     /// Data time of a burst of `b` bytes for every `b` up to the largest burst or
     /// descriptor (at most 4,096 entries), computed once as `duration` would [ps].
     data_ps: Vec<u64>,
@@ -185,6 +199,7 @@ impl Bus {
             ps_per_byte,
             write_ps: SimTime::from_ns_f64(cfg.write_overhead_ns).0,
             read_ps: SimTime::from_ns_f64(cfg.read_overhead_ns).0,
+            read_request_only: cfg.full_duplex,
             busy_ps: 0,
             bursts: 0,
         }
@@ -204,6 +219,7 @@ impl Bus {
     fn duration(&self, b: &Burst) -> SimTime {
         let over = match b.dir {
             Dir::RxWrite => self.write_ps,
+            Dir::TxRead if self.read_request_only => return SimTime(self.read_ps),
             Dir::TxRead => self.read_ps,
         };
         let data = match self.data_ps.get(b.bytes as usize) {
@@ -242,7 +258,16 @@ impl Bus {
 
     /// Start the earliest ready pending burst, if any; its end time.
     fn next(&mut self, now: SimTime) -> Option<SimTime> {
-        let k = (0..self.pending.len()).min_by_key(|&k| (self.pending[k].0, self.pending[k].1))?;
+        let k = if self.read_request_only {
+            // Among the bursts ready by now (or, if none is, the first to be), a read
+            // request first.
+            (0..self.pending.len()).min_by_key(|&k| {
+                let (ready, seq, b) = self.pending[k];
+                (ready.max(now), b.dir != Dir::TxRead, ready, seq)
+            })?
+        } else {
+            (0..self.pending.len()).min_by_key(|&k| (self.pending[k].0, self.pending[k].1))?
+        };
         let (ready, seq, b) = self.pending.swap_remove(k);
         Some(self.start(b, ready, seq, now))
     }
@@ -292,6 +317,7 @@ mod tests {
             read_overhead_ns: 600.0,
             read_latency_ns: 0.0,
             descriptor_bytes: 16,
+            full_duplex: false,
         });
         let w = Burst {
             nic: 0,
@@ -323,6 +349,7 @@ mod tests {
             read_overhead_ns: 120.0,
             read_latency_ns: 300.0,
             descriptor_bytes: 16,
+            full_duplex: false,
         });
         let us = |x: f64| SimTime::from_ns_f64(x * 1e3);
         let read = Burst {
@@ -360,6 +387,7 @@ mod tests {
             read_overhead_ns: 200.0,
             read_latency_ns: 0.0,
             descriptor_bytes: 16,
+            full_duplex: false,
         })
     }
 
@@ -444,6 +472,58 @@ mod tests {
         });
         let end = wide.request(write(0, 64), ns(0), ns(0)).expect("idle bus");
         assert_eq!(end, SimTime(120_000 + 121_212));
+    }
+
+    /// PCI Express 3.0 x16 as `scenarios/xdp-paper-xdp-drop.json` writes it: 16 lanes at
+    /// 8 GT/s with 128b/130b coding are 16 bytes per 1.015625 ns (984.615 MHz), and a
+    /// TLP's own bytes (the STP token 4, which carries the sequence number, a 4-DW
+    /// header 16, LCRC 4: 24 bytes, 1.523 ns) are the overhead. Full duplex: a write
+    /// carries its data, a read only its request.
+    #[test]
+    fn a_full_duplex_link_charges_a_read_its_request_only() {
+        let cfg = BusConfig {
+            clock_mhz: 984.615,
+            width_bytes: 16,
+            write_overhead_ns: 1.523,
+            read_overhead_ns: 1.523,
+            descriptor_bytes: 64,
+            full_duplex: true,
+            ..BusConfig::default()
+        };
+        let mut bus = Bus::new(&cfg);
+        let mut time = |b: Burst| {
+            let end = bus.request(b, ns(0), ns(0)).expect("idle bus");
+            bus.complete(end);
+            end.0
+        };
+        // 64-byte write: 1,523 ps + 64 / 16 x 1,015.625 ps (4,062.5, rounded half up).
+        assert_eq!(time(write(0, 64)), 1_523 + 4_063);
+        // A read of any size holds the device-to-host lanes for its request alone.
+        assert_eq!(time(read(0, 64)), 1_523);
+        assert_eq!(time(read(0, 1_500)), 1_523);
+        let half = Bus::new(&BusConfig {
+            full_duplex: false,
+            ..cfg
+        });
+        assert_eq!(half.duration(&read(0, 64)).0, 1_523 + 4_063);
+    }
+
+    /// With `full_duplex`, among the bursts waiting when the bus frees, a read request
+    /// goes before a write that became ready earlier; without it, first come first served.
+    #[test]
+    fn a_full_duplex_link_serves_a_waiting_read_before_a_waiting_write() {
+        for (duplex, first) in [(true, Dir::TxRead), (false, Dir::RxWrite)] {
+            let mut bus = Bus::new(&BusConfig {
+                full_duplex: duplex,
+                ..BusConfig::default()
+            });
+            let end = bus.request(write(0, 64), ns(0), ns(0)).expect("idle bus");
+            assert_eq!(bus.request(write(1, 64), ns(1), ns(1)), None);
+            assert_eq!(bus.request(read(2, 64), ns(2), ns(2)), None);
+            let (done, _) = bus.complete(end);
+            assert_eq!(done.nic, 0);
+            assert_eq!(bus.current.expect("next burst").0.dir, first, "{duplex}");
+        }
     }
 
     #[test]

@@ -79,6 +79,12 @@ pub struct NicDmaConfig {
     #[serde(default = "d_thresholds")]
     #[schemars(extend("items" = {"type": "integer", "minimum": 1}))]
     pub tx_thresholds_bytes: Vec<u32>,
+    /// A frame whose turn to be written comes while its RX ring has no free
+    /// descriptor is dropped unwritten, without using the bus (mlx5: no receive WQE
+    /// posted, counted in `rx_out_of_buffer`). Default false: the engine writes it and
+    /// the ring then refuses it, as the model has always done for the 21143.
+    #[serde(default)]
+    pub drop_without_descriptor: bool,
 }
 
 impl Default for NicDmaConfig {
@@ -86,6 +92,7 @@ impl Default for NicDmaConfig {
         NicDmaConfig {
             rx_fifo_bytes: d_rx_fifo(),
             tx_thresholds_bytes: d_thresholds(),
+            drop_without_descriptor: false,
         }
     }
 }
@@ -112,6 +119,10 @@ impl NicDmaConfig {
 pub(crate) enum RxIn {
     /// It did not fit in the FIFO: dropped (drop site `rx_fifo`).
     Dropped,
+    /// The engine would start writing it at once, but the RX ring has no free
+    /// descriptor and the NIC drops such a frame unwritten
+    /// (`drop_without_descriptor`): dropped (drop site `rx_ring`).
+    NoDescriptor,
     /// It waits in the FIFO. `request`: the receive engine was idle, ask the bus for
     /// this burst, ready now.
     Queued { request: Option<Burst> },
@@ -213,6 +224,8 @@ pub(crate) struct NicDma {
     read_latency: SimTime,
     /// Transmit underruns -- counter.
     tx_underruns: u64,
+    /// `drop_without_descriptor` -- parameter.
+    drop_without_descriptor: bool,
 }
 
 impl NicDma {
@@ -235,7 +248,28 @@ impl NicDma {
             descriptor_bytes: bus.descriptor_bytes,
             read_latency: SimTime::from_ns_f64(bus.read_latency_ns),
             tx_underruns: 0,
+            drop_without_descriptor: cfg.drop_without_descriptor,
         }
+    }
+
+    /// Whether the next frame to start would be dropped if its RX ring were full: the
+    /// NIC drops frames without a descriptor (`drop_without_descriptor`) and no frame is
+    /// being written.
+    #[inline]
+    pub fn rx_between_frames(&self) -> bool {
+        self.drop_without_descriptor && !self.rx_busy && self.rx_written == 0
+    }
+
+    /// The RX ring has no free descriptor for the head frame, whose turn has come
+    /// (`rx_between_frames`): drop it unwritten and return it.
+    #[inline]
+    pub fn rx_drop_head(&mut self) -> Option<Packet> {
+        if !self.rx_between_frames() {
+            return None;
+        }
+        let p = self.rx_fifo.pop_front()?;
+        self.rx_fifo_used -= p.bytes;
+        Some(p)
     }
 
     // ------------------------------------------------------------------ receive
@@ -588,6 +622,51 @@ mod tests {
         assert_eq!(d.rx_fifo_used, 0);
         assert_eq!(rx_step(&mut d, 16), (Some(b), None));
         assert!(d.idle());
+    }
+
+    /// mlx5's behaviour (`drop_without_descriptor`): a frame is dropped unwritten only
+    /// when its turn comes, between frames; a frame being written is never cut; and
+    /// without the option (the 21143's model) nothing is dropped here.
+    #[test]
+    fn a_frame_without_a_descriptor_is_dropped_only_when_its_turn_comes() {
+        let cfg = NicDmaConfig {
+            drop_without_descriptor: true,
+            ..NicDmaConfig::default()
+        };
+        let mut d = NicDma::new(NIC, &cfg, &BusConfig::default());
+        assert!(d.rx_between_frames());
+        let (a, b) = (frame(1, 64), frame(2, 64));
+        assert_eq!(
+            d.rx_in(a, 0),
+            RxIn::Queued {
+                request: Some(write(64))
+            }
+        );
+        assert_eq!(d.rx_in(b, 0), RxIn::Queued { request: None });
+        // Frame a is being written: it is not dropped.
+        assert!(!d.rx_between_frames());
+        assert_eq!(d.rx_drop_head(), None);
+        // Its data burst ends; its descriptor is still to come: still not dropped.
+        assert_eq!(d.rx_burst_done(64), None);
+        assert!(!d.rx_between_frames());
+        assert_eq!(d.rx_next_burst(), Some(write(16)));
+        assert_eq!(d.rx_burst_done(16), Some(a));
+        // Between frames: b's turn, dropped unwritten, its bytes freed.
+        assert!(d.rx_between_frames());
+        assert_eq!(d.rx_drop_head(), Some(b));
+        assert_eq!((d.rx_fifo_used, d.rx_drop_head()), (0, None));
+        assert_eq!(d.rx_next_burst(), None);
+        // Without the option the engine never drops a frame for want of a descriptor.
+        let mut plain = engine();
+        assert!(!plain.rx_between_frames());
+        plain.rx_in(frame(3, 64), 0);
+        plain.rx_in(frame(4, 64), 0);
+        assert_eq!(plain.rx_burst_done(64), None);
+        assert_eq!(plain.rx_next_burst(), Some(write(16)));
+        assert_eq!(plain.rx_burst_done(16), Some(frame(3, 64)));
+        // Between frames, frame 4 at the head: still not dropped.
+        assert_eq!(plain.rx_drop_head(), None);
+        assert_eq!(plain.rx_next_burst(), Some(write(64)));
     }
 
     #[test]
