@@ -18,6 +18,7 @@ pub mod checkpoint;
 pub mod fit;
 pub mod identity;
 pub mod memory;
+pub mod ndr;
 pub mod out_lock;
 pub mod run_file;
 pub mod runner;

@@ -19,6 +19,7 @@ mod models;
 mod modern_linux;
 mod multi_nic;
 mod napi_cores;
+mod ndr;
 mod p100_de;
 mod plots;
 mod policies;

@@ -2,6 +2,7 @@
 //! redraw and compare plots of saved results.
 
 mod fit_cmd;
+mod ndr_cmd;
 mod plot;
 mod trace_cmd;
 
@@ -91,6 +92,18 @@ enum Cmd {
     /// the objective along each parameter, start and fitted sweeps against the table).
     /// Exit codes: 0 success, 2 bad input, 1 other failure.
     Fit(fit_cmd::FitArgs),
+    /// Search each variant's non-drop rate (NDR: no loss) and partial-drop rate (PDR:
+    /// loss at most --pdr-loss) per frame size, as FD.io CSIT's MLRsearch does: trials
+    /// of a quarter, a half and all of the scenario's duration, each phase narrowing the
+    /// bounds to its width goal; the answer is the highest load that met the goal below
+    /// the lowest that did not (conservative when loss is not monotone in load).
+    ///
+    /// Writes DIR/ndr.json (per variant and frame size: frame_bytes, ndr_pps, ndr_pct,
+    /// pdr_pps, pdr_pct, the bounds above them and every trial), DIR/ndr.txt (the
+    /// NDR_LOWER/NDR_UPPER/PDR_LOWER/PDR_UPPER lines CSIT prints) and DIR/plots/ndr.svg
+    /// and .png [default DIR: irqsim-out/<scenario name>-ndr], and prints a table.
+    /// Exit codes: 0 success, 2 bad input (nothing is written), 1 other failure.
+    Ndr(ndr_cmd::NdrArgs),
     /// Combine the partial results of `irqsim run --shard K/N`, one directory per shard
     /// in any order, into exactly the output `irqsim run` writes on one machine.
     ///
@@ -164,6 +177,16 @@ fn main() -> ExitCode {
         Some(Cmd::Compare { results }) => return plot_cmd(&results, true, &opts),
         Some(Cmd::Fit(args)) => {
             return fit_cmd::fit(
+                &args,
+                &opts.out,
+                opts.seed,
+                opts.threads,
+                opts.quiet,
+                opts.no_plots,
+            );
+        }
+        Some(Cmd::Ndr(args)) => {
+            return ndr_cmd::ndr(
                 &args,
                 &opts.out,
                 opts.seed,

@@ -28,6 +28,7 @@ pub mod fit;
 mod font;
 mod frame;
 pub mod heatmap;
+pub mod ndr;
 mod raster;
 mod style;
 pub mod timeline;
