@@ -36,8 +36,9 @@ pub enum Invariant {
     /// in rings, queues and steps, plus at most one per wire.
     HostConservation,
     /// A handler's start taken back (its entry folded into a burst that a new
-    /// assertion cut) takes back an interrupt that was taken: the chip masked, the
-    /// line deasserted, the interrupt counted.
+    /// assertion cut) takes back an interrupt that was taken and not taken back since,
+    /// and counted (the chip may have been unmasked meanwhile by another core's
+    /// napi_complete).
     InterruptUndo,
 }
 

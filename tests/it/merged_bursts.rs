@@ -250,3 +250,26 @@ fn a_frame_landing_as_the_folded_entry_ends() {
     );
     assert_eq!(figures(&r.m), figures(&r.p), "{}", short_diff(&r.m, &r.p));
 }
+
+/// A case the many-core properties found (tests/data/undo-after-busy-poll): in0's
+/// handler start, folded into a burst of core 1's, is taken back after core 0's busy
+/// poll completed in0's NAPI instance and unmasked the chip. The undo used to refuse an
+/// unmasked chip (a broken invariant, the run lost); it stands, and every run of the
+/// scenario completes. The figures of the merged run are compared with the unmerged
+/// one's (each step a burst of its own), where no start is ever taken back.
+#[test]
+fn a_start_taken_back_after_another_core_unmasked_the_chip_stands() {
+    use irqsim::config::scenario::{self, DiskFiles};
+    use irqsim::experiment::runner;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/undo-after-busy-poll/scenario.json");
+    let exp = scenario::load(&path, &DiskFiles).expect("scenario");
+    for (v, p, r) in runner::runs(&exp) {
+        let spec = runner::run_spec(&exp, v, p, r);
+        let cfg = &exp.variants[v].model;
+        let m = host::simulate(cfg, &spec)
+            .unwrap_or_else(|e| panic!("point {p}, replication {r}: {e}"));
+        let u = host::simulate_unmerged(cfg, &spec).expect("unmerged run");
+        assert_eq!(figures(&m), figures(&u), "point {p}, replication {r}");
+    }
+}

@@ -120,6 +120,8 @@ pub struct Nic {
     /// Interrupts enabled in the chip's mask register (IMR); the driver clears it while
     /// its handler runs.
     irq_enabled: bool,
+    /// An interrupt was taken and not taken back since ([`Nic::untake_interrupt`]).
+    irq_taken: bool,
     /// The line is asserted and the interrupt not yet taken.
     irq_asserted: bool,
     /// Receive pipeline latency.
@@ -173,6 +175,7 @@ impl Nic {
             rx_error_cause: false,
             skip_done: false,
             irq_enabled: true,
+            irq_taken: false,
             irq_asserted: false,
             rx_latency: SimTime::from_ns_f64(cfg.rx_latency_ns),
             tx_latency: SimTime::from_ns_f64(cfg.tx_latency_ns),
@@ -268,19 +271,24 @@ impl Nic {
         }
         self.irq_asserted = false;
         self.irq_enabled = false;
+        self.irq_taken = true;
         self.interrupts += 1;
         true
     }
 
     /// Undo [`Nic::take_interrupt`] (a handler's start folded into a burst and taken
     /// back): asserted again, unmasked, the interrupt uncounted. Returns `false`, and
-    /// changes nothing, if no interrupt stands taken (the chip asserts, or is unmasked,
-    /// or none was counted): a broken invariant for the caller to report.
+    /// changes nothing, if no interrupt stands taken (none taken since the last undo,
+    /// or none counted): a broken invariant for the caller to report. The chip may
+    /// have been unmasked meanwhile, or assert again: another core's busy poll can
+    /// complete the device's NAPI instance (napi_complete unmasks it) while the handler
+    /// folded into this core's burst has not yet begun; the undo stands.
     #[inline]
     pub fn untake_interrupt(&mut self) -> bool {
-        if self.irq_asserted || self.irq_enabled || self.interrupts == 0 {
+        if !self.irq_taken || self.interrupts == 0 {
             return false;
         }
+        self.irq_taken = false;
         self.irq_asserted = true;
         self.irq_enabled = true;
         self.interrupts -= 1;
@@ -674,6 +682,16 @@ mod tests {
         // Taken back once already: a second undo is refused and changes nothing.
         assert!(!n.untake_interrupt());
         assert_eq!(n.interrupts, 0);
+        // Taken, then unmasked by another core's napi_complete (busy polling) before
+        // the folded handler began: the undo stands, and only once.
+        assert!(n.take_interrupt());
+        n.unmask_irq();
+        assert!(n.untake_interrupt());
+        assert_eq!(
+            (n.irq_asserted(), n.irq_enabled, n.interrupts),
+            (true, true, 0)
+        );
+        assert!(!n.untake_interrupt());
     }
 
     #[test]
