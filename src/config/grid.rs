@@ -25,6 +25,11 @@
 //! tell it from the other parameters' (`dc0.rx_ring_slots` beside
 //! `dc1.rx_ring_slots`), or the `name` given.
 //!
+//! **The workload**: a path starting `workload.` addresses a number of the scenario's
+//! workload as the variant patches it, defaults filled in (`workload.flows.*.frame_bytes`,
+//! `workload.flows[0].rate_pps`); its values patch the workload, not the model. A `*`
+//! step addresses every element of an array of named objects ([`ALL_ELEMENTS`]).
+//!
 //! **With `variants`** the grid multiplies them: every variant is run at every cell,
 //! the variant's name first (`napi,rx_ring_slots=16,ipintrq_maxlen=25`), its overrides
 //! applied before the grid's.
@@ -61,7 +66,8 @@ pub struct GridConfig {
 #[serde(deny_unknown_fields)]
 pub struct GridParameter {
     /// Path of a number in the model: `kernel.ipintrq_maxlen`, `nics.dc0.rx_ring_slots`
-    /// or `nics[0].rx_ring_slots`.
+    /// or `nics[0].rx_ring_slots`; or in the workload: `workload.flows.*.frame_bytes`
+    /// (every flow), `workload.flows[0].frame_bytes`.
     pub path: String,
     /// Name in variant names, tables and plots (default: the path's last key, or as
     /// many trailing keys as tell it from the other parameters): letters, digits, `-`,
@@ -71,6 +77,11 @@ pub struct GridParameter {
     /// The values, in the unit of the model field; at least one, each once.
     pub values: Vec<f64>,
 }
+
+/// The key of a merge patch, and the step of a grid path, that addresses every element
+/// of an array of named objects (when none is named `*`):
+/// `"workload": {"flows": {"*": {"frame_bytes": 128}}}`, `workload.flows.*.frame_bytes`.
+pub const ALL_ELEMENTS: &str = "*";
 
 /// One step of a parameter path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -178,9 +189,17 @@ fn element_names(a: &[Value]) -> String {
 
 /// Follow `segs` through `model` (a model as JSON) to a number. Array elements are
 /// found by name first, then by index, as the scenario's merge patches find them.
+///
+/// A step `*` in an array of named objects (none of them named `*`) addresses every
+/// element: the rest of the path must lead to a number in each (`workload.flows.*.frame_bytes`).
 pub fn resolve(model: &Value, segs: &[Segment]) -> Result<Target, String> {
-    let mut here: Vec<Segment> = Vec::new();
-    let mut cur = model;
+    resolve_from(model, segs, Vec::new())
+}
+
+/// [`resolve`] from `cur`, found at `here` in the model.
+fn resolve_from(cur: &Value, segs: &[Segment], here: Vec<Segment>) -> Result<Target, String> {
+    let mut here = here;
+    let mut cur = cur;
     let at = |h: &[Segment]| {
         if h.is_empty() {
             "the model".to_string()
@@ -188,7 +207,30 @@ pub fn resolve(model: &Value, segs: &[Segment]) -> Result<Target, String> {
             format!("`{}`", render(h))
         }
     };
-    for seg in segs {
+    for (n, seg) in segs.iter().enumerate() {
+        if let (Segment::Key(k), Value::Array(a)) = (seg, cur)
+            && k == ALL_ELEMENTS
+            && !a
+                .iter()
+                .any(|e| e.get("name").and_then(Value::as_str) == Some(ALL_ELEMENTS))
+        {
+            if a.is_empty() {
+                return Err(format!("{} has no elements for `*` to set", at(&here)));
+            }
+            let mut integer = false;
+            for (i, e) in a.iter().enumerate() {
+                let mut h = here.clone();
+                h.push(Segment::Index(i));
+                integer |= resolve_from(e, &segs[n + 1..], h)?.integer;
+            }
+            let mut all = here.clone();
+            all.push(Segment::Key(ALL_ELEMENTS.into()));
+            all.extend(segs[n + 1..].iter().cloned());
+            return Ok(Target {
+                canonical: render(&all),
+                integer,
+            });
+        }
         let next = match (seg, cur) {
             (Segment::Key(k), Value::Object(o)) => match o.get(k) {
                 Some(v) => {
@@ -262,6 +304,23 @@ pub fn resolve(model: &Value, segs: &[Segment]) -> Result<Target, String> {
             kind(other)
         )),
     }
+}
+
+/// Whether two canonical paths can set the same value: equal, step by step, where a
+/// `*` step stands for any element (`flows.*.frame_bytes` and `flows[2].frame_bytes`).
+fn same_value(a: &str, b: &str) -> bool {
+    let steps = |s: &str| -> Vec<String> {
+        s.replace('[', ".")
+            .replace(']', "")
+            .split('.')
+            .map(String::from)
+            .collect()
+    };
+    let (a, b) = (steps(a), steps(b));
+    a.len() == b.len()
+        && a.iter()
+            .zip(&b)
+            .all(|(x, y)| x == y || x == ALL_ELEMENTS || y == ALL_ELEMENTS)
 }
 
 /// A whole number as an integer JSON value (so integer fields accept it), anything else
@@ -427,12 +486,12 @@ pub fn expand(cfg: &GridConfig, bases: &[(String, Value)], p: &mut Problems) -> 
         if let Some(t) = &target
             && let Some(j) = canon[..i]
                 .iter()
-                .position(|c| c.as_ref() == Some(&t.canonical))
+                .position(|c| c.as_ref().is_some_and(|c| same_value(c, &t.canonical)))
         {
             p.push(
                 &format!("{at}.path"),
                 format!(
-                    "sets the same model value (`{}`) as `grid.parameters[{j}].path`",
+                    "sets the same value (`{}`) as `grid.parameters[{j}].path`",
                     t.canonical
                 ),
             );
@@ -739,7 +798,7 @@ mod tests {
         assert!(
             p.list[5]
                 .reason
-                .contains("same model value (`nics[0].rx_latency_ns`)")
+                .contains("same value (`nics[0].rx_latency_ns`)")
         );
         let many = GridConfig {
             parameters: vec![

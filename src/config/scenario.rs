@@ -22,10 +22,15 @@
 //!
 //! `overrides` is a JSON merge patch (RFC 7386) applied to the model before it is read,
 //! with one extension: an object patching an array of named objects (such as `nics`)
-//! patches the elements by `name` (or by index given as a string).
+//! patches the elements by `name` (or by index given as a string, or all of them by
+//! `"*"`).
+//!
+//! A variant's `workload` is a merge patch of the scenario's `workload` in the same
+//! form, and a grid parameter under `workload.` sets a number of it: each
+//! [`Variant`] has its own flows, and its load points follow them.
 
 use crate::config::error::{FileProblem, InputError};
-use crate::config::grid::{self, Grid, GridConfig};
+use crate::config::grid::{self, ALL_ELEMENTS, Grid, GridConfig};
 use crate::config::model::ModelConfig;
 use crate::config::smartbits::{self, MeasuredPoint};
 use crate::model::nic::link::Link;
@@ -191,6 +196,7 @@ pub struct ScenarioFile {
     pub model: String,
     /// Merge patch applied to the model (see the module doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = ["object", "null"]))]
     pub overrides: Option<Value>,
     /// Named variants, each a further merge patch of the model; every load point is run
     /// for every variant (at most 1,000, as for a grid).
@@ -315,8 +321,12 @@ pub struct Variant {
     /// The model to simulate.
     pub model: ModelConfig,
     /// The points of the sweep for this variant's model: the rates follow from its own
-    /// NICs' line rates (the same load values for every variant).
+    /// NICs' line rates and flows' frame sizes (the same load values for every variant).
     pub points: Vec<LoadPoint>,
+    /// The flows it offers: the scenario's `workload` after the variant's `workload`
+    /// patch and the grid's `workload.*` parameters ([`Experiment::flows`] when neither
+    /// touches it).
+    pub flows: Vec<FlowConfig>,
 }
 
 /// A variant as written in a scenario.
@@ -331,7 +341,15 @@ pub struct VariantFile {
     pub description: String,
     /// Merge patch applied to the model after the scenario's `overrides`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = ["object", "null"]))]
     pub overrides: Option<Value>,
+    /// Merge patch applied to the scenario's `workload` for this variant: its flows
+    /// patched by `name`, by index written as a string, or all at once by `"*"`
+    /// (`{"flows": {"*": {"frame_bytes": 1518}}}`), or replaced by a list
+    /// (`{"flows": [...]}`, another flow count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = ["object", "null"]))]
+    pub workload: Option<Value>,
 }
 
 /// A loaded, validated experiment.
@@ -348,7 +366,8 @@ pub struct Experiment {
     /// The variants (one, `default`, when the scenario lists none), each with its model
     /// after overrides.
     pub variants: Vec<Variant>,
-    /// The flows.
+    /// The scenario's flows as written, before any variant's or grid cell's `workload`
+    /// patch: what a run offers is its variant's [`Variant::flows`].
     pub flows: Vec<FlowConfig>,
     /// Sending time of each point [s].
     pub duration_s: f64,
@@ -720,16 +739,27 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
         }
         (Value::Array(items), Value::Object(p)) => {
             for (k, v) in p {
-                let idx = items
-                    .iter()
-                    .position(|it| it.get("name").and_then(Value::as_str) == Some(k.as_str()))
-                    .or_else(|| k.parse::<usize>().ok().filter(|i| *i < items.len()));
-                if let Some(i) = idx {
+                for i in patched_elements(items, k) {
                     merge_patch(&mut items[i], v);
                 }
             }
         }
         (t, p) => *t = p.clone(),
+    }
+}
+
+/// The elements of an array of named objects that the key `k` of a patch addresses:
+/// the one named `k`, else the one numbered `k`, else, for `*` (when no element is
+/// named `*`), every element.
+fn patched_elements(items: &[Value], k: &str) -> std::ops::Range<usize> {
+    let named = items
+        .iter()
+        .position(|it| it.get("name").and_then(Value::as_str) == Some(k))
+        .or_else(|| k.parse::<usize>().ok().filter(|i| *i < items.len()));
+    match named {
+        Some(i) => i..i + 1,
+        None if k == ALL_ELEMENTS => 0..items.len(),
+        None => 0..0,
     }
 }
 
@@ -745,16 +775,15 @@ fn unmatched_patch_keys(target: &Value, patch: &Value, path: &str, out: &mut Vec
         }
         (Value::Array(items), Value::Object(p)) => {
             for (k, v) in p {
-                let hit = items
-                    .iter()
-                    .position(|it| it.get("name").and_then(Value::as_str) == Some(k.as_str()))
-                    .or_else(|| k.parse::<usize>().ok().filter(|i| *i < items.len()));
-                match hit {
-                    Some(i) => unmatched_patch_keys(&items[i], v, &join(path, k), out),
-                    None => out.push(Problem {
+                let hit = patched_elements(items, k);
+                if hit.is_empty() && !(k == ALL_ELEMENTS && items.is_empty()) {
+                    out.push(Problem {
                         path: join(path, k),
                         reason: format!("no element named or numbered `{k}` to override"),
-                    }),
+                    });
+                }
+                for i in hit {
+                    unmatched_patch_keys(&items[i], v, &join(path, k), out);
                 }
             }
         }
@@ -796,7 +825,14 @@ fn overridden(overrides: &Value, model: &Value, path: &str) -> Option<String> {
         let name = next_m.and_then(|v| v.get("name")).and_then(Value::as_str);
         let (key, next_o) = match map.get(seg) {
             Some(v) => (seg.as_str(), v),
-            None => name.and_then(|n| map.get(n).map(|v| (n, v)))?,
+            None => match name.and_then(|n| map.get(n).map(|v| (n, v))) {
+                Some(hit) => hit,
+                // (An element patched with every other by `*`.)
+                None if matches!(m, Some(Value::Array(_))) => {
+                    map.get(ALL_ELEMENTS).map(|v| (ALL_ELEMENTS, v))?
+                }
+                None => return None,
+            },
         };
         out = join(&out, key);
         o = next_o;
@@ -990,12 +1026,19 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         }));
     }
 
+    // The workload as written (the scenario was read, so it is there), which each
+    // variant's `workload` and the grid's `workload.*` parameters patch.
+    let wval: Value = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| v.get(WORKLOAD).cloned())
+        .unwrap_or(Value::Null);
     // The variants: each is the model with the scenario's overrides, then its own.
     let specs: Vec<VariantFile> = match &sc.variants {
         None => vec![VariantFile {
             name: "default".into(),
             description: String::new(),
             overrides: None,
+            workload: None,
         }],
         Some(v) => {
             if v.is_empty() {
@@ -1053,12 +1096,26 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                 let filled = serde_json::from_value::<ModelConfig>(v.clone())
                     .ok()
                     .and_then(|m| serde_json::to_value(m).ok());
+                let mut base = filled.unwrap_or(v);
+                // The workload is addressed as `workload.*`, beside the model's fields
+                // (a model has no field of that name), as this variant offers it.
+                let mut w = wval.clone();
+                if let Some(ov) = spec.workload.as_ref().filter(|ov| ov.is_object()) {
+                    merge_patch(&mut w, ov);
+                }
+                let w = serde_json::from_value::<WorkloadConfig>(w.clone())
+                    .ok()
+                    .and_then(|w| serde_json::to_value(w).ok())
+                    .unwrap_or(w);
+                if let Value::Object(m) = &mut base {
+                    m.insert(WORKLOAD.into(), w);
+                }
                 let name = if sc.variants.is_some() {
                     spec.name.clone()
                 } else {
                     String::new()
                 };
-                (name, filled.unwrap_or(v))
+                (name, base)
             })
             .collect();
         let mut gp = Problems::new();
@@ -1088,6 +1145,10 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         if let Some(ov) = &spec.overrides {
             patches.push((format!("variants[{i}].overrides"), ov));
         }
+        let mut wpatches: Vec<(String, Value)> = Vec::new();
+        if let Some(ov) = &spec.workload {
+            wpatches.push((format!("variants[{i}].workload"), ov.clone()));
+        }
         let (name, description, grid_patches) = match (cell, &grid) {
             (Some(c), Some(g)) => {
                 let cell = &g.cells[c];
@@ -1100,18 +1161,17 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                 if !spec.description.is_empty() {
                     desc.push(spec.description.clone());
                 }
-                let gp: Vec<(String, Value)> = g
-                    .axes
-                    .iter()
-                    .enumerate()
-                    .zip(&cell.index)
-                    .map(|((k, a), &j)| {
-                        (
-                            format!("grid.parameters[{k}].values[{j}]"),
-                            grid::patch(&a.segments, a.values[j]),
-                        )
-                    })
-                    .collect();
+                // A parameter under `workload.` patches the workload, any other the model.
+                let mut gp: Vec<(String, Value)> = Vec::new();
+                for ((k, a), &j) in g.axes.iter().enumerate().zip(&cell.index) {
+                    let at = format!("grid.parameters[{k}].values[{j}]");
+                    match a.segments.split_first() {
+                        Some((grid::Segment::Key(w), rest)) if w == WORKLOAD => {
+                            wpatches.push((at, grid::patch(rest, a.values[j])));
+                        }
+                        _ => gp.push((at, grid::patch(&a.segments, a.values[j]))),
+                    }
+                }
                 (cell.variant.clone(), desc.join("; "), gp)
             }
             _ => (spec.name.clone(), spec.description.clone(), Vec::new()),
@@ -1119,9 +1179,12 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         patches.extend(grid_patches.iter().map(|(at, v)| (at.clone(), v)));
         // Every variant is read, whatever the others' problems, so that all of them are
         // reported at once.
-        let (model, probs) = build_model((&sfile, &text), (&mfile, &mtext), &mval, &patches);
+        let (model, mut probs) = build_model((&sfile, &text), (&mfile, &mtext), &mval, &patches);
+        let wp: Vec<(String, &Value)> = wpatches.iter().map(|(at, v)| (at.clone(), v)).collect();
+        let (flows, wprobs) = build_workload((&sfile, &text), &wval, &wp, sc.load.unit);
+        probs.extend(wprobs);
         variant_problems.push(probs);
-        variants.push((name, description, model));
+        variants.push((name, description, model, flows));
     }
     if variants.is_empty() {
         return Err(InputError::Invalid(problems));
@@ -1149,22 +1212,6 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
                 sc.replications
             ),
         );
-    }
-    let flows = &sc.workload.flows;
-    if flows.len() > crate::sim::limits::MAX_FLOWS {
-        p.push(
-            "workload.flows",
-            format!(
-                "{} flows; at most {}",
-                flows.len(),
-                crate::sim::limits::MAX_FLOWS
-            ),
-        );
-    }
-    for (i, f) in flows.iter().enumerate() {
-        p.at(format!("workload.flows[{i}]"), |p| {
-            check_flow(f, sc.load.unit, p)
-        });
     }
     if sc.duration_s.is_finite() && sc.drain_s.is_finite() && sc.duration_s + sc.drain_s > MAX_RUN_S
     {
@@ -1226,12 +1273,14 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     // the model file.
     let mut found: Vec<(FileProblem, Vec<usize>)> = Vec::new();
     let mut points: Vec<Vec<LoadPoint>> = Vec::new();
-    for ((vi, (_, _, model)), model_problems) in variants.iter().enumerate().zip(variant_problems) {
+    for ((vi, (_, _, model, flows)), model_problems) in
+        variants.iter().enumerate().zip(variant_problems)
+    {
         let mut p = Problems::new();
         let mut roles = Problems::new();
-        // (A model that could not be read has only its reading problems.)
-        if let Some(model) = model {
-            points.push(variant_points(&sc, model, &mfile, &values, &mut p));
+        // (A model or workload that could not be read has only its reading problems.)
+        if let (Some(model), Some(flows)) = (model, flows) {
+            points.push(variant_points(&sc, flows, model, &mfile, &values, &mut p));
             model.check_roles(flows, &mut roles);
         }
         let located = model_problems
@@ -1276,7 +1325,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     let measured_rates = match &sc.measured_rates {
         None => None,
         Some(m) => {
-            let names: Vec<String> = variants.iter().map(|(n, _, _)| n.clone()).collect();
+            let names: Vec<String> = variants.iter().map(|(n, _, _, _)| n.clone()).collect();
             let table = read_table_file(
                 files,
                 dir,
@@ -1321,11 +1370,12 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     let variants = variants
         .into_iter()
         .zip(points)
-        .map(|((name, description, model), points)| Variant {
+        .map(|((name, description, model, flows), points)| Variant {
             name,
             description,
             model: model.expect("read without problems"),
             points,
+            flows: flows.expect("read without problems"),
         })
         .collect();
     Ok(Experiment {
@@ -1346,6 +1396,97 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         latency_from: sc.latency_from,
         grid,
     })
+}
+
+/// The key of the workload in a scenario, and the first step of a grid path into it.
+const WORKLOAD: &str = "workload";
+
+/// Apply `patches` (each with the path prefix it is written under: a variant's
+/// `workload`, a grid value) to the scenario's workload `base` (as written) and read it,
+/// with the checks that do not depend on the model; problems are located where the
+/// value was set, as [`build_model`] locates them. The flows are `None` when the
+/// workload could not be read; every problem found is returned either way.
+fn build_workload(
+    (sfile, stext): (&str, &str),
+    base: &Value,
+    patches: &[(String, &Value)],
+    unit: LoadUnit,
+) -> (Option<Vec<FlowConfig>>, Vec<FileProblem>) {
+    let mut problems = Vec::new();
+    let mut w = base.clone();
+    let here = |problem: Problem| FileProblem {
+        file: sfile.into(),
+        problem,
+    };
+    for (prefix, ov) in patches {
+        if !ov.is_object() {
+            problems.push(here(Problem {
+                path: prefix.clone(),
+                reason: "must be an object (a JSON merge patch of the workload)".into(),
+            }));
+            continue;
+        }
+        let mut un = Vec::new();
+        unmatched_patch_keys(&w, ov, prefix, &mut un);
+        for p in un {
+            if !problems.contains(&here(p.clone())) {
+                problems.push(here(p));
+            }
+        }
+        merge_patch(&mut w, ov);
+    }
+    // Where the value at `path` (inside the workload) was set: the last patch that
+    // touched it, else the scenario's `workload`.
+    let locate = |p: Problem| -> Problem {
+        for (prefix, ov) in patches.iter().rev() {
+            if ov.is_object()
+                && let Some(op) = overridden(ov, base, &p.path)
+            {
+                let path = if prefix.starts_with("grid.") {
+                    prefix.clone()
+                } else {
+                    join(prefix, &op)
+                };
+                return Problem {
+                    path,
+                    reason: p.reason,
+                };
+            }
+        }
+        let path = if p.path == "." {
+            WORKLOAD.to_string()
+        } else {
+            join(WORKLOAD, &p.path)
+        };
+        Problem {
+            path,
+            reason: p.reason,
+        }
+    };
+    let workload: WorkloadConfig = match read_all(w) {
+        Ok(w) => w,
+        Err(list) => {
+            problems.extend(list.into_iter().map(|p| here(located(stext, locate(p)))));
+            return (None, problems);
+        }
+    };
+    let mut p = Problems::new();
+    let flows = &workload.flows;
+    if flows.len() > crate::sim::limits::MAX_FLOWS {
+        p.push(
+            "flows",
+            format!(
+                "{} flows; at most {}",
+                flows.len(),
+                crate::sim::limits::MAX_FLOWS
+            ),
+        );
+    }
+    for (i, f) in flows.iter().enumerate() {
+        p.at(format!("flows[{i}]"), |p| check_flow(f, unit, p));
+    }
+    problems.extend(p.list.into_iter().map(|p| here(locate(p))));
+    (Some(workload.flows), problems)
 }
 
 /// Checks of a flow that do not depend on the model.
@@ -1416,12 +1557,12 @@ fn check_flow(f: &FlowConfig, unit: LoadUnit, p: &mut Problems) {
 /// above line rate).
 fn variant_points(
     sc: &ScenarioFile,
+    flows: &[FlowConfig],
     model: &ModelConfig,
     mfile: &str,
     values: &[f64],
     p: &mut Problems,
 ) -> Vec<LoadPoint> {
-    let flows = &sc.workload.flows;
     if flows.is_empty() && model.sender.is_none() {
         p.push(
             "workload.flows",

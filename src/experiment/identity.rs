@@ -31,7 +31,7 @@ pub fn experiment_doc(exp: &Experiment) -> serde_json::Map<String, serde_json::V
                 .collect()
         })
         .collect();
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "models": models,
         "flows": exp.flows,
         "points": points,
@@ -41,6 +41,13 @@ pub fn experiment_doc(exp: &Experiment) -> serde_json::Map<String, serde_json::V
         "timeline": exp.timeline_bucket_ms,
         "latency_from": exp.latency_from,
     });
+    // Each variant's own flows, when a variant's or the grid's `workload` patch made
+    // them differ from the scenario's (absent otherwise, so that the identity of an
+    // experiment without such patches is what it was before they existed).
+    if exp.variants.iter().any(|v| v.flows != exp.flows) {
+        let flows: Vec<_> = exp.variants.iter().map(|v| (&v.name, &v.flows)).collect();
+        doc["variant_flows"] = serde_json::json!(flows);
+    }
     match doc {
         serde_json::Value::Object(m) => m,
         _ => unreachable!("a JSON object literal"),

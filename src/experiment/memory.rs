@@ -72,13 +72,20 @@ pub struct MemoryEstimate {
 impl MemoryEstimate {
     /// The estimate for `runs` runs of `exp` on `threads` worker threads.
     pub fn new(exp: &Experiment, runs: usize, threads: usize) -> MemoryEstimate {
-        let flows = exp.flows.len() as u64
+        // (The variant with the most flows: variants may offer different workloads.)
+        let flows = exp
+            .variants
+            .iter()
+            .map(|v| v.flows.len())
+            .max()
+            .unwrap_or(0) as u64
             + u64::from(exp.variants.iter().any(|v| v.model.sender.is_some()));
         let horizon = SimTime::from_secs_f64(exp.duration_s + exp.drain_s);
         // A closed-loop flow has a round-trip histogram besides its latency one.
         let closed = exp
-            .flows
+            .variants
             .iter()
+            .flat_map(|v| &v.flows)
             .any(|f| f.arrivals == crate::model::traffic::Arrivals::ClosedLoop);
         let hists = if closed { 2 } else { 1 };
         let hist = crate::model::stats::latency_bytes_max(horizon) as u64;

@@ -406,7 +406,7 @@ pub fn search(exp: &Experiment, opts: &NdrOptions) -> Result<NdrReport, NdrError
 fn max_pps(exp: &Experiment, v: usize, frame_bytes: u32, shares: &[f64]) -> f64 {
     let model = &exp.variants[v].model;
     let mut per_nic: HashMap<usize, f64> = HashMap::new();
-    for (f, s) in exp.flows.iter().zip(shares) {
+    for (f, s) in exp.variants[v].flows.iter().zip(shares) {
         if let Some(i) = model.nic_index(&f.from) {
             *per_nic.entry(i).or_default() += s;
         }
@@ -443,7 +443,7 @@ fn search_one(
         .map(|s| 2.0 / (s * durations[0]))
         .fold(max * 1e-4, f64::max);
     let last_rate = std::cell::Cell::new(max);
-    let mut flows = exp.flows.clone();
+    let mut flows = variant.flows.clone();
     for f in &mut flows {
         f.frame_bytes = FrameSize::Fixed(bytes);
     }

@@ -104,7 +104,7 @@ pub fn runs(exp: &Experiment) -> Vec<(usize, usize, usize)> {
 pub fn run_spec(exp: &Experiment, v: usize, p: usize, r: usize) -> RunSpec {
     let lp = &exp.variants[v].points[p];
     RunSpec {
-        flows: exp.flows.clone(),
+        flows: exp.variants[v].flows.clone(),
         rates_pps: lp.rates_pps.clone(),
         duration: SimTime::from_secs_f64(exp.duration_s),
         drain: SimTime::from_secs_f64(exp.drain_s),

@@ -342,7 +342,7 @@ fn bad_grids_are_refused_at_their_field() {
         ])),
         "grid.parameters[1].path",
         &[
-            "same model value (`nics[0].rx_ring_slots`)",
+            "same value (`nics[0].rx_ring_slots`)",
             "grid.parameters[0].path",
         ],
     );

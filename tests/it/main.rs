@@ -33,5 +33,6 @@ mod theory;
 mod trace;
 mod tx_queues;
 mod tx_sender;
+mod workload_axes;
 mod xdp_paper;
 mod xl_spikes;

@@ -46,7 +46,7 @@ fn the_search_finds_the_first_loss_of_a_non_monotone_router() {
     let ndr_up = r.ndr_upper_pps.expect("an upper bound");
     assert!((ndr_up - r.ndr_pps) / ndr_up <= 0.005 + 1e-12);
     // The fine sweep: 20 % to 40 % in steps of 0.25 %, the search's trial exactly.
-    let mut flows = exp.flows.clone();
+    let mut flows = exp.variants[0].flows.clone();
     for f in &mut flows {
         f.frame_bytes = FrameSize::Fixed(64);
     }

@@ -66,7 +66,9 @@ fn sweep_with_production() -> &'static Results {
             "arrivals": "poisson"
         }))
         .expect("flow");
-        exp.flows.push(flow);
+        for v in &mut exp.variants {
+            v.flows.push(flow.clone());
+        }
         for p in exp.variants.iter_mut().flat_map(|v| v.points.iter_mut()) {
             p.rates_pps.push(PRODUCTION_PPS);
         }

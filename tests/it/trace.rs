@@ -210,8 +210,8 @@ fn several_flows_into_one_nic_and_a_cut_window_keep_slices_apart_and_inside() {
     let mut exp = scenario::load(Path::new(path), &DiskFiles).expect("scenario loads");
     // The third flow moved onto dc0 beside the first: two independent arrival streams
     // on one input wire.
-    exp.flows[2].from = "dc0".to_string();
-    exp.flows[2].to = "dc1".to_string();
+    exp.variants[0].flows[2].from = "dc0".to_string();
+    exp.variants[0].flows[2].to = "dc1".to_string();
     exp.duration_s = 0.2;
     exp.drain_s = 0.05;
     let p = exp.variants[0].points.len() - 1;

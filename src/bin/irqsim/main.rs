@@ -561,7 +561,7 @@ fn run_shard(
                 "irqsim: shard {shard} holds no run (more shards than runs); it is still needed by `irqsim merge`"
             );
         }
-        let flows = exp.flows.len() as f64;
+        let flows = mean_flows(exp);
         let cpu_s =
             packets / PACKETS_PER_S_PER_THREAD + runs as f64 * (RUN_FIXED_S + flows * FLOW_FIXED_S);
         eprintln!(
@@ -715,10 +715,20 @@ struct Estimate {
     threads: usize,
     /// Runs of the sweep.
     runs: usize,
-    /// Flows of each run.
-    flows: usize,
+    /// Flows of a run, on average over the variants.
+    flows: f64,
     /// Some flows are request/response.
     closed_loop: bool,
+}
+
+/// Flows of a run of `exp`, on average over its variants (whose workloads may differ).
+fn mean_flows(exp: &Experiment) -> f64 {
+    let n = exp.variants.len().max(1) as f64;
+    exp.variants
+        .iter()
+        .map(|v| v.flows.len() as f64)
+        .sum::<f64>()
+        / n
 }
 
 impl Estimate {
@@ -738,7 +748,7 @@ impl Estimate {
             replications,
             threads,
             runs,
-            flows: exp.flows.len(),
+            flows: mean_flows(exp),
             closed_loop: all_points().any(|p| p.outstanding.is_some()),
         }
     }
@@ -747,7 +757,7 @@ impl Estimate {
     /// flows' fixed cost.
     fn cpu_s(&self) -> f64 {
         self.packets / PACKETS_PER_S_PER_THREAD
-            + self.runs as f64 * (RUN_FIXED_S + self.flows as f64 * FLOW_FIXED_S)
+            + self.runs as f64 * (RUN_FIXED_S + self.flows * FLOW_FIXED_S)
     }
 
     /// Expected wall time of the simulation [s] (plots and files not included).

@@ -982,9 +982,9 @@ pub(super) fn check_results(exp: &Experiment, r: &Results) -> Result<(), String>
             return Err(fail(format!("{path} is not a number")));
         }
         let cfg = &v.model;
-        let bound = (capacity(cfg) + exp.flows.len() as u64 + cfg.nics.len() as u64) as f64;
+        let bound = (capacity(cfg) + v.flows.len() as u64 + cfg.nics.len() as u64) as f64;
         let fig = &p.figures;
-        let want = exp.flows.len() + cfg.sender.is_some() as usize;
+        let want = v.flows.len() + cfg.sender.is_some() as usize;
         if fig.flows.len() != want {
             return Err(fail(format!(
                 "{} flow rows, {want} expected",
