@@ -14,6 +14,7 @@
 //! - [`grid`]: a scenario's grid of parameter values expanded into variants;
 //! - [`scenario`]: scenario and model files turned into an `Experiment`.
 
+pub mod capture;
 pub mod error;
 pub mod grid;
 pub mod json_pos;

@@ -29,23 +29,34 @@
 //! form, and a grid parameter under `workload.` sets a number of it: each
 //! [`Variant`] has its own flows, and its load points follow them.
 
+use crate::config::capture::{CaptureCache, CaptureFile};
 use crate::config::error::{FileProblem, InputError};
 use crate::config::grid::{self, ALL_ELEMENTS, Grid, GridConfig};
 use crate::config::model::ModelConfig;
 use crate::config::smartbits::{self, MeasuredPoint};
 use crate::model::nic::link::Link;
 use crate::model::stats::LatencyFrom;
-use crate::model::traffic::FlowConfig;
+use crate::model::traffic::{FlowConfig, TupleConfig};
 use crate::sim::problems::{Problem, Problems};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// Where input files come from: the disk, or the copies built into the binary.
 pub trait FileSource {
     /// The file's text.
     fn read(&self, path: &Path) -> std::io::Result<String>;
+
+    /// A binary file's bytes (a capture a flow replays); by default none can be read.
+    fn read_bytes(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        let _ = path;
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "binary files are read from the disk only",
+        ))
+    }
 
     /// The path of `rel` (as written in a file in `dir`) to read it by: `dir/rel` with
     /// `.` and `..` resolved lexically (see [`normalize`]).
@@ -61,6 +72,11 @@ impl FileSource for DiskFiles {
     /// A regular file of at most [`crate::config::read_limit::MAX_INPUT_BYTES`].
     fn read(&self, path: &Path) -> std::io::Result<String> {
         crate::config::read_limit::read_text(path, crate::config::read_limit::MAX_INPUT_BYTES)
+    }
+
+    /// A regular file of at most [`crate::config::capture::MAX_CAPTURE_BYTES`].
+    fn read_bytes(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        crate::config::read_limit::read_bytes(path, crate::config::capture::MAX_CAPTURE_BYTES)
     }
 
     /// As the file system resolves `dir/rel`: the lexical form (which messages print)
@@ -1133,6 +1149,8 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             .collect(),
     };
     let mut variants = Vec::new();
+    // Captures replayed by flows, read once each whatever the variants.
+    let mut captures = CaptureCache::new();
     // Problems of each variant's model and of the scenario against it: a problem every
     // variant has is reported once, one only some have names them.
     let mut variant_problems: Vec<Vec<FileProblem>> = Vec::new();
@@ -1181,7 +1199,10 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         // reported at once.
         let (model, mut probs) = build_model((&sfile, &text), (&mfile, &mtext), &mval, &patches);
         let wp: Vec<(String, &Value)> = wpatches.iter().map(|(at, v)| (at.clone(), v)).collect();
-        let (flows, wprobs) = build_workload((&sfile, &text), &wval, &wp, sc.load.unit);
+        let (flows, wprobs) =
+            build_workload((&sfile, &text), &wval, &wp, sc.load.unit, &mut |rel| {
+                read_capture(files, dir, rel, &mut captures)
+            });
         probs.extend(wprobs);
         variant_problems.push(probs);
         variants.push((name, description, model, flows));
@@ -1367,15 +1388,24 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
     if !problems.is_empty() {
         return Err(InputError::Invalid(problems));
     }
+    let last_bit = sc.latency_from == crate::model::stats::LatencyFrom::LastBit;
     let variants = variants
         .into_iter()
         .zip(points)
-        .map(|((name, description, model, flows), points)| Variant {
-            name,
-            description,
-            model: model.expect("read without problems"),
-            points,
-            flows: flows.expect("read without problems"),
+        .map(|((name, description, model, flows), points)| {
+            let model = model.expect("read without problems");
+            let flows = flows.expect("read without problems");
+            // (Every capture was read above: these are the same bytes.)
+            let (flows, points) = replayed_flows(flows, points, &model, last_bit, &mut |rel| {
+                read_capture(files, dir, rel, &mut captures)
+            });
+            Variant {
+                name,
+                description,
+                model,
+                points,
+                flows,
+            }
         })
         .collect();
     Ok(Experiment {
@@ -1411,6 +1441,7 @@ fn build_workload(
     base: &Value,
     patches: &[(String, &Value)],
     unit: LoadUnit,
+    capture: &mut dyn FnMut(&str) -> Result<Arc<CaptureFile>, String>,
 ) -> (Option<Vec<FlowConfig>>, Vec<FileProblem>) {
     let mut problems = Vec::new();
     let mut w = base.clone();
@@ -1463,7 +1494,8 @@ fn build_workload(
             reason: p.reason,
         }
     };
-    let workload: WorkloadConfig = match read_all(w) {
+    let written = w.clone();
+    let mut workload: WorkloadConfig = match read_all(w) {
         Ok(w) => w,
         Err(list) => {
             problems.extend(list.into_iter().map(|p| here(located(stext, locate(p)))));
@@ -1471,6 +1503,57 @@ fn build_workload(
         }
     };
     let mut p = Problems::new();
+    // Flows replaying a capture: what the capture itself gives may not be written too,
+    // and the capture is read (its sizes, rate and hash join the flow).
+    let mut replayed = 0;
+    for (i, f) in workload.flows.iter_mut().enumerate() {
+        if f.arrivals.capture().is_none() || i >= crate::sim::limits::MAX_FLOWS {
+            replayed += 1;
+            continue;
+        }
+        let as_written = &written["flows"][i];
+        for (field, what) in [
+            ("frame_bytes", "sizes"),
+            ("tuple", "addresses, ports and protocols"),
+        ] {
+            if as_written.get(field).is_some() {
+                p.push(
+                    &format!("flows[{i}].{field}"),
+                    format!("a replayed capture's {what} are the captured ones: remove it"),
+                );
+            }
+        }
+        let as_captured = f.arrivals.capture().map(|c| c.timing)
+            == Some(crate::model::capture::CaptureTiming::AsCaptured);
+        if as_captured && as_written.get("rate_pps").is_some() {
+            p.push(
+                &format!("flows[{i}].rate_pps"),
+                "a capture replayed `as-captured` sends at its own rate: remove `rate_pps`, \
+                 or replay it `scaled` (the default)",
+            );
+        }
+        let pcap = f
+            .arrivals
+            .capture()
+            .map(|c| c.pcap.clone())
+            .unwrap_or_default();
+        match capture(&pcap) {
+            Ok(c) => {
+                replayed += c.tuples.len();
+                crate::config::capture::describe(f, &c);
+            }
+            Err(e) => p.push(&format!("flows[{i}].arrivals.pcap"), e),
+        }
+    }
+    if replayed > crate::sim::limits::MAX_FLOWS {
+        p.push(
+            "flows",
+            format!(
+                "{replayed} flows once each capture's 5-tuples are flows of their own; at most {}",
+                crate::sim::limits::MAX_FLOWS
+            ),
+        );
+    }
     let flows = &workload.flows;
     if flows.len() > crate::sim::limits::MAX_FLOWS {
         p.push(
@@ -1487,6 +1570,77 @@ fn build_workload(
     }
     problems.extend(p.list.into_iter().map(|p| here(locate(p))));
     (Some(workload.flows), problems)
+}
+
+/// The capture at `rel` (as written in the scenario, in `dir`), read and parsed once
+/// per file: the same bytes for every variant that replays it.
+fn read_capture(
+    files: &dyn FileSource,
+    dir: &Path,
+    rel: &str,
+    cache: &mut CaptureCache,
+) -> Result<Arc<CaptureFile>, String> {
+    let path = files.resolve(dir, rel);
+    cache
+        .entry(path.clone())
+        .or_insert_with(|| {
+            let shown = path.display();
+            let bytes = files
+                .read_bytes(&path)
+                .map_err(|e| format!("cannot read capture `{shown}`: {e}"))?;
+            crate::config::capture::parse(&bytes)
+                .map(Arc::new)
+                .map_err(|e| format!("capture `{shown}`: {e}"))
+        })
+        .clone()
+}
+
+/// The flows a run offers: each flow replaying a capture becomes one flow per 5-tuple
+/// of the capture ([`crate::config::capture::expand`]), with its share of the flow's
+/// rate at every point; a flow beside them keeps the 5-tuple its number gave it.
+fn replayed_flows(
+    flows: Vec<FlowConfig>,
+    mut points: Vec<LoadPoint>,
+    model: &ModelConfig,
+    last_bit: bool,
+    capture: &mut dyn FnMut(&str) -> Result<Arc<CaptureFile>, String>,
+) -> (Vec<FlowConfig>, Vec<LoadPoint>) {
+    if flows.iter().all(|f| f.arrivals.capture().is_none()) {
+        return (flows, points);
+    }
+    let mut out = Vec::new();
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); points.len()];
+    for (i, f) in flows.into_iter().enumerate() {
+        let read = f.arrivals.capture().map(|c| capture(&c.pcap));
+        let nic = model.nic_index(&f.from).and_then(|n| model.nics.get(n));
+        let at: Vec<f64> = points.iter().map(|p| p.rates_pps[i]).collect();
+        match (read, nic) {
+            (Some(Ok(c)), Some(nic)) => {
+                let link = Link::new(nic.line_rate_bps);
+                for (g, r) in crate::config::capture::expand(&f, &c, link, last_bit, &at) {
+                    for (j, x) in r.into_iter().enumerate() {
+                        rates[j].push(x);
+                    }
+                    out.push(g);
+                }
+            }
+            // (A capture that could not be read was refused before.)
+            _ => {
+                let mut g = f;
+                if g.tuple.is_none() {
+                    g.tuple = Some(TupleConfig::default_for(i));
+                }
+                for (j, x) in at.into_iter().enumerate() {
+                    rates[j].push(x);
+                }
+                out.push(g);
+            }
+        }
+    }
+    for (p, r) in points.iter_mut().zip(rates) {
+        p.rates_pps = r;
+    }
+    (out, points)
 }
 
 /// Checks of a flow that do not depend on the model.
@@ -1526,8 +1680,8 @@ fn check_flow(f: &FlowConfig, unit: LoadUnit, p: &mut Problems) {
             if v != crate::model::traffic::OrRandom::default() {
                 p.push(
                     field,
-                    "applies to `constant` arrivals only (a Poisson or closed-loop flow has no \
-                     phase or period to shift): remove it",
+                    "applies to `constant` arrivals only (a Poisson, closed-loop or replayed \
+                     flow has no phase or period to shift): remove it",
                 );
             }
         }
@@ -1675,6 +1829,8 @@ fn variant_points(
         };
         let how = if f.arrivals == crate::model::traffic::Arrivals::Constant {
             "a constant flow sends floor(rate x duration_s) frames"
+        } else if f.arrivals.capture().is_some() {
+            "a replayed capture sends about rate x duration_s frames"
         } else {
             "a Poisson flow sends rate x duration_s frames on average"
         };

@@ -477,6 +477,10 @@ impl FileSource for Overlay<'_> {
             self.base.read(path)
         }
     }
+
+    fn read_bytes(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        self.base.read_bytes(path)
+    }
 }
 
 /// The value at `segs` in a model: object keys, and elements of arrays by `name` or by

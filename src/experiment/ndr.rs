@@ -346,6 +346,17 @@ pub fn check(exp: &Experiment, opts: &NdrOptions) -> Result<(), NdrError> {
         ));
     }
     for v in &exp.variants {
+        if let Some(f) = v.flows.iter().find(|f| f.arrivals.capture().is_some()) {
+            return Err(refuse(
+                "workload.flows",
+                format!(
+                    "flow `{}` of variant `{}` replays a capture, whose frame sizes are the \
+                     captured ones: a search per frame size needs generated frames",
+                    f.display_name(),
+                    v.name
+                ),
+            ));
+        }
         let total: f64 = v.points[0].rates_pps.iter().sum();
         if total.is_nan() || total <= 0.0 {
             return Err(refuse(

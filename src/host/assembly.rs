@@ -419,6 +419,17 @@ fn check(cfg: &ModelConfig, spec: &RunSpec) -> Result<(), SimError> {
                 p.push("to", format!("no NIC named `{}` in the model", f.to));
             }
             p.at("frame_bytes", |p| f.frame_bytes.validate(p));
+            if let Some(c) = f.arrivals.capture()
+                && c.replay.is_none()
+            {
+                p.push(
+                    "arrivals.pcap",
+                    format!(
+                        "the capture `{}` has not been read (the scenario loader reads it)",
+                        c.pcap
+                    ),
+                );
+            }
         });
     }
     cfg.check_roles(&spec.flows, &mut p);

@@ -26,6 +26,7 @@
 //! - [`timeline`]: latency per time bucket.
 
 pub mod bus;
+pub mod capture;
 pub mod cost;
 pub mod cpu;
 pub mod irq;

@@ -38,8 +38,11 @@
 //! paired with the oldest outstanding request (exact with one outstanding transaction;
 //! with several, timers that one update would share are treated apart).
 //!
+//! - `{"pcap": FILE}`: a user's capture replayed, its time stamps, sizes and 5-tuples,
+//!   scaled to the load point or at its own rate, looped ([`crate::model::capture`]).
+//!
 //! Frame sizes are fixed, uniform, or a weighted mix (IMIX-like), each frame drawn from
-//! the flow's own random stream.
+//! the flow's own random stream (a replayed capture's are the captured ones).
 //!
 //! Parameters ([`FlowConfig`]): `name`, `from`, `to`, `frame_bytes` (default 64 bytes),
 //! `arrivals` (default `constant`), `turnaround_ns` (default 0), `peer_coalescing`
@@ -48,6 +51,7 @@
 //! the swept load).
 //! Counters: frames sent (`FlowSource::sent`).
 
+use crate::model::capture::{CaptureArrivals, Replay};
 use crate::model::nic::link::Link;
 use crate::sim::problems::Problems;
 use crate::sim::rng::StreamRng;
@@ -79,6 +83,74 @@ pub enum Arrivals {
     /// outstanding; each response leaving the host is followed, `turnaround_ns` after its
     /// last bit, by the next request.
     ClosedLoop,
+}
+
+/// A flow's arrivals as written: a process by name, or a capture replayed.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum FlowArrivals {
+    /// A process: `"constant"`, `"poisson"`, `"poisson-unpaced"` or `"closed-loop"`.
+    Process(Arrivals),
+    /// `{"pcap": FILE, "timing": "scaled" | "as-captured"}`: a capture replayed.
+    Capture(CaptureArrivals),
+}
+
+impl Default for FlowArrivals {
+    fn default() -> Self {
+        FlowArrivals::Process(Arrivals::Constant)
+    }
+}
+
+impl PartialEq<Arrivals> for FlowArrivals {
+    fn eq(&self, o: &Arrivals) -> bool {
+        matches!(self, FlowArrivals::Process(a) if a == o)
+    }
+}
+
+impl FlowArrivals {
+    /// The replayed capture, if this is one.
+    pub fn capture(&self) -> Option<&CaptureArrivals> {
+        match self {
+            FlowArrivals::Capture(c) => Some(c),
+            FlowArrivals::Process(_) => None,
+        }
+    }
+}
+
+/// The forms of a flow's arrivals, as messages list them.
+const ARRIVALS_FORMS: &str = "`\"constant\"`, `\"poisson\"`, `\"poisson-unpaced\"`, \
+    `\"closed-loop\"` or a capture such as `{\"pcap\": \"trace.pcap\"}`";
+
+/// Read by the value's JSON type (a name, or an object with `pcap`), with messages
+/// naming the forms.
+impl<'de> Deserialize<'de> for FlowArrivals {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use crate::sim::forms;
+        let r = match forms::value(d)? {
+            serde_json::Value::String(name) => {
+                serde_json::from_value::<Arrivals>(serde_json::Value::String(name.clone()))
+                    .map(FlowArrivals::Process)
+                    .map_err(|_| {
+                        (
+                            String::new(),
+                            format!("must be {ARRIVALS_FORMS}, got `\"{name}\"`"),
+                        )
+                    })
+            }
+            v @ serde_json::Value::Object(_) if v.get("pcap").is_some() => {
+                forms::fields::<CaptureArrivals>(v).map(FlowArrivals::Capture)
+            }
+            serde_json::Value::Object(_) => Err((
+                String::new(),
+                format!("must be {ARRIVALS_FORMS}, got an object without `pcap`"),
+            )),
+            other => Err((
+                String::new(),
+                format!("must be {ARRIVALS_FORMS}, got {}", forms::describe(&other)),
+            )),
+        };
+        r.map_err(forms::to_error)
+    }
 }
 
 /// Frame size of a flow: a number of bytes, or a distribution.
@@ -262,9 +334,10 @@ pub struct FlowConfig {
     /// Frame size [bytes], FCS included (default 64).
     #[serde(default = "default_frame")]
     pub frame_bytes: FrameSize,
-    /// Arrival process (default `constant`).
+    /// Arrival process (default `constant`), or a capture replayed
+    /// (`{"pcap": FILE}`, [`crate::model::capture`]).
     #[serde(default)]
-    pub arrivals: Arrivals,
+    pub arrivals: FlowArrivals,
     /// For `closed-loop` flows: the peer's time from receiving a response (last bit)
     /// to starting the next request (first bit): its NIC, interrupt coalescing and
     /// stack [ns] (default 0).
@@ -443,6 +516,8 @@ enum SizeSampler {
     Uniform(u32, u32),
     /// Cumulative weights (normalised to 1) and sizes.
     Mix(Vec<(f64, u32)>),
+    /// A capture's sizes, frame by frame.
+    Replay(Replay),
 }
 
 impl SizeSampler {
@@ -466,10 +541,12 @@ impl SizeSampler {
         }
     }
 
+    /// The size of frame number `k`.
     #[inline]
-    fn sample(&self, rng: &mut StreamRng) -> u32 {
+    fn sample(&self, rng: &mut StreamRng, k: u64) -> u32 {
         match self {
             SizeSampler::Fixed(b) => *b,
+            SizeSampler::Replay(r) => r.bytes(k),
             SizeSampler::Uniform(lo, hi) => rng.random_range(*lo..=*hi),
             SizeSampler::Mix(cum) => {
                 let u: f64 = rng.random();
@@ -524,11 +601,26 @@ impl PeerCoalescing {
     }
 }
 
+/// How a [`FlowSource`] places its frames.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Process {
+    Constant,
+    Poisson,
+    PoissonUnpaced,
+    ClosedLoop,
+    /// A capture's starts, times `scale` (its own rate over the flow's).
+    Replay {
+        scale: f64,
+    },
+}
+
 /// A flow's frame generator for one load point; frames are produced lazily, one at a time.
 #[derive(Clone, Debug)]
 pub struct FlowSource {
     link: Link,
-    arrivals: Arrivals,
+    arrivals: Process,
+    /// A replayed capture's frames.
+    replay: Option<Replay>,
     period_ps: f64,
     exp: Option<Exp<f64>>,
     sizes: SizeSampler,
@@ -562,29 +654,48 @@ impl FlowSource {
         rng_sizes: StreamRng,
     ) -> FlowSource {
         let period_ps = 1e12 / rate_pps;
-        let limit = match cfg.arrivals {
-            // floor(rate * duration), with a tolerance for binary rounding of the product.
-            Arrivals::Constant => (rate_pps * duration.as_secs_f64() + 1e-6).floor() as u64,
-            Arrivals::Poisson | Arrivals::PoissonUnpaced | Arrivals::ClosedLoop => u64::MAX,
+        let replay = cfg.arrivals.capture().and_then(|c| c.replay.clone());
+        let arrivals = match (&cfg.arrivals, &replay) {
+            (FlowArrivals::Process(Arrivals::Constant), _) => Process::Constant,
+            (FlowArrivals::Process(Arrivals::Poisson), _) => Process::Poisson,
+            (FlowArrivals::Process(Arrivals::PoissonUnpaced), _) => Process::PoissonUnpaced,
+            (FlowArrivals::Process(Arrivals::ClosedLoop), _) => Process::ClosedLoop,
+            (FlowArrivals::Capture(_), Some(r)) => Process::Replay {
+                scale: r.scale_for(rate_pps),
+            },
+            // A capture the loader has not read sends nothing (the host refuses it
+            // before a run: `Host::check`).
+            (FlowArrivals::Capture(_), None) => Process::Replay { scale: 1.0 },
         };
-        let exp = match cfg.arrivals {
-            Arrivals::Poisson | Arrivals::PoissonUnpaced => {
+        let limit = match arrivals {
+            // floor(rate * duration), with a tolerance for binary rounding of the product.
+            Process::Constant => (rate_pps * duration.as_secs_f64() + 1e-6).floor() as u64,
+            Process::Replay { .. } if replay.is_none() => 0,
+            _ => u64::MAX,
+        };
+        let exp = match arrivals {
+            Process::Poisson | Process::PoissonUnpaced => {
                 Some(Exp::new(1.0 / period_ps).expect("rate > 0"))
             }
             _ => None,
         };
-        let requests = match cfg.arrivals {
-            Arrivals::ClosedLoop => (0..rate_pps.max(1.0).round() as u64)
+        let requests = match arrivals {
+            Process::ClosedLoop => (0..rate_pps.max(1.0).round() as u64)
                 .map(|_| SimTime::ZERO)
                 .collect(),
             _ => Default::default(),
         };
+        let sizes = match &replay {
+            Some(r) => SizeSampler::Replay(r.clone()),
+            None => SizeSampler::new(&cfg.frame_bytes),
+        };
         let mut s = FlowSource {
             link,
-            arrivals: cfg.arrivals,
+            arrivals,
+            replay,
             period_ps,
             exp,
-            sizes: SizeSampler::new(&cfg.frame_bytes),
+            sizes,
             stop: duration,
             limit,
             next_start_ps: 0.0,
@@ -598,7 +709,7 @@ impl FlowSource {
             turnaround: SimTime::from_ns_f64(cfg.turnaround_ns),
             sent: 0,
         };
-        if s.arrivals == Arrivals::Constant {
+        if s.arrivals == Process::Constant {
             let phase = match cfg.start_phase {
                 OrRandom::Value(f) => f,
                 OrRandom::Random(_) => s.rng_arrivals.random::<f64>(),
@@ -612,7 +723,7 @@ impl FlowSource {
             // The tester sends its count whatever its clock says.
             s.stop = SimTime(u64::MAX);
         }
-        if matches!(s.arrivals, Arrivals::Poisson | Arrivals::PoissonUnpaced) {
+        if matches!(s.arrivals, Process::Poisson | Process::PoissonUnpaced) {
             s.next_start_ps = s.draw_gap();
         }
         s
@@ -632,16 +743,20 @@ impl FlowSource {
             return None;
         }
         let nominal = match self.arrivals {
-            Arrivals::ClosedLoop => self.requests.pop_front()?,
-            Arrivals::Constant => {
+            Process::ClosedLoop => self.requests.pop_front()?,
+            Process::Constant => {
                 SimTime((self.offset_ps + self.sent as f64 * self.period_ps + 0.5) as u64)
             }
-            Arrivals::Poisson => {
+            Process::Replay { scale } => {
+                let r = self.replay.as_ref()?;
+                SimTime((r.start_ps(self.sent, scale) + 0.5) as u64)
+            }
+            Process::Poisson => {
                 let t = SimTime((self.next_start_ps + 0.5) as u64);
                 self.next_start_ps += self.draw_gap();
                 t
             }
-            Arrivals::PoissonUnpaced => {
+            Process::PoissonUnpaced => {
                 // The Poisson point is the frame's last bit: arrivals stay in order
                 // whatever the sizes, and nothing waits for the link.
                 let end = SimTime((self.next_start_ps + 0.5) as u64);
@@ -650,7 +765,7 @@ impl FlowSource {
                     return None;
                 }
                 self.next_start_ps += self.draw_gap();
-                let bytes = self.sizes.sample(&mut self.rng_sizes);
+                let bytes = self.sizes.sample(&mut self.rng_sizes, self.sent);
                 let f = Frame {
                     start: end.saturating_sub(self.link.wire_time(bytes)),
                     end,
@@ -663,12 +778,12 @@ impl FlowSource {
         };
         let start = nominal.max(self.link_free);
         if start >= self.stop {
-            if self.arrivals != Arrivals::ClosedLoop {
+            if self.arrivals != Process::ClosedLoop {
                 self.limit = self.sent;
             }
             return None;
         }
-        let bytes = self.sizes.sample(&mut self.rng_sizes);
+        let bytes = self.sizes.sample(&mut self.rng_sizes, self.sent);
         let end = start + self.link.wire_time(bytes);
         self.link_free = end;
         if self.peer_coalescing.is_some() {
@@ -686,13 +801,13 @@ impl FlowSource {
 
     /// Whether this is a closed-loop (request/response) flow.
     pub fn is_closed_loop(&self) -> bool {
-        self.arrivals == Arrivals::ClosedLoop
+        self.arrivals == Process::ClosedLoop
     }
 
     /// Closed loop: the peer received a response completely at `at`; it sends the next
     /// request after its turnaround. Returns whether a request was queued.
     pub fn respond(&mut self, at: SimTime) -> bool {
-        if self.arrivals != Arrivals::ClosedLoop {
+        if self.arrivals != Process::ClosedLoop {
             return false;
         }
         let seen = match (self.peer_coalescing, self.request_ends.pop_front()) {
@@ -725,7 +840,7 @@ mod tests {
             from: "a".into(),
             to: "b".into(),
             frame_bytes: FrameSize::Fixed(64),
-            arrivals,
+            arrivals: FlowArrivals::Process(arrivals),
             turnaround_ns: 0.0,
             peer_coalescing: None,
             start_phase: OrRandom::default(),

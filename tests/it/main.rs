@@ -3,6 +3,7 @@
 mod architecture;
 mod bad_input;
 mod baseline;
+mod capture;
 mod dc_driver;
 mod em_rr;
 mod fit;

@@ -1,0 +1,521 @@
+//! Reading a capture for a flow's `"arrivals": {"pcap": "FILE"}` and turning it into
+//! the flows a run replays ([`crate::model::capture`] says how a capture is replayed).
+//!
+//! **Formats** (read with the `pcap-file` crate):
+//! - pcap (libpcap's format: either byte order, micro- or nanosecond time stamps, by
+//!   its magic number);
+//! - pcapng: Enhanced Packet Blocks, with each interface's `if_tsresol` (default 10^-6
+//!   s, pcapng's specification, section 4.2) and `if_tsoffset`; a Simple Packet Block
+//!   has no time stamp and is refused.
+//!
+//! The link type must be Ethernet. A frame is Ethernet (one 802.1Q tag skipped), IPv4,
+//! then UDP or TCP: its 5-tuple is its addresses, ports and protocol, what a NIC's RSS
+//! hashes. A frame that is not (IPv6, ARP, ICMP, a fragment after the first, a frame
+//! cut before its ports) is refused, naming its record: replaying it would need a
+//! steering the model does not have, and leaving it out would change the load. Frames
+//! are replayed in time-stamp order (a capture merged from several queues may be
+//! slightly out of order; the sort is stable).
+//!
+//! Limits: the file at most [`MAX_CAPTURE_BYTES`]; at least two frames (one frame has
+//! no rate); at most [`crate::sim::limits::MAX_FLOWS`] 5-tuples.
+
+use crate::model::capture::{CaptureTiming, Replay, ReplayFrame};
+use crate::model::nic::link::Link;
+use crate::model::traffic::{FRAME_BYTES_RANGE, TupleProtocol};
+use crate::model::traffic::{FlowArrivals, FlowConfig, FrameDist, FrameSize, TupleConfig};
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+
+/// Largest capture read [bytes]: 256 MiB, some 3 million minimum-size frames.
+pub const MAX_CAPTURE_BYTES: u64 = 256 << 20;
+
+/// Why a capture cannot be replayed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CaptureError {
+    /// Neither pcap nor pcapng, or a file the reader cannot follow.
+    #[error("not a readable pcap or pcapng file: {0}")]
+    Format(String),
+    /// The capture's link layer is not Ethernet.
+    #[error("link type {0} is not Ethernet (1)")]
+    LinkType(String),
+    /// One record cannot be replayed.
+    #[error("record {index} (from 1): {reason}")]
+    Record {
+        /// Its number in the file, from 1 (as Wireshark numbers frames).
+        index: usize,
+        /// Why.
+        reason: String,
+    },
+    /// Fewer than two frames.
+    #[error("{0} frame(s): a capture needs at least two to have a rate")]
+    TooFew(usize),
+    /// All its frames have the same time stamp.
+    #[error("every frame has the same time stamp: a capture needs a span to have a rate")]
+    NoSpan,
+    /// More 5-tuples than flows may be.
+    #[error("{0} distinct 5-tuples; at most {max} (one flow each)", max = crate::sim::limits::MAX_FLOWS)]
+    TooManyTuples(usize),
+}
+
+/// One frame of a capture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CaptureRecord {
+    /// Its time stamp after the first frame's [ns].
+    pub stamp_ns: u64,
+    /// Its size on the wire, FCS included [bytes].
+    pub bytes: u32,
+    /// Its 5-tuple, an index into [`CaptureFile::tuples`].
+    pub tuple: usize,
+}
+
+/// A capture as read: its frames in time order and its 5-tuples in order of first
+/// appearance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaptureFile {
+    /// The frames.
+    pub records: Vec<CaptureRecord>,
+    /// The 5-tuples.
+    pub tuples: Vec<TupleConfig>,
+    /// FNV-1a of the file's bytes.
+    pub fnv1a: u64,
+}
+
+/// Read a capture from its bytes.
+pub fn parse(data: &[u8]) -> Result<CaptureFile, CaptureError> {
+    let fmt = |e: pcap_file::PcapError| CaptureError::Format(e.to_string());
+    if data.len() >= 4 && data[..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
+        let mut raw = Vec::new();
+        read_pcapng(data, &mut raw)?;
+        return finish(raw, data);
+    }
+    let mut r = pcap_file::pcap::PcapReader::new(data).map_err(fmt)?;
+    let dl = r.header().datalink;
+    if dl != pcap_file::DataLink::ETHERNET {
+        return Err(CaptureError::LinkType(format!("{dl:?}")));
+    }
+    let mut owned: Vec<(u128, u32, Vec<u8>)> = Vec::new();
+    while let Some(p) = r.next_packet() {
+        let p = p.map_err(fmt)?;
+        owned.push((p.timestamp.as_nanos(), p.orig_len, p.data.into_owned()));
+    }
+    let raw = owned
+        .iter()
+        .map(|(t, l, d)| (*t, *l, d.as_slice()))
+        .collect();
+    finish(raw, data)
+}
+
+/// The packets of a pcapng file: (time stamp [ns since the epoch], original length,
+/// captured bytes).
+fn read_pcapng<'d>(
+    data: &'d [u8],
+    out: &mut Vec<(u128, u32, &'d [u8])>,
+) -> Result<(), CaptureError> {
+    use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as Opt;
+    use pcap_file::pcapng::{Block, PcapNgParser};
+    let fmt = |e: pcap_file::PcapError| CaptureError::Format(e.to_string());
+    let (mut rest, mut parser) = PcapNgParser::new(data).map_err(fmt)?;
+    // Each interface: (units per second as numerator/denominator of 1e9 ns, offset [ns]).
+    let mut ifaces: Vec<(u128, u128, u128)> = Vec::new();
+    let mut index = 0;
+    while !rest.is_empty() {
+        let (r, block) = parser.next_block(rest).map_err(fmt)?;
+        rest = r;
+        match block {
+            Block::SectionHeader(_) => ifaces.clear(),
+            Block::InterfaceDescription(idb) => {
+                if idb.linktype != pcap_file::DataLink::ETHERNET {
+                    return Err(CaptureError::LinkType(format!("{:?}", idb.linktype)));
+                }
+                let mut res = 6u8;
+                let mut offset_s = 0u64;
+                for o in &idb.options {
+                    match o {
+                        Opt::IfTsResol(r) => res = *r,
+                        Opt::IfTsOffset(s) => offset_s = *s,
+                        _ => {}
+                    }
+                }
+                // ns = units * num / den.
+                let (num, den) = if res & 0x80 == 0 {
+                    let e = (res & 0x7f) as u32;
+                    if e <= 9 {
+                        (10u128.pow(9 - e), 1)
+                    } else {
+                        (1, 10u128.pow((e - 9).min(30)))
+                    }
+                } else {
+                    (1_000_000_000, 1u128 << (res & 0x7f).min(100))
+                };
+                ifaces.push((num, den, offset_s as u128 * 1_000_000_000));
+            }
+            Block::EnhancedPacket(epb) => {
+                index += 1;
+                let Some(&(num, den, off)) = ifaces.get(epb.interface_id as usize) else {
+                    return Err(CaptureError::Record {
+                        index,
+                        reason: format!("interface {} is not described", epb.interface_id),
+                    });
+                };
+                // (The crate reads the 64-bit count of units as nanoseconds.)
+                let units = epb.timestamp.as_nanos();
+                let ns = units * num / den + off;
+                let d: &'d [u8] = match epb.data {
+                    std::borrow::Cow::Borrowed(b) => b,
+                    std::borrow::Cow::Owned(_) => {
+                        return Err(CaptureError::Format("an unexpected copied block".into()));
+                    }
+                };
+                out.push((ns, epb.original_len, d));
+            }
+            Block::SimplePacket(_) | Block::Packet(_) => {
+                index += 1;
+                return Err(CaptureError::Record {
+                    index,
+                    reason: "a Simple or obsolete Packet Block, without a usable time stamp".into(),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Frames in time order, sizes and 5-tuples from the raw packets.
+fn finish(raw: Vec<(u128, u32, &[u8])>, data: &[u8]) -> Result<CaptureFile, CaptureError> {
+    if raw.len() < 2 {
+        return Err(CaptureError::TooFew(raw.len()));
+    }
+    let mut tuples: Vec<TupleConfig> = Vec::new();
+    let mut seen: HashMap<(u32, u32, u16, u16, u8), usize> = HashMap::new();
+    let mut recs: Vec<(u128, u32, usize)> = Vec::with_capacity(raw.len());
+    for (k, (t, orig, d)) in raw.iter().enumerate() {
+        let index = k + 1;
+        let bad = |reason: String| CaptureError::Record { index, reason };
+        let bytes = (*orig as u64 + 4).max(FRAME_BYTES_RANGE.0 as u64);
+        if bytes > FRAME_BYTES_RANGE.1 as u64 {
+            return Err(bad(format!(
+                "a frame of {bytes} bytes with its FCS; at most {}",
+                FRAME_BYTES_RANGE.1
+            )));
+        }
+        let tuple = five_tuple(d).map_err(bad)?;
+        let key = (
+            u32::from(tuple.src_addr),
+            u32::from(tuple.dst_addr),
+            tuple.src_port,
+            tuple.dst_port,
+            tuple.protocol as u8,
+        );
+        let next = tuples.len();
+        let ti = *seen.entry(key).or_insert(next);
+        if ti == next {
+            tuples.push(tuple);
+            if tuples.len() > crate::sim::limits::MAX_FLOWS {
+                return Err(CaptureError::TooManyTuples(tuples.len()));
+            }
+        }
+        recs.push((*t, bytes as u32, ti));
+    }
+    recs.sort_by_key(|r| r.0);
+    let t0 = recs[0].0;
+    if recs.last().map(|r| r.0) == Some(t0) {
+        return Err(CaptureError::NoSpan);
+    }
+    let records = recs
+        .into_iter()
+        .map(|(t, bytes, tuple)| CaptureRecord {
+            stamp_ns: u64::try_from(t - t0).unwrap_or(u64::MAX),
+            bytes,
+            tuple,
+        })
+        .collect();
+    Ok(CaptureFile {
+        records,
+        tuples,
+        fnv1a: crate::sim::rng::fnv1a(data),
+    })
+}
+
+/// A frame's 5-tuple: Ethernet (one 802.1Q tag skipped), IPv4, UDP or TCP.
+fn five_tuple(d: &[u8]) -> Result<TupleConfig, String> {
+    let cut = || format!("cut at {} bytes, before its ports", d.len());
+    let mut eth = 12;
+    let mut ethertype = u16::from_be_bytes([
+        *d.get(eth).ok_or_else(cut)?,
+        *d.get(eth + 1).ok_or_else(cut)?,
+    ]);
+    if ethertype == 0x8100 {
+        eth += 4;
+        ethertype = u16::from_be_bytes([
+            *d.get(eth).ok_or_else(cut)?,
+            *d.get(eth + 1).ok_or_else(cut)?,
+        ]);
+    }
+    if ethertype != 0x0800 {
+        return Err(format!(
+            "EtherType {ethertype:#06x}, not IPv4 (0x0800): only IPv4 UDP and TCP frames are replayed"
+        ));
+    }
+    let ip = d.get(eth + 2..).ok_or_else(cut)?;
+    if ip.len() < 20 {
+        return Err(cut());
+    }
+    if ip[0] >> 4 != 4 {
+        return Err(format!("IP version {}, not 4", ip[0] >> 4));
+    }
+    let ihl = (ip[0] & 0x0f) as usize * 4;
+    let protocol = match ip[9] {
+        17 => TupleProtocol::Udp,
+        6 => TupleProtocol::Tcp,
+        p => {
+            return Err(format!(
+                "IP protocol {p}, not UDP (17) or TCP (6): only IPv4 UDP and TCP frames are replayed"
+            ));
+        }
+    };
+    if u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff != 0 {
+        return Err("a fragment after the first, without ports".into());
+    }
+    let l4 = ip.get(ihl..ihl + 4).ok_or_else(cut)?;
+    Ok(TupleConfig {
+        src_addr: Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]),
+        dst_addr: Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]),
+        src_port: u16::from_be_bytes([l4[0], l4[1]]),
+        dst_port: u16::from_be_bytes([l4[2], l4[3]]),
+        protocol,
+    })
+}
+
+/// The capture flow `f` (whose arrivals name `capture`) with what the loader's checks
+/// need: its sizes as a distribution (for a load in % of line rate, at the capture's
+/// mean size), its own rate as `rate_pps` when it is replayed as captured, the file's
+/// hash.
+pub fn describe(f: &mut FlowConfig, capture: &CaptureFile) {
+    f.frame_bytes = sizes_of(capture.records.iter().map(|r| r.bytes));
+    if let FlowArrivals::Capture(c) = &mut f.arrivals {
+        c.fnv1a = Some(format!("{:016x}", capture.fnv1a));
+        if c.timing == CaptureTiming::AsCaptured {
+            let n = capture.records.len() as f64;
+            f.rate_pps = Some(n / (loop_ns(capture) as f64 * 1e-9));
+        }
+    }
+}
+
+/// Frame sizes as a flow's `frame_bytes`: one size, or the mix of them by count.
+fn sizes_of(bytes: impl Iterator<Item = u32>) -> FrameSize {
+    let mut sizes: std::collections::BTreeMap<u32, f64> = Default::default();
+    for b in bytes {
+        *sizes.entry(b).or_default() += 1.0;
+    }
+    if sizes.len() == 1 {
+        return FrameSize::Fixed(*sizes.keys().next().expect("one size"));
+    }
+    FrameSize::Dist(FrameDist::Mix {
+        sizes: sizes.keys().copied().collect(),
+        weights: sizes.values().copied().collect(),
+    })
+}
+
+/// The capture's loop period [ns]: its span times `N / (N - 1)`.
+fn loop_ns(capture: &CaptureFile) -> u128 {
+    let n = capture.records.len() as u128;
+    let span = capture.records.last().map_or(0, |r| r.stamp_ns) as u128;
+    (span * n).div_ceil(n - 1)
+}
+
+/// The flows a run replays for the capture flow `f` offered at `rates` (one per load
+/// point) on an input `link`: one flow per 5-tuple, each with its frames' starts (the
+/// stamps less their time on the link when `last_bit` stamps) and its share of the
+/// rates.
+pub fn expand(
+    f: &FlowConfig,
+    capture: &CaptureFile,
+    link: Link,
+    last_bit: bool,
+    rates: &[f64],
+) -> Vec<(FlowConfig, Vec<f64>)> {
+    let wire = |b: u32| {
+        if last_bit { link.wire_time(b).0 } else { 0 }
+    };
+    let ps = |r: &CaptureRecord| (r.stamp_ns as u128 * 1000) as i128 - wire(r.bytes) as i128;
+    let first = ps(&capture.records[0]);
+    // Starts after the first frame's (a stamp less a longer frame's wire time may fall
+    // before it: the replay then starts with that frame).
+    let origin = capture.records.iter().map(ps).min().unwrap_or(first);
+    let loop_ps = (loop_ns(capture) * 1000) as u64;
+    let n = capture.records.len() as f64;
+    let single = capture.tuples.len() == 1;
+    let mut out = Vec::with_capacity(capture.tuples.len());
+    for (ti, t) in capture.tuples.iter().enumerate() {
+        let frames: Arc<[ReplayFrame]> = capture
+            .records
+            .iter()
+            .filter(|r| r.tuple == ti)
+            .map(|r| ReplayFrame {
+                start_ps: (ps(r) - origin) as u64,
+                bytes: r.bytes,
+            })
+            .collect();
+        let share = frames.len() as f64 / n;
+        let mut g = f.clone();
+        if !single {
+            let proto = match t.protocol {
+                TupleProtocol::Udp => "udp",
+                TupleProtocol::Tcp => "tcp",
+            };
+            g.name = Some(format!(
+                "{}/{}:{}-{}:{}/{proto}",
+                f.display_name(),
+                t.src_addr,
+                t.src_port,
+                t.dst_addr,
+                t.dst_port
+            ));
+        }
+        g.tuple = Some(t.clone());
+        g.frame_bytes = sizes_of(frames.iter().map(|fr| fr.bytes));
+        g.rate_pps = f.rate_pps.map(|r| r * share);
+        if let FlowArrivals::Capture(c) = &mut g.arrivals {
+            c.replay = Some(Replay {
+                frames,
+                loop_ps,
+                capture_frames: capture.records.len() as u64,
+            });
+        }
+        out.push((g, rates.iter().map(|r| r * share).collect()));
+    }
+    out
+}
+
+/// Captures read once per file: (resolved path) -> the capture or why not.
+pub type CaptureCache = HashMap<std::path::PathBuf, Result<Arc<CaptureFile>, String>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+
+    /// An Ethernet/IPv4/UDP frame of `len` bytes (no FCS) from `src` port `sport`.
+    pub(crate) fn udp_frame(src: [u8; 4], sport: u16, len: usize) -> Vec<u8> {
+        let mut f = vec![0u8; len];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[23] = 17;
+        f[26..30].copy_from_slice(&src);
+        f[30..34].copy_from_slice(&[10, 1, 0, 1]);
+        f[34..36].copy_from_slice(&sport.to_be_bytes());
+        f[36..38].copy_from_slice(&9u16.to_be_bytes());
+        f
+    }
+
+    fn pcap(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
+        let header = PcapHeader {
+            ts_resolution: pcap_file::TsResolution::NanoSecond,
+            ..PcapHeader::default()
+        };
+        let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
+        for (t, d) in frames {
+            w.write_packet(&PcapPacket::new(
+                std::time::Duration::from_nanos(*t),
+                d.len() as u32,
+                d,
+            ))
+            .unwrap();
+        }
+        w.into_writer()
+    }
+
+    #[test]
+    fn a_pcap_gives_stamps_sizes_and_tuples_in_order_of_first_appearance() {
+        let a = udp_frame([10, 0, 0, 1], 1024, 60);
+        let b = udp_frame([10, 0, 0, 2], 1025, 1514);
+        let c = parse(&pcap(&[
+            (1_000_000_000, a.clone()),
+            (1_000_010_000, b.clone()),
+            (1_000_005_000, a.clone()),
+        ]))
+        .unwrap();
+        // Sorted by time; sizes with the FCS.
+        let got: Vec<(u64, u32, usize)> = c
+            .records
+            .iter()
+            .map(|r| (r.stamp_ns, r.bytes, r.tuple))
+            .collect();
+        assert_eq!(got, [(0, 64, 0), (5_000, 64, 0), (10_000, 1518, 1)]);
+        assert_eq!(c.tuples[1].src_addr, Ipv4Addr::new(10, 0, 0, 2));
+        assert_eq!(c.tuples[1].src_port, 1025);
+        // Span 10 us over 3 frames: the loop is 15 us.
+        assert_eq!(loop_ns(&c), 15_000);
+    }
+
+    #[test]
+    fn frames_that_cannot_be_steered_are_refused_by_record() {
+        let a = udp_frame([10, 0, 0, 1], 1024, 60);
+        let mut v6 = a.clone();
+        v6[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
+        let e = parse(&pcap(&[(0, a.clone()), (10, v6)])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "record 2 (from 1): EtherType 0x86dd, not IPv4 (0x0800): only IPv4 UDP and TCP frames are replayed"
+        );
+        let mut icmp = a.clone();
+        icmp[23] = 1;
+        let e = parse(&pcap(&[(0, icmp), (10, a.clone())])).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("record 1 (from 1): IP protocol 1"),
+            "{e}"
+        );
+        assert_eq!(
+            parse(&pcap(&[(0, a.clone())])).unwrap_err(),
+            CaptureError::TooFew(1)
+        );
+        assert_eq!(
+            parse(&pcap(&[(7, a.clone()), (7, a.clone())])).unwrap_err(),
+            CaptureError::NoSpan
+        );
+        assert!(matches!(
+            parse(b"not a capture at all"),
+            Err(CaptureError::Format(_))
+        ));
+        // A VLAN tag is skipped.
+        let mut tagged = vec![0u8; 64];
+        tagged[12..14].copy_from_slice(&0x8100u16.to_be_bytes());
+        tagged[16..].copy_from_slice(&a[12..60]);
+        let c = parse(&pcap(&[(0, tagged), (10, a)])).unwrap();
+        assert_eq!(c.tuples.len(), 1);
+    }
+
+    #[test]
+    fn pcapng_time_stamps_follow_the_interfaces_resolution() {
+        use pcap_file::pcapng::PcapNgWriter;
+        use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+        use pcap_file::pcapng::blocks::interface_description::{
+            InterfaceDescriptionBlock, InterfaceDescriptionOption,
+        };
+        let a = udp_frame([10, 0, 0, 1], 1024, 60);
+        for (res, unit_ns) in [(None, 1_000u64), (Some(9u8), 1), (Some(3), 1_000_000)] {
+            let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+            let mut idb = InterfaceDescriptionBlock::new(pcap_file::DataLink::ETHERNET, 65535);
+            if let Some(r) = res {
+                idb.options.push(InterfaceDescriptionOption::IfTsResol(r));
+            }
+            w.write_pcapng_block(idb).unwrap();
+            for units in [1_000u64, 1_250] {
+                let epb = EnhancedPacketBlock {
+                    interface_id: 0,
+                    // (The crate writes the count of units it is given as nanoseconds.)
+                    timestamp: std::time::Duration::from_nanos(units),
+                    original_len: a.len() as u32,
+                    data: std::borrow::Cow::Borrowed(&a),
+                    options: vec![],
+                };
+                w.write_pcapng_block(epb).unwrap();
+            }
+            let c = parse(&w.into_inner()).unwrap();
+            assert_eq!(c.records[1].stamp_ns, 250 * unit_ns, "if_tsresol {res:?}");
+        }
+    }
+}
