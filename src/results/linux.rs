@@ -11,9 +11,11 @@
 //! # Which hosts
 //!
 //! A model is a Linux host when at least one of its NICs names its Linux driver
-//! (`nics[].linux_driver`, `mlx5` or `ixgbe`); the FreeBSD profiles (dc, xl, de, ed, bge,
-//! em) name none, and no Linux files are written for them: their counters are
-//! netstat's and vmstat's, not these. Refused (an [`LinuxHostError`], exit 2 before
+//! (`nics[].linux_driver`: `mlx5`, `ixgbe`, `e1000` or `tulip`, the Linux driver of the
+//! 21143 that FreeBSD's dc(4) drives); the FreeBSD profiles (dc, xl, de, ed, bge, em)
+//! name none, and no Linux files are written for them: they model FreeBSD kernels
+//! (netisr, ipintrq, spl), whose counters are netstat's and vmstat's, not these. A
+//! model of a Linux host with an 8254x or a 21143 names `e1000` or `tulip`. Refused (an [`LinuxHostError`], exit 2 before
 //! anything is simulated): a model that is not a Linux host, a model with a sending
 //! application (its frames' sizes are not in the results), request/response scenarios,
 //! and a NIC receiving or sending flows of different or random frame sizes (the byte
@@ -60,10 +62,15 @@
 //!
 //! - A row per modelled vector, in the model's line order: a multi-queue NIC's vector
 //!   per queue, a single-queue NIC's line, a shared line. The IRQ number is its index
-//!   in that order (a real host's are assigned at probe, from 24 up on x86), the chip
-//!   `PCI-MSI` (an IOMMU's interrupt remapping would print `IR-PCI-MSI`), the hardware
-//!   IRQ the queue's index in its NIC (on x86 a real host prints the PCI requester ID
-//!   shifted left by 11 plus the MSI-X entry; the model has no PCI address).
+//!   in that order (a real host's are assigned at probe, from 24 up on x86 for MSI).
+//! - An MSI-X vector (mlx5, ixgbe, any NIC of several queues, a single-queue NIC
+//!   naming no driver): the chip `PCI-MSI` (an IOMMU's interrupt remapping would print
+//!   `IR-PCI-MSI`), the hardware IRQ the queue's index in its NIC (on x86 a real host
+//!   prints the PCI requester ID shifted left by 11 plus the MSI-X entry; the model has
+//!   no PCI address), `edge`.
+//! - A legacy line (e1000 and tulip request their PCI INTx line, `IRQF_SHARED`; a
+//!   shared line of the model, which MSI cannot be): the chip `IO-APIC`, the hardware
+//!   IRQ the IRQ number (the IO-APIC pin, equal to the IRQ on x86), `fasteoi`.
 //! - The count is the vector's interrupts taken (`<nic>-q<k>.interrupts`,
 //!   `<nic>.interrupts`; a shared line's `<line>.passes`), all in the column of the
 //!   core the vector is bound to (`cpu.irq_affinity`, or round robin): the model does
@@ -71,6 +78,7 @@
 //! - The action is the name the driver requests its vector by: ixgbe
 //!   `<nic>-TxRx-<k>` (ixgbe_request_msix_irqs), mlx5 `mlx5_comp<k>@pci:<nic>`
 //!   (mlx5's `mlx5_comp%d@pci:%s` with the NIC's name where the PCI address would be),
+//!   e1000 and tulip the interface's name (`request_irq(..., netdev->name, ...)`),
 //!   without a driver the model's line name; a shared line lists its NICs.
 //! - Not written (not modelled): the architecture's rows (NMI, LOC -- the local timer,
 //!   RES, CAL -- RPS's IPIs among them, TLB, ...), the other devices' IRQs, ixgbe's
@@ -87,13 +95,15 @@
 //! |---|---|
 //! | rx bytes | rx packets x (frame size - 4): the drivers strip the FCS (ixgbe `IXGBE_HLREG0_RXCRCSTRP`, mlx5 by default) |
 //! | rx packets | the NIC's frames placed in its RX rings (`<q>.rx_frames` summed); mlx5 counts only frames that become an skb (`mlx5e_complete_rx_cqe`), so an XDP program's drops, redirects and transmits (`<q>.rx_xdp_drop`, `.rx_xdp_redirect`, `.rx_xdp_tx_xmit`) are taken off; ixgbe counts them (ixgbe_clean_rx_irq) |
-//! | rx drop | `rx_dropped + rx_missed_errors`: the backlog's drops of the flows entering the NIC (`drops.ipintrq`: enqueue_to_backlog counts them in the device's `rx_dropped`), plus for mlx5 `rx_out_of_buffer` (`drops.rx_ring`: mlx5e_get_stats reports it as `rx_dropped`) and for ixgbe `rx_missed_errors` (the receive FIFO's overflow, `drops.rx_fifo`: ixgbe_update_stats sets it from MPC; ixgbe's ring drops, `rx_no_dma_resources`, are not in it, and show in `ethtool -S` only) |
+//! | rx drop | `rx_dropped + rx_missed_errors`: the backlog's drops of the flows entering the NIC (`drops.ipintrq`: enqueue_to_backlog counts them in the device's `rx_dropped`), plus for mlx5 `rx_out_of_buffer` (`drops.rx_ring`: mlx5e_get_stats reports it as `rx_dropped`), for ixgbe `rx_missed_errors` (the receive FIFO's overflow, `drops.rx_fifo`: ixgbe_update_stats sets it from MPC; ixgbe's ring drops, `rx_no_dma_resources`, are not in it, and show in `ethtool -S` only), for e1000 `rx_missed_errors` = MPC, which counts both (`drops.rx_ring + drops.rx_fifo`: an 8254x keeps a frame with no descriptor in its FIFO, and the FIFO overflows), for tulip `rx_missed_errors` = CSR8's missed-frame count (`drops.rx_ring`: no descriptor owned by the chip; tulip_get_stats reads CSR8 & 0xffff, so the FIFO overflow count in its bits 17-27, `drops.rx_fifo`, is in no file, as on a real host) |
 //! | tx bytes, tx packets | frames whose transmission started (`<q>.tx_frames` summed) x (frame size - 4) |
 //! | every other column | 0: no errored frame, FIFO error, collision, carrier error, compression or multicast is modelled |
 //!
 //! Not in it, as on a real host: the qdisc's drops (`drops.if_snd`, shown by
 //! `tc -s qdisc`), a netfilter rule's (`drops.netfilter`, by `iptables -nvL`), an XDP
-//! program's (`ethtool -S`). Not written: `lo` and other interfaces.
+//! program's (`ethtool -S`). In no file: an application's queue's drops
+//! (`drops.user_queue`), a reset's and a transmit underrun's (`drops.reset`,
+//! `drops.tx_underrun`). Not written: `lo` and other interfaces.
 //!
 //! # ethtool-S-&lt;nic&gt;
 //!
@@ -118,11 +128,26 @@
 //!   in QPRDC), then `tx_queue_<k>_packets`, `tx_queue_<k>_bytes` and
 //!   `rx_queue_<k>_packets`, `rx_queue_<k>_bytes` for the model's queues (a real ixgbe
 //!   lists every queue it allocated, the unused ones at 0).
+//! - **e1000** (drivers/net/ethernet/intel/e1000/e1000_ethtool.c,
+//!   `e1000_gstrings_stats`): `rx_packets` (GPRC), `tx_packets` (GPTC), `rx_bytes`,
+//!   `tx_bytes` (GORC and GOTC, the hardware's octet counts, which include the 4-byte
+//!   FCS: frames x frame size, where /proc/net/dev's software counts have size - 4),
+//!   `rx_missed_errors` (MPC: `drops.rx_ring + drops.rx_fifo`, as net-dev), and
+//!   `rx_long_byte_count` (GORC again), in that table's order. Not written, not
+//!   modelled: `rx_no_buffer_count` (RNBC counts the times the ring was found empty,
+//!   not frames), the error, collision, flow-control, checksum and SMBus counters.
+//! - **tulip**: no file. Its `ethtool_ops` have no `get_ethtool_stats`, so
+//!   `ethtool -S` prints `no stats available` (on standard error) on a real host.
 //! - No `linux_driver`: no file for that NIC.
+//!
+//! A NIC under the `dpdk` policy belongs to a user-space application (bound to
+//! vfio-pci, not a kernel netdev): it has no row in net-dev or interrupts and no
+//! ethtool file.
 
 use crate::config::model::ModelConfig;
 use crate::config::scenario::LoadUnit;
 use crate::model::nic::LinuxDriver;
+use crate::model::policy::PolicyConfig;
 use crate::model::traffic::{FlowConfig, FrameSize};
 use crate::results::{FlowResult, PointResult};
 use std::collections::BTreeMap;
@@ -134,7 +159,7 @@ pub enum LinuxHostError {
     /// No NIC names its Linux driver.
     #[error(
         "the model is not a Linux host: no NIC names its Linux driver (`nics[].linux_driver`, \
-         mlx5 or ixgbe), so it has no Linux counters to write"
+         mlx5, ixgbe, e1000 or tulip), so it has no Linux counters to write"
     )]
     NotLinux,
     /// A sending application's frames are not in the flows' sizes.
@@ -174,6 +199,10 @@ struct Nic {
     rx_bytes: u64,
     /// Bytes per sent frame, if it sends.
     tx_bytes: u64,
+    /// The received frame's size with its FCS, as a NIC's octet counters count it.
+    rx_wire: u64,
+    /// The sent frame's size with its FCS.
+    tx_wire: u64,
 }
 
 impl Nic {
@@ -196,6 +225,8 @@ struct Vector {
     core: usize,
     /// Its index among its NIC's vectors (0 for a line).
     hwirq: usize,
+    /// A legacy PCI INTx line through the IO-APIC, not an MSI-X vector.
+    legacy: bool,
     /// The names its handlers were requested by.
     actions: Vec<String>,
 }
@@ -275,16 +306,26 @@ impl LinuxHost {
                     }
                 }
             }
-            Ok(one.map_or(0, |b| u64::from(b).saturating_sub(FCS_BYTES)))
+            Ok(one.map_or(0, u64::from))
         };
         let mut nics = Vec::new();
-        for n in &model.nics {
+        // A port a DPDK application owns is bound to vfio-pci, not a kernel netdev: it
+        // has no row, file or vector here.
+        for n in model
+            .nics
+            .iter()
+            .filter(|n| !matches!(n.policy, PolicyConfig::Dpdk(_)))
+        {
+            let rx_wire = size(&n.name, "receives", |f| &f.from)?;
+            let tx_wire = size(&n.name, "sends", |f| &f.to)?;
             nics.push(Nic {
                 name: n.name.clone(),
                 queues: n.queues.max(1),
                 driver: n.linux_driver,
-                rx_bytes: size(&n.name, "receives", |f| &f.from)?,
-                tx_bytes: size(&n.name, "sends", |f| &f.to)?,
+                rx_bytes: rx_wire.saturating_sub(FCS_BYTES),
+                tx_bytes: tx_wire.saturating_sub(FCS_BYTES),
+                rx_wire,
+                tx_wire,
             });
         }
         let cores = model.line_cores();
@@ -296,6 +337,7 @@ impl LinuxHost {
                     counter: format!("{name}.passes"),
                     core,
                     hwirq: 0,
+                    legacy: true,
                     actions: l.chain.clone(),
                 });
                 continue;
@@ -310,12 +352,15 @@ impl LinuxHost {
             let action = match nic.driver {
                 Some(LinuxDriver::Ixgbe) => format!("{}-TxRx-{k}", nic.name),
                 Some(LinuxDriver::Mlx5) => format!("mlx5_comp{k}@pci:{}", nic.name),
+                Some(LinuxDriver::E1000 | LinuxDriver::Tulip) => nic.name.clone(),
                 None => name.clone(),
             };
             vectors.push(Vector {
                 counter: format!("{name}.interrupts"),
                 core,
                 hwirq: usize::from(k),
+                legacy: nic.queues == 1
+                    && matches!(nic.driver, Some(LinuxDriver::E1000 | LinuxDriver::Tulip)),
                 actions: vec![action],
             });
         }
@@ -333,7 +378,7 @@ impl LinuxHost {
 
     /// The files of point `p`, by name, in the order written: `softnet_stat` (when the
     /// run has per-core softnet counters), `interrupts`, `net-dev`, and
-    /// `ethtool-S-<nic>` per NIC that names its driver.
+    /// `ethtool-S-<nic>` per NIC that names a driver with statistics (not tulip).
     pub fn files(&self, p: &PointResult) -> Vec<(String, String)> {
         let mut out = Vec::new();
         if let Some(s) = self.softnet_stat(p) {
@@ -401,7 +446,12 @@ impl LinuxHost {
             for cpu in 0..self.cpus {
                 let _ = write!(s, "{:>10} ", if cpu == v.core { n } else { 0 });
             }
-            let _ = write!(s, " {:>8} {:>prec$}-{:<8}", "PCI-MSI", v.hwirq, "edge");
+            let (chip, hwirq, kind) = if v.legacy {
+                ("IO-APIC", irq, "fasteoi")
+            } else {
+                ("PCI-MSI", v.hwirq, "edge")
+            };
+            let _ = write!(s, " {chip:>8} {hwirq:>prec$}-{kind:<8}");
             let _ = write!(s, "  {}", v.actions.join(", "));
             s.push('\n');
         }
@@ -415,8 +465,9 @@ impl LinuxHost {
             let st = self.nic_stats(i, p);
             let rx_drop = st.backlog_drops
                 + match n.driver {
-                    Some(LinuxDriver::Mlx5) => st.ring_drops,
+                    Some(LinuxDriver::Mlx5 | LinuxDriver::Tulip) => st.ring_drops,
                     Some(LinuxDriver::Ixgbe) => st.fifo_drops,
+                    Some(LinuxDriver::E1000) => st.ring_drops + st.fifo_drops,
                     None => 0,
                 };
             let _ = writeln!(
@@ -444,8 +495,8 @@ impl LinuxHost {
         s
     }
 
-    /// `ethtool -S <nic>`, or `None` for a NIC that is not the model's or names no
-    /// driver.
+    /// `ethtool -S <nic>`, or `None` for a NIC that is not the model's, names no
+    /// driver, or has no statistics (tulip).
     pub fn ethtool_s(&self, nic: &str, p: &PointResult) -> Option<String> {
         let i = self.nics.iter().position(|n| n.name == nic)?;
         let n = &self.nics[i];
@@ -523,6 +574,17 @@ impl LinuxHost {
                     put(format!("rx_queue_{k}_bytes"), pk * n.rx_bytes);
                 }
             }
+            LinuxDriver::E1000 => {
+                put("rx_packets".into(), st.rx_packets);
+                put("tx_packets".into(), st.tx_packets);
+                put("rx_bytes".into(), st.rx_packets * n.rx_wire);
+                put("tx_bytes".into(), st.tx_packets * n.tx_wire);
+                put("rx_missed_errors".into(), st.ring_drops + st.fifo_drops);
+                put("rx_long_byte_count".into(), st.rx_packets * n.rx_wire);
+            }
+            // tulip's ethtool_ops have no statistics: `ethtool -S` prints
+            // "no stats available".
+            LinuxDriver::Tulip => return None,
         }
         let mut s = String::from("NIC statistics:\n");
         for (name, v) in lines {
@@ -770,6 +832,96 @@ mod tests {
             point_dir(7, 101, 8.0, LoadUnit::Outstanding),
             "007-8outstanding"
         );
+    }
+
+    #[test]
+    fn a_port_dpdk_owns_is_not_the_kernels() {
+        let model: ModelConfig = serde_json::from_value(serde_json::json!({
+            "cpu": { "clock_mhz": 1000, "cores": 2 },
+            "kernel": { "netisr_per_packet": { "ns": 100 } },
+            "nics": [
+                { "name": "eth0", "queues": 2, "linux_driver": "mlx5",
+                  "policy": { "kind": "dpdk", "action": "rxonly",
+                              "poll": { "ns": 20 }, "rx": { "ns": 22 } } },
+                { "name": "eth1", "queues": 2, "linux_driver": "mlx5",
+                  "policy": { "kind": "napi" } }
+            ]
+        }))
+        .expect("model");
+        let h = LinuxHost::new(&model, &[]).expect("a Linux host");
+        let p = point(&[("eth0-q0.rx_frames", 10.0)]);
+        let names: Vec<String> = h.files(&p).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["interrupts", "net-dev", "ethtool-S-eth1"]);
+        assert!(!h.net_dev(&p).contains("eth0"));
+        assert_eq!(h.interrupts(&p).lines().count(), 3);
+    }
+
+    /// A two-core host with an e1000 port (em0) and a tulip one (dc0), each a single
+    /// queue on a legacy line, one 64-byte flow from `from` to `to`.
+    fn legacy_host(from: &str, to: &str) -> LinuxHost {
+        let model: ModelConfig = serde_json::from_value(serde_json::json!({
+            "cpu": { "clock_mhz": 1000, "cores": 2 },
+            "kernel": { "netisr_per_packet": { "ns": 100 } },
+            "nics": [
+                { "name": "em0", "linux_driver": "e1000", "policy": { "kind": "interrupt" } },
+                { "name": "dc0", "linux_driver": "tulip", "policy": { "kind": "interrupt" } }
+            ]
+        }))
+        .expect("model");
+        let flows: Vec<FlowConfig> = serde_json::from_value(serde_json::json!([
+            { "name": "f0", "from": from, "to": to, "frame_bytes": 64 }
+        ]))
+        .expect("flows");
+        LinuxHost::new(&model, &flows).expect("a Linux host")
+    }
+
+    #[test]
+    fn e1000_and_tulip_have_legacy_lines_and_their_own_drops() {
+        // Expected: show_interrupts' row for an IO-APIC line: " %8s" "IO-APIC", the
+        // pin (the IRQ on x86) as hwirq, "-%-8s" "fasteoi", the netdev's name as the
+        // action (request_irq(..., netdev->name, ...)).
+        let p = point(&[
+            ("em0.interrupts", 5.0),
+            ("dc0.interrupts", 9.0),
+            ("em0.rx_frames", 30.0),
+            ("dc0.tx_frames", 25.0),
+        ]);
+        let h = legacy_host("em0", "dc0");
+        assert_eq!(
+            h.interrupts(&p),
+            "           CPU0       CPU1       \n\
+             \x20 0:          5          0   IO-APIC   0-fasteoi   em0\n\
+             \x20 1:          0          9   IO-APIC   1-fasteoi   dc0\n"
+        );
+        // e1000's drop column: the backlog's 3 + MPC, which counts the ring's 7 and the
+        // FIFO's 2 (a frame with no descriptor waits in the FIFO until it overflows).
+        let want = format!(
+            "{NET_DEV_HEADER}\
+             \x20  em0:    1800      30    0   12    0     0          0         0        0       0    0    0    0     0       0          0\n\
+             \x20  dc0:       0       0    0    0    0     0          0         0     1500      25    0    0    0     0       0          0\n"
+        );
+        assert_eq!(h.net_dev(&p), want);
+        // e1000's octet counters (GORC, GOTC) include the FCS: 64 bytes a frame.
+        assert_eq!(
+            h.ethtool_s("em0", &p).expect("e1000"),
+            "NIC statistics:\n     rx_packets: 30\n     tx_packets: 0\n     rx_bytes: 1920\n     \
+             tx_bytes: 0\n     rx_missed_errors: 9\n     rx_long_byte_count: 1920\n"
+        );
+        // tulip has no ethtool statistics: no file.
+        assert!(h.ethtool_s("dc0", &p).is_none());
+        let names: Vec<String> = h.files(&p).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["interrupts", "net-dev", "ethtool-S-em0"]);
+        // Into the tulip: its drop column is the backlog's 3 + CSR8's missed frames (the
+        // ring's 7); the FIFO's 2 are in CSR8's overflow count, which tulip never reads.
+        let p = point(&[("dc0.rx_frames", 30.0), ("em0.tx_frames", 25.0)]);
+        let h = legacy_host("dc0", "em0");
+        let dev = h.net_dev(&p);
+        assert!(
+            dev.contains("\n   dc0:    1800      30    0   10    0     0 "),
+            "{dev}"
+        );
+        let e = h.ethtool_s("em0", &p).expect("e1000");
+        assert!(e.contains("\n     tx_packets: 25\n     rx_bytes: 0\n     tx_bytes: 1600\n     rx_missed_errors: 0\n"), "{e}");
     }
 
     #[test]
