@@ -16,8 +16,9 @@
 //! published only once it counts, such as `napi.busy_polls`) counted 0 there.
 //!
 //! This folder also holds [`summary`] (a sweep in a few numbers), [`report`] (the table
-//! printed after a run), [`output`] (the result files, written atomically) and [`books`]
-//! (the results' own arithmetic checked on reading).
+//! printed after a run), [`output`] (the result files, written atomically), [`books`]
+//! (the results' own arithmetic checked on reading) and [`linux`] (a point's counters in
+//! the layouts of Linux's /proc files and `ethtool -S`).
 //!
 //! Uses [`crate::sim`], [`crate::model`] (per-flow statistics, the timeline, CPU levels),
 //! [`crate::config`] (SmartBits tables, grids, names, bounded reads) and [`crate::host`]
@@ -25,6 +26,7 @@
 //! it imports it: [`crate::experiment`] and the binary do.
 
 pub mod books;
+pub mod linux;
 pub mod output;
 pub mod rates;
 pub mod report;

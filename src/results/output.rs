@@ -6,7 +6,9 @@
 //! - `smartbits.csv`: all points in the SmartBits layout, for scenarios without variants;
 //! - `smartbits-<variant>.csv`: one per variant, for scenarios with variants;
 //! - `timeline.csv`: the latency timeline, when the scenario asks for one
-//!   (`variant,load_pct,t_ms,packets,avg_latency_us,max_latency_us`).
+//!   (`variant,load_pct,t_ms,packets,avg_latency_us,max_latency_us`);
+//! - `linux/<variant>/<point>/...`: a point's counters in the layouts of Linux's files
+//!   ([`crate::results::linux`]), with `irqsim run --linux-counters`; [`write_linux`].
 
 use crate::config::smartbits;
 use crate::results::Results;
@@ -134,6 +136,135 @@ pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
     Ok(written)
 }
 
+/// The directory of the Linux-format counter files under the output directory.
+pub const LINUX_DIR: &str = "linux";
+
+/// The record irqsim keeps in [`LINUX_DIR`] of the files it wrote there, a line each:
+/// the FNV-1a (64 bits, hex) of the bytes, a space and the path under [`LINUX_DIR`].
+pub const LINUX_WRITTEN: &str = ".irqsim-written";
+
+/// Write the Linux-format files `files` (paths under `dir/linux/`, as
+/// `<variant>/<point>/<file>`, and their bytes) and remove those an earlier run wrote
+/// there that this one does not: a file is removed only when `linux/.irqsim-written`
+/// lists it with the bytes it still has (a file of the user's, or one edited since,
+/// stays), and a directory only when that leaves it empty. With no files, only that
+/// removal: a run without `--linux-counters` leaves no Linux files of another run.
+///
+/// Each path's parts must be names [`crate::config::names::check_variant`] accepts
+/// (the variant's, the point's, the file's), and `linux` and the directories under it
+/// must be directories of their own, not symbolic links: otherwise an
+/// `InvalidInput` error, before anything is written (with no files, a `linux` that is
+/// not a directory of its own is left alone). Returns the paths written.
+pub fn write_linux(dir: &Path, files: &[(String, Vec<u8>)]) -> io::Result<Vec<String>> {
+    let root = dir.join(LINUX_DIR);
+    let record = root.join(LINUX_WRITTEN);
+    let listed = match own_dir(&root) {
+        Ok(true) => linux_written(&record),
+        Ok(false) => Vec::new(),
+        // Not irqsim's (a link, a file): nothing of its own to remove there.
+        Err(_) if files.is_empty() => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    if files.is_empty() && listed.is_empty() {
+        return Ok(Vec::new());
+    }
+    for (path, _) in files {
+        safe_parts(path)?;
+    }
+    std::fs::create_dir_all(&root)?;
+    let mut text = String::new();
+    let mut written = Vec::new();
+    for (path, bytes) in files {
+        let mut at = root.clone();
+        let parts: Vec<&str> = path.split('/').collect();
+        for part in &parts[..parts.len() - 1] {
+            at.push(part);
+            if !own_dir(&at)? {
+                std::fs::create_dir(&at)?;
+            }
+        }
+        write_named(&root.join(path), bytes)?;
+        text.push_str(&format!("{} {path}\n", timeline_checksum(bytes)));
+        written.push(format!("{LINUX_DIR}/{path}"));
+    }
+    for (sum, path) in &listed {
+        if files.iter().any(|(p, _)| p == path) || safe_parts(path).is_err() {
+            continue;
+        }
+        let file = root.join(path);
+        // Every directory on the way must be irqsim's own, not a link elsewhere.
+        let mut ok = true;
+        let mut at = root.clone();
+        let parts: Vec<&str> = path.split('/').collect();
+        for part in &parts[..parts.len() - 1] {
+            at.push(part);
+            ok &= matches!(own_dir(&at), Ok(true));
+        }
+        if ok && timeline_matches(&file, sum) {
+            std::fs::remove_file(&file)?;
+            // Its directories, when that left them empty (an error: not empty).
+            let mut d = file.parent().map(Path::to_path_buf);
+            while let Some(p) = d.filter(|p| p != &root) {
+                if std::fs::remove_dir(&p).is_err() {
+                    break;
+                }
+                d = p.parent().map(Path::to_path_buf);
+            }
+        }
+    }
+    if files.is_empty() {
+        std::fs::remove_file(&record)?;
+        let _ = std::fs::remove_dir(&root);
+    } else {
+        write_named(&record, text.as_bytes())?;
+    }
+    Ok(written)
+}
+
+/// Whether `p` is a directory of its own (`false` when absent); a symbolic link or a
+/// file there is an `InvalidInput` error.
+fn own_dir(p: &Path) -> io::Result<bool> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => Ok(true),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is not a directory (a symbolic link or a file): irqsim writes and \
+                 removes its own files there, so it must be a directory of the output \
+                 directory's own (or absent); move it away",
+                p.display()
+            ),
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Check that every part of a path under [`LINUX_DIR`] is a name irqsim writes.
+fn safe_parts(path: &str) -> io::Result<()> {
+    for part in path.split('/') {
+        crate::config::names::check_variant(part).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{LINUX_DIR}/{path}: {e}"),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The files the record at `path` lists, as (checksum, path), when it is readable.
+fn linux_written(path: &Path) -> Vec<(String, String)> {
+    crate::config::read_limit::read_text(path, 1 << 24)
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(sum, p)| (sum.to_string(), p.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// File name of the latency timeline.
 pub const TIMELINE: &str = "timeline.csv";
 
@@ -212,5 +343,45 @@ mod tests {
                 .file_type()
                 .is_symlink()
         );
+    }
+
+    #[test]
+    fn linux_files_replace_only_irqsims_own() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let f = |p: &str, b: &str| (p.to_string(), b.as_bytes().to_vec());
+        let first = [
+            f("napi/00-10pct/net-dev", "a"),
+            f("napi/01-20pct/net-dev", "b"),
+            f("napi/02-30pct/net-dev", "c"),
+        ];
+        write_linux(dir.path(), &first).expect("first");
+        let linux = dir.path().join(LINUX_DIR);
+        // The user edits one file and adds one of their own.
+        std::fs::write(linux.join("napi/01-20pct/net-dev"), "edited").unwrap();
+        std::fs::write(linux.join("napi/mine.txt"), "mine").unwrap();
+        let second = [f("napi/00-10pct/net-dev", "A")];
+        write_linux(dir.path(), &second).expect("second");
+        assert_eq!(
+            std::fs::read(linux.join("napi/00-10pct/net-dev")).unwrap(),
+            b"A"
+        );
+        assert_eq!(
+            std::fs::read(linux.join("napi/01-20pct/net-dev")).unwrap(),
+            b"edited"
+        );
+        assert_eq!(std::fs::read(linux.join("napi/mine.txt")).unwrap(), b"mine");
+        // The unchanged file of the first run is gone, and its emptied directory.
+        assert!(!linux.join("napi/02-30pct").exists());
+        // A run without Linux files removes this run's own and keeps the rest.
+        write_linux(dir.path(), &[]).expect("none");
+        assert!(!linux.join("napi/00-10pct").exists());
+        assert!(!linux.join(LINUX_WRITTEN).exists());
+        assert_eq!(std::fs::read(linux.join("napi/mine.txt")).unwrap(), b"mine");
+        // A path that leaves the directory, or a link in place of a directory: refused.
+        assert!(write_linux(dir.path(), &[f("../x", "x")]).is_err());
+        let outside = tempfile::tempdir().expect("temp dir");
+        std::os::unix::fs::symlink(outside.path(), linux.join("v")).unwrap();
+        assert!(write_linux(dir.path(), &[f("v/p/net-dev", "x")]).is_err());
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 }

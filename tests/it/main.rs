@@ -13,6 +13,7 @@ mod hostile_fs;
 mod hostile_inputs;
 mod hostile_runs;
 mod layout_doc;
+mod linux_counters;
 mod livelock_table;
 mod many_cores;
 mod merged_bursts;

@@ -59,6 +59,14 @@ enum Cmd {
         /// gets as many runs (to within one) and a mix of light and heavy load points.
         #[arg(long, value_name = "K/N", conflicts_with = "trace")]
         shard: Option<Shard>,
+        /// Also write each point's counters as a Linux host shows them, in the layouts
+        /// of /proc/net/softnet_stat, /proc/interrupts, /proc/net/dev and `ethtool -S`:
+        /// DIR/linux/<variant>/<point>/softnet_stat, interrupts, net-dev and
+        /// ethtool-S-<nic>, over the point's whole run (load and drain). For models
+        /// whose NICs name their Linux driver (`nics[].linux_driver`); refused (exit 2)
+        /// for others. A run without it removes the Linux files an earlier run wrote.
+        #[arg(long, conflicts_with = "shard")]
+        linux_counters: bool,
         #[command(flatten)]
         trace: trace_cmd::TraceArgs,
     },
@@ -160,17 +168,19 @@ struct RunOpts {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let opts = cli.opts;
-    let (path, files, shard, trace): (PathBuf, &dyn FileSource, _, _) = match cli.cmd {
+    let (path, files, shard, trace, linux): (PathBuf, &dyn FileSource, _, _, _) = match cli.cmd {
         Some(Cmd::Run {
             scenario,
             shard,
+            linux_counters,
             trace,
-        }) => (scenario, &DiskFiles, shard, trace),
+        }) => (scenario, &DiskFiles, shard, trace, linux_counters),
         None => (
             PathBuf::from(BUILTIN_SCENARIO),
             &BuiltinFiles,
             None,
             trace_cmd::TraceArgs::default(),
+            false,
         ),
         Some(Cmd::Merge { dirs }) => return merge_cmd(&dirs, &opts),
         Some(Cmd::Plot { results }) => return plot_cmd(&[results], false, &opts),
@@ -217,6 +227,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    // The Linux files' hosts, refused before the sweep runs.
+    let linux = if linux {
+        match irqsim::results::linux::hosts(&exp) {
+            Ok(h) => Some(h),
+            Err((variant, e)) => {
+                eprintln!("error: invalid input");
+                eprintln!("  {}: --linux-counters, variant `{variant}`: {e}", exp.path);
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
     if let Err(code) = check_memory(&exp, &opts, shard) {
         return code;
     }
@@ -225,7 +248,12 @@ fn main() -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    match run(exp, opts, shard, trace, &out, lock) {
+    if linux.is_some()
+        && let Err(code) = own_subdir(&out.join(output::LINUX_DIR))
+    {
+        return code;
+    }
+    match run(exp, opts, shard, trace, linux, &out, lock) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -329,20 +357,24 @@ fn own_subdirs(out: &Path) -> Result<(), ExitCode> {
         irqsim::experiment::shard::RUNS_DIR,
         "plots",
     ] {
-        let p = out.join(name);
-        let what = match std::fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => "a symbolic link",
-            Ok(m) if !m.is_dir() => "not a directory",
-            _ => continue,
-        };
-        eprintln!(
-            "error: {} is {what}: irqsim writes and removes its own files there, so it must \
-             be a directory of the output directory's own (or absent); move it away",
-            p.display()
-        );
-        return Err(ExitCode::from(2));
+        own_subdir(&out.join(name))?;
     }
     Ok(())
+}
+
+/// [`own_subdirs`]'s check of one directory (also `linux/` with `--linux-counters`).
+fn own_subdir(p: &Path) -> Result<(), ExitCode> {
+    let what = match std::fs::symlink_metadata(p) {
+        Ok(m) if m.file_type().is_symlink() => "a symbolic link",
+        Ok(m) if !m.is_dir() => "not a directory",
+        _ => return Ok(()),
+    };
+    eprintln!(
+        "error: {} is {what}: irqsim writes and removes its own files there, so it must \
+         be a directory of the output directory's own (or absent); move it away",
+        p.display()
+    );
+    Err(ExitCode::from(2))
 }
 
 /// The output directory of `irqsim run`: `--out`, or `irqsim-out/<scenario name>` (and
@@ -364,6 +396,7 @@ fn run(
     opts: RunOpts,
     shard: Option<Shard>,
     trace: trace_cmd::TraceArgs,
+    linux: Option<Vec<irqsim::results::linux::LinuxHost>>,
     out: &Path,
     lock: OutLock,
 ) -> anyhow::Result<()> {
@@ -440,6 +473,19 @@ fn run(
             .finish()
             .with_context(|| format!("removing the checkpoint under {}", out.display()))
     })?;
+    // The Linux files (or, without --linux-counters, the removal of an earlier run's).
+    let linux_files = linux
+        .map(|hosts| irqsim::results::linux::sweep_files(&exp, &hosts, &results))
+        .unwrap_or_default();
+    let files = output::write_linux(out, &linux_files).with_context(|| {
+        format!(
+            "writing the Linux counters under {}",
+            out.join(output::LINUX_DIR).display()
+        )
+    })?;
+    if !files.is_empty() {
+        written.push(format!("{}/ ({} files)", output::LINUX_DIR, files.len()));
+    }
     let mut traced = None;
     if trace.trace.is_some() {
         let (files, line) = trace_cmd::run(&exp, &trace, out, opts.no_plots)?;

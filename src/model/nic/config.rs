@@ -56,6 +56,22 @@ pub fn queue_name(nic: &str, k: u16) -> String {
     format!("{nic}-q{k}")
 }
 
+/// A Linux network driver whose `ethtool -S` names the Linux-format counter files use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LinuxDriver {
+    /// Mellanox ConnectX-4/5 (drivers/net/ethernet/mellanox/mlx5/core).
+    Mlx5,
+    /// Intel 82599/X540/X550 (drivers/net/ethernet/intel/ixgbe).
+    Ixgbe,
+    /// Intel PRO/1000 8254x (drivers/net/ethernet/intel/e1000): the hardware FreeBSD's
+    /// em(4) drives; one queue, a legacy (IO-APIC) interrupt line.
+    E1000,
+    /// DEC 21x4x "Tulip" (drivers/net/ethernet/dec/tulip): the 21143 FreeBSD's dc(4)
+    /// drives; one queue, a legacy line; it has no `ethtool -S` statistics.
+    Tulip,
+}
+
 /// NIC parameters as written in a model file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -93,6 +109,15 @@ pub struct NicConfig {
     /// leaves by the transmit queue with its receive queue's number (`skb_tx_hash`).
     #[serde(default = "d_xps", skip_serializing_if = "is_true")]
     pub xps: bool,
+    /// The Linux driver this NIC stands for, which names its `ethtool -S` counters in
+    /// the Linux-format files `irqsim run --linux-counters` writes
+    /// ([`crate::results::linux`]): `mlx5` (mlx5_core, ConnectX-4/5), `ixgbe` (Intel
+    /// 82599/X540/X550), `e1000` (Intel 8254x, em(4)'s hardware) or `tulip` (DEC 21143,
+    /// dc(4)'s hardware). Default none: a NIC of a FreeBSD profile, or one whose driver
+    /// is not named; a model with no NIC naming one is not a Linux host, and no Linux
+    /// files are written for it. Not used by the simulation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linux_driver: Option<LinuxDriver>,
     /// Set when the host expands a multi-queue NIC: this device is queue `index` of
     /// `of` (not part of a model file).
     #[serde(skip)]

@@ -57,7 +57,9 @@ use crate::model::nic::link::Link;
 use crate::model::packet::Packet;
 use crate::model::queue::BoundedQueue;
 use crate::sim::time::SimTime;
-pub use config::{LINE_RATE_BPS_RANGE, NicConfig, RssConfig, TxCompletionConfig, queue_name};
+pub use config::{
+    LINE_RATE_BPS_RANGE, LinuxDriver, NicConfig, RssConfig, TxCompletionConfig, queue_name,
+};
 
 /// A frame on the TX ring and the time the NIC may start sending it.
 #[derive(Clone, Copy, Debug)]

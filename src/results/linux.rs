@@ -1,0 +1,940 @@
+//! Linux-format counters of a load point: the files a Linux user reads after a test,
+//! `/proc/net/softnet_stat`, `/proc/interrupts`, `/proc/net/dev` and `ethtool -S <nic>`,
+//! each in the exact layout the kernel or the tool prints, filled from the point's
+//! counters and drops in `results.json` (issue 37, part 3).
+//!
+//! `irqsim run SCENARIO --linux-counters` writes them under the output directory as
+//! `linux/<variant>/<point>/softnet_stat`, `interrupts`, `net-dev` and
+//! `ethtool-S-<nic>` ([`LinuxHost::files`]; the writing is
+//! [`crate::results::output::write_linux`]).
+//!
+//! # Which hosts
+//!
+//! A model is a Linux host when at least one of its NICs names its Linux driver
+//! (`nics[].linux_driver`: `mlx5`, `ixgbe`, `e1000` or `tulip`, the Linux driver of the
+//! 21143 that FreeBSD's dc(4) drives); the FreeBSD profiles (dc, xl, de, ed, bge, em)
+//! name none, and no Linux files are written for them: they model FreeBSD kernels
+//! (netisr, ipintrq, spl), whose counters are netstat's and vmstat's, not these. A
+//! model of a Linux host with an 8254x or a 21143 names `e1000` or `tulip`. Refused (an [`LinuxHostError`], exit 2 before
+//! anything is simulated): a model that is not a Linux host, a model with a sending
+//! application (its frames' sizes are not in the results), request/response scenarios,
+//! and a NIC receiving or sending flows of different or random frame sizes (the byte
+//! counts are frames x size, which needs one size per NIC and direction).
+//!
+//! # The values
+//!
+//! Every value is a counter of the whole run of that point: from the first frame of the
+//! load to the end of the drain (`duration_s + drain_s`), as a counter read before and
+//! after a test and subtracted. With several replications it is the mean over them, as
+//! `results.json` holds it, rounded to the nearest whole number. A value the kernel
+//! prints as a 32-bit unsigned (`%08x`, `%10u`) is written modulo 2^32, as the
+//! kernel's wraps. What is not modelled is written as 0, as a host where it never
+//! happened would print it; each file's section says which.
+//!
+//! # softnet_stat
+//!
+//! Layout of `softnet_seq_show`, net/core/net-procfs.c (torvalds/linux at 0e0939c0, Linux
+//! 6.x): a line per online CPU (here every core of the model), 15 fields `%08x`
+//! separated by a space:
+//!
+//! | # | field | from |
+//! |---|---|---|
+//! | 1 | processed | `cpu<k>.softnet.processed` |
+//! | 2 | dropped | `cpu<k>.softnet.dropped` (backlog full, enqueue_to_backlog) |
+//! | 3 | time_squeeze | `cpu<k>.softnet.time_squeeze` |
+//! | 4-9 | 0 (unused since 2.6; `cpu_collision` gone since 4.x) | 0, as the kernel prints |
+//! | 10 | received_rps | `cpu<k>.softnet.received_rps` |
+//! | 11 | flow_limit_count | 0: the flow limit (`net.core.flow_limit_cpu_bitmap`) is not modelled |
+//! | 12 | backlog_len (input_qlen + process_qlen) | 0: read after the drain; the model does not publish the backlog's length at the end |
+//! | 13 | CPU index | the core's number |
+//! | 14, 15 | input_qlen, process_qlen | 0, as field 12 |
+//!
+//! Written only when the run publishes the per-core softnet counters: NAPI on a host of
+//! several cores. The `interrupt` policy's netif_rx and a host of one core have none.
+//!
+//! # interrupts
+//!
+//! Layout of `show_interrupts`, kernel/irq/proc.c (Linux 4.x to 6.x, x86, where
+//! `CONFIG_GENERIC_IRQ_SHOW_LEVEL` is off): a header of `prec + 8` spaces and
+//! `CPU%-8d` per CPU; a row per vector: `%*d: ` (the IRQ number, `prec` = 3 below 1,000
+//! IRQs), `%10u ` per CPU, the chip ` %8s`, the hardware IRQ ` %*lu`, `-%-8s` with the
+//! descriptor's name (`edge` for MSI-X) and `  %s` the action, `, %s` for each more.
+//!
+//! - A row per modelled vector, in the model's line order: a multi-queue NIC's vector
+//!   per queue, a single-queue NIC's line, a shared line. The IRQ number is its index
+//!   in that order (a real host's are assigned at probe, from 24 up on x86 for MSI).
+//! - An MSI-X vector (mlx5, ixgbe, any NIC of several queues, a single-queue NIC
+//!   naming no driver): the chip `PCI-MSI` (an IOMMU's interrupt remapping would print
+//!   `IR-PCI-MSI`), the hardware IRQ the queue's index in its NIC (on x86 a real host
+//!   prints the PCI requester ID shifted left by 11 plus the MSI-X entry; the model has
+//!   no PCI address), `edge`.
+//! - A legacy line (e1000 and tulip request their PCI INTx line, `IRQF_SHARED`; a
+//!   shared line of the model, which MSI cannot be): the chip `IO-APIC`, the hardware
+//!   IRQ the IRQ number (the IO-APIC pin, equal to the IRQ on x86), `fasteoi`.
+//! - The count is the vector's interrupts taken (`<nic>-q<k>.interrupts`,
+//!   `<nic>.interrupts`; a shared line's `<line>.passes`), all in the column of the
+//!   core the vector is bound to (`cpu.irq_affinity`, or round robin): the model does
+//!   not move a vector (no irqbalance).
+//! - The action is the name the driver requests its vector by: ixgbe
+//!   `<nic>-TxRx-<k>` (ixgbe_request_msix_irqs), mlx5 `mlx5_comp<k>@pci:<nic>`
+//!   (mlx5's `mlx5_comp%d@pci:%s` with the NIC's name where the PCI address would be),
+//!   e1000 and tulip the interface's name (`request_irq(..., netdev->name, ...)`),
+//!   without a driver the model's line name; a shared line lists its NICs.
+//! - Not written (not modelled): the architecture's rows (NMI, LOC -- the local timer,
+//!   RES, CAL -- RPS's IPIs among them, TLB, ...), the other devices' IRQs, ixgbe's
+//!   other-causes vector (`<nic>` alone: link state) and mlx5's async and command
+//!   vectors.
+//!
+//! # net-dev
+//!
+//! Layout of `dev_seq_show` and `dev_seq_printf_stats`, net/core/net-procfs.c (at
+//! 0e0939c0): the two header lines, then per NIC `%6s: %7llu %7llu %4llu %4llu %4llu
+//! %5llu %10llu %9llu %8llu %7llu %4llu %4llu %4llu %5llu %7llu %10llu`.
+//!
+//! | column | from |
+//! |---|---|
+//! | rx bytes | rx packets x (frame size - 4): the drivers strip the FCS (ixgbe `IXGBE_HLREG0_RXCRCSTRP`, mlx5 by default) |
+//! | rx packets | the NIC's frames placed in its RX rings (`<q>.rx_frames` summed); mlx5 counts only frames that become an skb (`mlx5e_complete_rx_cqe`), so an XDP program's drops, redirects and transmits (`<q>.rx_xdp_drop`, `.rx_xdp_redirect`, `.rx_xdp_tx_xmit`) are taken off; ixgbe counts them (ixgbe_clean_rx_irq) |
+//! | rx drop | `rx_dropped + rx_missed_errors`: the backlog's drops of the flows entering the NIC (`drops.ipintrq`: enqueue_to_backlog counts them in the device's `rx_dropped`), plus for mlx5 `rx_out_of_buffer` (`drops.rx_ring`: mlx5e_get_stats reports it as `rx_dropped`), for ixgbe `rx_missed_errors` (the receive FIFO's overflow, `drops.rx_fifo`: ixgbe_update_stats sets it from MPC; ixgbe's ring drops, `rx_no_dma_resources`, are not in it, and show in `ethtool -S` only), for e1000 `rx_missed_errors` = MPC, which counts both (`drops.rx_ring + drops.rx_fifo`: an 8254x keeps a frame with no descriptor in its FIFO, and the FIFO overflows), for tulip `rx_missed_errors` = CSR8's missed-frame count (`drops.rx_ring`: no descriptor owned by the chip; tulip_get_stats reads CSR8 & 0xffff, so the FIFO overflow count in its bits 17-27, `drops.rx_fifo`, is in no file, as on a real host) |
+//! | tx bytes, tx packets | frames whose transmission started (`<q>.tx_frames` summed) x (frame size - 4) |
+//! | every other column | 0: no errored frame, FIFO error, collision, carrier error, compression or multicast is modelled |
+//!
+//! Not in it, as on a real host: the qdisc's drops (`drops.if_snd`, shown by
+//! `tc -s qdisc`), a netfilter rule's (`drops.netfilter`, by `iptables -nvL`), an XDP
+//! program's (`ethtool -S`). In no file: an application's queue's drops
+//! (`drops.user_queue`), a reset's and a transmit underrun's (`drops.reset`,
+//! `drops.tx_underrun`). Not written: `lo` and other interfaces.
+//!
+//! # ethtool-S-&lt;nic&gt;
+//!
+//! Layout of ethtool's `-S` (ethtool.c, `dump_stats`): `NIC statistics:`, then a line
+//! per counter, `     %.*s: %llu` (five spaces). A real driver prints every counter it
+//! has (ixgbe about 100 and its queues, mlx5 several hundred); the file has those the
+//! model keeps, in the driver's order, with the driver's names:
+//!
+//! - **mlx5** (drivers/net/ethernet/mellanox/mlx5/core/en_stats.c, 4.18): `rx_packets`,
+//!   `rx_bytes`, `tx_packets`, `tx_bytes` (as net-dev); `rx_xdp_drop`,
+//!   `rx_xdp_redirect`, `rx_xdp_tx_xmit` (when an XDP program runs: its verdicts);
+//!   `rx_out_of_buffer` (`drops.rx_ring`: no WQE posted); `rx_discards_phy`
+//!   (`drops.rx_fifo`: the port's buffer full); per channel `ch<k>_events`
+//!   (`<nic>.ch<k>_events`, else the vector's interrupts), `ch<k>_poll`, `ch<k>_arm`
+//!   (when the model keeps them); per queue `rx<k>_packets`, `rx<k>_bytes`,
+//!   `rx<k>_xdp_drop`, `tx<k>_packets`, `tx<k>_bytes`, `tx<k>_cqes`.
+//! - **ixgbe** (drivers/net/ethernet/intel/ixgbe/ixgbe_ethtool.c,
+//!   `ixgbe_gstrings_stats` and ixgbe_get_strings): `rx_packets`, `tx_packets`,
+//!   `rx_bytes`, `tx_bytes`, `rx_dropped` (the backlog's drops), `rx_missed_errors`
+//!   (`drops.rx_fifo`), `rx_no_dma_resources` (`drops.rx_ring`: with several queues
+//!   ixgbe sets SRRCTL.DROP_EN, and a frame with no descriptor is dropped and counted
+//!   in QPRDC), then `tx_queue_<k>_packets`, `tx_queue_<k>_bytes` and
+//!   `rx_queue_<k>_packets`, `rx_queue_<k>_bytes` for the model's queues (a real ixgbe
+//!   lists every queue it allocated, the unused ones at 0).
+//! - **e1000** (drivers/net/ethernet/intel/e1000/e1000_ethtool.c,
+//!   `e1000_gstrings_stats`): `rx_packets` (GPRC), `tx_packets` (GPTC), `rx_bytes`,
+//!   `tx_bytes` (GORC and GOTC, the hardware's octet counts, which include the 4-byte
+//!   FCS: frames x frame size, where /proc/net/dev's software counts have size - 4),
+//!   `rx_missed_errors` (MPC: `drops.rx_ring + drops.rx_fifo`, as net-dev), and
+//!   `rx_long_byte_count` (GORC again), in that table's order. Not written, not
+//!   modelled: `rx_no_buffer_count` (RNBC counts the times the ring was found empty,
+//!   not frames), the error, collision, flow-control, checksum and SMBus counters.
+//! - **tulip**: no file. Its `ethtool_ops` have no `get_ethtool_stats`, so
+//!   `ethtool -S` prints `no stats available` (on standard error) on a real host.
+//! - No `linux_driver`: no file for that NIC.
+//!
+//! A NIC under the `dpdk` policy belongs to a user-space application (bound to
+//! vfio-pci, not a kernel netdev): it has no row in net-dev or interrupts and no
+//! ethtool file.
+
+use crate::config::model::ModelConfig;
+use crate::config::scenario::LoadUnit;
+use crate::model::nic::LinuxDriver;
+use crate::model::policy::PolicyConfig;
+use crate::model::traffic::{FlowConfig, FrameSize};
+use crate::results::{FlowResult, PointResult};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Why the Linux files cannot be written for a model and its flows.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LinuxHostError {
+    /// No NIC names its Linux driver.
+    #[error(
+        "the model is not a Linux host: no NIC names its Linux driver (`nics[].linux_driver`, \
+         mlx5, ixgbe, e1000 or tulip), so it has no Linux counters to write"
+    )]
+    NotLinux,
+    /// A sending application's frames are not in the flows' sizes.
+    #[error(
+        "the model has a sending application (`sender`), whose frames' bytes the results \
+         do not hold: the Linux counters are not written for it"
+    )]
+    Sender,
+    /// A request/response sweep: its responses are the peer's, not the flows'.
+    #[error(
+        "a request/response scenario (`load.unit` `outstanding`): the Linux counters are \
+         written for flows of frames, not transactions"
+    )]
+    RequestResponse,
+    /// Frames of several or random sizes through one NIC in one direction.
+    #[error(
+        "NIC `{nic}` {dir} frames of more than one size (flow `{flow}`): /proc/net/dev's \
+         bytes are frames x size, which needs one fixed frame size per NIC and direction"
+    )]
+    FrameSizes {
+        /// The NIC.
+        nic: String,
+        /// `receives` or `sends`.
+        dir: &'static str,
+        /// The flow that breaks the rule.
+        flow: String,
+    },
+}
+
+/// A NIC as the Linux files show it.
+#[derive(Clone, Debug)]
+struct Nic {
+    name: String,
+    queues: u16,
+    driver: Option<LinuxDriver>,
+    /// Bytes Linux counts per received frame (frame size less the FCS), if it receives.
+    rx_bytes: u64,
+    /// Bytes per sent frame, if it sends.
+    tx_bytes: u64,
+    /// The received frame's size with its FCS, as a NIC's octet counters count it.
+    rx_wire: u64,
+    /// The sent frame's size with its FCS.
+    tx_wire: u64,
+}
+
+impl Nic {
+    /// The counter prefix of queue `k`: `<nic>-q<k>`, or `<nic>` for a single queue.
+    fn queue(&self, k: u16) -> String {
+        if self.queues > 1 {
+            crate::model::nic::queue_name(&self.name, k)
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// An interrupt vector: a row of /proc/interrupts.
+#[derive(Clone, Debug)]
+struct Vector {
+    /// The counter of its interrupts.
+    counter: String,
+    /// The core it is bound to.
+    core: usize,
+    /// Its index among its NIC's vectors (0 for a line).
+    hwirq: usize,
+    /// A legacy PCI INTx line through the IO-APIC, not an MSI-X vector.
+    legacy: bool,
+    /// The names its handlers were requested by.
+    actions: Vec<String>,
+}
+
+/// The Linux hosts of an experiment's variants, in variant order, or the first reason
+/// one has no Linux files, with its variant's name.
+pub fn hosts(
+    exp: &crate::config::scenario::Experiment,
+) -> Result<Vec<LinuxHost>, (String, LinuxHostError)> {
+    exp.variants
+        .iter()
+        .map(|v| {
+            if exp.load_unit == LoadUnit::Outstanding {
+                return Err((v.name.clone(), LinuxHostError::RequestResponse));
+            }
+            LinuxHost::new(&v.model, &exp.flows).map_err(|e| (v.name.clone(), e))
+        })
+        .collect()
+}
+
+/// Every Linux file of a sweep's results, as (path under `linux/`, bytes):
+/// `<variant>/<point>/<file>` for each variant of `exp` (with its host from [`hosts`])
+/// and each of its points in `results`, in sweep order.
+pub fn sweep_files(
+    exp: &crate::config::scenario::Experiment,
+    hosts: &[LinuxHost],
+    results: &crate::results::Results,
+) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for (v, host) in exp.variants.iter().zip(hosts) {
+        let points = results.points.iter().filter(|p| p.variant == v.name);
+        for (i, (lp, p)) in v.points.iter().zip(points).enumerate() {
+            let dir = point_dir(i, v.points.len(), lp.load, exp.load_unit);
+            for (name, text) in host.files(p) {
+                out.push((format!("{}/{dir}/{name}", v.name), text.into_bytes()));
+            }
+        }
+    }
+    out
+}
+
+/// What the Linux files of a variant need from its model and flows: the cores, the
+/// NICs with their drivers and frame sizes, the vectors and where the flows enter.
+#[derive(Clone, Debug)]
+pub struct LinuxHost {
+    cpus: usize,
+    nics: Vec<Nic>,
+    vectors: Vec<Vector>,
+    /// The index in `nics` of each flow's input NIC, in flow order.
+    flow_from: Vec<Option<usize>>,
+}
+
+/// The Linux FCS the drivers strip: bytes counted per frame are its size less 4.
+const FCS_BYTES: u64 = 4;
+
+impl LinuxHost {
+    /// The host of `model` carrying `flows`, or why it has no Linux files.
+    pub fn new(model: &ModelConfig, flows: &[FlowConfig]) -> Result<LinuxHost, LinuxHostError> {
+        if !model.nics.iter().any(|n| n.linux_driver.is_some()) {
+            return Err(LinuxHostError::NotLinux);
+        }
+        if model.sender.is_some() {
+            return Err(LinuxHostError::Sender);
+        }
+        let size = |nic: &str, dir: &'static str, pick: fn(&FlowConfig) -> &str| {
+            let mut one: Option<u32> = None;
+            for f in flows.iter().filter(|f| pick(f) == nic) {
+                match (&f.frame_bytes, one) {
+                    (FrameSize::Fixed(b), None) => one = Some(*b),
+                    (FrameSize::Fixed(b), Some(o)) if *b == o => {}
+                    _ => {
+                        return Err(LinuxHostError::FrameSizes {
+                            nic: nic.to_string(),
+                            dir,
+                            flow: f.display_name(),
+                        });
+                    }
+                }
+            }
+            Ok(one.map_or(0, u64::from))
+        };
+        let mut nics = Vec::new();
+        // A port a DPDK application owns is bound to vfio-pci, not a kernel netdev: it
+        // has no row, file or vector here.
+        for n in model
+            .nics
+            .iter()
+            .filter(|n| !matches!(n.policy, PolicyConfig::Dpdk(_)))
+        {
+            let rx_wire = size(&n.name, "receives", |f| &f.from)?;
+            let tx_wire = size(&n.name, "sends", |f| &f.to)?;
+            nics.push(Nic {
+                name: n.name.clone(),
+                queues: n.queues.max(1),
+                driver: n.linux_driver,
+                rx_bytes: rx_wire.saturating_sub(FCS_BYTES),
+                tx_bytes: tx_wire.saturating_sub(FCS_BYTES),
+                rx_wire,
+                tx_wire,
+            });
+        }
+        let cores = model.line_cores();
+        let mut vectors = Vec::new();
+        for (i, name) in model.line_names().iter().enumerate() {
+            let core = cores.get(i).copied().unwrap_or(0);
+            if let Some(l) = model.irq_lines.iter().find(|l| &l.name == name) {
+                vectors.push(Vector {
+                    counter: format!("{name}.passes"),
+                    core,
+                    hwirq: 0,
+                    legacy: true,
+                    actions: l.chain.clone(),
+                });
+                continue;
+            }
+            // A NIC's own line, or one of its queues' vectors.
+            let Some((nic, k)) = nics
+                .iter()
+                .find_map(|n| (0..n.queues).find(|&k| n.queue(k) == *name).map(|k| (n, k)))
+            else {
+                continue;
+            };
+            let action = match nic.driver {
+                Some(LinuxDriver::Ixgbe) => format!("{}-TxRx-{k}", nic.name),
+                Some(LinuxDriver::Mlx5) => format!("mlx5_comp{k}@pci:{}", nic.name),
+                Some(LinuxDriver::E1000 | LinuxDriver::Tulip) => nic.name.clone(),
+                None => name.clone(),
+            };
+            vectors.push(Vector {
+                counter: format!("{name}.interrupts"),
+                core,
+                hwirq: usize::from(k),
+                legacy: nic.queues == 1
+                    && matches!(nic.driver, Some(LinuxDriver::E1000 | LinuxDriver::Tulip)),
+                actions: vec![action],
+            });
+        }
+        let flow_from = flows
+            .iter()
+            .map(|f| nics.iter().position(|n| n.name == f.from))
+            .collect();
+        Ok(LinuxHost {
+            cpus: model.cpu.cores.max(1) as usize,
+            nics,
+            vectors,
+            flow_from,
+        })
+    }
+
+    /// The files of point `p`, by name, in the order written: `softnet_stat` (when the
+    /// run has per-core softnet counters), `interrupts`, `net-dev`, and
+    /// `ethtool-S-<nic>` per NIC that names a driver with statistics (not tulip).
+    pub fn files(&self, p: &PointResult) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if let Some(s) = self.softnet_stat(p) {
+            out.push(("softnet_stat".to_string(), s));
+        }
+        out.push(("interrupts".to_string(), self.interrupts(p)));
+        out.push(("net-dev".to_string(), self.net_dev(p)));
+        for n in self.nics.iter().filter(|n| n.driver.is_some()) {
+            if let Some(s) = self.ethtool_s(&n.name, p) {
+                out.push((format!("ethtool-S-{}", n.name), s));
+            }
+        }
+        out
+    }
+
+    /// /proc/net/softnet_stat, or `None` when the run has no per-core softnet counters.
+    pub fn softnet_stat(&self, p: &PointResult) -> Option<String> {
+        let c = &p.figures.counters;
+        c.get("cpu0.softnet.processed")?;
+        let mut s = String::new();
+        for k in 0..self.cpus {
+            let f = |name: &str| wrap32(count(c, &format!("cpu{k}.softnet.{name}")));
+            let fields: [u64; 15] = [
+                f("processed"),
+                f("dropped"),
+                f("time_squeeze"),
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                f("received_rps"),
+                0,
+                0,
+                wrap32(k as u64),
+                0,
+                0,
+            ];
+            let line: Vec<String> = fields.iter().map(|v| format!("{v:08x}")).collect();
+            s.push_str(&line.join(" "));
+            s.push('\n');
+        }
+        Some(s)
+    }
+
+    /// /proc/interrupts: the header and a row per modelled vector.
+    pub fn interrupts(&self, p: &PointResult) -> String {
+        let c = &p.figures.counters;
+        // show_interrupts: `for (prec = 3, j = 1000; prec < 10 && j <= nr_irqs; ++prec)`.
+        let mut prec = 3;
+        let mut j = 1000usize;
+        while prec < 10 && j <= self.vectors.len() {
+            prec += 1;
+            j *= 10;
+        }
+        let mut s = format!("{:w$}", "", w = prec + 8);
+        for cpu in 0..self.cpus {
+            let _ = write!(s, "CPU{cpu:<8}");
+        }
+        s.push('\n');
+        for (irq, v) in self.vectors.iter().enumerate() {
+            let _ = write!(s, "{irq:>prec$}: ");
+            let n = wrap32(count(c, &v.counter));
+            for cpu in 0..self.cpus {
+                let _ = write!(s, "{:>10} ", if cpu == v.core { n } else { 0 });
+            }
+            let (chip, hwirq, kind) = if v.legacy {
+                ("IO-APIC", irq, "fasteoi")
+            } else {
+                ("PCI-MSI", v.hwirq, "edge")
+            };
+            let _ = write!(s, " {chip:>8} {hwirq:>prec$}-{kind:<8}");
+            let _ = write!(s, "  {}", v.actions.join(", "));
+            s.push('\n');
+        }
+        s
+    }
+
+    /// /proc/net/dev: the two header lines and a row per NIC.
+    pub fn net_dev(&self, p: &PointResult) -> String {
+        let mut s = String::from(NET_DEV_HEADER);
+        for (i, n) in self.nics.iter().enumerate() {
+            let st = self.nic_stats(i, p);
+            let rx_drop = st.backlog_drops
+                + match n.driver {
+                    Some(LinuxDriver::Mlx5 | LinuxDriver::Tulip) => st.ring_drops,
+                    Some(LinuxDriver::Ixgbe) => st.fifo_drops,
+                    Some(LinuxDriver::E1000) => st.ring_drops + st.fifo_drops,
+                    None => 0,
+                };
+            let _ = writeln!(
+                s,
+                "{:>6}: {:>7} {:>7} {:>4} {:>4} {:>4} {:>5} {:>10} {:>9} {:>8} {:>7} {:>4} {:>4} {:>4} {:>5} {:>7} {:>10}",
+                n.name,
+                st.rx_packets * n.rx_bytes,
+                st.rx_packets,
+                0,
+                rx_drop,
+                0,
+                0,
+                0,
+                0,
+                st.tx_packets * n.tx_bytes,
+                st.tx_packets,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0
+            );
+        }
+        s
+    }
+
+    /// `ethtool -S <nic>`, or `None` for a NIC that is not the model's, names no
+    /// driver, or has no statistics (tulip).
+    pub fn ethtool_s(&self, nic: &str, p: &PointResult) -> Option<String> {
+        let i = self.nics.iter().position(|n| n.name == nic)?;
+        let n = &self.nics[i];
+        let c = &p.figures.counters;
+        let st = self.nic_stats(i, p);
+        let mut lines: Vec<(String, u64)> = Vec::new();
+        let mut put = |name: String, v: u64| lines.push((name, v));
+        match n.driver? {
+            LinuxDriver::Mlx5 => {
+                put("rx_packets".into(), st.rx_packets);
+                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
+                put("tx_packets".into(), st.tx_packets);
+                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
+                for x in XDP_VERDICTS {
+                    if (0..n.queues).any(|k| c.contains_key(&format!("{}.{x}", n.queue(k)))) {
+                        let sum = (0..n.queues)
+                            .map(|k| count(c, &format!("{}.{x}", n.queue(k))))
+                            .sum();
+                        put(x.to_string(), sum);
+                    }
+                }
+                put("rx_out_of_buffer".into(), st.ring_drops);
+                put("rx_discards_phy".into(), st.fifo_drops);
+                for k in 0..n.queues {
+                    let own = format!("{}.ch{k}_events", n.name);
+                    let events = if c.contains_key(&own) {
+                        count(c, &own)
+                    } else {
+                        count(c, &format!("{}.interrupts", n.queue(k)))
+                    };
+                    put(format!("ch{k}_events"), events);
+                    for x in ["poll", "arm"] {
+                        let key = format!("{}.ch{k}_{x}", n.name);
+                        if c.contains_key(&key) {
+                            put(format!("ch{k}_{x}"), count(c, &key));
+                        }
+                    }
+                }
+                for k in 0..n.queues {
+                    let q = n.queue(k);
+                    let pk = mlx5_rx_packets(c, &q);
+                    put(format!("rx{k}_packets"), pk);
+                    put(format!("rx{k}_bytes"), pk * n.rx_bytes);
+                    let key = format!("{q}.rx_xdp_drop");
+                    if c.contains_key(&key) {
+                        put(format!("rx{k}_xdp_drop"), count(c, &key));
+                    }
+                }
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
+                    put(format!("tx{k}_packets"), pk);
+                    put(format!("tx{k}_bytes"), pk * n.tx_bytes);
+                    let key = format!("{}.tx{k}_cqes", n.name);
+                    if c.contains_key(&key) {
+                        put(format!("tx{k}_cqes"), count(c, &key));
+                    }
+                }
+            }
+            LinuxDriver::Ixgbe => {
+                put("rx_packets".into(), st.rx_packets);
+                put("tx_packets".into(), st.tx_packets);
+                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
+                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
+                put("rx_dropped".into(), st.backlog_drops);
+                put("rx_missed_errors".into(), st.fifo_drops);
+                put("rx_no_dma_resources".into(), st.ring_drops);
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
+                    put(format!("tx_queue_{k}_packets"), pk);
+                    put(format!("tx_queue_{k}_bytes"), pk * n.tx_bytes);
+                }
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.rx_frames", n.queue(k)));
+                    put(format!("rx_queue_{k}_packets"), pk);
+                    put(format!("rx_queue_{k}_bytes"), pk * n.rx_bytes);
+                }
+            }
+            LinuxDriver::E1000 => {
+                put("rx_packets".into(), st.rx_packets);
+                put("tx_packets".into(), st.tx_packets);
+                put("rx_bytes".into(), st.rx_packets * n.rx_wire);
+                put("tx_bytes".into(), st.tx_packets * n.tx_wire);
+                put("rx_missed_errors".into(), st.ring_drops + st.fifo_drops);
+                put("rx_long_byte_count".into(), st.rx_packets * n.rx_wire);
+            }
+            // tulip's ethtool_ops have no statistics: `ethtool -S` prints
+            // "no stats available".
+            LinuxDriver::Tulip => return None,
+        }
+        let mut s = String::from("NIC statistics:\n");
+        for (name, v) in lines {
+            let _ = writeln!(s, "     {name}: {v}");
+        }
+        Some(s)
+    }
+
+    /// NIC `i`'s packets and drops at point `p`.
+    fn nic_stats(&self, i: usize, p: &PointResult) -> NicStats {
+        let n = &self.nics[i];
+        let c = &p.figures.counters;
+        let rx_packets = (0..n.queues)
+            .map(|k| {
+                let q = n.queue(k);
+                match n.driver {
+                    Some(LinuxDriver::Mlx5) => mlx5_rx_packets(c, &q),
+                    _ => count(c, &format!("{q}.rx_frames")),
+                }
+            })
+            .sum();
+        let tx_packets = (0..n.queues)
+            .map(|k| count(c, &format!("{}.tx_frames", n.queue(k))))
+            .sum();
+        let flows: Vec<&FlowResult> = p
+            .figures
+            .flows
+            .iter()
+            .zip(&self.flow_from)
+            .filter(|(_, from)| **from == Some(i))
+            .map(|(f, _)| f)
+            .collect();
+        let drops = |site: fn(&FlowResult) -> f64| whole(flows.iter().map(|f| site(f)).sum());
+        NicStats {
+            rx_packets,
+            tx_packets,
+            ring_drops: drops(|f| f.drops.rx_ring),
+            fifo_drops: drops(|f| f.drops.rx_fifo),
+            backlog_drops: drops(|f| f.drops.ipintrq),
+        }
+    }
+}
+
+/// The directory of load point `i` of a variant's `n`: its index, zero-padded to the
+/// width of `n - 1`, and its load in the scenario's unit, as the scenario gives it:
+/// `00-124000pps`, `03-27.5pct`, `2-8outstanding`. Letters, digits, `-` and `.` only.
+pub fn point_dir(i: usize, n: usize, load: f64, unit: LoadUnit) -> String {
+    let width = n.saturating_sub(1).to_string().len();
+    let unit = match unit {
+        LoadUnit::Percent => "pct",
+        LoadUnit::Pps => "pps",
+        LoadUnit::Outstanding => "outstanding",
+    };
+    format!("{i:0width$}-{load}{unit}")
+}
+
+/// A NIC's figures the files share.
+struct NicStats {
+    /// Received, as the driver counts them.
+    rx_packets: u64,
+    /// Transmissions started.
+    tx_packets: u64,
+    /// Refused for want of a descriptor (`drops.rx_ring` of the flows entering it).
+    ring_drops: u64,
+    /// Lost to the receive FIFO's overflow (`drops.rx_fifo`).
+    fifo_drops: u64,
+    /// Refused by a full backlog (`drops.ipintrq`).
+    backlog_drops: u64,
+}
+
+/// The XDP verdict counters mlx5 keeps per queue, in en_stats.c's order.
+const XDP_VERDICTS: [&str; 3] = ["rx_xdp_drop", "rx_xdp_redirect", "rx_xdp_tx_xmit"];
+
+/// /proc/net/dev's two header lines (dev_seq_show).
+pub const NET_DEV_HEADER: &str = "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n";
+
+/// Queue `q`'s received frames as mlx5 counts them: placed in the ring, less those an
+/// XDP program consumed (they never become an skb).
+fn mlx5_rx_packets(c: &BTreeMap<String, f64>, q: &str) -> u64 {
+    let consumed: u64 = XDP_VERDICTS
+        .iter()
+        .map(|x| count(c, &format!("{q}.{x}")))
+        .sum();
+    count(c, &format!("{q}.rx_frames")).saturating_sub(consumed)
+}
+
+/// A counter as a whole number (0 when absent).
+fn count(c: &BTreeMap<String, f64>, key: &str) -> u64 {
+    c.get(key).copied().map_or(0, whole)
+}
+
+/// A mean over replications rounded to the nearest whole number (never negative).
+fn whole(x: f64) -> u64 {
+    if x.is_finite() && x > 0.0 {
+        x.round() as u64
+    } else {
+        0
+    }
+}
+
+/// A value as the kernel's 32-bit unsigned counters print it.
+fn wrap32(x: u64) -> u64 {
+    x & 0xffff_ffff
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::PointFigures;
+
+    /// A two-core host with an ixgbe port of two queues (eth0) and an mlx5 one (eth1),
+    /// one 64-byte flow from eth0 to eth1.
+    fn host() -> LinuxHost {
+        let model: ModelConfig = serde_json::from_value(serde_json::json!({
+            "cpu": { "clock_mhz": 1000, "cores": 2 },
+            "kernel": { "netisr_per_packet": { "ns": 100 } },
+            "nics": [
+                { "name": "eth0", "queues": 2, "linux_driver": "ixgbe",
+                  "policy": { "kind": "napi" } },
+                { "name": "eth1", "queues": 2, "linux_driver": "mlx5",
+                  "policy": { "kind": "napi" } }
+            ]
+        }))
+        .expect("model");
+        let flows: Vec<FlowConfig> = serde_json::from_value(serde_json::json!([
+            { "name": "f0", "from": "eth0", "to": "eth1", "frame_bytes": 64 }
+        ]))
+        .expect("flows");
+        LinuxHost::new(&model, &flows).expect("a Linux host")
+    }
+
+    fn point(counters: &[(&str, f64)]) -> PointResult {
+        let mut f0 = FlowResult {
+            name: "f0".into(),
+            ..FlowResult::default()
+        };
+        f0.drops.rx_ring = 7.0;
+        f0.drops.rx_fifo = 2.0;
+        f0.drops.ipintrq = 3.0;
+        PointResult {
+            variant: "default".into(),
+            load_pct: 10.0,
+            offered_pps: 1000.0,
+            outstanding: None,
+            replications: 1,
+            figures: PointFigures {
+                flows: vec![f0],
+                counters: counters.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+                ..PointFigures::default()
+            },
+            ci95: None,
+        }
+    }
+
+    #[test]
+    fn softnet_stat_is_fifteen_hex_fields_per_cpu() {
+        // Expected: softnet_seq_show's "%08x" x 15 (net/core/net-procfs.c at 0e0939c0):
+        // processed, dropped, time_squeeze, six zeros, received_rps, flow_limit_count,
+        // backlog_len, the CPU, input_qlen, process_qlen.
+        let p = point(&[
+            ("cpu0.softnet.processed", 4660.0),
+            ("cpu0.softnet.dropped", 1.0),
+            ("cpu0.softnet.time_squeeze", 2.0),
+            ("cpu0.softnet.received_rps", 3.0),
+            ("cpu1.softnet.processed", 4294967296.0 + 17.0),
+        ]);
+        let s = host().softnet_stat(&p).expect("softnet counters");
+        assert_eq!(
+            s,
+            "00001234 00000001 00000002 00000000 00000000 00000000 00000000 00000000 \
+             00000000 00000003 00000000 00000000 00000000 00000000 00000000\n\
+             00000011 00000000 00000000 00000000 00000000 00000000 00000000 00000000 \
+             00000000 00000000 00000000 00000000 00000001 00000000 00000000\n"
+        );
+        assert!(host().softnet_stat(&point(&[])).is_none());
+    }
+
+    #[test]
+    fn interrupts_has_the_kernels_columns() {
+        // Expected: show_interrupts (kernel/irq/proc.c): prec 3, so 11 spaces and
+        // "CPU%-8d" per CPU; a row "%*d: ", "%10u " per CPU, " %8s" chip, " %*lu"
+        // hwirq, "-%-8s" "edge", "  %s" action. Round robin puts line i on core i % 2.
+        let p = point(&[("eth0-q0.interrupts", 5.0), ("eth1-q1.interrupts", 9.0)]);
+        let s = host().interrupts(&p);
+        let want = "           CPU0       CPU1       \n\
+                    \x20 0:          5          0   PCI-MSI   0-edge      eth0-TxRx-0\n\
+                    \x20 1:          0          0   PCI-MSI   1-edge      eth0-TxRx-1\n\
+                    \x20 2:          0          0   PCI-MSI   0-edge      mlx5_comp0@pci:eth1\n\
+                    \x20 3:          0          9   PCI-MSI   1-edge      mlx5_comp1@pci:eth1\n";
+        assert_eq!(s, want);
+    }
+
+    #[test]
+    fn net_dev_has_the_kernels_header_and_widths() {
+        // Expected: dev_seq_show's header and dev_seq_printf_stats's widths; rx bytes
+        // 60 a frame (64 less the FCS); the drop column: ixgbe's rx_dropped (3 backlog
+        // drops) + rx_missed_errors (2 FIFO drops), not its 7 ring drops.
+        let p = point(&[
+            ("eth0-q0.rx_frames", 10.0),
+            ("eth0-q1.rx_frames", 20.0),
+            ("eth1-q0.tx_frames", 12.0),
+            ("eth1-q1.tx_frames", 13.0),
+        ]);
+        let s = host().net_dev(&p);
+        let want = format!(
+            "{NET_DEV_HEADER}\
+             \x20 eth0:    1800      30    0    5    0     0          0         0        0       0    0    0    0     0       0          0\n\
+             \x20 eth1:       0       0    0    0    0     0          0         0     1500      25    0    0    0     0       0          0\n"
+        );
+        assert_eq!(s, want);
+    }
+
+    #[test]
+    fn ethtool_names_are_the_drivers() {
+        // Expected: ethtool's "NIC statistics:" and "     %s: %llu"; ixgbe's names
+        // (ixgbe_gstrings_stats, then tx queues before rx queues); mlx5's (en_stats.c).
+        let p = point(&[
+            ("eth0-q0.rx_frames", 10.0),
+            ("eth0-q1.rx_frames", 20.0),
+            ("eth1-q0.tx_frames", 12.0),
+            ("eth1-q1.tx_frames", 13.0),
+            ("eth1-q1.interrupts", 4.0),
+        ]);
+        let h = host();
+        assert_eq!(
+            h.ethtool_s("eth0", &p).expect("ixgbe"),
+            "NIC statistics:\n     rx_packets: 30\n     tx_packets: 0\n     rx_bytes: 1800\n     \
+             tx_bytes: 0\n     rx_dropped: 3\n     rx_missed_errors: 2\n     \
+             rx_no_dma_resources: 7\n     tx_queue_0_packets: 0\n     tx_queue_0_bytes: 0\n     \
+             tx_queue_1_packets: 0\n     tx_queue_1_bytes: 0\n     rx_queue_0_packets: 10\n     \
+             rx_queue_0_bytes: 600\n     rx_queue_1_packets: 20\n     rx_queue_1_bytes: 1200\n"
+        );
+        let m = h.ethtool_s("eth1", &p).expect("mlx5");
+        assert!(m.starts_with("NIC statistics:\n     rx_packets: 0\n     rx_bytes: 0\n     tx_packets: 25\n     tx_bytes: 1500\n"));
+        assert!(m.contains("\n     rx_out_of_buffer: 0\n     rx_discards_phy: 0\n     ch0_events: 0\n     ch1_events: 4\n"));
+        assert!(m.ends_with("     tx1_packets: 13\n     tx1_bytes: 780\n"));
+        assert!(h.ethtool_s("eth9", &p).is_none());
+    }
+
+    #[test]
+    fn point_directories_sort_and_say_the_load() {
+        assert_eq!(point_dir(0, 9, 124000.0, LoadUnit::Pps), "0-124000pps");
+        assert_eq!(point_dir(3, 12, 27.5, LoadUnit::Percent), "03-27.5pct");
+        assert_eq!(
+            point_dir(7, 101, 8.0, LoadUnit::Outstanding),
+            "007-8outstanding"
+        );
+    }
+
+    #[test]
+    fn a_port_dpdk_owns_is_not_the_kernels() {
+        let model: ModelConfig = serde_json::from_value(serde_json::json!({
+            "cpu": { "clock_mhz": 1000, "cores": 2 },
+            "kernel": { "netisr_per_packet": { "ns": 100 } },
+            "nics": [
+                { "name": "eth0", "queues": 2, "linux_driver": "mlx5",
+                  "policy": { "kind": "dpdk", "action": "rxonly",
+                              "poll": { "ns": 20 }, "rx": { "ns": 22 } } },
+                { "name": "eth1", "queues": 2, "linux_driver": "mlx5",
+                  "policy": { "kind": "napi" } }
+            ]
+        }))
+        .expect("model");
+        let h = LinuxHost::new(&model, &[]).expect("a Linux host");
+        let p = point(&[("eth0-q0.rx_frames", 10.0)]);
+        let names: Vec<String> = h.files(&p).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["interrupts", "net-dev", "ethtool-S-eth1"]);
+        assert!(!h.net_dev(&p).contains("eth0"));
+        assert_eq!(h.interrupts(&p).lines().count(), 3);
+    }
+
+    /// A two-core host with an e1000 port (em0) and a tulip one (dc0), each a single
+    /// queue on a legacy line, one 64-byte flow from `from` to `to`.
+    fn legacy_host(from: &str, to: &str) -> LinuxHost {
+        let model: ModelConfig = serde_json::from_value(serde_json::json!({
+            "cpu": { "clock_mhz": 1000, "cores": 2 },
+            "kernel": { "netisr_per_packet": { "ns": 100 } },
+            "nics": [
+                { "name": "em0", "linux_driver": "e1000", "policy": { "kind": "interrupt" } },
+                { "name": "dc0", "linux_driver": "tulip", "policy": { "kind": "interrupt" } }
+            ]
+        }))
+        .expect("model");
+        let flows: Vec<FlowConfig> = serde_json::from_value(serde_json::json!([
+            { "name": "f0", "from": from, "to": to, "frame_bytes": 64 }
+        ]))
+        .expect("flows");
+        LinuxHost::new(&model, &flows).expect("a Linux host")
+    }
+
+    #[test]
+    fn e1000_and_tulip_have_legacy_lines_and_their_own_drops() {
+        // Expected: show_interrupts' row for an IO-APIC line: " %8s" "IO-APIC", the
+        // pin (the IRQ on x86) as hwirq, "-%-8s" "fasteoi", the netdev's name as the
+        // action (request_irq(..., netdev->name, ...)).
+        let p = point(&[
+            ("em0.interrupts", 5.0),
+            ("dc0.interrupts", 9.0),
+            ("em0.rx_frames", 30.0),
+            ("dc0.tx_frames", 25.0),
+        ]);
+        let h = legacy_host("em0", "dc0");
+        assert_eq!(
+            h.interrupts(&p),
+            "           CPU0       CPU1       \n\
+             \x20 0:          5          0   IO-APIC   0-fasteoi   em0\n\
+             \x20 1:          0          9   IO-APIC   1-fasteoi   dc0\n"
+        );
+        // e1000's drop column: the backlog's 3 + MPC, which counts the ring's 7 and the
+        // FIFO's 2 (a frame with no descriptor waits in the FIFO until it overflows).
+        let want = format!(
+            "{NET_DEV_HEADER}\
+             \x20  em0:    1800      30    0   12    0     0          0         0        0       0    0    0    0     0       0          0\n\
+             \x20  dc0:       0       0    0    0    0     0          0         0     1500      25    0    0    0     0       0          0\n"
+        );
+        assert_eq!(h.net_dev(&p), want);
+        // e1000's octet counters (GORC, GOTC) include the FCS: 64 bytes a frame.
+        assert_eq!(
+            h.ethtool_s("em0", &p).expect("e1000"),
+            "NIC statistics:\n     rx_packets: 30\n     tx_packets: 0\n     rx_bytes: 1920\n     \
+             tx_bytes: 0\n     rx_missed_errors: 9\n     rx_long_byte_count: 1920\n"
+        );
+        // tulip has no ethtool statistics: no file.
+        assert!(h.ethtool_s("dc0", &p).is_none());
+        let names: Vec<String> = h.files(&p).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["interrupts", "net-dev", "ethtool-S-em0"]);
+        // Into the tulip: its drop column is the backlog's 3 + CSR8's missed frames (the
+        // ring's 7); the FIFO's 2 are in CSR8's overflow count, which tulip never reads.
+        let p = point(&[("dc0.rx_frames", 30.0), ("em0.tx_frames", 25.0)]);
+        let h = legacy_host("dc0", "em0");
+        let dev = h.net_dev(&p);
+        assert!(
+            dev.contains("\n   dc0:    1800      30    0   10    0     0 "),
+            "{dev}"
+        );
+        let e = h.ethtool_s("em0", &p).expect("e1000");
+        assert!(e.contains("\n     tx_packets: 25\n     rx_bytes: 0\n     tx_bytes: 1600\n     rx_missed_errors: 0\n"), "{e}");
+    }
+
+    #[test]
+    fn a_freebsd_model_has_no_linux_files() {
+        let model: ModelConfig = serde_json::from_value(serde_json::json!({
+            "cpu": { "clock_mhz": 1000 },
+            "kernel": { "netisr_per_packet": { "ns": 100 } },
+            "nics": [ { "name": "dc0" } ]
+        }))
+        .expect("model");
+        assert_eq!(
+            LinuxHost::new(&model, &[]).unwrap_err(),
+            LinuxHostError::NotLinux
+        );
+    }
+}
