@@ -11,6 +11,7 @@ mod grid;
 mod hostile_fs;
 mod hostile_inputs;
 mod hostile_runs;
+mod import_host;
 mod layout_doc;
 mod livelock_table;
 mod many_cores;
