@@ -12,11 +12,13 @@
 //! - [`names`]: the names of variants and flows, which become file names;
 //! - [`smartbits`]: SmartBits CSV tables, measured ones read, simulated ones written;
 //! - [`grid`]: a scenario's grid of parameter values expanded into variants;
+//! - [`import`]: a model skeleton from a directory of a host's dumps (`irqsim import-host`);
 //! - [`scenario`]: scenario and model files turned into an `Experiment`.
 
 pub mod capture;
 pub mod error;
 pub mod grid;
+pub mod import;
 pub mod json_pos;
 pub mod measured_rates;
 pub mod model;

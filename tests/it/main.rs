@@ -12,6 +12,7 @@ mod grid;
 mod hostile_fs;
 mod hostile_inputs;
 mod hostile_runs;
+mod import_host;
 mod layout_doc;
 mod linux_counters;
 mod livelock_table;

@@ -2,6 +2,7 @@
 //! redraw and compare plots of saved results.
 
 mod fit_cmd;
+mod import_cmd;
 mod ndr_cmd;
 mod plot;
 mod trace_cmd;
@@ -112,6 +113,18 @@ enum Cmd {
     /// and .png [default DIR: irqsim-out/<scenario name>-ndr], and prints a table.
     /// Exit codes: 0 success, 2 bad input (nothing is written), 1 other failure.
     Ndr(ndr_cmd::NdrArgs),
+    /// Build a model skeleton from a directory of a host's own dumps (lscpu, sysctl
+    /// net.core, ethtool -i/-g/-l/-c per interface, /proc/interrupts and the vectors'
+    /// affinity lists): the structure and the real knobs filled in, each value with a
+    /// note in the model's `notes` naming its file and line; costs taken from
+    /// --profile MODEL or left to `irqsim fit`.
+    ///
+    /// Writes the model file (the format of models/*.json) to --out FILE [default:
+    /// stdout] and prints a report on stderr: the files read, what was not from the
+    /// dumps, and every line not understood (file:line: reason; never used).
+    /// Exit codes: 0 success, 2 bad input (a missing or malformed dump, a model the
+    /// loader refuses; nothing is written), 1 other failure.
+    ImportHost(import_cmd::ImportArgs),
     /// Combine the partial results of `irqsim run --shard K/N`, one directory per shard
     /// in any order, into exactly the output `irqsim run` writes on one machine.
     ///
@@ -144,7 +157,8 @@ enum SchemaKind {
 
 #[derive(clap::Args)]
 struct RunOpts {
-    /// Output directory [default: irqsim-out/<scenario name>].
+    /// Output directory [default: irqsim-out/<scenario name>]; for `import-host`, the
+    /// model file [default: stdout].
     #[arg(long, global = true, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Seed for every random stream, replacing the scenario's `seed`.
@@ -204,6 +218,9 @@ fn main() -> ExitCode {
                 opts.quiet,
                 opts.no_plots,
             );
+        }
+        Some(Cmd::ImportHost(args)) => {
+            return import_cmd::import_host(&args, &opts.out, opts.quiet);
         }
         Some(Cmd::Schema { kind }) => {
             print!(

@@ -1,0 +1,985 @@
+//! The model skeleton built from a host's dumps, every value with a note saying where it
+//! came from.
+//!
+//! Decisions where the dumps leave a choice (the README's "Host from its own dumps"
+//! says the same):
+//!
+//! - **Cores are the online logical CPUs** (`On-line CPU(s) list`, else `CPU(s)`):
+//!   interrupt affinities, RSS and XPS name logical CPUs, so only they can be mapped;
+//!   core `i` of the model is the `i`-th online CPU. With more than one thread per core
+//!   each hyperthread is modelled as a whole core (the model has no SMT), which the
+//!   notes and the report say.
+//! - **The clock** is the nominal one of the brand string (`@ 3.60GHz`), as the shipped
+//!   models use; else `CPU max MHz`, else `CPU MHz` (one reading), the notes say which.
+//! - **Queues** are the current channels with a receive queue (`Combined` + `RX` of
+//!   `ethtool -l`); a driver without channels has one.
+//! - **Moderation** follows the driver, since `rx-usecs` means different things:
+//!   mlx5 (`mlx5_core`): with `Adaptive RX: on`, DIM (`nics[].dim`) in the CQ period
+//!   mode of `CQE mode RX` (mlx5's default, CQE-based, when the line is absent); off,
+//!   `rx-frames` is `moderation.packets` and `rx-usecs` the CQ period,
+//!   `packet_timer_ns` from the last completion (CQE mode) or `absolute_timer_ns` from
+//!   the event (EQE mode); a period of 0 is no moderation (`mlx5e_ethtool_set_coalesce`,
+//!   `mlx5_core_modify_cq_moderation`). Intel's ITR drivers (ixgbe, ixgbevf, igb, igc,
+//!   i40e, iavf, ice): `rx-usecs` is the interval between interrupts,
+//!   `moderation.min_interval_ns`; 0 is off; ixgbe's 1 and igb's 1-3 select their
+//!   dynamic ITR, and i40e's and ice's `Adaptive RX: on` theirs, which are not modelled
+//!   (nothing is written, the report says so). Any other driver: nothing written.
+//!   Transmit coalescing is not used (the model's transmit completions interrupt only
+//!   with `nics[].tx_completion`, which no dump shows).
+//! - **Vectors' cores** (`cpu.irq_affinity`): a queue's vector by its handler's name in
+//!   `/proc/interrupts` ([`super::interrupts`]), its CPU from `effective_affinity_list`,
+//!   else from `smp_affinity_list` when it names one CPU; a list of several CPUs without
+//!   the effective one is not guessed between (the line keeps the model's round robin).
+//! - **Costs** are not in any dump: from `--profile` ([`super::profile`]) or left out
+//!   (the driver's) or 0 (`kernel.netisr_per_packet`, which the loader requires), each
+//!   with a note "not measured".
+
+use super::dump::{Findings, Sourced};
+use super::ethtool::{Flag, Num};
+use super::profile::Profile;
+use super::{HostDumps, NicDumps};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// The notes of the model being built: field path to source.
+#[derive(Debug, Default)]
+pub struct Notes {
+    /// By field path.
+    pub map: BTreeMap<String, String>,
+    /// What the dumps did not give, one sentence each (for the report).
+    pub not_filled: Vec<String>,
+}
+
+impl Notes {
+    fn set(&mut self, path: impl Into<String>, note: impl Into<String>) {
+        self.map.insert(path.into(), note.into());
+    }
+
+    /// A note that also goes to the report's list of what is not from the dumps.
+    fn missing(&mut self, path: impl Into<String>, note: impl Into<String>) {
+        let (path, note) = (path.into(), note.into());
+        self.not_filled.push(format!("{path}: {note}"));
+        self.map.insert(path, note);
+    }
+}
+
+/// `(<file> line <n>: `<text>`)`.
+fn at<T>(s: &Sourced<T>) -> String {
+    format!("({}: `{}`)", s.at, s.text)
+}
+
+/// Which meaning `rx-usecs` has for a driver.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Family {
+    /// mlx5's CQ moderation (period and count), DIM with adaptive-rx.
+    Mlx5,
+    /// Intel's interrupt throttling: an interval; `rx-usecs` in `dynamic` selects a
+    /// dynamic mode.
+    Itr { dynamic: (u64, u64) },
+    /// Not known.
+    Unknown,
+}
+
+fn family(driver: &str) -> Family {
+    match driver {
+        "mlx5_core" => Family::Mlx5,
+        // ixgbe_set_coalesce: 1 selects the dynamic ITR.
+        "ixgbe" | "ixgbevf" => Family::Itr { dynamic: (1, 1) },
+        // igb_set_coalesce: 1-3 select its dynamic modes.
+        "igb" | "igc" => Family::Itr { dynamic: (1, 3) },
+        "i40e" | "iavf" | "ice" => Family::Itr { dynamic: (1, 0) },
+        _ => Family::Unknown,
+    }
+}
+
+/// The drivers whose coalescing irqsim knows, for messages.
+const KNOWN_DRIVERS: &str = "mlx5_core, ixgbe, ixgbevf, igb, igc, i40e, iavf, ice";
+
+/// A number that is there and not `n/a`.
+fn some_num(s: &Option<Sourced<Num>>) -> Option<(u64, &Sourced<Num>)> {
+    s.as_ref().and_then(|x| x.value.map(|v| (v, x)))
+}
+
+/// The NIC's `moderation` and `dim` (JSON), with their notes.
+fn moderation(nic: &NicDumps, driver: &str, notes: &mut Notes) -> (Option<Value>, Option<Value>) {
+    let p = format!("nics.{}", nic.name);
+    let c = &nic.coalesce;
+    let adaptive: Flag = c.adaptive_rx.as_ref().and_then(|a| a.value);
+    let usecs = some_num(&c.rx_usecs);
+    let frames = some_num(&c.rx_frames);
+    let cmd = format!("ethtool -c {}", nic.name);
+    notes.set(
+        format!("{p}.tx_coalescing"),
+        "tx-usecs and tx-frames are not used: the model's transmit completions interrupt \
+         only with nics[].tx_completion, which the dumps do not show",
+    );
+    match family(driver) {
+        Family::Mlx5 => {
+            let (cqe, mode_src) = match c.cqe_mode_rx.as_ref().and_then(|m| m.value.map(|v| (v, m)))
+            {
+                Some((v, m)) => (v, format!("`CQE mode RX` of {cmd} {}", at(m))),
+                None => (
+                    true,
+                    "mlx5's default: the CQ period restarts with each completion where the \
+                     device supports it (MLX5E_PFLAG_RX_CQE_BASED_MODER, ConnectX-4 on); \
+                     the dump has no `CQE mode RX` line (ethtool before 5.15)"
+                        .to_string(),
+                ),
+            };
+            let mode = if cqe { "cqe" } else { "eqe" };
+            if adaptive == Some(true) {
+                let a = c.adaptive_rx.as_ref().expect("adaptive is some");
+                notes.set(
+                    format!("{p}.dim"),
+                    format!(
+                        "adaptive RX moderation by DIM (mlx5e_handle_rx_dim): `Adaptive RX: on` \
+                         of {cmd} {}; mode {mode}: {mode_src}. The rx-usecs and rx-frames \
+                         the dump shows are the static values DIM replaces",
+                        at(a)
+                    ),
+                );
+                return (None, Some(json!({ "mode": mode })));
+            }
+            let Some((u, us)) = usecs else {
+                notes.missing(
+                    format!("{p}.moderation"),
+                    format!("not written: {cmd} gives no rx-usecs"),
+                );
+                return (None, None);
+            };
+            if u == 0 {
+                notes.set(
+                    format!("{p}.moderation"),
+                    format!(
+                        "none: rx-usecs 0 {} is a CQ period of 0, an event per completion \
+                         (rx-frames not used)",
+                        at(us)
+                    ),
+                );
+                return (None, None);
+            }
+            let timer = if cqe {
+                "packet_timer_ns"
+            } else {
+                "absolute_timer_ns"
+            };
+            let mut m = Map::new();
+            m.insert(timer.into(), json!(u as f64 * 1e3));
+            notes.set(
+                format!("{p}.moderation.{timer}"),
+                format!(
+                    "{} ns: rx-usecs {u} of {cmd} {}, mlx5's CQ period, counted {}; {mode_src}",
+                    u * 1000,
+                    at(us),
+                    if cqe {
+                        "from the last completion (CQE mode)"
+                    } else {
+                        "from the event (EQE mode)"
+                    }
+                ),
+            );
+            if let Some((fr, fs)) = frames.filter(|(x, _)| *x > 0) {
+                m.insert("packets".into(), json!(fr));
+                notes.set(
+                    format!("{p}.moderation.packets"),
+                    format!("{fr}: rx-frames of {cmd} {}, mlx5's CQ max count", at(fs)),
+                );
+            }
+            (Some(Value::Object(m)), None)
+        }
+        Family::Itr { dynamic } => {
+            if adaptive == Some(true) {
+                let a = c.adaptive_rx.as_ref().expect("adaptive is some");
+                notes.missing(
+                    format!("{p}.moderation"),
+                    format!(
+                        "not written: `Adaptive RX: on` {} selects {driver}'s own dynamic \
+                         interrupt throttling, which irqsim does not model; set a fixed \
+                         moderation.min_interval_ns to try one",
+                        at(a)
+                    ),
+                );
+                return (None, None);
+            }
+            let Some((u, us)) = usecs else {
+                notes.missing(
+                    format!("{p}.moderation"),
+                    format!("not written: {cmd} gives no rx-usecs"),
+                );
+                return (None, None);
+            };
+            if u == 0 {
+                notes.set(
+                    format!("{p}.moderation"),
+                    format!("none: rx-usecs 0 {} turns {driver}'s ITR off", at(us)),
+                );
+                (None, None)
+            } else if (dynamic.0..=dynamic.1).contains(&u) {
+                notes.missing(
+                    format!("{p}.moderation"),
+                    format!(
+                        "not written: rx-usecs {u} {} selects {driver}'s dynamic interrupt \
+                         throttling, which irqsim does not model; set a fixed \
+                         moderation.min_interval_ns to try one",
+                        at(us)
+                    ),
+                );
+                (None, None)
+            } else {
+                notes.set(
+                    format!("{p}.moderation.min_interval_ns"),
+                    format!(
+                        "{} ns: rx-usecs {u} of {cmd} {}, {driver}'s interrupt throttling \
+                         interval (the least time between two interrupts of a vector)",
+                        u * 1000,
+                        at(us)
+                    ),
+                );
+                (Some(json!({ "min_interval_ns": u as f64 * 1e3 })), None)
+            }
+        }
+        Family::Unknown => {
+            let said = [("rx-usecs", usecs), ("rx-frames", frames)]
+                .iter()
+                .filter_map(|(k, v)| v.map(|(x, s)| format!("{k} {x} {}", at(s))))
+                .collect::<Vec<_>>()
+                .join(", ");
+            notes.missing(
+                format!("{p}.moderation"),
+                format!(
+                    "not written: what {cmd}'s values ({}) mean for driver {driver} is not \
+                     known to irqsim (it knows {KNOWN_DRIVERS})",
+                    if said.is_empty() { "none" } else { &said }
+                ),
+            );
+            (None, None)
+        }
+    }
+}
+
+/// The NIC's queue count and its note; `None` (a fault pushed) when it cannot be used.
+fn queues(nic: &NicDumps, f: &mut Findings, notes: &mut Notes) -> Option<u16> {
+    let c = &nic.channels;
+    let path = format!("nics.{}.queues", nic.name);
+    if !c.reported {
+        notes.set(
+            &path,
+            format!(
+                "1: ethtool -l {} reports no channels (the driver does not support it: one \
+                 queue)",
+                nic.name
+            ),
+        );
+        return Some(1);
+    }
+    let comb = some_num(&c.combined);
+    let rx = some_num(&c.rx);
+    let n = comb.map_or(0, |x| x.0) + rx.map_or(0, |x| x.0);
+    let src: Vec<String> = [("Combined", comb), ("RX", rx)]
+        .iter()
+        .filter_map(|(k, v)| v.map(|(x, s)| format!("{k} {x} {}", at(s))))
+        .collect();
+    let file = format!("ethtool-l-{}", nic.name);
+    if n == 0 {
+        f.fault(
+            file,
+            "the current settings give no channel with a receive queue (Combined and RX are 0 or n/a)",
+        );
+        return None;
+    }
+    if n > 64 {
+        f.fault(
+            file,
+            format!("{n} receive queues: the model has at most 64 per NIC"),
+        );
+        return None;
+    }
+    notes.set(
+        &path,
+        format!(
+            "{n}: the current channels with a receive queue, ethtool -l {}, Current hardware \
+             settings: {}; each queue an RX/TX pair with its vector (<nic>-q<k>)",
+            nic.name,
+            src.join(" + ")
+        ),
+    );
+    Some(n as u16)
+}
+
+/// A ring size: required.
+fn ring(
+    nic: &NicDumps,
+    which: &str,
+    s: &Option<Sourced<Num>>,
+    f: &mut Findings,
+    notes: &mut Notes,
+) -> Option<u64> {
+    let field = if which == "RX" {
+        "rx_ring_slots"
+    } else {
+        "tx_ring_slots"
+    };
+    match some_num(s).filter(|(x, _)| *x >= 1 && *x <= u32::MAX as u64) {
+        Some((x, src)) => {
+            notes.set(
+                format!("nics.{}.{field}", nic.name),
+                format!(
+                    "{x}: ethtool -g {}, Current hardware settings {which} {}",
+                    nic.name,
+                    at(src)
+                ),
+            );
+            Some(x)
+        }
+        None => {
+            f.fault(
+                format!("ethtool-g-{}", nic.name),
+                format!("no current {which} ring size (a number of at least 1): it is required"),
+            );
+            None
+        }
+    }
+}
+
+/// The model's core of CPU `cpu`: its rank among the online CPUs.
+fn core_of(cpu: u32, online: &[u32]) -> Option<usize> {
+    online.iter().position(|&c| c == cpu)
+}
+
+/// Bind each queue's vector to its core: `cpu.irq_affinity` entries with notes.
+fn affinities(
+    h: &HostDumps,
+    nic: &NicDumps,
+    queues: u16,
+    online: &[u32],
+    aff: &mut Map<String, Value>,
+    notes: &mut Notes,
+) {
+    let Some(ints) = &h.interrupts else {
+        return;
+    };
+    let driver = nic.driver();
+    let bus = nic.info.bus.as_ref().map(|b| b.value.as_str());
+    let lone_mlx5 = h.nics.iter().filter(|n| n.driver() == "mlx5_core").count() == 1;
+    let mut unbound = Vec::new();
+    for k in 0..queues {
+        let line = if queues > 1 {
+            crate::model::nic::queue_name(&nic.name, k)
+        } else {
+            nic.name.clone()
+        };
+        let row = match super::interrupts::queue_vector(
+            ints,
+            (&nic.name, driver, bus),
+            (k, queues),
+            lone_mlx5,
+        ) {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                unbound.push(format!("{line} (no vector of that name)"));
+                continue;
+            }
+            Err(rows) => {
+                let irqs: Vec<String> = rows.iter().map(|r| r.irq.to_string()).collect();
+                unbound.push(format!(
+                    "{line} (several vectors match: {}; not guessed between)",
+                    irqs.join(", ")
+                ));
+                continue;
+            }
+        };
+        let name = row
+            .tokens
+            .last()
+            .cloned()
+            .unwrap_or_else(|| row.irq.to_string());
+        let (list, what) = match h.affinity.as_ref().map(|a| {
+            (
+                a.effective.get(&row.irq).filter(|e| e.value.len() == 1),
+                a.allowed.get(&row.irq),
+            )
+        }) {
+            Some((Some(e), _)) => (e, "effective_affinity_list"),
+            Some((None, Some(a))) if a.value.len() == 1 => (a, "smp_affinity_list"),
+            Some((None, Some(a))) => {
+                unbound.push(format!(
+                    "{line} (vector {} may go to CPUs {:?} {} and no effective_affinity_list \
+                     names one)",
+                    row.irq,
+                    a.value,
+                    at(a)
+                ));
+                continue;
+            }
+            _ => {
+                unbound.push(format!(
+                    "{line} (vector {}: no affinity in the dump)",
+                    row.irq
+                ));
+                continue;
+            }
+        };
+        let cpu = list.value[0];
+        let Some(core) = core_of(cpu, online) else {
+            unbound.push(format!(
+                "{line} (vector {} on CPU {cpu}, which is not online)",
+                row.irq
+            ));
+            continue;
+        };
+        aff.insert(line.clone(), json!(core));
+        notes.set(
+            format!("cpu.irq_affinity.{line}"),
+            format!(
+                "core {core} (CPU {cpu}): queue {k}'s vector {} `{name}` ({}:{}) has {what} \
+                 {cpu} {}",
+                row.irq,
+                row.at.file,
+                row.at.line,
+                at(list)
+            ),
+        );
+    }
+    if !unbound.is_empty() {
+        notes.missing(
+            format!("nics.{}.vectors", nic.name),
+            format!(
+                "left to the model's round robin (line i on core i mod the cores): {}",
+                unbound.join("; ")
+            ),
+        );
+    }
+}
+
+/// The model (JSON) from the dumps and the profile, with its notes; faults for what the
+/// model cannot do without.
+pub fn model(
+    h: &HostDumps,
+    dir: &str,
+    profile: Option<&Profile>,
+    f: &mut Findings,
+) -> (Value, Notes) {
+    let mut notes = Notes::default();
+    // --- cpu ---
+    let cpus = h.lscpu.cpus.as_ref();
+    let online: Vec<u32> = match (&h.lscpu.online, cpus) {
+        (Some(o), _) => o.value.clone(),
+        (None, Some(c)) => (0..c.value).collect(),
+        (None, None) => Vec::new(),
+    };
+    let cores = online.len();
+    if cores > 64 {
+        f.fault(
+            "lscpu",
+            format!("{cores} online CPUs: the model has at most 64 cores"),
+        );
+    }
+    let cores_note = match (&h.lscpu.online, cpus) {
+        (Some(o), Some(c)) => format!(
+            "{cores}: the online logical CPUs, lscpu `On-line CPU(s) list` {} (of `CPU(s)` {} \
+             {}); core i is the i-th online CPU",
+            at(o),
+            c.value,
+            at(c)
+        ),
+        (None, Some(c)) => format!("{cores}: the logical CPUs, lscpu `CPU(s)` {}", at(c)),
+        _ => String::new(),
+    };
+    let smt = h
+        .lscpu
+        .threads_per_core
+        .as_ref()
+        .filter(|t| t.value > 1)
+        .map(|t| {
+            format!(
+                " {} threads per core {}: each hyperthread is modelled as a whole core (the \
+                 model has no SMT), which overstates the host's capacity",
+                t.value,
+                at(t)
+            )
+        })
+        .unwrap_or_default();
+    notes.set("cpu.cores", format!("{cores_note}.{smt}"));
+    if !smt.is_empty() {
+        notes.not_filled.push(format!("cpu.cores:{smt}"));
+    }
+    let clock = h.lscpu.clock_mhz.as_ref();
+    match clock {
+        Some(c) => notes.set(
+            "cpu.clock_mhz",
+            format!(
+                "{}: {} {}",
+                c.value,
+                match h.lscpu.clock_kind {
+                    "nominal" => "the nominal clock of lscpu's `Model name`",
+                    "max" => "lscpu's `CPU max MHz` (the brand string gives no nominal clock; turbo included)",
+                    _ => "lscpu's `CPU MHz`, one reading of the current clock (no nominal or max clock in the dump)",
+                },
+                at(c)
+            ),
+        ),
+        None => f.fault(
+            "lscpu",
+            "no clock: neither `Model name: ... @ <x>GHz`, `CPU max MHz:` nor `CPU MHz:`",
+        ),
+    }
+    let mut cpu = Map::new();
+    cpu.insert("clock_mhz".into(), json!(clock.map_or(0.0, |c| c.value)));
+    cpu.insert("cores".into(), json!(cores));
+    // --- kernel ---
+    let mut kernel = Map::new();
+    let mut napi = Map::new();
+    let defaults = crate::model::policy::napi::NapiConfig::default();
+    for (key, default) in [
+        ("netdev_budget", defaults.netdev_budget as u64),
+        ("netdev_budget_usecs", defaults.netdev_budget_usecs as u64),
+        ("dev_weight", defaults.dev_weight as u64),
+        ("netdev_max_backlog", defaults.netdev_max_backlog as u64),
+    ] {
+        let path = format!("kernel.napi.{key}");
+        match h.sysctl.get(key) {
+            Some(s) => {
+                napi.insert(key.into(), json!(s.value));
+                notes.set(
+                    path,
+                    format!("{}: sysctl net.core.{key} {}", s.value, at(s)),
+                );
+            }
+            None => notes.missing(
+                path,
+                format!(
+                    "not in {}: the model's default {default} (Linux's default)",
+                    super::SYSCTL
+                ),
+            ),
+        }
+    }
+    if let Some(s) = h.sysctl.get("netdev_max_backlog") {
+        kernel.insert("ipintrq_maxlen".into(), json!(s.value));
+        notes.set(
+            "kernel.ipintrq_maxlen",
+            format!(
+                "{}: sysctl net.core.netdev_max_backlog {} (the backlog of netif_rx that the \
+                 interrupt policy's handler fills)",
+                s.value,
+                at(s)
+            ),
+        );
+    }
+    for key in ["busy_poll", "busy_read"] {
+        if let Some(s) = h.sysctl.get(key) {
+            let what = if s.value == 0 {
+                "socket busy polling off for sockets that do not set SO_BUSY_POLL".to_string()
+            } else {
+                format!(
+                    "the default busy-poll time of sockets [us]: in the model a property of a \
+                     user process (user.{key}_us of a screend process), which the dumps do \
+                     not describe; set it there to use {} us",
+                    s.value
+                )
+            };
+            notes.set(
+                format!("kernel.net.core.{key}"),
+                format!("{}: sysctl net.core.{key} {}: {what}", s.value, at(s)),
+            );
+        }
+    }
+    match &h.release {
+        Some(r) => {
+            let spliced = r.value.0 >= 4;
+            napi.insert(
+                "net_rx_action".into(),
+                json!(if spliced { "spliced" } else { "live-list" }),
+            );
+            notes.set(
+                "kernel.napi.net_rx_action",
+                format!(
+                    "{}: kernel {}.{} {}: {}",
+                    if spliced { "spliced" } else { "live-list" },
+                    r.value.0,
+                    r.value.1,
+                    at(r),
+                    if spliced {
+                        "4.0 on (commit d75b1ade)"
+                    } else {
+                        "before 4.0"
+                    }
+                ),
+            );
+        }
+        None => notes.missing(
+            "kernel.napi.net_rx_action",
+            format!(
+                "not in the dumps (no {}): the model's default live-list (Linux 2.6-3.19); \
+                 set `spliced` for Linux 4.0 on",
+                super::UNAME
+            ),
+        ),
+    }
+    notes.set(
+        "kernel.timeslice_ns",
+        "not in the dumps: the model's default, 10 ms",
+    );
+    // --- costs from the profile, or not measured ---
+    match profile {
+        Some(p) => {
+            for path in [
+                "kernel.netisr_per_packet",
+                "kernel.shared_section",
+                "kernel.napi.rps_per_packet",
+                "kernel.napi.busy_poll_loop",
+            ] {
+                let segs: Vec<&str> = path.split('.').collect();
+                let Some(v) = p.get(&segs[1..]) else { continue };
+                let target = if segs.len() == 3 {
+                    &mut napi
+                } else {
+                    &mut kernel
+                };
+                target.insert(segs[segs.len() - 1].into(), v.clone());
+                notes.set(path, p.note_for(path, path));
+            }
+        }
+        None => {
+            kernel.insert("netisr_per_packet".into(), json!({ "ns": 0 }));
+            notes.missing(
+                "kernel.netisr_per_packet",
+                "not measured: 0 ns is a placeholder the loader requires. Fit it with irqsim \
+                 fit (--param kernel.netisr_per_packet.ns=LO..HI) or take it from a profile \
+                 (import-host --profile MODEL)",
+            );
+        }
+    }
+    if !napi.is_empty() {
+        kernel.insert("napi".into(), Value::Object(napi));
+    }
+    // --- nics ---
+    let mut nics = Vec::new();
+    let mut aff = Map::new();
+    for nic in &h.nics {
+        let p = format!("nics.{}", nic.name);
+        let driver = nic.driver();
+        let mut m = Map::new();
+        m.insert("name".into(), json!(nic.name));
+        if let Some(d) = &nic.info.driver {
+            let extra: Vec<String> = [
+                ("version", &nic.info.version),
+                ("firmware", &nic.info.firmware),
+                ("bus", &nic.info.bus),
+            ]
+            .iter()
+            .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} {}", v.value)))
+            .collect();
+            notes.set(
+                format!("{p}.driver_name"),
+                format!(
+                    "{}: ethtool -i {} {} ({})",
+                    d.value,
+                    nic.name,
+                    at(d),
+                    extra.join(", ")
+                ),
+            );
+        }
+        match &nic.speed {
+            Some(s) => {
+                m.insert("line_rate_bps".into(), json!(s.value as f64 * 1e6));
+                notes.set(
+                    format!("{p}.line_rate_bps"),
+                    format!("{}e6: ethtool {} `Speed` {}", s.value, nic.name, at(s)),
+                );
+            }
+            None => notes.missing(
+                format!("{p}.line_rate_bps"),
+                format!(
+                    "not in the dumps (no ethtool-{0}, or no speed in it): the model's \
+                     default 100 Mbit/s; give `ethtool {0} > ethtool-{0}` or set it",
+                    nic.name
+                ),
+            ),
+        }
+        let q = queues(nic, f, &mut notes);
+        if let Some(q) = q.filter(|&q| q > 1) {
+            m.insert("queues".into(), json!(q));
+        }
+        if let Some(x) = ring(nic, "RX", &nic.rings.rx, f, &mut notes) {
+            m.insert("rx_ring_slots".into(), json!(x));
+        }
+        if let Some(x) = ring(nic, "TX", &nic.rings.tx, f, &mut notes) {
+            m.insert("tx_ring_slots".into(), json!(x));
+        }
+        m.insert("policy".into(), json!({ "kind": "napi" }));
+        notes.set(
+            format!("{p}.policy"),
+            "napi: a Linux host's receive path. Its weight is the driver's (not in the dumps): \
+             the model's default 64, NAPI_POLL_WEIGHT, which mlx5, ixgbe and i40e pass",
+        );
+        if q.is_some_and(|q| q > 1) {
+            notes.set(
+                format!("{p}.xps"),
+                "not in the dumps (/sys/class/net/<if>/queues/tx-<k>/xps_cpus): the model's \
+                 default, transmit queue k serves core k mod the cores, as ixgbe and mlx5 set it",
+            );
+        }
+        let (moder, dim) = moderation(nic, driver, &mut notes);
+        if let Some(v) = moder {
+            m.insert("moderation".into(), v);
+        }
+        if let Some(v) = dim {
+            m.insert("dim".into(), v);
+        }
+        match h.qlen.as_ref().and_then(|q| q.get(&nic.name)) {
+            Some(s) if s.value >= 1 => {
+                m.insert("if_snd_maxlen".into(), json!(s.value));
+                notes.set(
+                    format!("{p}.if_snd_maxlen"),
+                    format!("{}: the qdisc's limit, ip link `qlen` {}", s.value, at(s)),
+                );
+            }
+            _ => notes.missing(
+                format!("{p}.if_snd_maxlen"),
+                format!(
+                    "not in the dumps (no {} line with qlen for it): the kernel's \
+                     if_snd_maxlen, the model's default 50 (BSD's IFQ_MAXLEN; Linux's \
+                     txqueuelen is 1000 by default)",
+                    super::IP_LINK
+                ),
+            ),
+        }
+        match profile {
+            Some(pr) => {
+                let (pname, pnic) = pr.nic(&nic.name);
+                for key in ["driver", "tx_completion"] {
+                    if let Some(v) = pnic.get(key) {
+                        m.insert(key.into(), v.clone());
+                        notes.set(
+                            format!("{p}.{key}"),
+                            pr.note_for(
+                                &format!("nics.{pname}.{key}"),
+                                &format!("nics.{pname}.{key}"),
+                            ),
+                        );
+                    }
+                }
+            }
+            None => notes.missing(
+                format!("{p}.driver"),
+                format!(
+                    "not measured: no costs. A run in which {} receives is refused until \
+                     rx_per_packet, isr_entry and isr_exit are given: fit them with irqsim fit \
+                     (a scenario's overrides giving starting values) or take them from a \
+                     profile (import-host --profile MODEL)",
+                    nic.name
+                ),
+            ),
+        }
+        if let Some(q) = q {
+            affinities(h, nic, q, &online, &mut aff, &mut notes);
+        }
+        nics.push(Value::Object(m));
+    }
+    if h.interrupts.is_none() {
+        notes.missing(
+            "cpu.irq_affinity",
+            format!(
+                "not in the dumps (no {}): every vector on the model's round robin",
+                super::INTERRUPTS
+            ),
+        );
+    } else if h.affinity.is_none() {
+        notes.not_filled.push(format!(
+            "cpu.irq_affinity: no {} file: the vectors' CPUs are not known",
+            super::AFFINITY
+        ));
+    }
+    if !aff.is_empty() {
+        cpu.insert("irq_affinity".into(), Value::Object(aff));
+    }
+    // --- the whole ---
+    let model_name = h
+        .lscpu
+        .model_name
+        .as_ref()
+        .map_or("an unnamed CPU".to_string(), |m| m.value.clone());
+    let nic_words: Vec<String> = h
+        .nics
+        .iter()
+        .map(|n| format!("{} ({})", n.name, n.driver()))
+        .collect();
+    notes.set(
+        "source",
+        format!(
+            "irqsim import-host {dir}: the host's own dumps (lscpu, sysctl net.core, ethtool \
+             -i/-g/-l/-c per interface{}{}{}{}); each value's note names its file and line",
+            if h.nics.iter().any(|n| n.speed.is_some()) {
+                ", ethtool"
+            } else {
+                ""
+            },
+            if h.interrupts.is_some() {
+                ", /proc/interrupts"
+            } else {
+                ""
+            },
+            if h.affinity.is_some() {
+                ", the vectors' affinity lists"
+            } else {
+                ""
+            },
+            if h.qlen.is_some() { ", ip link" } else { "" },
+        ),
+    );
+    notes.set(
+        "method",
+        match profile {
+            Some(p) => format!(
+                "Structure and knobs from the dumps; costs from the profile {} (its CPU at {} \
+                 MHz; costs in ns are not rescaled to this host's clock, costs in cycles are \
+                 converted at it). Check them against this host with irqsim fit",
+                p.path, p.config.cpu.clock_mhz
+            ),
+            None => "Structure and knobs from the dumps; costs not measured (no --profile): \
+                     fit them with irqsim fit"
+                .to_string(),
+        },
+    );
+    let mut root = Map::new();
+    root.insert(
+        "description".into(),
+        json!(format!(
+            "Host imported from {dir}: {model_name}, {cores} cores, Linux NAPI; NICs {}",
+            nic_words.join(", ")
+        )),
+    );
+    root.insert("notes".into(), json!(notes.map));
+    root.insert("cpu".into(), Value::Object(cpu));
+    root.insert("kernel".into(), Value::Object(kernel));
+    root.insert("nics".into(), Value::Array(nics));
+    (Value::Object(root), notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::dump::Dump;
+    use super::super::ethtool;
+    use super::*;
+
+    /// An interface's dumps: `ethtool -c` with `Adaptive RX: <adaptive>`, `rx-usecs`,
+    /// `rx-frames` and an optional `CQE mode RX` line, and `Combined: <combined>`.
+    fn nic(
+        driver: &str,
+        adaptive: &str,
+        usecs: &str,
+        cqe: Option<&str>,
+        combined: &str,
+    ) -> NicDumps {
+        let mut f = Findings::default();
+        let mut c = format!(
+            "Coalesce parameters for eth0:\nAdaptive RX: {adaptive}  TX: off\nrx-usecs: {usecs}\nrx-frames: 64\ntx-usecs: 8\n"
+        );
+        if let Some(m) = cqe {
+            c.push_str(&format!("CQE mode RX: {m}  TX: off\n"));
+        }
+        let l = format!(
+            "Channel parameters for eth0:\nPre-set maximums:\nCombined:\t128\nCurrent hardware settings:\nRX:\t\tn/a\nTX:\t\tn/a\nOther:\t\t1\nCombined:\t{combined}\n"
+        );
+        let n = NicDumps {
+            name: "eth0".into(),
+            info: ethtool::driver_info(
+                &Dump::from_text("ethtool-i-eth0", &format!("driver: {driver}\n")),
+                &mut f,
+            ),
+            rings: ethtool::Rings::default(),
+            channels: ethtool::channels(&Dump::from_text("ethtool-l-eth0", &l), "eth0", &mut f),
+            coalesce: ethtool::coalesce(&Dump::from_text("ethtool-c-eth0", &c), "eth0", &mut f),
+            speed: None,
+        };
+        assert!(f.faults.is_empty() && f.unparsed.is_empty(), "{f:?}");
+        n
+    }
+
+    fn moder(n: &NicDumps) -> (Option<Value>, Option<Value>, Notes) {
+        let mut notes = Notes::default();
+        let (m, d) = moderation(n, n.driver(), &mut notes);
+        (m, d, notes)
+    }
+
+    #[test]
+    fn mlx5_adaptive_rx_is_dim_in_cqe_mode_by_default() {
+        let (m, d, notes) = moder(&nic("mlx5_core", "on", "8", None, "6"));
+        assert_eq!((m, d), (None, Some(json!({"mode": "cqe"}))));
+        assert!(notes.map["nics.eth0.dim"].contains("ethtool-c-eth0 line 2"));
+        assert!(notes.map["nics.eth0.dim"].contains("mlx5's default"));
+        let (_, d, _) = moder(&nic("mlx5_core", "on", "8", Some("off"), "6"));
+        assert_eq!(d, Some(json!({"mode": "eqe"})));
+    }
+
+    #[test]
+    fn mlx5_static_moderation_is_a_period_and_a_count() {
+        let (m, d, notes) = moder(&nic("mlx5_core", "off", "8", Some("on"), "6"));
+        assert_eq!(d, None);
+        assert_eq!(m, Some(json!({"packet_timer_ns": 8000.0, "packets": 64})));
+        assert!(notes.map["nics.eth0.moderation.packets"].contains("line 4"));
+        let (m, _, _) = moder(&nic("mlx5_core", "off", "8", Some("off"), "6"));
+        assert_eq!(m, Some(json!({"absolute_timer_ns": 8000.0, "packets": 64})));
+        let (m, _, notes) = moder(&nic("mlx5_core", "off", "0", None, "6"));
+        assert_eq!(m, None);
+        assert!(notes.map["nics.eth0.moderation"].starts_with("none"));
+        assert!(notes.not_filled.is_empty());
+    }
+
+    #[test]
+    fn intel_itr_is_an_interval_and_dynamic_modes_are_not_guessed() {
+        let (m, _, _) = moder(&nic("ixgbe", "n/a", "100", None, "8"));
+        assert_eq!(m, Some(json!({"min_interval_ns": 100000.0})));
+        // ixgbe's 1 and igb's 3 select their dynamic ITR; i40e's adaptive flag its own.
+        for (driver, adaptive, usecs) in [
+            ("ixgbe", "n/a", "1"),
+            ("igb", "n/a", "3"),
+            ("i40e", "on", "50"),
+        ] {
+            let (m, d, notes) = moder(&nic(driver, adaptive, usecs, None, "4"));
+            assert_eq!((m, d), (None, None), "{driver}");
+            assert_eq!(notes.not_filled.len(), 1, "{driver}");
+            assert!(
+                notes.not_filled[0].contains("not model"),
+                "{driver}: {:?}",
+                notes.not_filled
+            );
+        }
+        let (m, _, notes) = moder(&nic("igb", "n/a", "4", None, "4"));
+        assert_eq!(m, Some(json!({"min_interval_ns": 4000.0})));
+        assert!(notes.not_filled.is_empty());
+        let (m, _, notes) = moder(&nic("ixgbe", "n/a", "0", None, "4"));
+        assert_eq!(m, None);
+        assert!(notes.map["nics.eth0.moderation"].contains("turns ixgbe's ITR off"));
+    }
+
+    #[test]
+    fn an_unknown_drivers_coalescing_is_not_guessed() {
+        let (m, d, notes) = moder(&nic("e1000e", "off", "3", None, "1"));
+        assert_eq!((m, d), (None, None));
+        assert!(notes.not_filled[0].contains("rx-usecs 3"));
+        assert!(notes.not_filled[0].contains("e1000e"));
+    }
+
+    #[test]
+    fn queues_are_the_receive_channels_within_the_models_range() {
+        let mut notes = Notes::default();
+        let mut f = Findings::default();
+        assert_eq!(
+            queues(&nic("ixgbe", "n/a", "0", None, "12"), &mut f, &mut notes),
+            Some(12)
+        );
+        assert!(notes.map["nics.eth0.queues"].contains("Combined 12 (ethtool-l-eth0 line 8"));
+        for bad in ["0", "65"] {
+            let mut f = Findings::default();
+            assert_eq!(
+                queues(&nic("ixgbe", "n/a", "0", None, bad), &mut f, &mut notes),
+                None
+            );
+            assert_eq!(f.faults.len(), 1, "{bad}");
+            assert_eq!(f.faults[0].file, "ethtool-l-eth0");
+        }
+    }
+}

@@ -1,0 +1,485 @@
+//! `irqsim import-host DIR`: a model skeleton from a directory of a host's own dumps.
+//!
+//! A Linux host describes itself through its tools: `lscpu`, `sysctl net.core`,
+//! `ethtool -i/-g/-l/-c` per interface, `/proc/interrupts` and the vectors' affinity
+//! lists. [`import`] reads them from fixed file names in one directory, builds a model
+//! file (JSON) with the structure and the real knobs filled in and every value's source
+//! in `notes` ([`build`]), takes the costs from a named profile or leaves them to
+//! `irqsim fit` ([`profile`]), and reports every line it could not parse. Nothing is
+//! guessed: a line not understood is reported and not used; a value the model needs
+//! that is missing or malformed refuses the import ([`ImportError::Refused`]), with the
+//! file, the line and the reason, before anything is written.
+//!
+//! The directory (file: the command that writes it; `<if>` an interface name):
+//!
+//! | file | command | |
+//! |---|---|---|
+//! | `lscpu` | `LC_ALL=C lscpu > lscpu` | required |
+//! | `sysctl-net.core` | `sysctl net.core > sysctl-net.core` | required |
+//! | `ethtool-i-<if>` | `ethtool -i <if> > ethtool-i-<if>` | required per interface |
+//! | `ethtool-g-<if>` | `ethtool -g <if> > ethtool-g-<if>` | required per interface |
+//! | `ethtool-l-<if>` | `ethtool -l <if> > ethtool-l-<if>` | required per interface |
+//! | `ethtool-c-<if>` | `ethtool -c <if> > ethtool-c-<if>` | required per interface |
+//! | `ethtool-<if>` | `ethtool <if> > ethtool-<if>` | optional: the line rate |
+//! | `proc-interrupts` | `cat /proc/interrupts > proc-interrupts` | optional: the vectors |
+//! | `irq-affinity` | `grep -H . /proc/irq/*/smp_affinity_list /proc/irq/*/effective_affinity_list > irq-affinity` | optional: the vectors' CPUs |
+//! | `ip-link` | `ip link show > ip-link` | optional: each interface's qlen |
+//! | `uname-r` | `uname -r > uname-r` | optional: the kernel's release |
+//!
+//! The interfaces are those with an `ethtool-{i,g,l,c}-<if>` file. Any other file in
+//! the directory is listed in the report as not read. Each file is read bounded
+//! ([`dump::MAX_DUMP_BYTES`]), at most [`MAX_FILES`] names are looked at.
+//!
+//! Formats and their sources: each parser's module doc ([`lscpu`], [`sysctl`],
+//! [`ethtool`], [`interrupts`], [`iplink`], [`uname`]).
+
+pub mod build;
+pub mod dump;
+pub mod ethtool;
+pub mod interrupts;
+pub mod iplink;
+pub mod lscpu;
+pub mod profile;
+pub mod sysctl;
+pub mod uname;
+
+use crate::config::error::InputError;
+use crate::config::model::ModelConfig;
+use crate::sim::problems::{Problem, Problems};
+use dump::{Dump, Fault, Findings, Sourced};
+use std::fmt;
+use std::path::Path;
+
+/// `lscpu`'s file.
+pub const LSCPU: &str = "lscpu";
+/// `sysctl net.core`'s file.
+pub const SYSCTL: &str = "sysctl-net.core";
+/// `/proc/interrupts`'s file.
+pub const INTERRUPTS: &str = "proc-interrupts";
+/// The affinity lists' file.
+pub const AFFINITY: &str = "irq-affinity";
+/// `ip link show`'s file.
+pub const IP_LINK: &str = "ip-link";
+/// `uname -r`'s file.
+pub const UNAME: &str = "uname-r";
+/// Most names of the dump directory looked at: a dump of a host with 64 interfaces
+/// has about 330 files.
+pub const MAX_FILES: usize = 4096;
+
+/// The dumps of one interface.
+#[derive(Clone, Debug)]
+pub struct NicDumps {
+    /// The interface's name.
+    pub name: String,
+    /// `ethtool -i`.
+    pub info: ethtool::DriverInfo,
+    /// `ethtool -g`.
+    pub rings: ethtool::Rings,
+    /// `ethtool -l`.
+    pub channels: ethtool::Channels,
+    /// `ethtool -c`.
+    pub coalesce: ethtool::Coalesce,
+    /// `ethtool`'s speed [Mbit/s].
+    pub speed: Option<Sourced<u64>>,
+}
+
+impl NicDumps {
+    /// The driver's name (empty when `ethtool -i` gave none, which is a fault).
+    pub fn driver(&self) -> &str {
+        self.info.driver.as_ref().map_or("", |d| d.value.as_str())
+    }
+}
+
+/// Everything read from the dump directory.
+#[derive(Clone, Debug)]
+pub struct HostDumps {
+    /// `lscpu`.
+    pub lscpu: lscpu::Lscpu,
+    /// `sysctl net.core`.
+    pub sysctl: sysctl::Sysctl,
+    /// The interfaces, by name.
+    pub nics: Vec<NicDumps>,
+    /// `/proc/interrupts`.
+    pub interrupts: Option<interrupts::Interrupts>,
+    /// The affinity lists.
+    pub affinity: Option<interrupts::Affinity>,
+    /// `ip link`'s qlen per interface.
+    pub qlen: Option<iplink::Qlen>,
+    /// `uname -r`: (major, minor).
+    pub release: Option<Sourced<(u64, u64)>>,
+    /// The files read, in the order read.
+    pub read: Vec<String>,
+    /// The files of the directory not read.
+    pub other: Vec<String>,
+}
+
+/// Why a host cannot be imported (every case is bad input: exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The dump directory cannot be listed.
+    #[error("{dir}: cannot read the dump directory: {reason}")]
+    Dir {
+        /// The directory.
+        dir: String,
+        /// Why.
+        reason: String,
+    },
+    /// Values the model needs are missing or malformed.
+    #[error(
+        "{dir}: the host cannot be imported ({} problem(s); nothing was written):\n{}",
+        .faults.len(),
+        FaultList(.faults)
+    )]
+    Refused {
+        /// The directory.
+        dir: String,
+        /// Every fault found.
+        faults: Vec<Fault>,
+    },
+    /// The `--profile` model cannot be read.
+    #[error("--profile: {0}")]
+    Profile(#[source] InputError),
+    /// The model built does not pass the loader's checks (a value of the dumps outside
+    /// the model's ranges).
+    #[error(
+        "{dir}: the model built from the dumps is refused by irqsim's loader (nothing was written):\n{}",
+        ProblemList(.problems)
+    )]
+    Invalid {
+        /// The directory.
+        dir: String,
+        /// The loader's problems, by JSON path of the model.
+        problems: Vec<Problem>,
+    },
+}
+
+struct FaultList<'a>(&'a [Fault]);
+
+impl fmt::Display for FaultList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines: Vec<String> = self.0.iter().map(|x| format!("  {x}")).collect();
+        write!(f, "{}", lines.join("\n"))
+    }
+}
+
+struct ProblemList<'a>(&'a [Problem]);
+
+impl fmt::Display for ProblemList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines: Vec<String> = self.0.iter().map(|x| format!("  {x}")).collect();
+        write!(f, "{}", lines.join("\n"))
+    }
+}
+
+/// An imported host: the model file's text, the model as loaded, and the report.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The model file (pretty JSON, with a final newline).
+    pub text: String,
+    /// The model as irqsim's loader reads it.
+    pub model: ModelConfig,
+    /// What was read, filled, not filled, and the lines not understood.
+    pub report: Report,
+}
+
+/// What an import did, for the user.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The dump directory.
+    pub dir: String,
+    /// Files read.
+    pub read: Vec<String>,
+    /// Files of the directory not read.
+    pub other: Vec<String>,
+    /// Lines not understood, lines ignored.
+    pub findings: Findings,
+    /// What the dumps did not give (field: why), from the notes.
+    pub not_filled: Vec<String>,
+    /// The profile, if any.
+    pub profile: Option<String>,
+}
+
+impl Report {
+    /// The report `irqsim import-host` prints on stderr.
+    pub fn text(&self, m: &ModelConfig) -> String {
+        let mut s = format!("irqsim import-host {}\n", self.dir);
+        s.push_str(&format!("read: {}\n", self.read.join(", ")));
+        if !self.other.is_empty() {
+            s.push_str(&format!(
+                "not read (not a dump irqsim knows): {}\n",
+                self.other.join(", ")
+            ));
+        }
+        s.push_str(&format!(
+            "model: {} cores at {} MHz\n",
+            m.cpu.cores, m.cpu.clock_mhz
+        ));
+        for n in &m.nics {
+            let moder = match (&n.dim, &n.moderation) {
+                (Some(d), _) => format!("DIM ({:?} mode)", d.mode).to_lowercase(),
+                (None, Some(x)) => format!(
+                    "moderation packets {} packet timer {} ns absolute timer {} ns interval {} ns",
+                    x.packets, x.packet_timer_ns, x.absolute_timer_ns, x.min_interval_ns
+                ),
+                (None, None) => "no moderation".into(),
+            };
+            let lines: Vec<String> = if n.queues > 1 {
+                (0..n.queues)
+                    .map(|k| crate::model::nic::queue_name(&n.name, k))
+                    .collect()
+            } else {
+                vec![n.name.clone()]
+            };
+            let cores: Vec<String> = lines
+                .iter()
+                .map(|l| {
+                    m.cpu
+                        .irq_affinity
+                        .get(l)
+                        .map_or("-".into(), |c| c.to_string())
+                })
+                .collect();
+            s.push_str(&format!(
+                "  {}: {} queue(s), rings RX {} TX {}, {:e} bit/s, {moder}, vectors on cores [{}]\n",
+                n.name,
+                n.queues,
+                n.rx_ring_slots,
+                n.tx_ring_slots,
+                n.line_rate_bps,
+                cores.join(" ")
+            ));
+        }
+        s.push_str(&format!(
+            "kernel.napi: netdev_budget {}, netdev_budget_usecs {}, dev_weight {}, netdev_max_backlog {}\n",
+            m.kernel.napi.netdev_budget,
+            m.kernel.napi.netdev_budget_usecs,
+            m.kernel.napi.dev_weight,
+            m.kernel.napi.netdev_max_backlog
+        ));
+        match &self.profile {
+            Some(p) => s.push_str(&format!("costs: from the profile {p}\n")),
+            None => s.push_str(
+                "costs: not measured (no --profile): fit them with irqsim fit, or name a profile\n",
+            ),
+        }
+        if !self.not_filled.is_empty() {
+            s.push_str(&format!(
+                "not from the dumps ({}):\n",
+                self.not_filled.len()
+            ));
+            for n in &self.not_filled {
+                s.push_str(&format!("  {n}\n"));
+            }
+        }
+        let f = &self.findings;
+        if f.unparsed.is_empty() {
+            s.push_str("lines not understood: none\n");
+        } else {
+            s.push_str(&format!(
+                "lines not understood ({}; not used, check them):\n",
+                f.unparsed.len()
+            ));
+            for u in &f.unparsed {
+                s.push_str(&format!("  {u}\n"));
+            }
+        }
+        for (file, n, what) in &f.ignored {
+            s.push_str(&format!("ignored: {file}: {n} line(s) of {what}\n"));
+        }
+        s
+    }
+}
+
+/// Read a dump that must be there: a fault when it is absent or unreadable.
+fn required(
+    dir: &Path,
+    name: &str,
+    cmd: &str,
+    f: &mut Findings,
+    read: &mut Vec<String>,
+) -> Option<Dump> {
+    match Dump::read(dir, name) {
+        Ok(Some(d)) => {
+            read.push(name.to_string());
+            Some(d)
+        }
+        Ok(None) => {
+            f.fault(
+                name,
+                format!("missing: it is required (write it with `{cmd}`)"),
+            );
+            None
+        }
+        Err(e) => {
+            f.fault(name, e);
+            None
+        }
+    }
+}
+
+/// Read a dump that may be absent; unreadable is a fault.
+fn optional(dir: &Path, name: &str, f: &mut Findings, read: &mut Vec<String>) -> Option<Dump> {
+    match Dump::read(dir, name) {
+        Ok(Some(d)) => {
+            read.push(name.to_string());
+            Some(d)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            f.fault(name, e);
+            None
+        }
+    }
+}
+
+/// Read every dump of `dir` ([`HostDumps`]); what the parsers find goes to `f`.
+pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError> {
+    let dir_err = |reason: String| ImportError::Dir {
+        dir: dir.display().to_string(),
+        reason,
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| dir_err(e.to_string()))?;
+    let mut names = Vec::new();
+    for e in entries {
+        let e = e.map_err(|e| dir_err(e.to_string()))?;
+        if names.len() == MAX_FILES {
+            return Err(dir_err(format!(
+                "more than {MAX_FILES} names: not a dump directory"
+            )));
+        }
+        names.push(e.file_name().to_string_lossy().into_owned());
+    }
+    names.sort();
+    let mut ifaces: Vec<String> = names
+        .iter()
+        .filter_map(|n| {
+            ["ethtool-i-", "ethtool-g-", "ethtool-l-", "ethtool-c-"]
+                .iter()
+                .find_map(|p| n.strip_prefix(p))
+        })
+        .filter(|i| !i.is_empty())
+        .map(String::from)
+        .collect();
+    ifaces.sort();
+    ifaces.dedup();
+    let mut read = Vec::new();
+    let lscpu = required(dir, LSCPU, "LC_ALL=C lscpu > lscpu", f, &mut read)
+        .map(|d| lscpu::parse(&d, f))
+        .unwrap_or_default();
+    let sysctl = required(
+        dir,
+        SYSCTL,
+        "sysctl net.core > sysctl-net.core",
+        f,
+        &mut read,
+    )
+    .map(|d| sysctl::parse(&d, f))
+    .unwrap_or_default();
+    if ifaces.is_empty() {
+        f.fault(
+            dir.display().to_string(),
+            "no interface: no ethtool-i-<if>, ethtool-g-<if>, ethtool-l-<if> or ethtool-c-<if> file",
+        );
+    }
+    let mut nics = Vec::new();
+    for i in &ifaces {
+        let mut req = |opt: &str, f: &mut Findings| {
+            required(
+                dir,
+                &format!("ethtool-{opt}-{i}"),
+                &format!("ethtool -{opt} {i} > ethtool-{opt}-{i}"),
+                f,
+                &mut read,
+            )
+        };
+        let info = req("i", f)
+            .map(|d| ethtool::driver_info(&d, f))
+            .unwrap_or_default();
+        let rings = req("g", f)
+            .map(|d| ethtool::rings(&d, i, f))
+            .unwrap_or_default();
+        let channels = req("l", f)
+            .map(|d| ethtool::channels(&d, i, f))
+            .unwrap_or_default();
+        let coalesce = req("c", f)
+            .map(|d| ethtool::coalesce(&d, i, f))
+            .unwrap_or_default();
+        let speed = optional(dir, &format!("ethtool-{i}"), f, &mut read)
+            .and_then(|d| ethtool::speed(&d, i, f));
+        nics.push(NicDumps {
+            name: i.clone(),
+            info,
+            rings,
+            channels,
+            coalesce,
+            speed,
+        });
+    }
+    let interrupts = optional(dir, INTERRUPTS, f, &mut read).map(|d| interrupts::parse(&d, f));
+    let affinity = optional(dir, AFFINITY, f, &mut read).map(|d| interrupts::affinity(&d, f));
+    let qlen = optional(dir, IP_LINK, f, &mut read).map(|d| iplink::parse(&d, f));
+    let release = optional(dir, UNAME, f, &mut read).and_then(|d| uname::parse(&d, f));
+    let other = names.into_iter().filter(|n| !read.contains(n)).collect();
+    Ok(HostDumps {
+        lscpu,
+        sysctl,
+        nics,
+        interrupts,
+        affinity,
+        qlen,
+        release,
+        read,
+        other,
+    })
+}
+
+/// Import the host whose dumps are in `dir`, with the costs of the model file
+/// `profile` if given. Nothing is written here; the caller writes [`Imported::text`].
+pub fn import(dir: &Path, profile: Option<&Path>) -> Result<Imported, ImportError> {
+    let label = dir.display().to_string();
+    let profile = profile
+        .map(profile::Profile::load)
+        .transpose()
+        .map_err(ImportError::Profile)?;
+    let mut f = Findings::default();
+    let dumps = read_dumps(dir, &mut f)?;
+    let refused = |f: &Findings| ImportError::Refused {
+        dir: label.clone(),
+        faults: f.faults.clone(),
+    };
+    if !f.faults.is_empty() {
+        return Err(refused(&f));
+    }
+    let (json, notes) = build::model(&dumps, &label, profile.as_ref(), &mut f);
+    if !f.faults.is_empty() {
+        return Err(refused(&f));
+    }
+    let model: ModelConfig =
+        crate::config::scenario::read_all(json.clone()).map_err(|problems| {
+            ImportError::Invalid {
+                dir: label.clone(),
+                problems,
+            }
+        })?;
+    let mut p = Problems::new();
+    model.validate(&mut p);
+    if !p.list.is_empty() {
+        return Err(ImportError::Invalid {
+            dir: label,
+            problems: p.list,
+        });
+    }
+    let text = serde_json::to_string_pretty(&json).expect("a JSON value serialises") + "\n";
+    Ok(Imported {
+        text,
+        model,
+        report: Report {
+            dir: label,
+            read: dumps.read,
+            other: dumps.other,
+            findings: f,
+            not_filled: notes.not_filled,
+            profile: profile.map(|p| p.path),
+        },
+    })
+}
