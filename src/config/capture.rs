@@ -30,6 +30,10 @@ use std::sync::Arc;
 /// Largest capture read [bytes]: 256 MiB, some 3 million minimum-size frames.
 pub const MAX_CAPTURE_BYTES: u64 = 256 << 20;
 
+/// Longest span of a capture's time stamps [ns]: 10^6 s (11.6 days), so that every
+/// start in picoseconds fits 64 bits with room for the loop.
+pub const MAX_SPAN_NS: u64 = 1_000_000 * 1_000_000_000;
+
 /// Why a capture cannot be replayed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CaptureError {
@@ -54,8 +58,22 @@ pub enum CaptureError {
     #[error("every frame has the same time stamp: a capture needs a span to have a rate")]
     NoSpan,
     /// More 5-tuples than flows may be.
-    #[error("{0} distinct 5-tuples; at most {max} (one flow each)", max = crate::sim::limits::MAX_FLOWS)]
-    TooManyTuples(usize),
+    #[error("more than {max} distinct 5-tuples (one flow each)", max = crate::sim::limits::MAX_FLOWS)]
+    TooManyTuples,
+    /// The frames span more time than a replay can hold.
+    #[error(
+        "the frames span {span_s:.0} s, from record {first} to record {last}; at most {max} s \
+         (a time stamp far from the others: a clock reset?)",
+        max = MAX_SPAN_NS / 1_000_000_000
+    )]
+    TooLong {
+        /// The span [s].
+        span_s: f64,
+        /// The record with the earliest stamp, from 1.
+        first: usize,
+        /// The record with the latest stamp, from 1.
+        last: usize,
+    },
 }
 
 /// One frame of a capture.
@@ -89,21 +107,50 @@ pub fn parse(data: &[u8]) -> Result<CaptureFile, CaptureError> {
         read_pcapng(data, &mut raw)?;
         return finish(raw, data);
     }
-    let mut r = pcap_file::pcap::PcapReader::new(data).map_err(fmt)?;
-    let dl = r.header().datalink;
-    if dl != pcap_file::DataLink::ETHERNET {
-        return Err(CaptureError::LinkType(format!("{dl:?}")));
+    let (mut rest, parser) = pcap_file::pcap::PcapParser::new(data).map_err(fmt)?;
+    let header = parser.header();
+    if header.datalink != pcap_file::DataLink::ETHERNET {
+        return Err(CaptureError::LinkType(format!("{:?}", header.datalink)));
     }
-    let mut owned: Vec<(u128, u32, Vec<u8>)> = Vec::new();
-    while let Some(p) = r.next_packet() {
-        let p = p.map_err(fmt)?;
-        owned.push((p.timestamp.as_nanos(), p.orig_len, p.data.into_owned()));
+    let frac_ns: u128 = match header.ts_resolution {
+        pcap_file::TsResolution::MicroSecond => 1_000,
+        pcap_file::TsResolution::NanoSecond => 1,
+    };
+    // Raw records: a capture cut to a snapshot length (`tcpdump -s 96`) has records
+    // shorter than their frames, which is all a replay needs (the original length
+    // gives the size).
+    let mut raw = Vec::new();
+    while !rest.is_empty() {
+        let (r, p) = parser
+            .next_raw_packet(rest)
+            .map_err(|e| truncated(raw.len() + 1, data.len() - rest.len(), e))?;
+        rest = r;
+        let d: &[u8] = match p.data {
+            std::borrow::Cow::Borrowed(b) => b,
+            std::borrow::Cow::Owned(_) => {
+                return Err(CaptureError::Format("an unexpected copied record".into()));
+            }
+        };
+        let ns = p.ts_sec as u128 * 1_000_000_000 + p.ts_frac as u128 * frac_ns;
+        raw.push((ns, p.orig_len, d));
     }
-    let raw = owned
-        .iter()
-        .map(|(t, l, d)| (*t, *l, d.as_slice()))
-        .collect();
     finish(raw, data)
+}
+
+/// A record that cannot be read: where the file ends inside it, or the reader's reason.
+fn truncated(index: usize, offset: usize, e: pcap_file::PcapError) -> CaptureError {
+    match e {
+        pcap_file::PcapError::IncompleteBuffer => CaptureError::Record {
+            index,
+            reason: format!(
+                "the file ends inside it (at byte {offset} of its header or data): truncated?"
+            ),
+        },
+        e => CaptureError::Record {
+            index,
+            reason: e.to_string(),
+        },
+    }
 }
 
 /// The packets of a pcapng file: (time stamp [ns since the epoch], original length,
@@ -116,11 +163,13 @@ fn read_pcapng<'d>(
     use pcap_file::pcapng::{Block, PcapNgParser};
     let fmt = |e: pcap_file::PcapError| CaptureError::Format(e.to_string());
     let (mut rest, mut parser) = PcapNgParser::new(data).map_err(fmt)?;
-    // Each interface: (units per second as numerator/denominator of 1e9 ns, offset [ns]).
-    let mut ifaces: Vec<(u128, u128, u128)> = Vec::new();
+    // Each interface: ns = units x num / den + offset [ns]; the FCS bytes its frames carry.
+    let mut ifaces: Vec<(u128, u128, i128, u32)> = Vec::new();
     let mut index = 0;
     while !rest.is_empty() {
-        let (r, block) = parser.next_block(rest).map_err(fmt)?;
+        let (r, block) = parser
+            .next_block(rest)
+            .map_err(|e| truncated(index + 1, data.len() - rest.len(), e))?;
         rest = r;
         match block {
             Block::SectionHeader(_) => ifaces.clear(),
@@ -129,11 +178,14 @@ fn read_pcapng<'d>(
                     return Err(CaptureError::LinkType(format!("{:?}", idb.linktype)));
                 }
                 let mut res = 6u8;
-                let mut offset_s = 0u64;
+                let mut offset_s = 0i64;
+                let mut fcs = 0u32;
                 for o in &idb.options {
                     match o {
                         Opt::IfTsResol(r) => res = *r,
-                        Opt::IfTsOffset(s) => offset_s = *s,
+                        // (A signed count of seconds in the specification.)
+                        Opt::IfTsOffset(s) => offset_s = *s as i64,
+                        Opt::IfFcsLen(n) => fcs = u32::from(*n),
                         _ => {}
                     }
                 }
@@ -148,11 +200,11 @@ fn read_pcapng<'d>(
                 } else {
                     (1_000_000_000, 1u128 << (res & 0x7f).min(100))
                 };
-                ifaces.push((num, den, offset_s as u128 * 1_000_000_000));
+                ifaces.push((num, den, offset_s as i128 * 1_000_000_000, fcs));
             }
             Block::EnhancedPacket(epb) => {
                 index += 1;
-                let Some(&(num, den, off)) = ifaces.get(epb.interface_id as usize) else {
+                let Some(&(num, den, off, fcs)) = ifaces.get(epb.interface_id as usize) else {
                     return Err(CaptureError::Record {
                         index,
                         reason: format!("interface {} is not described", epb.interface_id),
@@ -160,14 +212,20 @@ fn read_pcapng<'d>(
                 };
                 // (The crate reads the 64-bit count of units as nanoseconds.)
                 let units = epb.timestamp.as_nanos();
-                let ns = units * num / den + off;
+                let Ok(ns) = u128::try_from((units * num / den) as i128 + off) else {
+                    return Err(CaptureError::Record {
+                        index,
+                        reason: "a time stamp before 1970 (a negative if_tsoffset)".into(),
+                    });
+                };
                 let d: &'d [u8] = match epb.data {
                     std::borrow::Cow::Borrowed(b) => b,
                     std::borrow::Cow::Owned(_) => {
                         return Err(CaptureError::Format("an unexpected copied block".into()));
                     }
                 };
-                out.push((ns, epb.original_len, d));
+                // The size is taken without the FCS (the replay adds it back).
+                out.push((ns, epb.original_len.saturating_sub(fcs), d));
             }
             Block::SimplePacket(_) | Block::Packet(_) => {
                 index += 1;
@@ -189,7 +247,8 @@ fn finish(raw: Vec<(u128, u32, &[u8])>, data: &[u8]) -> Result<CaptureFile, Capt
     }
     let mut tuples: Vec<TupleConfig> = Vec::new();
     let mut seen: HashMap<(u32, u32, u16, u16, u8), usize> = HashMap::new();
-    let mut recs: Vec<(u128, u32, usize)> = Vec::with_capacity(raw.len());
+    // (time stamp [ns], size, tuple, record number)
+    let mut recs: Vec<(u128, u32, usize, usize)> = Vec::with_capacity(raw.len());
     for (k, (t, orig, d)) in raw.iter().enumerate() {
         let index = k + 1;
         let bad = |reason: String| CaptureError::Record { index, reason };
@@ -213,20 +272,28 @@ fn finish(raw: Vec<(u128, u32, &[u8])>, data: &[u8]) -> Result<CaptureFile, Capt
         if ti == next {
             tuples.push(tuple);
             if tuples.len() > crate::sim::limits::MAX_FLOWS {
-                return Err(CaptureError::TooManyTuples(tuples.len()));
+                return Err(CaptureError::TooManyTuples);
             }
         }
-        recs.push((*t, bytes as u32, ti));
+        recs.push((*t, bytes as u32, ti, index));
     }
     recs.sort_by_key(|r| r.0);
-    let t0 = recs[0].0;
-    if recs.last().map(|r| r.0) == Some(t0) {
+    let (first, last) = (&recs[0], &recs[recs.len() - 1]);
+    let t0 = first.0;
+    if last.0 == t0 {
         return Err(CaptureError::NoSpan);
+    }
+    if last.0 - t0 > MAX_SPAN_NS as u128 {
+        return Err(CaptureError::TooLong {
+            span_s: (last.0 - t0) as f64 * 1e-9,
+            first: first.3,
+            last: last.3,
+        });
     }
     let records = recs
         .into_iter()
-        .map(|(t, bytes, tuple)| CaptureRecord {
-            stamp_ns: u64::try_from(t - t0).unwrap_or(u64::MAX),
+        .map(|(t, bytes, tuple, _)| CaptureRecord {
+            stamp_ns: (t - t0) as u64,
             bytes,
             tuple,
         })
@@ -266,6 +333,9 @@ fn five_tuple(d: &[u8]) -> Result<TupleConfig, String> {
         return Err(format!("IP version {}, not 4", ip[0] >> 4));
     }
     let ihl = (ip[0] & 0x0f) as usize * 4;
+    if ihl < 20 {
+        return Err(format!("IPv4 header length {ihl} bytes, less than 20"));
+    }
     let protocol = match ip[9] {
         17 => TupleProtocol::Udp,
         6 => TupleProtocol::Tcp,
@@ -347,17 +417,18 @@ pub fn expand(
     let loop_ps = (loop_ns(capture) * 1000) as u64;
     let n = capture.records.len() as f64;
     let single = capture.tuples.len() == 1;
+    // Each 5-tuple's frames, in one pass.
+    let mut per_tuple: Vec<Vec<ReplayFrame>> = vec![Vec::new(); capture.tuples.len()];
+    for r in &capture.records {
+        per_tuple[r.tuple].push(ReplayFrame {
+            // (At most MAX_SPAN_NS x 1000 + a wire time: within 64 bits.)
+            start_ps: (ps(r) - origin) as u64,
+            bytes: r.bytes,
+        });
+    }
     let mut out = Vec::with_capacity(capture.tuples.len());
-    for (ti, t) in capture.tuples.iter().enumerate() {
-        let frames: Arc<[ReplayFrame]> = capture
-            .records
-            .iter()
-            .filter(|r| r.tuple == ti)
-            .map(|r| ReplayFrame {
-                start_ps: (ps(r) - origin) as u64,
-                bytes: r.bytes,
-            })
-            .collect();
+    for (t, frames) in capture.tuples.iter().zip(per_tuple) {
+        let frames: Arc<[ReplayFrame]> = frames.into();
         let share = frames.len() as f64 / n;
         let mut g = f.clone();
         if !single {
@@ -486,6 +557,76 @@ mod tests {
         tagged[16..].copy_from_slice(&a[12..60]);
         let c = parse(&pcap(&[(0, tagged), (10, a)])).unwrap();
         assert_eq!(c.tuples.len(), 1);
+    }
+
+    /// A little-endian microsecond pcap written by hand: snapshot length `snap`,
+    /// records (time stamp [us], original length, captured bytes).
+    fn raw_pcap(snap: u32, records: &[(u64, u32, &[u8])]) -> Vec<u8> {
+        let mut f = Vec::new();
+        for w in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, snap, 1] {
+            f.extend_from_slice(&w.to_le_bytes());
+        }
+        for (us, orig, d) in records {
+            for w in [
+                (us / 1_000_000) as u32,
+                (us % 1_000_000) as u32,
+                d.len() as u32,
+                *orig,
+            ] {
+                f.extend_from_slice(&w.to_le_bytes());
+            }
+            f.extend_from_slice(d);
+        }
+        f
+    }
+
+    #[test]
+    fn a_capture_cut_to_a_snapshot_length_gives_the_original_sizes() {
+        // `tcpdump -s 96`: 1,514-byte frames of which 96 bytes were kept.
+        let a = udp_frame([10, 0, 0, 1], 1024, 1514);
+        let c = parse(&raw_pcap(96, &[(0, 1514, &a[..96]), (100, 1514, &a[..96])])).unwrap();
+        assert_eq!(c.records[1].bytes, 1518);
+        assert_eq!(c.records[1].stamp_ns, 100_000);
+        // Cut before the ports: refused by record.
+        let e = parse(&raw_pcap(30, &[(0, 1514, &a[..30]), (100, 1514, &a[..30])])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "record 1 (from 1): cut at 30 bytes, before its ports"
+        );
+        // A file that ends inside a record says where.
+        let whole = raw_pcap(96, &[(0, 1514, &a[..96]), (100, 1514, &a[..96])]);
+        let e = parse(&whole[..whole.len() - 10]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("record 2 (from 1): the file ends inside it"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn stamps_far_apart_and_bad_headers_are_refused() {
+        let a = udp_frame([10, 0, 0, 1], 1024, 60);
+        // A frame stamped 2^40 us after the first (a clock reset): 12.7 days of span.
+        let e = parse(&raw_pcap(65_535, &[(0, 60, &a), (1 << 40, 60, &a)])).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                CaptureError::TooLong {
+                    first: 1,
+                    last: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // An IPv4 header length of 0 words would put the ports inside the IP header.
+        let mut b = a.clone();
+        b[14] = 0x40;
+        let e = parse(&raw_pcap(65_535, &[(0, 60, &a), (10, 60, &b)])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "record 2 (from 1): IPv4 header length 0 bytes, less than 20"
+        );
     }
 
     #[test]

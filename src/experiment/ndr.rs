@@ -345,6 +345,32 @@ pub fn check(exp: &Experiment, opts: &NdrOptions) -> Result<(), NdrError> {
             "`outstanding`: a request/response workload offers no rate to search".into(),
         ));
     }
+    // The search sets every flow's frame size itself: variants that set their own (a
+    // grid over `workload.flows.*.frame_bytes`, a variant's `workload`) would be
+    // searched at sizes that contradict their names.
+    let own_sizes = exp.variants.iter().find(|v| {
+        let replayed = v.flows.iter().any(|f| f.arrivals.capture().is_some());
+        !replayed
+            && (v.flows.len() != exp.flows.len()
+                || v.flows
+                    .iter()
+                    .zip(&exp.flows)
+                    .any(|(a, b)| a.frame_bytes != b.frame_bytes))
+    });
+    if let Some(v) = own_sizes {
+        return Err(refuse(
+            if exp.grid.is_some() {
+                "grid.parameters"
+            } else {
+                "variants"
+            },
+            format!(
+                "variant `{}` sets its own flows or frame sizes, and `irqsim ndr` sets the \
+                 frame size itself (--frame-bytes): remove the workload axis",
+                v.name
+            ),
+        ));
+    }
     for v in &exp.variants {
         if let Some(f) = v.flows.iter().find(|f| f.arrivals.capture().is_some()) {
             return Err(refuse(

@@ -65,9 +65,12 @@
 //!   in that order (a real host's are assigned at probe, from 24 up on x86 for MSI).
 //! - An MSI-X vector (mlx5, ixgbe, any NIC of several queues, a single-queue NIC
 //!   naming no driver): the chip `PCI-MSI` (an IOMMU's interrupt remapping would print
-//!   `IR-PCI-MSI`), the hardware IRQ the queue's index in its NIC (on x86 a real host
-//!   prints the PCI requester ID shifted left by 11 plus the MSI-X entry; the model has
-//!   no PCI address), `edge`.
+//!   `IR-PCI-MSI`), the hardware IRQ the queue's index in its NIC, `edge`. This is
+//!   the layout of kernels before 6.2 with a global PCI-MSI domain, where a real host
+//!   prints the PCI requester ID shifted left by 11 plus the MSI-X entry (the model has
+//!   no PCI address); kernels with per-device MSI domains (x86 from about 6.2) print
+//!   the chip as `IR-PCI-MSIX-<bus:dev.fn>` and the MSI-X entry itself (not checked
+//!   against a running host).
 //! - A legacy line (e1000 and tulip request their PCI INTx line, `IRQF_SHARED`; a
 //!   shared line of the model, which MSI cannot be): the chip `IO-APIC`, the hardware
 //!   IRQ the IRQ number (the IO-APIC pin, equal to the IRQ on x86), `fasteoi`.
@@ -242,7 +245,7 @@ pub fn hosts(
             if exp.load_unit == LoadUnit::Outstanding {
                 return Err((v.name.clone(), LinuxHostError::RequestResponse));
             }
-            LinuxHost::new(&v.model, &exp.flows).map_err(|e| (v.name.clone(), e))
+            LinuxHost::new(&v.model, &v.flows).map_err(|e| (v.name.clone(), e))
         })
         .collect()
 }

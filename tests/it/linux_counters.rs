@@ -535,3 +535,63 @@ fn a_freebsd_host_is_refused() {
     assert!(err.contains("not a Linux host"), "{err}");
     assert!(!out.join("results.json").exists());
 }
+
+/// Each variant's files count its own flows: a grid over the frame size gives
+/// /proc/net/dev bytes of (size - 4) a frame in each cell (the review of issue 37 found
+/// the scenario's 64-byte flows used for every cell).
+#[test]
+fn each_cell_of_a_frame_size_grid_counts_its_own_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("models/p3-448-dc21143-freebsd4.json")).unwrap(),
+    )
+    .unwrap();
+    m["nics"][0]["linux_driver"] = json!("tulip");
+    m["nics"][1]["linux_driver"] = json!("e1000");
+    let model = dir.path().join("model.json");
+    std::fs::write(&model, m.to_string()).unwrap();
+    let s = json!({
+        "model": model,
+        "workload": { "flows": [
+            { "name": "100-101", "from": "dc0", "to": "dc1", "frame_bytes": 64 }
+        ] },
+        "grid": { "parameters": [
+            { "path": "workload.flows.*.frame_bytes", "values": [64, 1518] }
+        ] },
+        "load": { "unit": "percent", "points": [20.0] },
+        "duration_s": 0.02,
+        "drain_s": 0.01
+    });
+    let sc = dir.path().join("sizes.json");
+    std::fs::write(&sc, s.to_string()).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--no-plots",
+        "--linux-counters",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pts = points(&out);
+    assert_eq!(pts.len(), 2);
+    for (variant, p) in &pts {
+        let size: u64 = variant
+            .strip_prefix("frame_bytes=")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let d = out.join("linux").join(variant).join("0-20pct");
+        let dev = net_dev(&std::fs::read_to_string(d.join("net-dev")).unwrap());
+        let (d0, d1) = (&dev["dc0"], &dev["dc1"]);
+        assert_eq!(d0[1], p.c("dc0.rx_frames"));
+        assert!(d0[1] > 0);
+        assert_eq!(d0[0], (size - 4) * d0[1], "{variant}: rx bytes");
+        assert_eq!(d1[8], (size - 4) * d1[9], "{variant}: tx bytes");
+        // e1000 counts octets with the FCS.
+        let eth = ethtool(&std::fs::read_to_string(d.join("ethtool-S-dc1")).unwrap());
+        assert_eq!(eth["tx_bytes"], size * eth["tx_packets"], "{variant}");
+    }
+}

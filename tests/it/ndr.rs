@@ -199,4 +199,20 @@ fn the_ndr_command_writes_its_files_and_refuses_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("load.unit"));
     assert!(!bad.exists());
+    // A grid over the frame size: the search sets the size itself, so the cells'
+    // names would contradict the sizes searched.
+    let bad = dir.path().join("grid");
+    let o = run(&[
+        "ndr",
+        "scenarios/frame-size-x-policy.json",
+        "--out",
+        bad.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("grid.parameters") && err.contains("frame size"),
+        "{err}"
+    );
+    assert!(!bad.exists());
 }

@@ -93,6 +93,9 @@ fn family(driver: &str) -> Family {
 }
 
 /// The drivers whose coalescing irqsim knows, for messages.
+/// Linux's default transmit queue length of an Ethernet device [packets].
+const LINUX_TXQUEUELEN: u64 = 1000;
+
 const KNOWN_DRIVERS: &str = "mlx5_core, ixgbe, ixgbevf, igb, igc, i40e, iavf, ice";
 
 /// A number that is there and not `n/a`.
@@ -548,8 +551,14 @@ pub fn model(
             None => notes.missing(
                 path,
                 format!(
-                    "not in {}: the model's default {default} (Linux's default)",
-                    super::SYSCTL
+                    "not in {}: the model's default {default} ({})",
+                    super::SYSCTL,
+                    if key == "netdev_budget_usecs" {
+                        "Linux's default is 2 jiffies: 2000 us at HZ 1000, 8000 us at HZ \
+                         250; check the host's value"
+                    } else {
+                        "Linux's default"
+                    }
                 ),
             ),
         }
@@ -736,15 +745,18 @@ pub fn model(
                     format!("{}: the qdisc's limit, ip link `qlen` {}", s.value, at(s)),
                 );
             }
-            _ => notes.missing(
-                format!("{p}.if_snd_maxlen"),
-                format!(
-                    "not in the dumps (no {} line with qlen for it): the kernel's \
-                     if_snd_maxlen, the model's default 50 (BSD's IFQ_MAXLEN; Linux's \
-                     txqueuelen is 1000 by default)",
-                    super::IP_LINK
-                ),
-            ),
+            _ => {
+                m.insert("if_snd_maxlen".into(), json!(LINUX_TXQUEUELEN));
+                notes.missing(
+                    format!("{p}.if_snd_maxlen"),
+                    format!(
+                        "{LINUX_TXQUEUELEN}: not in the dumps (no {} line with qlen for it): \
+                         Linux's default txqueuelen for Ethernet (DEFAULT_TX_QUEUE_LEN, \
+                         set by ether_setup, net/ethernet/eth.c)",
+                        super::IP_LINK
+                    ),
+                )
+            }
         }
         match profile {
             Some(pr) => {

@@ -28,7 +28,7 @@
 //!
 //! The interfaces are those with an `ethtool-{i,g,l,c}-<if>` file. Any other file in
 //! the directory is listed in the report as not read. Each file is read bounded
-//! ([`dump::MAX_DUMP_BYTES`]), at most [`MAX_FILES`] names are looked at.
+//! ([`dump::MAX_DUMP_BYTES`]); a directory of more than [`MAX_FILES`] names is refused.
 //!
 //! Formats and their sources: each parser's module doc ([`lscpu`], [`sysctl`],
 //! [`ethtool`], [`interrupts`], [`iplink`], [`uname`]).
@@ -65,6 +65,9 @@ pub const UNAME: &str = "uname-r";
 /// Most names of the dump directory looked at: a dump of a host with 64 interfaces
 /// has about 330 files.
 pub const MAX_FILES: usize = 4096;
+
+/// Lines not understood that the report prints per file (the rest are counted).
+pub const UNPARSED_SHOWN: usize = 20;
 
 /// The dumps of one interface.
 #[derive(Clone, Debug)]
@@ -279,8 +282,28 @@ impl Report {
                 "lines not understood ({}; not used, check them):\n",
                 f.unparsed.len()
             ));
+            // The first few of each file: a file of garbage is said to be one, not
+            // printed back line by line.
+            let mut shown: Vec<(&str, usize)> = Vec::new();
             for u in &f.unparsed {
-                s.push_str(&format!("  {u}\n"));
+                let file = u.at.file.as_str();
+                let k = match shown.iter().position(|(g, _)| *g == file) {
+                    Some(k) => k,
+                    None => {
+                        shown.push((file, 0));
+                        shown.len() - 1
+                    }
+                };
+                shown[k].1 += 1;
+                if shown[k].1 <= UNPARSED_SHOWN {
+                    s.push_str(&format!("  {u}\n"));
+                }
+            }
+            for (file, n) in shown.iter().filter(|(_, n)| *n > UNPARSED_SHOWN) {
+                s.push_str(&format!(
+                    "  {file}: ... and {} more line(s) not understood\n",
+                    n - UNPARSED_SHOWN
+                ));
             }
         }
         for (file, n, what) in &f.ignored {
