@@ -1820,7 +1820,13 @@ fn variant_points(
         let Some(&(j, rate)) = at.first() else {
             continue;
         };
-        let field = if f.rate_pps.is_some() {
+        let field = if f
+            .arrivals
+            .capture()
+            .is_some_and(|c| c.timing == crate::model::capture::CaptureTiming::AsCaptured)
+        {
+            format!("workload.flows[{i}].arrivals.pcap")
+        } else if f.rate_pps.is_some() {
             format!("workload.flows[{i}].rate_pps")
         } else if sc.load.points.is_some() {
             format!("load.points[{j}]")

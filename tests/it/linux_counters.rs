@@ -1,5 +1,5 @@
 //! `irqsim run --linux-counters`: the Linux-format files of each point
-//! (src/results/linux.rs) agree with the run's results.json, and each line is in the
+//! (src/results/linux/) agree with the run's results.json, and each line is in the
 //! layout its kernel or tool prints.
 //!
 //! Each file is parsed back and each line printed again with the format string of its
