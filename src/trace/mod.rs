@@ -41,8 +41,12 @@
 //! binds to the slice that ran until then on the core whose CPU burst ended (the host
 //! says which, [`Recorder::moved_on`]): the input wire, the core whose interrupt or poll
 //! took the frame from its ring, the core whose backlog poll took it after an RPS
-//! hand-off, and its transmission on the wire of the transmit queue XPS picked. The
-//! window figures add the CPU time of each core ([`WindowSummary::cores`]).
+//! hand-off, and its transmission on the wire of the transmit queue XPS picked. No two
+//! points of an arrow share a time (Chrome DevTools keys an arrow's points by time):
+//! where two cores' slices began at one instant, the second core's slice is cut where
+//! it took the frame, and its task goes on in a slice that does not begin its
+//! activation ([`Recorder::settle`]). The window figures add the CPU time of each core
+//! ([`WindowSummary::cores`]).
 //!
 //! Every slice, counter sample and instant lies inside the window; slices on one track
 //! (on several cores: on one core's tracks) never overlap. Time is written in microseconds with six decimals (the file's
@@ -689,11 +693,20 @@ impl Recorder {
             _ => false,
         };
         if done_with && let Some(core) = core {
+            let many = self.layout.cores > 1;
             match self.responsible(core, now) {
-                Some(p) => self.followed[i].points.push(p),
+                // On several cores, a point at the time of one already on the arrow
+                // (two cores' slices that began at one instant) would not be drawn by
+                // Chrome DevTools, which keys an arrow's points by time: the slice is
+                // cut here and the point binds to the part that begins now.
+                Some(p) if many && self.followed[i].points.iter().any(|q| q.1 == p.1) => {
+                    let f = &self.followed[i];
+                    self.deferred.push((core, f.flow, f.seq));
+                }
+                Some(p) => self.push_point(i, p),
                 // The core was idle or its slice begins now: the frame was taken as its
                 // task got the CPU, by the slice that opens now ([`Recorder::settle`]).
-                None if self.layout.cores > 1 => {
+                None if many => {
                     let f = &self.followed[i];
                     self.deferred.push((core, f.flow, f.seq));
                 }
@@ -708,23 +721,43 @@ impl Recorder {
     }
 
     /// After the cores' CPUs were shown ([`Recorder::cpu_on`]) at `now`: the points of
-    /// frames taken by a core whose slice opens now bind to that slice.
+    /// frames taken by a core whose slice opens now bind to that slice; a slice that
+    /// began earlier is cut at `now` (its task goes on in a slice that does not begin
+    /// its activation), and the point binds to the part that begins now.
     pub fn settle(&mut self, now: SimTime) {
         for (core, flow, seq) in std::mem::take(&mut self.deferred) {
             let Some(o) = self.open[core] else { continue };
-            if o.start != now {
-                continue;
+            if o.start < now {
+                self.close_slice(core, now);
+                self.open[core] = Some(Open {
+                    start: now,
+                    begins: false,
+                    ..o
+                });
             }
+            let Some(o) = self.open[core] else { continue };
             let name = self.task_name(o.task);
             let point = (self.cpu_track(core, &o, &name), o.start);
-            if let Some(f) = self
+            if let Some(i) = self
                 .followed
-                .iter_mut()
-                .find(|f| f.flow == flow && f.seq == seq)
+                .iter()
+                .position(|f| f.flow == flow && f.seq == seq)
             {
-                f.points.push(point);
+                self.push_point(i, point);
             }
         }
+    }
+
+    /// Add a point to followed frame `i`'s arrow. On several cores a point on the slice
+    /// of the one before it is not repeated (a frame RPS steers to the polling core
+    /// itself may leave its ring and that core's backlog within one softirq slice):
+    /// Chrome DevTools binds a slice to one point of an arrow only.
+    fn push_point(&mut self, i: usize, p: (Track, SimTime)) {
+        let points = &mut self.followed[i].points;
+        if self.layout.cores > 1 && points.last() == Some(&p) {
+            return;
+        }
+        points.push(p);
     }
 
     /// A frame leaves the host: its first bit on the output wire at `start`, its last

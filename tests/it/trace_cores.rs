@@ -176,6 +176,16 @@ fn check_trace(
         assert!(starts.contains(&key), "an unbound arrow point {p}");
         assert_eq!(p["cat"], "host");
     }
+    // No two points of an arrow share a time (Chrome DevTools keys an arrow's points
+    // by time: it would draw one of them), so none repeats a slice either.
+    let mut times: BTreeSet<(u64, u64)> = BTreeSet::new();
+    for p in &points {
+        let id = p["id"].as_u64().unwrap();
+        assert!(
+            times.insert((id, ps(p, "ts"))),
+            "two points at one time: {p}"
+        );
+    }
     per_core
 }
 
@@ -273,7 +283,9 @@ fn arrows_follow_a_frame_steered_by_rps_to_another_core_and_out_of_its_transmit_
         whole += 1;
         out_queues.insert(last.clone());
         let on: Vec<usize> = pts.iter().filter_map(|&p| core(p)).collect();
-        // From the ring by the receiving queue's core, from the backlog by RPS's.
+        // From the ring by the receiving queue's core, from the backlog by RPS's
+        // (the same core's track twice when RPS picked the polling core: the slice is
+        // cut where the backlog poll took the frame).
         assert_eq!(on.len(), 2, "{pts:?}");
         if on[0] != on[1] {
             across += 1;
