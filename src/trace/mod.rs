@@ -243,7 +243,7 @@ struct FlowWindow {
     latency: LatencyStats,
 }
 
-/// The CPU slice open on the CPU (one CPU: at most one).
+/// The CPU slice open on a core's CPU (at most one per core).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Open {
     level: Level,
