@@ -49,9 +49,19 @@ fn ps(e: &Value, k: &str) -> u64 {
 
 /// The traced run of (`v`, lowest load point) over `window`, and the untraced run.
 fn traced(exp: &Experiment, v: usize, window: (SimTime, SimTime)) -> (RunStats, TraceOutput) {
+    traced_at(exp, v, 0, window)
+}
+
+/// The traced run of (`v`, point `p`) over `window`, checked equal to the untraced run.
+fn traced_at(
+    exp: &Experiment,
+    v: usize,
+    p: usize,
+    window: (SimTime, SimTime),
+) -> (RunStats, TraceOutput) {
     let spec = TraceSpec::window(window.0, window.1);
-    let (stats, out) = runner::trace(exp, v, 0, spec).expect("the traced run");
-    let plain = simulate(&exp.variants[v].model, &runner::run_spec(exp, v, 0, 0))
+    let (stats, out) = runner::trace(exp, v, p, spec).expect("the traced run");
+    let plain = simulate(&exp.variants[v].model, &runner::run_spec(exp, v, p, 0))
         .expect("the untraced run");
     // The traced run is the untraced one: every figure it measured is equal.
     assert_eq!(format!("{stats:?}"), format!("{plain:?}"));
@@ -341,5 +351,40 @@ fn threaded_napi_polls_on_napi_thread_tracks_of_the_queues_cores() {
         let wc = &out.window.cores[c];
         assert_eq!(wc.kthread_ps, stats.core_ksoftirqd_ps[c]);
         assert!(kthreads.abs_diff(wc.kthread_ps) <= wc.slices);
+    }
+}
+
+#[test]
+fn at_line_rate_softirq_work_moves_to_ksoftirqd_tracks() {
+    // 24 x 620,000 frames/s (14.88 M frames/s, line rate): NET_RX runs out of its
+    // budget and restarts, and ksoftirqd (a User-level kernel thread) takes the rest.
+    let d = ms(2);
+    let (exp, v) = experiment("napi-rps", d);
+    let top = exp.variants[v].points.len() - 1;
+    // A short window late in the run (a traced line-rate window is slow: every event
+    // looks for each followed frame in the rings and backlogs).
+    let window = (SimTime(1_600_000_000), d);
+    let (stats, out) = traced_at(&exp, v, top, window);
+    let cores = stats.core_cpu_ps.len();
+    let per_core = check_trace(&out, cores, window);
+    let ev = events(&out);
+    let names = thread_names(&ev);
+    let ksoftirqd = ev
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .filter(|e| {
+            let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+            names[&key].ends_with("ksoftirqd")
+        })
+        .count();
+    let kthread_ps: Vec<u64> = out.window.cores.iter().map(|c| c.kthread_ps).collect();
+    eprintln!("{ksoftirqd} ksoftirqd slices; kernel-thread time per core {kthread_ps:?} ps");
+    assert!(ksoftirqd > 0);
+    for (c, (levels, kthreads)) in per_core.iter().enumerate() {
+        let wc = &out.window.cores[c];
+        assert!(wc.kthread_ps <= stats.core_ksoftirqd_ps[c]);
+        assert!(kthreads.abs_diff(wc.kthread_ps) <= wc.slices);
+        let user = levels.get("user").copied().unwrap_or(0);
+        assert!(user.abs_diff(wc.cpu_ps["user"]) <= wc.slices);
     }
 }
