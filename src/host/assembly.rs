@@ -378,15 +378,6 @@ pub fn simulate_traced(
     if trace.to <= trace.from {
         p.push("trace", "the window must end after it starts");
     }
-    if cfg.cpu.cores > 1 {
-        p.push(
-            "trace",
-            format!(
-                "traces show one CPU; this model has {} cores (cpu.cores)",
-                cfg.cpu.cores
-            ),
-        );
-    }
     if trace.to > spec.duration + spec.drain {
         p.push(
             "trace",

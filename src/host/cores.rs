@@ -349,6 +349,15 @@ impl<C: CoreModel> Cores<C> {
         (0..self.parked.len()).map(|c| self.get(c))
     }
 
+    /// The core NIC `n`'s line is bound to (0 on a host with one core).
+    #[inline(always)]
+    pub(crate) fn nic_core(&self, n: usize) -> usize {
+        if !C::MANY {
+            return 0;
+        }
+        self.nic_core[n]
+    }
+
     /// The core line `l` is bound to.
     #[inline(always)]
     pub(crate) fn line_core(&self, l: usize) -> usize {

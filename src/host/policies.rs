@@ -100,6 +100,17 @@ macro_rules! registry {
                 0 $(+ self.$name.as_ref().map_or(0, |p| RxPolicy::held(&**p)))*
             }
 
+            /// Core `core`'s RPS backlog, if a policy in use has one (traces).
+            pub(crate) fn backlog(
+                &self,
+                core: usize,
+            ) -> Option<&std::collections::VecDeque<crate::model::packet::Packet>> {
+                $(if let Some(b) = self.$name.as_ref().and_then(|p| RxPolicy::backlog(&**p, core)) {
+                    return Some(b);
+                })*
+                None
+            }
+
             /// Publish the policies' counters.
             pub(crate) fn counters(&self, nic_names: &[String], c: &mut BTreeMap<String, f64>) {
                 $(if let Some(p) = &self.$name {

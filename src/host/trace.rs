@@ -7,6 +7,8 @@
 //! trace executes exactly what it did before.
 
 use crate::host::attach::{Attached, Shape};
+use crate::host::cores::CoreModel;
+use crate::host::events::{Next, Source};
 use crate::host::{Host, RunSpec, RunStats, SimError, Task};
 use crate::model::packet::Packet;
 use crate::model::timeline::Timeline;
@@ -63,15 +65,16 @@ impl<M: Shape> Host<M> {
             self.fire_apart(&mut s, next);
         }
         let mut rec = self.take_recorder();
-        let holding: Vec<_> = crate::model::cpu::Level::ALL
-            .iter()
-            .filter_map(|&l| {
-                let task = self.cores.hand().runq().current(l)?;
-                Some((l, task, self.pass_of(task)))
-            })
-            .collect();
+        let mut holding = Vec::new();
+        for c in 0..self.cores.count() {
+            for &l in crate::model::cpu::Level::ALL.iter() {
+                if let Some(task) = self.cores.get(c).runq().current(l) {
+                    holding.push((c, l, task, self.pass_of(task)));
+                }
+            }
+        }
         rec.begin(self.trace_counters(from), &holding);
-        self.observe(from, &mut rec, &queues);
+        self.observe(from, None, &mut rec, &queues);
         self.put_recorder(rec);
         let (mut end, mut truncated) = (to, false);
         while let Some(next) = self.peek_next(&s) {
@@ -79,6 +82,7 @@ impl<M: Shape> Host<M> {
                 break;
             }
             let now = next.key.at;
+            let burst_core = self.burst_core(next);
             if let Some(flow) = self.arriving_flow(next)
                 && let Some(fr) = self.acct.flow(flow).pending
             {
@@ -93,7 +97,7 @@ impl<M: Shape> Host<M> {
             }
             self.fire_apart(&mut s, next);
             let mut rec = self.take_recorder();
-            self.observe(now, &mut rec, &queues);
+            self.observe(now, burst_core, &mut rec, &queues);
             let full = rec.full();
             self.put_recorder(rec);
             if full {
@@ -125,6 +129,19 @@ impl<M: Shape> Host<M> {
         let end = s.now().max(spec.duration);
         let stats = self.finish(spec, end, s.events_processed())?;
         Ok((stats, rec.into_output()))
+    }
+
+    /// The core whose CPU burst the event `next` ends: the core a frame leaving a queue
+    /// in it was taken by. With one core, always core 0 (whatever the event, the slice
+    /// open on the CPU did it); with several, `None` for an event that is no CPU burst.
+    fn burst_core(&self, next: Next) -> Option<usize> {
+        if !<M::Cores as CoreModel>::MANY {
+            return Some(0);
+        }
+        match self.events.source(next) {
+            Source::Cpu(c) => Some(c),
+            _ => None,
+        }
     }
 
     fn recorder(&mut self) -> &mut Recorder {
@@ -171,16 +188,29 @@ impl<M: Shape> Host<M> {
                 .map(|f| self.ports[f.in_nic].nic().link)
                 .collect(),
             policy_task_name: Some(super::policies::task_name),
+            cores: self.cores.count(),
+            kthreads: self.rx_policies.backlog(0).is_some(),
         }
     }
 
-    /// The queues drawn as counters: each NIC's rings and send queue, ipintrq, the bus.
+    /// The queues drawn as counters: each NIC's (each queue device's) rings and send
+    /// queue, ipintrq (with several cores each core's, and its RPS backlog when the
+    /// receive policy has one), the bus.
     fn trace_queues(&self) -> Vec<Queue> {
         let mut q = Vec::new();
         for n in 0..self.ports.len() {
             q.extend([Queue::RxRing(n), Queue::TxRing(n), Queue::IfSnd(n)]);
         }
-        q.push(Queue::Ipintrq);
+        if self.cores.count() > 1 {
+            for c in 0..self.cores.count() {
+                q.push(Queue::CoreIpintrq(c));
+                if self.rx_policies.backlog(c).is_some() {
+                    q.push(Queue::Backlog(c));
+                }
+            }
+        } else {
+            q.push(Queue::Ipintrq);
+        }
         if M::PRESENT {
             q.push(Queue::Bus);
         }
@@ -227,8 +257,24 @@ impl<M: Shape> Host<M> {
             drops_at[n][if_snd] = p.nic().if_snd.drops;
             drops_at[n][underrun] = p.nic().underrun_drops;
         }
+        let (mut cpu_ps, mut core_cpu_ps, mut core_kthread_ps) = (
+            self.cores.get(0).cpu().snapshot(now).0,
+            Vec::new(),
+            Vec::new(),
+        );
+        if self.cores.count() > 1 {
+            cpu_ps = [0; crate::model::cpu::LEVELS + 1];
+            for k in self.cores.all() {
+                let (c, tags) = k.cpu().snapshot(now);
+                cpu_ps.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+                core_cpu_ps.push(c);
+                core_kthread_ps.push(tags[super::TAG_KSOFTIRQD as usize]);
+            }
+        }
         Counters {
-            cpu_ps: self.cores.hand().cpu().snapshot(now).0,
+            cpu_ps,
+            core_cpu_ps,
+            core_kthread_ps,
             interrupts: self.lines.iter().map(|l| l.passes).sum(),
             drops,
             drops_at,
@@ -248,36 +294,76 @@ impl<M: Shape> Host<M> {
         }
     }
 
-    /// Show the recorder the host after an event at `now`.
-    fn observe(&self, now: SimTime, rec: &mut Recorder, queues: &[Queue]) {
+    /// Show the recorder the host after an event at `now` that ended a CPU burst on
+    /// core `burst_core` (see [`Host::burst_core`]).
+    fn observe(
+        &self,
+        now: SimTime,
+        burst_core: Option<usize>,
+        rec: &mut Recorder,
+        queues: &[Queue],
+    ) {
+        let many = self.cores.count() > 1;
         // Where the followed frames are (before the CPU: leaving a queue was the work
         // of the slice that ran until now).
         let followed: Vec<_> = rec.followed().collect();
-        for (i, flow, seq, _) in followed {
+        for (i, flow, seq, was) in followed {
             let is = |p: &Packet| p.flow == flow && p.seq == seq;
             let in_nic = self.acct.flow(flow as usize).in_nic;
             let place = if self.ports[in_nic].nic().rx_ring.iter().any(is) {
                 Place::RxRing
-            } else if self.cores.hand().netisr().ipintrq.iter().any(is) {
+            } else if self.cores.all().any(|k| k.netisr().ipintrq.iter().any(is)) {
                 Place::Ipintrq
-            } else if self.cores.hand().netisr().in_hand().is_some_and(is) {
+            } else if self
+                .cores
+                .all()
+                .any(|k| k.netisr().in_hand().is_some_and(is))
+            {
                 Place::Ipintr
+            } else if many
+                && (0..self.cores.count()).any(|c| {
+                    self.rx_policies
+                        .backlog(c)
+                        .is_some_and(|b| b.iter().any(is))
+                })
+            {
+                let c = (0..self.cores.count()).find(|&c| {
+                    self.rx_policies
+                        .backlog(c)
+                        .is_some_and(|b| b.iter().any(is))
+                });
+                Place::Backlog(c.expect("on a backlog"))
             } else {
                 Place::Elsewhere
             };
-            rec.moved(i, now, place);
+            // The core that took the frame from where it was: a ring's by the core of
+            // its device's vector (its poll or handler runs there), a backlog's by its
+            // core, ipintrq's by the core whose burst ended.
+            let by = match was {
+                _ if !many => Some(0),
+                Some(Place::RxRing) => Some(self.cores.nic_core(in_nic)),
+                Some(Place::Backlog(c)) => Some(c),
+                _ => burst_core,
+            };
+            rec.moved_on(by, i, now, place);
         }
-        let running = self.cores.hand().cpu().running().and_then(|l| {
-            let task = self.cores.hand().runq().current(l)?;
-            Some((l, task, self.pass_of(task)))
-        });
-        rec.cpu(now, running);
+        for c in 0..self.cores.count() {
+            let core = self.cores.get(c);
+            let running = core.cpu().running().and_then(|l| {
+                let task = core.runq().current(l)?;
+                Some((l, task, self.pass_of(task)))
+            });
+            rec.cpu_on(c, now, running);
+        }
+        rec.settle(now);
         for (i, q) in queues.iter().enumerate() {
             let len = match *q {
                 Queue::RxRing(n) => self.ports[n].nic().rx_ring.len(),
                 Queue::TxRing(n) => self.ports[n].nic().tx_ring_len(),
                 Queue::IfSnd(n) => self.ports[n].nic().if_snd.len(),
                 Queue::Ipintrq => self.cores.hand().netisr().ipintrq.len(),
+                Queue::CoreIpintrq(c) => self.cores.get(c).netisr().ipintrq.len(),
+                Queue::Backlog(c) => self.rx_policies.backlog(c).map_or(0, |b| b.len()),
                 Queue::Bus => self.bus.get().map_or(0, |b| b.requests()),
             };
             rec.queue(now, i, len);

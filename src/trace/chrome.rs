@@ -15,10 +15,18 @@
 //! `<nic> wire in` / `<nic> wire out`). Arrows are written after every slice, so a
 //! reader that sorts events by time stably sees the slice begin before the point bound
 //! to its start. Times (`ts`, `dur`) are microseconds written
-//! with six decimals, exact to the picosecond of the simulation. One process (`pid` 1,
-//! the host); one thread id per track, in this order: the CPU levels from the clock
-//! down, the kernel's events, then per NIC its events, its input wire and its output
-//! wire.
+//! with six decimals, exact to the picosecond of the simulation.
+//!
+//! **Processes and tracks.** On a host with one core, one process (`pid` 1, the host);
+//! one thread id per track, in this order: the CPU levels from the clock down, the
+//! kernel's events, then per NIC its events, its input wire and its output wire. On a
+//! host with several cores the host's process (`pid` 1) keeps the kernel's events, the
+//! NICs' (each queue of a multi-queue NIC is a device of its own, with its wires) and
+//! the counters, and each core `c` is a process of its own (`pid` 2 + `c`, named
+//! `cpu<c>`) with its level tracks, thread ids `1000 (c + 1) + k`: the clock, hardirq,
+//! softirq, softclock, kernel threads, then (on NAPI hosts) the normal-priority kernel
+//! threads of the User level, `ksoftirqd` and the NAPI threads, on tracks of their own,
+//! then the user process and the idle loop. Thread ids are unique across processes.
 
 use super::{Layout, Queue};
 use crate::model::cpu::Level;
@@ -38,6 +46,17 @@ pub enum Track {
     WireIn(usize),
     /// Frames on NIC `0`'s output wire.
     WireOut(usize),
+    /// A CPU level of core `core`, on a host with several cores.
+    Core {
+        /// The core's number.
+        core: usize,
+        /// The level.
+        level: Level,
+    },
+    /// Core `0`'s ksoftirqd (a User-level kernel thread), on a host with several cores.
+    Ksoftirqd(usize),
+    /// Core `0`'s NAPI threads (User-level kernel threads), on a host with several cores.
+    NapiThreads(usize),
 }
 
 impl Track {
@@ -49,14 +68,56 @@ impl Track {
             Track::Nic(n) => 100 + 3 * n as u64,
             Track::WireIn(n) => 101 + 3 * n as u64,
             Track::WireOut(n) => 102 + 3 * n as u64,
+            Track::Core { core, .. } | Track::Ksoftirqd(core) | Track::NapiThreads(core) => {
+                CORE_TIDS * (core as u64 + 1) + self.order_in_core()
+            }
+        }
+    }
+
+    /// Its process: the host (1), or core `c`'s (2 + `c`).
+    pub fn pid(self) -> u64 {
+        match self {
+            Track::Core { core, .. } | Track::Ksoftirqd(core) | Track::NapiThreads(core) => {
+                2 + core as u64
+            }
+            _ => 1,
+        }
+    }
+
+    /// A core track's place among its core's tracks (1..=9).
+    fn order_in_core(self) -> u64 {
+        match self {
+            Track::Core { level, .. } => match level {
+                Level::Clock => 1,
+                Level::HardIrq => 2,
+                Level::SoftIrq => 3,
+                Level::SoftClock => 4,
+                Level::Kernel => 5,
+                Level::User => 8,
+                Level::IdleLoop => 9,
+            },
+            Track::Ksoftirqd(_) => 6,
+            Track::NapiThreads(_) => 7,
+            _ => 0,
         }
     }
 }
+
+/// Thread ids of core `c`'s tracks are `CORE_TIDS * (c + 1) + 1..=9`.
+pub const CORE_TIDS: u64 = 1000;
 
 /// Whether thread id `tid` of a trace.json is a CPU level's track (CPU slices share the
 /// category `host` with wire slices: the track tells them apart).
 pub fn is_cpu_tid(tid: u64) -> bool {
     Level::ALL.iter().any(|l| Track::Level(*l).tid() == tid)
+        || (tid > CORE_TIDS && (1..=9).contains(&(tid % CORE_TIDS)))
+}
+
+/// The core whose track thread id `tid` is, on a host with several cores (`None` for
+/// the host's tracks, and for every track of a one-core trace).
+pub fn core_of_tid(tid: u64) -> Option<usize> {
+    (tid > CORE_TIDS && (1..=9).contains(&(tid % CORE_TIDS)))
+        .then(|| (tid / CORE_TIDS - 1) as usize)
 }
 
 /// Time in the file's unit: microseconds, six decimals (picoseconds exact).
@@ -77,6 +138,8 @@ pub fn queue_name(q: Queue, layout: &Layout) -> String {
         Queue::IfSnd(n) => format!("{} if_snd", nic(n)),
         Queue::Ipintrq => "ipintrq".to_string(),
         Queue::Bus => "bus requests".to_string(),
+        Queue::CoreIpintrq(c) => format!("cpu{c} ipintrq"),
+        Queue::Backlog(c) => format!("cpu{c} backlog"),
     }
 }
 
@@ -99,15 +162,39 @@ impl EventWriter {
             events: 0,
             queue_names: Vec::new(),
         };
-        w.meta(None, "process_name", "irqsim host");
-        for l in Level::ALL {
-            w.track(Track::Level(l), super::level_track(l));
+        w.meta(1, None, "process_name", "irqsim host");
+        if layout.cores <= 1 {
+            for l in Level::ALL {
+                w.track(Track::Level(l), super::level_track(l));
+            }
         }
         w.track(Track::Kernel, "kernel");
         for (i, n) in layout.nics.iter().enumerate() {
             w.track(Track::Nic(i), &format!("{n} events"));
             w.track(Track::WireIn(i), &format!("{n} wire in"));
             w.track(Track::WireOut(i), &format!("{n} wire out"));
+        }
+        if layout.cores > 1 {
+            for core in 0..layout.cores {
+                let pid = 2 + core as u64;
+                w.meta(pid, None, "process_name", &format!("cpu{core}"));
+                w.begin();
+                let _ = write!(
+                    w.body,
+                    "{{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_sort_index\",\"args\":{{\"sort_index\":{pid}}}}}"
+                );
+                let mut tracks: Vec<Track> = Level::ALL
+                    .iter()
+                    .map(|&level| Track::Core { core, level })
+                    .collect();
+                if layout.kthreads {
+                    tracks.extend([Track::Ksoftirqd(core), Track::NapiThreads(core)]);
+                }
+                tracks.sort_by_key(|t| t.tid());
+                for t in tracks {
+                    w.track(t, &super::core_track_name(t));
+                }
+            }
         }
         w
     }
@@ -119,22 +206,23 @@ impl EventWriter {
         self.events += 1;
     }
 
-    fn meta(&mut self, tid: Option<u64>, what: &str, name: &str) {
+    fn meta(&mut self, pid: u64, tid: Option<u64>, what: &str, name: &str) {
         self.begin();
         let tid = tid.map(|t| format!(",\"tid\":{t}")).unwrap_or_default();
         let _ = write!(
             self.body,
-            "{{\"ph\":\"M\",\"pid\":1{tid},\"name\":\"{what}\",\"args\":{{\"name\":{}}}}}",
+            "{{\"ph\":\"M\",\"pid\":{pid}{tid},\"name\":\"{what}\",\"args\":{{\"name\":{}}}}}",
             quoted(name)
         );
     }
 
     fn track(&mut self, t: Track, name: &str) {
-        self.meta(Some(t.tid()), "thread_name", name);
+        self.meta(t.pid(), Some(t.tid()), "thread_name", name);
         self.begin();
         let _ = write!(
             self.body,
-            "{{\"ph\":\"M\",\"pid\":1,\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
+            "{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
+            t.pid(),
             t.tid(),
             t.tid()
         );
@@ -171,8 +259,9 @@ impl EventWriter {
         let pass = pass.map(|p| format!("\"pass\":{p},")).unwrap_or_default();
         let _ = write!(
             self.body,
-            "{{\"ph\":\"X\",\"cat\":\"host\",\"name\":{},\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{{pass}\"begins\":{begins}}}}}",
+            "{{\"ph\":\"X\",\"cat\":\"host\",\"name\":{},\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{{pass}\"begins\":{begins}}}}}",
             quoted(name),
+            track.pid(),
             track.tid(),
             us(start),
             us(end - start)
@@ -253,8 +342,9 @@ impl EventWriter {
             }
             let _ = write!(
                 self.arrows,
-                "{{\"ph\":\"{ph}\",\"cat\":\"host\",\"name\":{},\"id\":{id},\"pid\":1,\"tid\":{},\"ts\":{}{bp}}}",
+                "{{\"ph\":\"{ph}\",\"cat\":\"host\",\"name\":{},\"id\":{id},\"pid\":{},\"tid\":{},\"ts\":{}{bp}}}",
                 quoted(name),
+                track.pid(),
                 track.tid(),
                 us(*at)
             );

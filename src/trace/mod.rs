@@ -31,8 +31,25 @@
 //!   transmission; each point at the start of the slice it binds to, so that Perfetto
 //!   and Chrome DevTools both draw it (see [`chrome`]).
 //!
+//! **Several cores.** On a host with more than one core ([`Layout::cores`]) each core is
+//! a process of the trace (`cpu<c>`) with its level tracks (`cpu1 hardirq`, `cpu1
+//! softirq`...; on NAPI hosts the User level's kernel threads, ksoftirqd and the NAPI
+//! threads, on tracks of their own beside the user process's); the host's process keeps
+//! the kernel's and the NICs' tracks (each queue of a multi-queue NIC is a device, with
+//! its rings and wires) and the counters, with ipintrq and the RPS backlog per core
+//! (`cpu<c> ipintrq`, `cpu<c> backlog`). An arrow's point for a frame leaving a queue
+//! binds to the slice that ran until then on the core whose CPU burst ended (the host
+//! says which, [`Recorder::moved_on`]): the input wire, the core whose interrupt or poll
+//! took the frame from its ring, the core whose backlog poll took it after an RPS
+//! hand-off, and its transmission on the wire of the transmit queue XPS picked. No two
+//! points of an arrow share a time (Chrome DevTools keys an arrow's points by time):
+//! where two cores' slices began at one instant, the second core's slice is cut where
+//! it took the frame, and its task goes on in a slice that does not begin its
+//! activation ([`Recorder::settle`]). The window figures add the CPU time of each core
+//! ([`WindowSummary::cores`]).
+//!
 //! Every slice, counter sample and instant lies inside the window; slices on one track
-//! never overlap. Time is written in microseconds with six decimals (the file's
+//! (on several cores: on one core's tracks) never overlap. Time is written in microseconds with six decimals (the file's
 //! unit), that is to the picosecond of the simulation.
 //!
 //! **Window figures** ([`WindowSummary`], `trace-window.json`): from the run's own
@@ -109,6 +126,11 @@ pub struct Layout {
     /// The names of the receive policies' tasks (from the host's policy registry,
     /// given the NIC names).
     pub policy_task_name: Option<fn(PolicyTask, &[String]) -> String>,
+    /// The number of cores (0 or 1: one, traced as one CPU in the host's process).
+    pub cores: usize,
+    /// Whether the host's receive policy has User-level kernel threads (ksoftirqd, NAPI
+    /// threads) that get tracks of their own on each core (several cores only).
+    pub kthreads: bool,
 }
 
 /// Where frames are lost, as [`crate::model::stats::DropCounts`] names them.
@@ -140,6 +162,12 @@ pub struct Counters {
     pub drops_at: Vec<[u64; 10]>,
     /// Chip resets per NIC.
     pub resets: Vec<u64>,
+    /// On a host with several cores: each core's CPU time per level, then idle [ps]
+    /// (empty with one core).
+    pub core_cpu_ps: Vec<[u64; LEVELS + 1]>,
+    /// Each core's time in User-level kernel threads (ksoftirqd, NAPI threads), part of
+    /// its User time [ps] (empty with one core).
+    pub core_kthread_ps: Vec<u64>,
 }
 
 /// A queue the recorder draws as a counter track.
@@ -155,6 +183,10 @@ pub enum Queue {
     Ipintrq,
     /// Bursts waiting for or on the bus.
     Bus,
+    /// Core `0`'s IP input queue (several cores).
+    CoreIpintrq(usize),
+    /// Core `0`'s RPS backlog (input_pkt_queue; several cores, NAPI).
+    Backlog(usize),
 }
 
 /// Where a sampled frame is, as the host sees it after an event.
@@ -166,6 +198,8 @@ pub enum Place {
     Ipintrq,
     /// Being forwarded by ipintr (the netisr's step holds it).
     Ipintr,
+    /// On core `0`'s RPS backlog (after a hand-off by RPS).
+    Backlog(usize),
     /// Anywhere else (a FIFO, a user queue, if_snd, the TX ring, dropped).
     Elsewhere,
 }
@@ -209,7 +243,7 @@ struct FlowWindow {
     latency: LatencyStats,
 }
 
-/// The CPU slice open on the CPU (one CPU: at most one).
+/// The CPU slice open on a core's CPU (at most one per core).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Open {
     level: Level,
@@ -228,10 +262,11 @@ pub struct Recorder {
     /// The window ended here (`to`, or earlier when the size limit was reached).
     end: Option<SimTime>,
     truncated: Option<SimTime>,
-    open: Option<Open>,
-    /// Per level: the task and pass of its last slice (to tell a resumption from a
-    /// new activation).
-    last_on_level: [Option<(Task, u64)>; LEVELS],
+    /// Per core, the slice open on its CPU.
+    open: Vec<Option<Open>>,
+    /// Per core and level: the task and pass of its last slice (to tell a resumption
+    /// from a new activation).
+    last_on_level: Vec<[Option<(Task, u64)>; LEVELS]>,
     queues: Vec<(Queue, usize)>,
     last: Counters,
     first: Counters,
@@ -241,6 +276,11 @@ pub struct Recorder {
     captured: Vec<Captured>,
     pcap_bytes: u64,
     slices: u64,
+    /// CPU slices written per core.
+    core_slices: Vec<u64>,
+    /// Points to bind once the cores' CPUs are known ([`Recorder::settle`]): core,
+    /// flow, sequence number.
+    deferred: Vec<(usize, u32, u64)>,
     /// End of the last frame drawn on each NIC's input wire.
     wire_in_end: Vec<SimTime>,
     /// Frames committed to an output wire while the window's end may still move (the
@@ -284,9 +324,26 @@ pub struct WindowSummary {
     pub resets: std::collections::BTreeMap<String, u64>,
     /// Per flow.
     pub flows: Vec<FlowWindowSummary>,
+    /// Per core, on a host with several cores (absent with one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cores: Vec<CoreWindowSummary>,
     /// Trace events written (slices, counter samples, instants, arrows, metadata).
     pub events: u64,
     /// CPU slices written.
+    pub slices: u64,
+}
+
+/// One core's figures in a trace window (several cores).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CoreWindowSummary {
+    /// The core's number (its process in the trace is `cpu<core>`).
+    pub core: usize,
+    /// CPU time per level in the window [ps] (exact), by level name, and `idle`.
+    pub cpu_ps: std::collections::BTreeMap<String, u64>,
+    /// Of its `user` time, the User-level kernel threads' (ksoftirqd and NAPI threads)
+    /// [ps].
+    pub kthread_ps: u64,
+    /// CPU slices written on its tracks.
     pub slices: u64,
 }
 
@@ -318,6 +375,20 @@ pub fn level_track(l: Level) -> &'static str {
     }
 }
 
+/// Name of a core's track on a host with several cores (`cpu1 hardirq`, `cpu1
+/// ksoftirqd`...).
+pub fn core_track_name(t: Track) -> String {
+    match t {
+        Track::Core { core, level } => {
+            let one = level_track(level);
+            format!("cpu{core}{}", &one[4..])
+        }
+        Track::Ksoftirqd(c) => format!("cpu{c} ksoftirqd"),
+        Track::NapiThreads(c) => format!("cpu{c} NAPI threads"),
+        _ => String::new(),
+    }
+}
+
 /// Key of a level in [`WindowSummary::cpu_ps`].
 pub fn level_key(l: Level) -> &'static str {
     match l {
@@ -340,13 +411,16 @@ impl Recorder {
             out.counter_name(*q, &layout);
         }
         let nflows = layout.flows.len();
+        let ncores = layout.cores.max(1);
         Recorder {
             spec,
             out,
             end: None,
             truncated: None,
-            open: None,
-            last_on_level: [None; LEVELS],
+            open: vec![None; ncores],
+            last_on_level: vec![[None; LEVELS]; ncores],
+            core_slices: vec![0; ncores],
+            deferred: Vec::new(),
             queues: queues.into_iter().map(|q| (q, usize::MAX)).collect(),
             last: Counters::default(),
             first: Counters::default(),
@@ -368,13 +442,13 @@ impl Recorder {
     }
 
     /// The window opens with the host's counters `c` and the task holding each level
-    /// (running or preempted) with its pass: their slices in the window continue
-    /// activations begun before it.
-    pub fn begin(&mut self, c: Counters, holding: &[(Level, Task, u64)]) {
+    /// of each core (running or preempted) with its pass: `(core, level, task, pass)`;
+    /// their slices in the window continue activations begun before it.
+    pub fn begin(&mut self, c: Counters, holding: &[(usize, Level, Task, u64)]) {
         self.first = c.clone();
         self.last = c;
-        for &(l, task, pass) in holding {
-            self.last_on_level[l as usize] = Some((task, pass));
+        for &(core, l, task, pass) in holding {
+            self.last_on_level[core][l as usize] = Some((task, pass));
         }
     }
 
@@ -386,17 +460,22 @@ impl Recorder {
     /// The CPU after an event at `now`: `running` is the level that has it and the
     /// task holding that level, with its pass over its line for an interrupt (else 0).
     pub fn cpu(&mut self, now: SimTime, running: Option<(Level, Task, u64)>) {
+        self.cpu_on(0, now, running)
+    }
+
+    /// The CPU of core `core` after an event at `now` (see [`Recorder::cpu`]).
+    pub fn cpu_on(&mut self, core: usize, now: SimTime, running: Option<(Level, Task, u64)>) {
         let key = |o: &Open| (o.level, o.task, o.pass);
-        if self.open.as_ref().map(key) == running {
+        if self.open[core].as_ref().map(key) == running {
             return;
         }
-        self.close_slice(now);
+        self.close_slice(core, now);
         if let Some((level, task, pass)) = running {
             // A resumption after a preemption, or the window's first look (the task
             // began before the window), continues the activation; anything else
             // begins one.
-            let begins = self.last_on_level[level as usize] != Some((task, pass));
-            self.open = Some(Open {
+            let begins = self.last_on_level[core][level as usize] != Some((task, pass));
+            self.open[core] = Some(Open {
                 level,
                 task,
                 pass,
@@ -406,27 +485,56 @@ impl Recorder {
         }
     }
 
-    fn close_slice(&mut self, now: SimTime) {
-        let Some(o) = self.open.take() else { return };
+    fn close_slice(&mut self, core: usize, now: SimTime) {
+        let Some(o) = self.open[core].take() else {
+            return;
+        };
         // A slice of no length is not written: if it began an activation, the next
         // slice of that activation begins it instead.
         if now > o.start || !o.begins {
-            self.last_on_level[o.level as usize] = Some((o.task, o.pass));
+            self.last_on_level[core][o.level as usize] = Some((o.task, o.pass));
         }
         if now > o.start {
             let name = self.task_name(o.task);
             let pass = matches!(o.task, Task::Isr(_)).then_some(o.pass);
-            self.out
-                .slice(Track::Level(o.level), &name, o.start, now, pass, o.begins);
+            let track = self.cpu_track(core, &o, &name);
+            self.out.slice(track, &name, o.start, now, pass, o.begins);
             self.slices += 1;
+            self.core_slices[core] += 1;
         }
     }
 
-    /// The slice running just before the current event, as an arrow binds to it: its
-    /// track and its start (it is written, as it has length by `now`).
-    fn responsible(&self, now: SimTime) -> Option<(Track, SimTime)> {
-        let o = self.open.as_ref()?;
-        (now > o.start).then_some((Track::Level(o.level), o.start))
+    /// The track of a slice of `o` named `name` on core `core`: its level's (one core:
+    /// the host's level tracks); on several cores the core's, a User-level kernel
+    /// thread of the receive policy on the core's ksoftirqd or NAPI-thread track.
+    fn cpu_track(&self, core: usize, o: &Open, name: &str) -> Track {
+        if self.layout.cores <= 1 {
+            return Track::Level(o.level);
+        }
+        match o.task {
+            Task::Policy(_) if o.level == Level::User && self.layout.kthreads => {
+                if name.starts_with("ksoftirqd") {
+                    Track::Ksoftirqd(core)
+                } else {
+                    Track::NapiThreads(core)
+                }
+            }
+            _ => Track::Core {
+                core,
+                level: o.level,
+            },
+        }
+    }
+
+    /// The slice running on core `core` just before the current event, as an arrow
+    /// binds to it: its track and its start (it is written, as it has length by `now`).
+    fn responsible(&self, core: usize, now: SimTime) -> Option<(Track, SimTime)> {
+        let o = self.open[core].as_ref()?;
+        if now <= o.start {
+            return None;
+        }
+        let name = self.task_name(o.task);
+        Some((self.cpu_track(core, o, &name), o.start))
     }
 
     fn task_name(&self, t: Task) -> String {
@@ -568,23 +676,88 @@ impl Recorder {
     /// ipintrq at one instant goes from the ring to ipintr in one event: the handler's
     /// point; the netisr's comes when ipintr is done with it.)
     pub fn moved(&mut self, i: usize, now: SimTime, place: Place) {
+        self.moved_on(Some(0), i, now, place)
+    }
+
+    /// [`Recorder::moved`] on a host with several cores: `core` is the core whose CPU
+    /// burst ended in the event (`None`: no burst ended; a frame leaving a queue then
+    /// gets no point). Leaving an RPS backlog was also the doing of that core.
+    pub fn moved_on(&mut self, core: Option<usize>, i: usize, now: SimTime, place: Place) {
         let was = self.followed[i].place;
         if was == Some(place) {
             return;
         }
         let done_with = match was {
-            Some(Place::RxRing) => true,
+            Some(Place::RxRing) | Some(Place::Backlog(_)) => true,
             Some(Place::Ipintrq) | Some(Place::Ipintr) => place != Place::Ipintr,
             _ => false,
         };
-        if done_with && let Some(p) = self.responsible(now) {
-            self.followed[i].points.push(p);
+        if done_with && let Some(core) = core {
+            let many = self.layout.cores > 1;
+            match self.responsible(core, now) {
+                // On several cores, a point at the time of one already on the arrow
+                // (two cores' slices that began at one instant) would not be drawn by
+                // Chrome DevTools, which keys an arrow's points by time: the slice is
+                // cut here and the point binds to the part that begins now.
+                Some(p) if many && self.followed[i].points.iter().any(|q| q.1 == p.1) => {
+                    let f = &self.followed[i];
+                    self.deferred.push((core, f.flow, f.seq));
+                }
+                Some(p) => self.push_point(i, p),
+                // The core was idle or its slice begins now: the frame was taken as its
+                // task got the CPU, by the slice that opens now ([`Recorder::settle`]).
+                None if many => {
+                    let f = &self.followed[i];
+                    self.deferred.push((core, f.flow, f.seq));
+                }
+                None => {}
+            }
         }
         if was.is_none() && place != Place::RxRing {
             // Not in the ring yet (in a FIFO) or never (dropped): wait.
             return;
         }
         self.followed[i].place = Some(place);
+    }
+
+    /// After the cores' CPUs were shown ([`Recorder::cpu_on`]) at `now`: the points of
+    /// frames taken by a core whose slice opens now bind to that slice; a slice that
+    /// began earlier is cut at `now` (its task goes on in a slice that does not begin
+    /// its activation), and the point binds to the part that begins now.
+    pub fn settle(&mut self, now: SimTime) {
+        for (core, flow, seq) in std::mem::take(&mut self.deferred) {
+            let Some(o) = self.open[core] else { continue };
+            if o.start < now {
+                self.close_slice(core, now);
+                self.open[core] = Some(Open {
+                    start: now,
+                    begins: false,
+                    ..o
+                });
+            }
+            let Some(o) = self.open[core] else { continue };
+            let name = self.task_name(o.task);
+            let point = (self.cpu_track(core, &o, &name), o.start);
+            if let Some(i) = self
+                .followed
+                .iter()
+                .position(|f| f.flow == flow && f.seq == seq)
+            {
+                self.push_point(i, point);
+            }
+        }
+    }
+
+    /// Add a point to followed frame `i`'s arrow. On several cores a point on the slice
+    /// of the one before it is not repeated (a frame RPS steers to the polling core
+    /// itself may leave its ring and that core's backlog within one softirq slice):
+    /// Chrome DevTools binds a slice to one point of an arrow only.
+    fn push_point(&mut self, i: usize, p: (Track, SimTime)) {
+        let points = &mut self.followed[i].points;
+        if self.layout.cores > 1 && points.last() == Some(&p) {
+            return;
+        }
+        points.push(p);
     }
 
     /// A frame leaves the host: its first bit on the output wire at `start`, its last
@@ -668,7 +841,9 @@ impl Recorder {
 
     /// The window closes at `now` with the host's counters `c`.
     pub fn finish_window(&mut self, now: SimTime, c: &Counters, truncated: bool) {
-        self.close_slice(now);
+        for core in 0..self.open.len() {
+            self.close_slice(core, now);
+        }
         self.end = Some(now);
         self.pcap_bytes -= 200 * self.leaving.len() as u64;
         for (pkt, nic, start, done, lat) in std::mem::take(&mut self.leaving) {
@@ -726,6 +901,22 @@ impl Recorder {
                 latency: w.latency.summary(),
             })
             .collect();
+        let cores = (0..last.core_cpu_ps.len())
+            .map(|k| {
+                let (a, b) = (&first.core_cpu_ps[k], &last.core_cpu_ps[k]);
+                let mut cpu_ps: std::collections::BTreeMap<String, u64> = Level::ALL
+                    .iter()
+                    .map(|&l| (level_key(l).to_string(), b[l as usize] - a[l as usize]))
+                    .collect();
+                cpu_ps.insert("idle".to_string(), b[LEVELS] - a[LEVELS]);
+                CoreWindowSummary {
+                    core: k,
+                    cpu_ps,
+                    kthread_ps: last.core_kthread_ps[k] - first.core_kthread_ps[k],
+                    slices: self.core_slices.get(k).copied().unwrap_or(0),
+                }
+            })
+            .collect();
         let window = WindowSummary {
             from_s: self.spec.from.as_secs_f64(),
             to_s: end.as_secs_f64(),
@@ -737,6 +928,7 @@ impl Recorder {
             drops,
             resets,
             flows,
+            cores,
             events: self.out.events(),
             slices: self.slices,
         };

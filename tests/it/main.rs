@@ -34,6 +34,7 @@ mod shard;
 mod sweep_scripts;
 mod theory;
 mod trace;
+mod trace_cores;
 mod tx_queues;
 mod tx_sender;
 mod workload_axes;

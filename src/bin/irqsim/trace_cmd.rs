@@ -104,17 +104,6 @@ pub fn select(exp: &Experiment, args: &TraceArgs) -> anyhow::Result<(usize, usiz
             names(exp)
         ),
     };
-    // The trace draws one CPU's timeline; a model with several cores is refused here,
-    // before the sweep runs, rather than after it has written its results.
-    let cores = exp.variants[v].model.cpu.cores;
-    if cores > 1 {
-        anyhow::bail!(
-            "--trace: the model of variant `{}` has {cores} cores (cpu.cores), and traces show \
-             one CPU: multi-core traces are not yet available (trace a variant with \
-             `cpu.cores` = 1)",
-            exp.variants[v].name
-        );
-    }
     let points = &exp.variants[v].points;
     // Points are named in the scenario's own unit: its `load.unit`, per flow.
     let unit = irqsim::config::scenario::unit_name(exp.load_unit);

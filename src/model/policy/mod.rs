@@ -244,6 +244,14 @@ pub trait RxPolicy: Sized {
     fn held(&self) -> usize {
         0
     }
+    /// Core `core`'s queue of frames handed to it by receive packet steering (Linux's
+    /// input_pkt_queue), for traces; `None` when the policy has none.
+    fn backlog(
+        &self,
+        _core: usize,
+    ) -> Option<&std::collections::VecDeque<crate::model::packet::Packet>> {
+        None
+    }
     /// Publish the counters (`nic_names`: the NICs' names, by index).
     fn counters(&self, _nic_names: &[String], _c: &mut BTreeMap<String, f64>) {}
     /// The name of one of its tasks in traces.

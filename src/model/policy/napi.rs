@@ -1166,6 +1166,9 @@ impl RxPolicy for Napi {
     fn held(&self) -> usize {
         Napi::held(self)
     }
+    fn backlog(&self, core: usize) -> Option<&VecDeque<Packet>> {
+        self.cores.get(core).map(|s| &s.backlog)
+    }
     fn counters(&self, nic_names: &[String], c: &mut BTreeMap<String, f64>) {
         Napi::counters(self, c);
         for (i, d) in self.devs[..self.nics].iter().enumerate() {
