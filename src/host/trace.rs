@@ -307,41 +307,53 @@ impl<M: Shape> Host<M> {
         // Where the followed frames are (before the CPU: leaving a queue was the work
         // of the slice that ran until now).
         let followed: Vec<_> = rec.followed().collect();
-        for (i, flow, seq, was) in followed {
-            let is = |p: &Packet| p.flow == flow && p.seq == seq;
-            let in_nic = self.acct.flow(flow as usize).in_nic;
-            let place = if self.ports[in_nic].nic().rx_ring.iter().any(is) {
-                Place::RxRing
-            } else if self.cores.all().any(|k| k.netisr().ipintrq.iter().any(is)) {
-                Place::Ipintrq
-            } else if self
-                .cores
-                .all()
-                .any(|k| k.netisr().in_hand().is_some_and(is))
-            {
-                Place::Ipintr
-            } else if many
-                && (0..self.cores.count()).any(|c| {
-                    self.rx_policies
-                        .backlog(c)
-                        .is_some_and(|b| b.iter().any(is))
-                })
-            {
-                let c = (0..self.cores.count()).find(|&c| {
-                    self.rx_policies
-                        .backlog(c)
-                        .is_some_and(|b| b.iter().any(is))
-                });
-                Place::Backlog(c.expect("on a backlog"))
-            } else {
-                Place::Elsewhere
+        // Where the sampled frames are, from one pass over each queue (a frame is in one
+        // place at most): looking each followed frame up in every queue would cost the
+        // followed frames times the queues' lengths at every event.
+        let mut at: std::collections::HashMap<(u32, u64), Place> = std::collections::HashMap::new();
+        if !followed.is_empty() {
+            let mut note = |p: &Packet, place: Place| {
+                if rec.sampled(p.seq) {
+                    at.entry((p.flow, p.seq)).or_insert(place);
+                }
             };
-            // The core that took the frame from where it was: a ring's by the core of
-            // its device's vector (its poll or handler runs there), a backlog's by its
-            // core, ipintrq's by the core whose burst ended.
+            for port in self.ports.iter() {
+                port.nic()
+                    .rx_ring
+                    .iter()
+                    .for_each(|p| note(p, Place::RxRing));
+            }
+            for k in self.cores.all() {
+                k.netisr()
+                    .ipintrq
+                    .iter()
+                    .for_each(|p| note(p, Place::Ipintrq));
+            }
+            for k in self.cores.all() {
+                if let Some(p) = k.netisr().in_hand() {
+                    note(p, Place::Ipintr);
+                }
+            }
+            if many {
+                for c in 0..self.cores.count() {
+                    if let Some(b) = self.rx_policies.backlog(c) {
+                        b.iter().for_each(|p| note(p, Place::Backlog(c)));
+                    }
+                }
+            }
+        }
+        for (i, flow, seq, was) in followed {
+            let in_nic = self.acct.flow(flow as usize).in_nic;
+            let place = at.get(&(flow, seq)).copied().unwrap_or(Place::Elsewhere);
+            // The core that took the frame from where it was: a ring's by the core whose
+            // burst ended (else the core of its device's vector, where its poll or
+            // handler runs), a backlog's by its core, ipintrq's by the core whose burst
+            // ended.
             let by = match was {
                 _ if !many => Some(0),
-                Some(Place::RxRing) => Some(self.cores.nic_core(in_nic)),
+                // (A CPU burst's core when the event ends one: a socket's busy poll
+                // takes frames from the ring on its process's core.)
+                Some(Place::RxRing) => burst_core.or(Some(self.cores.nic_core(in_nic))),
                 Some(Place::Backlog(c)) => Some(c),
                 _ => burst_core,
             };

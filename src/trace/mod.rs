@@ -213,6 +213,10 @@ struct Followed {
     place: Option<Place>,
     /// Points of its arrow: track and time.
     points: Vec<(Track, SimTime)>,
+    /// It has started on its output wire, or a later frame of its flow has (it was
+    /// dropped): after the next look it is no longer looked for in the host
+    /// ([`Recorder::settle`]).
+    delivered: bool,
 }
 
 /// A frame captured for pcap.
@@ -271,6 +275,10 @@ pub struct Recorder {
     last: Counters,
     first: Counters,
     followed: Vec<Followed>,
+    /// Followed frames that left the host in the window, their arrows drawn when the
+    /// window closes (kept apart so that each event looks only for frames still
+    /// inside: the look costs the frames in flight, not all the window's).
+    left: Vec<Followed>,
     next_flow_id: u64,
     flows: Vec<FlowWindow>,
     captured: Vec<Captured>,
@@ -425,6 +433,7 @@ impl Recorder {
             last: Counters::default(),
             first: Counters::default(),
             followed: Vec::new(),
+            left: Vec::new(),
             next_flow_id: 1,
             flows: vec![FlowWindow::default(); nflows],
             captured: Vec::new(),
@@ -636,6 +645,7 @@ impl Recorder {
                 seq: pkt.seq,
                 place: None,
                 points: vec![(Track::WireIn(nic), on_wire)],
+                delivered: false,
             });
         }
         if self.spec.pcap {
@@ -746,6 +756,14 @@ impl Recorder {
                 self.push_point(i, point);
             }
         }
+        // Frames that started on their output wire have had their last look.
+        if self.followed.iter().any(|f| f.delivered) {
+            let (gone, inside): (Vec<_>, Vec<_>) = std::mem::take(&mut self.followed)
+                .into_iter()
+                .partition(|f| f.delivered);
+            self.followed = inside;
+            self.left.extend(gone);
+        }
     }
 
     /// Add a point to followed frame `i`'s arrow. On several cores a point on the slice
@@ -774,6 +792,17 @@ impl Recorder {
             if start >= self.spec.from && start < self.spec.to {
                 self.leaving.push((pkt, out_nic, start, done, lat));
                 self.pcap_bytes += 200;
+                // This frame has left; so have the flow's frames sent before it that
+                // are still followed: they were dropped (a flow keeps its order through
+                // its one ring, backlog and transmit queue), and their arrows end where
+                // they were last seen.
+                for f in self
+                    .followed
+                    .iter_mut()
+                    .filter(|f| f.flow == pkt.flow && f.seq <= pkt.seq)
+                {
+                    f.delivered = true;
+                }
             }
             return;
         }
@@ -799,12 +828,16 @@ impl Recorder {
             pkt.seq,
             Some(lat),
         );
-        if let Some(k) = self
-            .followed
-            .iter()
-            .position(|f| f.flow == pkt.flow && f.seq == pkt.seq)
-        {
-            let mut f = self.followed.swap_remove(k);
+        let is = |f: &Followed| f.flow == pkt.flow && f.seq == pkt.seq;
+        let found = match self.left.iter().position(is) {
+            Some(k) => Some(self.left.swap_remove(k)),
+            None => self
+                .followed
+                .iter()
+                .position(is)
+                .map(|k| self.followed.swap_remove(k)),
+        };
+        if let Some(mut f) = found {
             f.points.push((Track::WireOut(out_nic), start));
             self.arrow(&f);
         }
@@ -860,7 +893,9 @@ impl Recorder {
     /// Everything recorded, with the host's counters at the window's end.
     pub fn into_output(mut self) -> TraceOutput {
         let end = self.end.unwrap_or(self.spec.to);
-        for f in std::mem::take(&mut self.followed) {
+        let mut rest = std::mem::take(&mut self.left);
+        rest.append(&mut self.followed);
+        for f in rest {
             self.arrow(&f);
         }
         let (first, last) = (&self.first, &self.last);

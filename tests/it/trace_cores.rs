@@ -300,6 +300,14 @@ fn arrows_follow_a_frame_steered_by_rps_to_another_core_and_out_of_its_transmit_
         if on[0] != on[1] {
             across += 1;
         }
+        // XPS (the model's default, as ixgbe sets it): transmit queue k serves core k,
+        // so the frame leaves by the queue of the core that forwarded it.
+        let q: usize = last
+            .strip_prefix("eth1-q")
+            .and_then(|r| r.strip_suffix(" wire out"))
+            .and_then(|k| k.parse().ok())
+            .unwrap_or_else(|| panic!("{last}"));
+        assert_eq!(q, on[1], "{pts:?}: out by {last}");
     }
     eprintln!(
         "{} arrows, {whole} from wire to wire, {across} across two cores; out by {out_queues:?}",
@@ -321,7 +329,11 @@ fn arrows_follow_a_frame_steered_by_rps_to_another_core_and_out_of_its_transmit_
         .collect();
     eprintln!("counter tracks: {counters:?}");
     assert!(counters.iter().filter(|n| n.ends_with(" rx ring")).count() >= 6);
-    assert!(counters.iter().filter(|n| n.ends_with(" backlog")).count() >= 2);
+    assert_eq!(
+        counters.iter().filter(|n| n.ends_with(" backlog")).count(),
+        6,
+        "a backlog per core"
+    );
 }
 
 #[test]
@@ -361,8 +373,7 @@ fn at_line_rate_softirq_work_moves_to_ksoftirqd_tracks() {
     let d = ms(2);
     let (exp, v) = experiment("napi-rps", d);
     let top = exp.variants[v].points.len() - 1;
-    // A short window late in the run (a traced line-rate window is slow: every event
-    // looks for each followed frame in the rings and backlogs).
+    // A short window late in the run.
     let window = (SimTime(1_600_000_000), d);
     let (stats, out) = traced_at(&exp, v, top, window);
     let cores = stats.core_cpu_ps.len();

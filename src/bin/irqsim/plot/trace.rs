@@ -135,7 +135,7 @@ fn task_kind(name: &str) -> usize {
         1
     } else if name.contains("polling thread") || name.contains("taskqueue") || name == "busy poll" {
         2
-    } else if name == "user process" || name == "sender" || name == "ksoftirqd" {
+    } else if name == "user process" || name == "sender" || name.starts_with("ksoftirqd") {
         3
     } else {
         4
