@@ -705,11 +705,13 @@ impl Recorder {
         if done_with && let Some(core) = core {
             let many = self.layout.cores > 1;
             match self.responsible(core, now) {
-                // On several cores, a point at the time of one already on the arrow
-                // (two cores' slices that began at one instant) would not be drawn by
-                // Chrome DevTools, which keys an arrow's points by time: the slice is
-                // cut here and the point binds to the part that begins now.
-                Some(p) if many && self.followed[i].points.iter().any(|q| q.1 == p.1) => {
+                // On several cores, a point at or before the time of one already on
+                // the arrow (two cores' slices that began at one instant, or a long
+                // softirq or ksoftirqd slice that began before the frame arrived)
+                // would not be drawn by Chrome DevTools, which keys an arrow's points
+                // by time, or would send the arrow back in time: the slice is cut here
+                // and the point binds to the part that begins now.
+                Some(p) if many && self.followed[i].points.iter().any(|q| q.1 >= p.1) => {
                     let f = &self.followed[i];
                     self.deferred.push((core, f.flow, f.seq));
                 }
