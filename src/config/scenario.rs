@@ -894,27 +894,18 @@ fn build_model(
     // A model error is reported against the scenario when an override put the value
     // there (the last patch that touched it).
     let locate = |p: Problem| -> FileProblem {
-        for (prefix, ov) in patches.iter().rev() {
-            if ov.is_object()
-                && let Some(op) = overridden(ov, base, &p.path)
-            {
-                let path = if prefix.starts_with("grid.") {
-                    prefix.clone()
-                } else {
-                    join(prefix, &op)
-                };
-                return FileProblem {
-                    file: sfile.into(),
-                    problem: Problem {
-                        path,
-                        reason: p.reason,
-                    },
-                };
-            }
-        }
-        FileProblem {
-            file: mfile.into(),
-            problem: p,
+        match patch_site(patches, base, &p.path) {
+            Some(path) => FileProblem {
+                file: sfile.into(),
+                problem: Problem {
+                    path,
+                    reason: p.reason,
+                },
+            },
+            None => FileProblem {
+                file: mfile.into(),
+                problem: p,
+            },
         }
     };
     let model: ModelConfig = match read_all(mval) {
@@ -1469,20 +1460,11 @@ fn build_workload(
     // Where the value at `path` (inside the workload) was set: the last patch that
     // touched it, else the scenario's `workload`.
     let locate = |p: Problem| -> Problem {
-        for (prefix, ov) in patches.iter().rev() {
-            if ov.is_object()
-                && let Some(op) = overridden(ov, base, &p.path)
-            {
-                let path = if prefix.starts_with("grid.") {
-                    prefix.clone()
-                } else {
-                    join(prefix, &op)
-                };
-                return Problem {
-                    path,
-                    reason: p.reason,
-                };
-            }
+        if let Some(path) = patch_site(patches, base, &p.path) {
+            return Problem {
+                path,
+                reason: p.reason,
+            };
         }
         let path = if p.path == "." {
             WORKLOAD.to_string()
@@ -1570,6 +1552,23 @@ fn build_workload(
     }
     problems.extend(p.list.into_iter().map(|p| here(locate(p))));
     (Some(workload.flows), problems)
+}
+
+/// Where the value at `path` (inside the patched document `base`) was set: at the
+/// path in the last of `patches` that touched it (a grid value at the grid's own
+/// field), or `None` when no patch did.
+fn patch_site(patches: &[(String, &Value)], base: &Value, path: &str) -> Option<String> {
+    patches.iter().rev().find_map(|(prefix, ov)| {
+        if !ov.is_object() {
+            return None;
+        }
+        let op = overridden(ov, base, path)?;
+        Some(if prefix.starts_with("grid.") {
+            prefix.clone()
+        } else {
+            join(prefix, &op)
+        })
+    })
 }
 
 /// The capture at `rel` (as written in the scenario, in `dir`), read and parsed once
