@@ -12,6 +12,7 @@
 
 use crate::model::cpu::runq::RunQueues;
 use crate::model::cpu::task::{Step, Task};
+use crate::model::cpu::idle::Idle;
 use crate::model::cpu::{Cpu, Dispatch, Level, Pick};
 use crate::model::kernel::section::SharedSection;
 use crate::model::kernel::{NETISR_IP, Netisr};
@@ -42,10 +43,11 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    /// A core with nothing to run, whose software interrupts use `netisr`.
-    pub(crate) fn new(netisr: Netisr) -> Core {
+    /// A core with nothing to run, whose software interrupts use `netisr`, and whose
+    /// idle periods are spent in `idle`'s states if it has them.
+    pub(crate) fn new(netisr: Netisr, idle: Option<Idle>) -> Core {
         Core {
-            cpu: Cpu::new(),
+            cpu: idle.map_or_else(Cpu::new, Cpu::with_idle),
             due: (Level::HardIrq, 0),
             runq: RunQueues::default(),
             netisr,
@@ -268,11 +270,42 @@ impl<C: CoreModel> Cores<C> {
         c.insert("cpu.preemptions".into(), preemptions as f64);
         let high = self.all().map(|k| k.netisr.ipintrq.high_water).max();
         c.insert("ipintrq.high_water".into(), high.unwrap_or(0) as f64);
+        self.idle_counters(c);
         if self.count() > 1 {
             for (i, k) in self.all().enumerate() {
                 c.insert(format!("cpu{i}.preemptions"), k.cpu.preemptions as f64);
                 let high = k.netisr.ipintrq.high_water as f64;
                 c.insert(format!("cpu{i}.ipintrq.high_water"), high);
+            }
+        }
+    }
+
+    /// With idle states (`cpu.idle`), as cpuidle's sysfs files and summed over the
+    /// cores: `cpu.idle.<state>.usage` (entries), `cpu.idle.<state>.time_ms`
+    /// (residency of the idle periods that ended), `cpu.idle.wakeups` (wake-ups by work)
+    /// and `cpu.idle.exit_latency_ms` (the exit latency those wake-ups waited for); on
+    /// a host with several cores the same per core (`cpu<i>.idle...`).
+    fn idle_counters(&self, c: &mut BTreeMap<String, f64>) {
+        let Some(first) = self.get(0).cpu().idle() else {
+            return;
+        };
+        let put = |c: &mut BTreeMap<String, f64>, prefix: &str, idle: &[&Idle]| {
+            for (s, name) in first.names().iter().enumerate() {
+                let usage: u64 = idle.iter().map(|i| i.usage[s]).sum();
+                let time: u64 = idle.iter().map(|i| i.time_ps[s]).sum();
+                c.insert(format!("{prefix}.idle.{name}.usage"), usage as f64);
+                c.insert(format!("{prefix}.idle.{name}.time_ms"), time as f64 / 1e9);
+            }
+            let wakeups: u64 = idle.iter().map(|i| i.wakeups).sum();
+            let exit: u64 = idle.iter().map(|i| i.exit_ps).sum();
+            c.insert(format!("{prefix}.idle.wakeups"), wakeups as f64);
+            c.insert(format!("{prefix}.idle.exit_latency_ms"), exit as f64 / 1e9);
+        };
+        let all: Vec<&Idle> = self.all().filter_map(|k| k.cpu.idle()).collect();
+        put(c, "cpu", &all);
+        if all.len() > 1 {
+            for (i, idle) in all.iter().enumerate() {
+                put(c, &format!("cpu{i}"), &[idle]);
             }
         }
     }
@@ -570,7 +603,7 @@ mod tests {
         .expect("kernel");
         let key = RunKey::single(1);
         let all = (0..n)
-            .map(|c| Core::new(Netisr::new(&k, 1000.0, key.stream(&format!("n{c}")))))
+            .map(|c| Core::new(Netisr::new(&k, 1000.0, key.stream(&format!("n{c}"))), None))
             .collect();
         Cores::new(all, vec![2, 1], &[], None)
     }

@@ -176,8 +176,22 @@ fn the_schema_rejects_every_per_field_limit_of_the_loader() {
             "/user",
             json!({"kind": "screend", "per_packet": 100, "busy_read_us": -1}),
         ),
+        // Idle states (cpu.idle).
+        Model("/cpu/idle", json!({"states": []})),
+        Model(
+            "/cpu/idle",
+            json!({"states": [{"name": "C6", "exit_latency_us": 200000, "target_residency_us": 0}]}),
+        ),
+        Model(
+            "/cpu/idle",
+            json!({"states": [{"name": "C6", "exit_latency_us": 1, "target_residency_us": 1}], "max_cstate": 0}),
+        ),
+        Model(
+            "/cpu/idle",
+            json!({"states": [{"name": "C6", "exit_latency_us": 1, "target_residency_us": 1}], "next_timer_us": 0}),
+        ),
     ];
-    assert_eq!(table.len(), 44);
+    assert_eq!(table.len(), 48);
     let scenario_schema = read_json(Path::new(&format!("{ROOT}/schemas/scenario.schema.json")));
     let model_schema = read_json(Path::new(&format!("{ROOT}/schemas/model.schema.json")));
     let sv = jsonschema::validator_for(&scenario_schema).unwrap();

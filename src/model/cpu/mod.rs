@@ -31,15 +31,24 @@
 //! which core takes each interrupt line. A host with several cores has one [`Cpu`] per
 //! core, each with its own levels, preemption and accounting.
 //!
-//! Counters: busy time per level and idle time (`busy_ps`), preemptions.
+//! An idle core may sleep in an idle state ([`idle`], a model's `cpu.idle`): the first
+//! burst after an idle period then runs only after the state's exit latency, time
+//! counted as idle (the kernel's idle time ends at the interrupt's entry, after the
+//! exit). Without `cpu.idle` a core wakes at once.
 //!
-//! Beside the core: [`runq`] (which task holds each level and which wait) and [`task`] (what uses the CPU and the steps it takes).
+//! Counters: busy time per level and idle time (`busy_ps`), preemptions; with idle
+//! states, each state's entries and residency and the exit latency paid.
+//!
+//! Beside the core: [`idle`] (idle states and the menu governor), [`runq`] (which task holds each level and which wait) and [`task`] (what uses the CPU and the steps it takes).
 //!
 //! Uses [`crate::sim`] (time, limits, problems) only: every other component builds on
 //! it.
 
+pub mod idle;
 pub mod runq;
 pub mod task;
+
+use idle::{Idle, IdleConfig};
 
 use crate::sim::problems::Problems;
 use crate::sim::time::SimTime;
@@ -73,6 +82,11 @@ pub struct CpuConfig {
     /// them (default: none listed).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub irq_affinity: BTreeMap<String, u16>,
+    /// Each core's idle states and their governor (cpuidle; see [`idle`]) (default none:
+    /// an idle core runs its next work at once, the FreeBSD models' HLT with no exit
+    /// latency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleConfig>,
 }
 
 fn d_cores() -> u16 {
@@ -102,6 +116,9 @@ impl CpuConfig {
                     ),
                 );
             }
+        }
+        if let Some(idle) = &self.idle {
+            p.at("idle", |p| idle.validate(p));
         }
         use crate::sim::limits::{MAX_CLOCK_MHZ, MIN_CLOCK_MHZ};
         if !(self.clock_mhz.is_finite()
@@ -201,6 +218,12 @@ pub struct Cpu {
     pub tag_ps: [u64; TAGS],
     /// Bursts preempted by a higher level -- counter.
     pub preemptions: u64,
+    /// The idle states and governor, if the core has them.
+    idle: Option<Box<Idle>>,
+    /// When the core went idle, while it is (only with idle states).
+    idle_since: Option<SimTime>,
+    /// What is left of the exit latency the running burst waits for [ps].
+    wake_left: SimTime,
 }
 
 /// Number of distinct burst tags.
@@ -212,12 +235,28 @@ impl Cpu {
         Self::default()
     }
 
+    /// An idle CPU at time zero whose idle periods are spent in `idle`'s states.
+    pub fn with_idle(idle: Idle) -> Self {
+        Cpu {
+            idle: Some(Box::new(idle)),
+            idle_since: Some(SimTime::ZERO),
+            ..Self::default()
+        }
+    }
+
+    /// The idle states' governor and counters, if the core has idle states.
+    pub fn idle(&self) -> Option<&Idle> {
+        self.idle.as_deref()
+    }
+
     /// Remaining time of `level`'s burst at `now` (counting the time it has run since
     /// the last accounting).
     pub fn remaining_at(&self, now: SimTime, level: Level) -> Option<SimTime> {
         let r = self.burst[level as usize]?;
         Some(if self.running == Some(level) {
-            r.saturating_sub(now.saturating_sub(self.since))
+            // Time still in the exit latency is not the burst's.
+            let ran = now.saturating_sub(self.since).saturating_sub(self.wake_left);
+            r.saturating_sub(ran)
         } else {
             r
         })
@@ -237,7 +276,14 @@ impl Cpu {
     /// Charge the time since the last change to whatever ran.
     #[inline]
     fn account(&mut self, now: SimTime) {
-        let dt = now.saturating_sub(self.since).0;
+        let mut dt = now.saturating_sub(self.since).0;
+        if self.wake_left.0 != 0 {
+            // The exit latency first: idle time, as the kernel counts it.
+            let w = dt.min(self.wake_left.0);
+            self.wake_left.0 -= w;
+            self.busy_ps[LEVELS] += w;
+            dt -= w;
+        }
         match self.running {
             Some(l) => {
                 self.busy_ps[l as usize] += dt;
@@ -287,13 +333,22 @@ impl Cpu {
         // or nothing was: no preemption, time accounted to `now` by `set_burst`. What
         // changed below it does not change the decision.
         self.dirty = false;
-        Some(self.dispatch(level, now + dur))
+        Some(self.dispatch(level, now, dur))
     }
 
-    /// `level`'s fresh burst gets the processor until `done`: [`Cpu::pick`]'s decision,
-    /// shared with [`Cpu::next_burst`].
+    /// `level`'s fresh burst, `rem` long, gets the processor from `now`: [`Cpu::pick`]'s
+    /// decision, shared with [`Cpu::next_burst`]. A core waking from an idle state
+    /// first waits for the state's exit latency.
     #[inline(always)]
-    fn dispatch(&mut self, level: Level, done: SimTime) -> Dispatch {
+    fn dispatch(&mut self, level: Level, now: SimTime, rem: SimTime) -> Dispatch {
+        // An idle period of no length (the last burst ended at this instant and the
+        // next is decided at it) is not one: the core never left the running state.
+        if let Some(since) = self.idle_since.take()
+            && now > since
+        {
+            self.wake(since, now);
+        }
+        let done = now + self.wake_left + rem;
         let l = level as usize;
         self.running = Some(level);
         self.fresh[l] = false;
@@ -353,6 +408,9 @@ impl Cpu {
         self.account(now);
         if self.active == 0 {
             self.running = None;
+            if self.idle.is_some() && self.idle_since.is_none() {
+                self.idle_since = Some(now);
+            }
             return Pick::Idle;
         }
         let top = Level::ALL[self.active.trailing_zeros() as usize];
@@ -372,8 +430,17 @@ impl Cpu {
                 if self.running == Some(top) && !self.fresh[t] {
                     return Pick::Unchanged;
                 }
-                Pick::Dispatch(self.dispatch(top, now + rem))
+                Pick::Dispatch(self.dispatch(top, now, rem))
             }
+        }
+    }
+
+    /// The core, idle since `since`, is woken at `now`: the governor's state's exit
+    /// latency is still to run (the burst that follows waits for it).
+    #[inline(never)]
+    fn wake(&mut self, since: SimTime, now: SimTime) {
+        if let Some(idle) = &mut self.idle {
+            self.wake_left = idle.wake(since, now);
         }
     }
 
@@ -382,7 +449,10 @@ impl Cpu {
     pub fn snapshot(&self, now: SimTime) -> ([u64; LEVELS + 1], [u64; TAGS]) {
         let mut b = self.busy_ps;
         let mut g = self.tag_ps;
-        let dt = now.saturating_sub(self.since).0;
+        let mut dt = now.saturating_sub(self.since).0;
+        let w = dt.min(self.wake_left.0);
+        b[LEVELS] += w;
+        dt -= w;
         match self.running {
             Some(l) => {
                 b[l as usize] += dt;
@@ -645,6 +715,7 @@ mod tests {
                 clock_mhz: mhz,
                 cores: 1,
                 irq_affinity: BTreeMap::new(),
+                idle: None,
             }
             .validate(&mut p);
             p.list.iter().map(|x| x.path.clone()).collect::<Vec<_>>()
