@@ -269,9 +269,10 @@ impl<M: Shape> Host<M> {
                             0 => "netisr".to_string(),
                             c => format!("cpu{c}.netisr"),
                         };
-                        let idle = cfg.cpu.idle.as_ref().map(|i| {
-                            crate::model::cpu::idle::Idle::new(i, cfg.kernel.clock.hz)
-                        });
+                        let idle =
+                            cfg.cpu.idle.as_ref().map(|i| {
+                                crate::model::cpu::idle::Idle::new(i, cfg.kernel.clock.hz)
+                            });
                         Core::new(Netisr::new(&cfg.kernel, mhz, key.stream(&name)), idle)
                     })
                     .collect(),

@@ -10,9 +10,9 @@
 //! [`crate::model::cpu::runq`] (who runs within a level); the host's loop drives them
 //! (`Host::reschedule`), asking [`Cores::next_unsettled`] which core to decide next.
 
+use crate::model::cpu::idle::Idle;
 use crate::model::cpu::runq::RunQueues;
 use crate::model::cpu::task::{Step, Task};
-use crate::model::cpu::idle::Idle;
 use crate::model::cpu::{Cpu, Dispatch, Level, Pick};
 use crate::model::kernel::section::SharedSection;
 use crate::model::kernel::{NETISR_IP, Netisr};

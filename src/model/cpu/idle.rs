@@ -70,7 +70,9 @@ pub struct IdleStateConfig {
 }
 
 /// The idle governor.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum GovernorKind {
     /// drivers/cpuidle/governors/menu.c.
@@ -132,11 +134,17 @@ impl IdleConfig {
         if self.states.is_empty() || self.states.len() > 10 {
             p.push(
                 "states",
-                format!("must list 1 to 10 states (CPUIDLE_STATE_MAX), got {}", self.states.len()),
+                format!(
+                    "must list 1 to 10 states (CPUIDLE_STATE_MAX), got {}",
+                    self.states.len()
+                ),
             );
         }
         for (i, s) in self.states.iter().enumerate() {
-            if s.name.is_empty() || s.name.len() > 16 || !s.name.chars().all(|c| c.is_ascii_graphic()) {
+            if s.name.is_empty()
+                || s.name.len() > 16
+                || !s.name.chars().all(|c| c.is_ascii_graphic())
+            {
                 p.push(
                     &format!("states[{i}].name"),
                     "must be 1 to 16 printable ASCII characters (CPUIDLE_NAME_LEN)".to_string(),
@@ -151,11 +159,17 @@ impl IdleConfig {
             if s.target_residency_us > 1_000_000 {
                 p.push(
                     &format!("states[{i}].target_residency_us"),
-                    format!("must be at most 1,000,000 us, got {}", s.target_residency_us),
+                    format!(
+                        "must be at most 1,000,000 us, got {}",
+                        s.target_residency_us
+                    ),
                 );
             }
             if self.states[..i].iter().any(|o| o.name == s.name) {
-                p.push(&format!("states[{i}].name"), format!("'{}' is listed twice", s.name));
+                p.push(
+                    &format!("states[{i}].name"),
+                    format!("'{}' is listed twice", s.name),
+                );
             }
         }
         if self.max_cstate == Some(0) {
@@ -172,7 +186,11 @@ impl IdleConfig {
                     &format!("disable[{i}]"),
                     format!(
                         "no state named '{d}' (states: {})",
-                        self.states.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+                        self.states
+                            .iter()
+                            .map(|s| s.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 );
             }
@@ -338,8 +356,9 @@ impl Idle {
                 stop_tick: !s[0].polling,
             };
         }
-        let mut predicted_us =
-            (next_timer_us * self.correction_factor[bucket] + RESOLUTION * DECAY / 2) / (RESOLUTION * DECAY);
+        let mut predicted_us = (next_timer_us * self.correction_factor[bucket]
+            + RESOLUTION * DECAY / 2)
+            / (RESOLUTION * DECAY);
         predicted_us = predicted_us.min(self.typical_interval(predicted_us));
         // performance_multiplier(0) = 1.
         latency_req = latency_req.min(predicted_us);
@@ -413,7 +432,8 @@ impl Idle {
             }
             variance /= divisor;
             if variance <= u64::MAX / 36
-                && ((avg.saturating_mul(avg) > variance * 36 && divisor * 4 >= INTERVALS as u64 * 3)
+                && ((avg.saturating_mul(avg) > variance * 36
+                    && divisor * 4 >= INTERVALS as u64 * 3)
                     || variance <= 400)
             {
                 return avg;
@@ -529,22 +549,47 @@ mod tests {
         let c = bdw();
         for (gap, idx) in [(5, 1), (50, 2), (150, 3), (600, 4)] {
             let sel = seen(&c, gap).select(999);
-            assert_eq!(sel, Selection { idx, stop_tick: false }, "{gap} us");
+            assert_eq!(
+                sel,
+                Selection {
+                    idx,
+                    stop_tick: false
+                },
+                "{gap} us"
+            );
         }
         let sel = seen(&c, 2_000).select(999);
-        assert_eq!(sel, Selection { idx: 4, stop_tick: true });
+        assert_eq!(
+            sel,
+            Selection {
+                idx: 4,
+                stop_tick: true
+            }
+        );
         // Irregular periods (100 to 900 us: stddev 274 us around 500, and still over a
         // sixth of the average with the largest two dropped) give no typical interval:
         // the next timer times the correction factor (100 ms at unity) decides: C6,
         // tick stopped.
         let mut idle = seen(&c, 5);
         idle.intervals = [100, 900, 300, 700, 200, 800, 400, 600];
-        assert_eq!(idle.select(999), Selection { idx: 4, stop_tick: true });
+        assert_eq!(
+            idle.select(999),
+            Selection {
+                idx: 4,
+                stop_tick: true
+            }
+        );
         // But 5 and 600 us alternating are taken as 5 us: dropping the four 600s
         // leaves four 5s with no variance, which menu accepts (its variance <= 400
         // clause asks for no minimum count): C1, tick kept.
         idle.intervals = [5, 600, 5, 600, 5, 600, 5, 600];
-        assert_eq!(idle.select(999), Selection { idx: 1, stop_tick: false });
+        assert_eq!(
+            idle.select(999),
+            Selection {
+                idx: 1,
+                stop_tick: false
+            }
+        );
         // The exit latency the work waits for is the chosen state's: after 600 us
         // periods, entered just after a tick, C6's 133 us.
         let mut idle = seen(&c, 600);
@@ -583,14 +628,38 @@ mod tests {
         // A fresh governor's interval history is zeros (menu_enable_device), so its
         // typical interval is 0: POLL, tick kept.
         let idle = Idle::new(&bdw(), 1000);
-        assert_eq!(idle.select(500), Selection { idx: 0, stop_tick: false });
+        assert_eq!(
+            idle.select(500),
+            Selection {
+                idx: 0,
+                stop_tick: false
+            }
+        );
         // After regular 300 us periods the prediction is 300 us, below the 1 ms tick:
         // the tick is kept and C3 chosen; 50 us before the tick, C1E (target 20 <= 50);
         // 10 us before it, C1.
         let mut idle = seen(&bdw(), 300);
-        assert_eq!(idle.select(900), Selection { idx: 3, stop_tick: false });
-        assert_eq!(idle.select(50), Selection { idx: 2, stop_tick: false });
-        assert_eq!(idle.select(10), Selection { idx: 1, stop_tick: false });
+        assert_eq!(
+            idle.select(900),
+            Selection {
+                idx: 3,
+                stop_tick: false
+            }
+        );
+        assert_eq!(
+            idle.select(50),
+            Selection {
+                idx: 2,
+                stop_tick: false
+            }
+        );
+        assert_eq!(
+            idle.select(10),
+            Selection {
+                idx: 1,
+                stop_tick: false
+            }
+        );
         // Then one 20 ms period from just after a tick: each tick wakes the core and
         // counts as 45 ms (menu_update's tick_wakeup rule); the 300 us periods still
         // win while any is left among the 8 (the detector drops the larger values and
@@ -632,7 +701,12 @@ mod tests {
         c.next_timer_us = 0;
         assert_eq!(
             problems(&c),
-            vec!["states[4].name", "max_cstate", "disable[0]", "next_timer_us"]
+            vec![
+                "states[4].name",
+                "max_cstate",
+                "disable[0]",
+                "next_timer_us"
+            ]
         );
     }
 }

@@ -255,7 +255,9 @@ impl Cpu {
         let r = self.burst[level as usize]?;
         Some(if self.running == Some(level) {
             // Time still in the exit latency is not the burst's.
-            let ran = now.saturating_sub(self.since).saturating_sub(self.wake_left);
+            let ran = now
+                .saturating_sub(self.since)
+                .saturating_sub(self.wake_left);
             r.saturating_sub(ran)
         } else {
             r
