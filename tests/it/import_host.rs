@@ -7,6 +7,7 @@
 
 use irqsim::config::model::ModelConfig;
 use irqsim::config::scenario;
+use irqsim::model::nic::dim::CqPeriodMode;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -406,7 +407,7 @@ fn an_ixgbe_router_imports_with_its_knobs_and_runs() {
 
 /// The mlx5 host without a profile, written to stdout: 12 cores (each hyperthread a
 /// core, said in the notes) at 3,600 MHz, eth0's adaptive RX as DIM in CQE mode, eth1's
-/// rx-usecs 16 and rx-frames 32 as a 16 us timer from the event (EQE mode) and 32
+/// rx-usecs 16 and rx-frames 32 as a 16 us CQ period restarted by each event (EQE mode) and 32
 /// packets, 6 queues of 1,024 descriptors at 100 Gbit/s, eth1's vectors on their
 /// effective CPUs 6 + k and channel 5's (allowed 0-11, no effective CPU) left to the
 /// round robin and reported. The costs are left out (notes "not measured"); a scenario
@@ -436,8 +437,13 @@ fn an_mlx5_host_imports_to_stdout_without_costs() {
     assert!(e0.moderation.is_none());
     let md = e1.moderation.as_ref().expect("eth1's moderation");
     assert_eq!(
-        (md.absolute_timer_ns, md.packets, md.packet_timer_ns),
-        (16_000.0, 32, 0.0)
+        (
+            md.cq_period_ns,
+            md.cq_period_mode,
+            md.packets,
+            md.packet_timer_ns
+        ),
+        (16_000.0, Some(CqPeriodMode::Eqe), 32, 0.0)
     );
     assert!(e1.dim.is_none());
     for k in 0..5u16 {
@@ -447,7 +453,7 @@ fn an_mlx5_host_imports_to_stdout_without_costs() {
     assert!(!m.cpu.irq_affinity.contains_key("eth1-q5"));
     assert!(m.notes["nics.eth1.vectors"].contains("eth1-q5"));
     assert!(m.notes["nics.eth0.dim"].contains("ethtool-c-eth0 line 2"));
-    assert!(m.notes["nics.eth1.moderation.absolute_timer_ns"].contains("`CQE mode RX`"));
+    assert!(m.notes["nics.eth1.moderation.cq_period_ns"].contains("`CQE mode RX`"));
     assert!(m.notes["kernel.net.core.busy_read"].contains("50"));
     assert!(m.notes["nics.eth0.driver"].starts_with("not measured"));
     assert_eq!(m.kernel.napi.netdev_budget, 300);

@@ -23,6 +23,7 @@ mod modern_linux;
 mod multi_nic;
 mod napi_cores;
 mod ndr;
+mod nic_timing;
 mod p100_de;
 mod plots;
 mod policies;

@@ -716,14 +716,15 @@ fn dpdk_rx_ns() -> f64 {
 }
 
 /// The testbed with its first `ports` ports owned by a DPDK application
-/// (`nics[].policy` `dpdk`): no interrupts, so no moderation and no transmit-completion
-/// interrupts. An lcore polls every DPDK port's queue on its core in turn, so a port
+/// (`nics[].policy` `dpdk`): no interrupts, so no moderation (nor DIM) and no
+/// transmit-completion interrupts. An lcore polls every DPDK port's queue on its core in turn, so a port
 /// given to DPDK with no traffic costs each lcore an empty call per round.
 fn with_dpdk(m: &mut Value, ports: usize, policy: Value) {
     for nic in 0..ports {
         let n = m["nics"][nic].as_object_mut().expect("nic");
         n.insert("policy".into(), policy.clone());
         n.remove("moderation");
+        n.remove("dim");
         n.remove("tx_completion");
     }
 }

@@ -17,8 +17,8 @@
 //!   mlx5 (`mlx5_core`): with `Adaptive RX: on`, DIM (`nics[].dim`) in the CQ period
 //!   mode of `CQE mode RX` (mlx5's default, CQE-based, when the line is absent); off,
 //!   `rx-frames` is `moderation.packets` and `rx-usecs` the CQ period,
-//!   `packet_timer_ns` from the last completion (CQE mode) or `absolute_timer_ns` from
-//!   the event (EQE mode); a period of 0 is no moderation (`mlx5e_ethtool_set_coalesce`,
+//!   `cq_period_ns` with `cq_period_mode` `cqe` (restarted by each completion) or `eqe`
+//!   (restarted by each event); a period of 0 is no moderation (`mlx5e_ethtool_set_coalesce`,
 //!   `mlx5_core_modify_cq_moderation`). Intel's ITR drivers (ixgbe, ixgbevf, igb, igc,
 //!   i40e, iavf, ice): `rx-usecs` is the interval between interrupts,
 //!   `moderation.min_interval_ns`; 0 is off; ixgbe's 1 and igb's 1-3 select their
@@ -161,23 +161,19 @@ fn moderation(nic: &NicDumps, driver: &str, notes: &mut Notes) -> (Option<Value>
                 );
                 return (None, None);
             }
-            let timer = if cqe {
-                "packet_timer_ns"
-            } else {
-                "absolute_timer_ns"
-            };
             let mut m = Map::new();
-            m.insert(timer.into(), json!(u as f64 * 1e3));
+            m.insert("cq_period_ns".into(), json!(u as f64 * 1e3));
+            m.insert("cq_period_mode".into(), json!(mode));
             notes.set(
-                format!("{p}.moderation.{timer}"),
+                format!("{p}.moderation.cq_period_ns"),
                 format!(
-                    "{} ns: rx-usecs {u} of {cmd} {}, mlx5's CQ period, counted {}; {mode_src}",
+                    "{} ns: rx-usecs {u} of {cmd} {}, mlx5's CQ period, restarted {}; {mode_src}",
                     u * 1000,
                     at(us),
                     if cqe {
-                        "from the last completion (CQE mode)"
+                        "by each completion (CQE mode)"
                     } else {
-                        "from the event (EQE mode)"
+                        "by each event (EQE mode)"
                     }
                 ),
             );
@@ -930,10 +926,16 @@ mod tests {
     fn mlx5_static_moderation_is_a_period_and_a_count() {
         let (m, d, notes) = moder(&nic("mlx5_core", "off", "8", Some("on"), "6"));
         assert_eq!(d, None);
-        assert_eq!(m, Some(json!({"packet_timer_ns": 8000.0, "packets": 64})));
+        assert_eq!(
+            m,
+            Some(json!({"cq_period_ns": 8000.0, "cq_period_mode": "cqe", "packets": 64}))
+        );
         assert!(notes.map["nics.eth0.moderation.packets"].contains("line 4"));
         let (m, _, _) = moder(&nic("mlx5_core", "off", "8", Some("off"), "6"));
-        assert_eq!(m, Some(json!({"absolute_timer_ns": 8000.0, "packets": 64})));
+        assert_eq!(
+            m,
+            Some(json!({"cq_period_ns": 8000.0, "cq_period_mode": "eqe", "packets": 64}))
+        );
         let (m, _, notes) = moder(&nic("mlx5_core", "off", "0", None, "6"));
         assert_eq!(m, None);
         assert!(notes.map["nics.eth0.moderation"].starts_with("none"));

@@ -220,6 +220,15 @@ impl Report {
         for n in &m.nics {
             let moder = match (&n.dim, &n.moderation) {
                 (Some(d), _) => format!("DIM ({:?} mode)", d.mode).to_lowercase(),
+                (None, Some(x)) if x.cq_period_ns > 0.0 => format!(
+                    "moderation packets {} CQ period {} ns ({} mode)",
+                    x.packets,
+                    x.cq_period_ns,
+                    match x.cq_period_mode {
+                        Some(crate::model::nic::dim::CqPeriodMode::Eqe) => "eqe",
+                        _ => "cqe",
+                    }
+                ),
                 (None, Some(x)) => format!(
                     "moderation packets {} packet timer {} ns absolute timer {} ns interval {} ns",
                     x.packets, x.packet_timer_ns, x.absolute_timer_ns, x.min_interval_ns

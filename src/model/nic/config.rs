@@ -155,8 +155,9 @@ pub struct NicConfig {
     /// Adaptive receive moderation by Linux's DIM (`ethtool -C <dev> adaptive-rx on` on
     /// mlx5; [`crate::model::nic::dim`]): after each NAPI completion the driver samples the queue's
     /// interrupts, frames and bytes, and the profile DIM picks sets the moderation's
-    /// frame threshold (`packets`) and timer (`packet_timer_ns` in `cqe` mode,
-    /// `absolute_timer_ns` in `eqe` mode). Needs the `napi` policy (default: none).
+    /// frame threshold (`packets`) and its CQ period (`cq_period_ns`, in DIM's `mode`:
+    /// restarted by every completion in `cqe` mode, by every event in `eqe` mode).
+    /// Needs the `napi` policy (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dim: Option<crate::model::nic::dim::DimConfig>,
     /// Statistics counters and their overflow interrupt (default: none).
@@ -305,6 +306,15 @@ impl NicConfig {
                             c.drives_dim
                         }))
                     ),
+                );
+            }
+            if let Some(m) = &self.moderation
+                && m.cq_period_ns > 0.0
+                && m.cq_period_mode.is_some_and(|mode| mode != d.mode)
+            {
+                p.push(
+                    "dim.mode",
+                    "a CQ has one period mode: DIM's `mode` must be the moderation's `cq_period_mode` (mlx5e_alloc_rq takes DIM's mode from the CQ's)",
                 );
             }
             if self

@@ -5,8 +5,9 @@
 //! policy). The host samples the queue after each NAPI completion that re-enables the
 //! interrupt (not after one that defers it: mlx5e_napi_poll returns before its DIM
 //! call when napi_complete_done says no) and programs a new profile at once into the
-//! queue's moderation (`packets` = `pkts`; `packet_timer_ns` = `usec` in CQE mode,
-//! `absolute_timer_ns` in EQE mode); the work item's own CPU time and delay are not
+//! queue's moderation (`packets` = `pkts`; `cq_period_ns` = `usec` in the CQ's period
+//! mode: restarted by each completion in CQE mode, by each event in EQE mode, see
+//! [`crate::model::nic::moderation`]); the work item's own CPU time and delay are not
 //! modelled. Counters: `<nic>.dim.profile` (programmed at the end),
 //! `.measurements`, `.profile_changes`, `.profile<k>_ms` (time in each profile).
 //!

@@ -17,6 +17,23 @@
 //!   while received frames keep the receive rules above (with RDTR 0, at once). Without
 //!   them a transmit cause is timed like a received frame (bge's one set of coalescing
 //!   ticks);
+//! - `cq_period_ns` with `cq_period_mode` (mlx5's CQ moderation, `cq_period` and
+//!   `cq_period_mode` of the CQ context; `packets` is its `cq_max_count`): in `"cqe"`
+//!   mode (`MLX5_CQ_PERIOD_MODE_START_FROM_CQE`) the period restarts with every
+//!   completion, so the event comes `cq_period_ns` after the last frame (the same rule
+//!   as `packet_timer_ns`); in `"eqe"` mode (`MLX5_CQ_PERIOD_MODE_START_FROM_EQE`) it
+//!   restarts when an event is generated, so a completion raises the event once
+//!   `cq_period_ns` has passed since the last event: at once after a quiet period, and
+//!   at most one event per period under load unless `packets` completions wait first
+//!   (the count is not held back by the period). Source: the commit that added CQE mode
+//!   to mlx5e, 9908aa292971 ("net/mlx5e: CQE based moderation", T. Toukan, 2016):
+//!   "In this mode the moderation timer will restart upon new completion (CQE)
+//!   generation rather than upon interrupt generation"; the modes' values in
+//!   `include/linux/mlx5/mlx5_ifc.h` (`MLX5_CQ_PERIOD_MODE_START_FROM_EQE = 0x0`,
+//!   `_CQE = 0x1`) and their choice in `mlx5e_build_nic_params` (`en_main.c` L4432-4439
+//!   at 4.18: receive CQs in CQE mode when the device has `cq_period_start_from_cqe`,
+//!   transmit CQs in EQE mode). DIM ([`crate::model::nic::dim`]) reprograms the same
+//!   period and count;
 //! - `adaptive: "dynamic-conservative"`: e1000's InterruptThrottleRate = 3: at every
 //!   interrupt the traffic since the previous one is classed as lowest / low latency or
 //!   bulk (e1000_update_itr) and the interval set to 20,000 or 4,000 interrupts/s
@@ -42,6 +59,8 @@ pub enum Adaptive {
     /// e1000 InterruptThrottleRate = 3: 4,000-20,000 interrupts/s by traffic class.
     DynamicConservative,
 }
+
+pub use crate::model::nic::dim::CqPeriodMode;
 
 /// Moderation parameters of a NIC.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -72,6 +91,16 @@ pub struct ModerationConfig {
     #[serde(default, skip_serializing_if = "is_zero")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub tx_absolute_timer_ns: f64,
+    /// mlx5's CQ moderation period (`cq_period` of the CQ context), counted as
+    /// `cq_period_mode` says (0 = off; default 0) [ns].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
+    pub cq_period_ns: f64,
+    /// When `cq_period_ns` restarts: `"cqe"` with every completion (the event comes the
+    /// period after the last frame), `"eqe"` when an event is generated (the event comes
+    /// once the period has passed since the last one). Required with `cq_period_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cq_period_mode: Option<CqPeriodMode>,
     /// Adaptive interval (replaces `min_interval_ns`) (default: none, the fixed
     /// `min_interval_ns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,8 +119,27 @@ impl ModerationConfig {
         p.time_ns("min_interval_ns", self.min_interval_ns);
         p.time_ns("tx_packet_timer_ns", self.tx_packet_timer_ns);
         p.time_ns("tx_absolute_timer_ns", self.tx_absolute_timer_ns);
-        if self.packets > 0 && self.packet_timer_ns <= 0.0 && self.absolute_timer_ns <= 0.0 {
-            p.push("packets", "a packet threshold needs `packet_timer_ns` or `absolute_timer_ns`, or a lone frame would never raise an interrupt");
+        p.time_ns("cq_period_ns", self.cq_period_ns);
+        if self.packets > 0
+            && self.packet_timer_ns <= 0.0
+            && self.absolute_timer_ns <= 0.0
+            && self.cq_period_ns <= 0.0
+        {
+            p.push("packets", "a packet threshold needs `packet_timer_ns`, `absolute_timer_ns` or `cq_period_ns`, or a lone frame would never raise an interrupt");
+        }
+        if self.cq_period_ns > 0.0 {
+            if self.cq_period_mode.is_none() {
+                p.push(
+                    "cq_period_mode",
+                    "`cq_period_ns` needs its mode: \"cqe\" (restarted by every completion) or \"eqe\" (restarted by every event)",
+                );
+            }
+            if self.packet_timer_ns > 0.0 || self.absolute_timer_ns > 0.0 {
+                p.push(
+                    "cq_period_ns",
+                    "an mlx5 CQ has one moderation timer: use `cq_period_ns` without `packet_timer_ns` and `absolute_timer_ns`",
+                );
+            }
         }
         if self.adaptive.is_some() && self.min_interval_ns > 0.0 {
             p.push(
@@ -116,6 +164,8 @@ pub struct Moderation {
     threshold: u32,
     rdtr: SimTime,
     radv: SimTime,
+    /// mlx5's period in EQE mode: from the last event (0 = off).
+    eqe_period: SimTime,
     interval: SimTime,
     tidv: SimTime,
     tadv: SimTime,
@@ -155,10 +205,21 @@ impl Moderation {
             Some(_) => (SimTime::from_ns_f64(1e9 / 20_000.0), 20_000.0),
             None => (SimTime::from_ns_f64(cfg.min_interval_ns), 0.0),
         };
+        // mlx5's CQE mode is the restarting packet timer; its EQE mode counts from the
+        // last event.
+        let cq_period = SimTime::from_ns_f64(cfg.cq_period_ns);
+        let (rdtr, eqe_period) = match cfg.cq_period_mode {
+            _ if cfg.cq_period_ns <= 0.0 => {
+                (SimTime::from_ns_f64(cfg.packet_timer_ns), SimTime::ZERO)
+            }
+            Some(CqPeriodMode::Eqe) => (SimTime::ZERO, cq_period),
+            Some(CqPeriodMode::Cqe) | None => (cq_period, SimTime::ZERO),
+        };
         Moderation {
             threshold: cfg.packets,
-            rdtr: SimTime::from_ns_f64(cfg.packet_timer_ns),
+            rdtr,
             radv: SimTime::from_ns_f64(cfg.absolute_timer_ns),
+            eqe_period,
             interval,
             tidv: SimTime::from_ns_f64(cfg.tx_packet_timer_ns),
             tadv: SimTime::from_ns_f64(cfg.tx_absolute_timer_ns),
@@ -177,13 +238,15 @@ impl Moderation {
         }
     }
 
-    /// The driver programs a new profile (DIM's work item): interrupt at `pkts` frames,
-    /// or `usecs` after the last frame (`restart_per_frame`: DIM's CQE mode, RDTR-like)
-    /// or after the first (EQE mode, RADV-like). Takes effect from the next frame.
+    /// The driver programs a new profile (DIM's work item, `mlx5e_modify_cq_moderation`):
+    /// interrupt at `pkts` frames, or `usecs` after the last frame (`restart_per_frame`:
+    /// CQE mode, RDTR-like) or after the last event (EQE mode). Takes effect from the
+    /// next frame.
     pub fn program(&mut self, usecs: u16, pkts: u16, restart_per_frame: bool) {
         let t = SimTime::from_ns_f64(usecs as f64 * 1e3);
         self.threshold = pkts as u32;
-        (self.rdtr, self.radv) = if restart_per_frame {
+        self.radv = SimTime::ZERO;
+        (self.rdtr, self.eqe_period) = if restart_per_frame {
             (t, SimTime::ZERO)
         } else {
             (SimTime::ZERO, t)
@@ -248,7 +311,16 @@ impl Moderation {
         if self.radv > SimTime::ZERO {
             earliest(self.first.unwrap_or(now) + self.radv);
         }
-        let t = if self.threshold == 0 && self.rdtr == SimTime::ZERO && self.radv == SimTime::ZERO {
+        if self.eqe_period > SimTime::ZERO {
+            // mlx5 EQE mode: the period restarted at the last event; a completion after
+            // it has run out raises the event at once.
+            earliest(self.last_irq.map_or(now, |l| l + self.eqe_period));
+        }
+        let t = if self.threshold == 0
+            && self.rdtr == SimTime::ZERO
+            && self.radv == SimTime::ZERO
+            && self.eqe_period == SimTime::ZERO
+        {
             now
         } else {
             t.unwrap_or(now)
@@ -435,5 +507,155 @@ mod tests {
         m.tx_cause(ns(0));
         m.tx_cause(ns(50_000));
         assert_eq!(m.fire_time(ns(50_000)), ns(117_584));
+    }
+
+    /// Runs `arrivals` (frame times, increasing) through `m` with a handler that takes
+    /// each interrupt the instant it is raised (no CPU time) and returns the interrupt
+    /// times: a frame raises its interrupt at once when it is due at its arrival;
+    /// otherwise the pending cause raises it at its fire time if that comes before the
+    /// next frame (which may change it).
+    fn interrupts(m: &mut Moderation, arrivals: &[SimTime]) -> Vec<SimTime> {
+        let mut out = Vec::new();
+        let mut pending: Option<SimTime> = None;
+        let raise = |m: &mut Moderation, at: SimTime, out: &mut Vec<SimTime>| {
+            m.asserted(at);
+            m.on_interrupt();
+            out.push(at);
+        };
+        for &t in arrivals {
+            if let Some(last) = pending {
+                let due = m.fire_time(last);
+                if due < t {
+                    raise(m, due, &mut out);
+                }
+            }
+            m.packet(t, 64);
+            if m.fire_time(t) <= t {
+                raise(m, t, &mut out);
+                pending = None;
+            } else {
+                pending = Some(t);
+            }
+        }
+        if let Some(last) = pending {
+            let due = m.fire_time(last);
+            raise(m, due, &mut out);
+        }
+        out
+    }
+
+    fn us(x: u64) -> SimTime {
+        SimTime(x * 1_000_000)
+    }
+
+    #[test]
+    fn mlx5_cqe_mode_waits_for_a_quiet_period_and_eqe_mode_counts_from_the_last_event() {
+        // Frames at 0, 2, 4 us (a burst) and at 20 us, a CQ period of 8 us, no count.
+        let arrivals = [us(0), us(2), us(4), us(20)];
+        let cfg = |mode| ModerationConfig {
+            cq_period_ns: 8_000.0,
+            cq_period_mode: Some(mode),
+            ..Default::default()
+        };
+        // CQE mode (the period restarts with each completion): the burst's event comes
+        // 8 us after its last frame, 4 + 8 = 12 us; the lone frame's 8 us after it,
+        // 20 + 8 = 28 us.
+        let mut m = Moderation::new(&cfg(CqPeriodMode::Cqe));
+        assert_eq!(interrupts(&mut m, &arrivals), vec![us(12), us(28)]);
+        // EQE mode (the period restarts at each event): no event yet, so the first frame
+        // raises one at once (0 us); the frames at 2 and 4 us wait for the period from
+        // that event, 0 + 8 = 8 us; at 20 us the period from 8 us ran out at 16 us, so
+        // the lone frame raises its event at once.
+        let mut m = Moderation::new(&cfg(CqPeriodMode::Eqe));
+        assert_eq!(interrupts(&mut m, &arrivals), vec![us(0), us(8), us(20)]);
+        // The count (cq_max_count) is not held back by the EQE period: with 2 frames
+        // the second frame of the burst (2 us) raises the event, where an interrupt
+        // interval (ITR, `min_interval_ns`) of 8 us would hold it to 8 us.
+        let mut m = Moderation::new(&ModerationConfig {
+            packets: 2,
+            ..cfg(CqPeriodMode::Eqe)
+        });
+        assert_eq!(
+            interrupts(&mut m, &[us(0), us(2), us(3)]),
+            vec![us(0), us(3)]
+        );
+    }
+
+    #[test]
+    fn dim_programs_the_period_in_the_cqs_mode() {
+        // DIM's CQE profile 1 (8 us, 128) and EQE profile 1 (8 us, 256), programmed
+        // over a static 3 us CQE period: the same burst as above gives the same times
+        // as a static 8 us period in each mode.
+        let arrivals = [us(0), us(2), us(4), us(20)];
+        let stat = ModerationConfig {
+            packets: 32,
+            cq_period_ns: 3_000.0,
+            cq_period_mode: Some(CqPeriodMode::Cqe),
+            ..Default::default()
+        };
+        let mut m = Moderation::new(&stat);
+        m.program(8, 128, true);
+        assert_eq!(interrupts(&mut m, &arrivals), vec![us(12), us(28)]);
+        let mut m = Moderation::new(&stat);
+        m.program(8, 256, false);
+        assert_eq!(interrupts(&mut m, &arrivals), vec![us(0), us(8), us(20)]);
+    }
+
+    #[test]
+    fn the_itr_interval_is_a_rate_limit_not_a_delay() {
+        // ixgbe's starting EITR: IXGBE_20K_ITR = 200, microseconds shifted left by 2
+        // (ixgbe.h), 50 us: at most 1 / 50 us = 20,000 interrupts/s.
+        let cfg = ModerationConfig {
+            min_interval_ns: 50_000.0,
+            ..Default::default()
+        };
+        // A frame every microsecond for 1 ms (0 to 999 us): interrupts at 0, 50, ...,
+        // 950 us, 20 of them within the millisecond (1 ms x 20,000/s), each as soon as
+        // the interval since the last ran out, a frame always waiting; the frames after
+        // 950 us raise one more at 1,000 us.
+        let arrivals: Vec<SimTime> = (0..1_000).map(us).collect();
+        let mut m = Moderation::new(&cfg);
+        let got = interrupts(&mut m, &arrivals);
+        let want: Vec<SimTime> = (0..=20).map(|k| us(50 * k)).collect();
+        assert_eq!(got, want);
+        assert_eq!(got.iter().filter(|&&t| t < us(1_000)).count(), 20);
+        // A lone frame long after the last interrupt is not delayed: 10 us and 200 us,
+        // 190 us apart (> 50 us), each interrupt at its frame.
+        let mut m = Moderation::new(&cfg);
+        assert_eq!(
+            interrupts(&mut m, &[us(10), us(200)]),
+            vec![us(10), us(200)]
+        );
+    }
+
+    #[test]
+    fn a_cq_period_needs_its_mode_and_no_intel_timer() {
+        let mut p = Problems::default();
+        ModerationConfig {
+            cq_period_ns: 3_000.0,
+            ..Default::default()
+        }
+        .validate(&mut p);
+        ModerationConfig {
+            packets: 32,
+            cq_period_ns: 3_000.0,
+            cq_period_mode: Some(CqPeriodMode::Cqe),
+            packet_timer_ns: 3_000.0,
+            ..Default::default()
+        }
+        .validate(&mut p);
+        let text = format!("{:?}", p.list);
+        assert_eq!(p.list.len(), 2, "{text}");
+        assert!(text.contains("cq_period_mode"), "{text}");
+        assert!(text.contains("one moderation timer"), "{text}");
+        let mut ok = Problems::default();
+        ModerationConfig {
+            packets: 32,
+            cq_period_ns: 3_000.0,
+            cq_period_mode: Some(CqPeriodMode::Cqe),
+            ..Default::default()
+        }
+        .validate(&mut ok);
+        assert!(ok.is_empty(), "{:?}", ok.list);
     }
 }
