@@ -29,6 +29,7 @@ mod policies;
 mod properties;
 mod request_response;
 mod resume;
+mod rx_ring_drops;
 mod schema;
 mod shard;
 mod sweep_scripts;
