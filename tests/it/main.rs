@@ -20,6 +20,7 @@ mod many_cores;
 mod merged_bursts;
 mod models;
 mod modern_linux;
+mod mpstat;
 mod multi_nic;
 mod napi_cores;
 mod ndr;
