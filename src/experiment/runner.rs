@@ -190,7 +190,10 @@ pub fn run_selected(
             (Some(tl), 0) => tl.rows(&exp.variants[v].name, lp.load_pct),
             _ => Vec::new(),
         };
-        let figures = PointFigures::from_run(&stats, model.user.is_some());
+        let mut figures = PointFigures::from_run(&stats, model.user.is_some());
+        if crate::results::linux::is_linux_host(model) {
+            figures = figures.with_mpstat(&stats);
+        }
         if let Some(c) = checkpoint {
             let saved = SavedRun {
                 figures,

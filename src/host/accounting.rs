@@ -57,6 +57,7 @@ pub(crate) struct LoadSnapshot {
     pub core_cpu_ps: Vec<[u64; LEVELS + 1]>,
     pub core_ksoftirqd_ps: Vec<u64>,
     pub task_ps: [u64; 2],
+    pub core_cputime_ps: Vec<crate::model::cpu::cputime::CpuTimes>,
     pub interrupts: u64,
     pub user_work: f64,
     pub sender_ps: u64,

@@ -55,8 +55,9 @@ mod trace;
 mod tx_queues;
 mod user;
 
+use crate::model::cpu::cputime::{CpuTime, CpuTimes};
 pub use crate::model::cpu::task::{Step, Task};
-use crate::model::cpu::{Dispatch, LEVELS, Level, Pick};
+use crate::model::cpu::{Dispatch, LEVELS, Level, Pick, TAGS};
 use crate::model::irq::Line;
 use crate::model::kernel::Netisr;
 use crate::model::kernel::clock::Hardclock;
@@ -180,6 +181,10 @@ pub struct RunStats {
     pub core_ksoftirqd_ps: Vec<u64>,
     /// CPU time of the user process and of ksoftirqd during the sending period [ps].
     pub task_ps: [u64; 2],
+    /// Each core's CPU time during the sending period in the categories a Linux kernel
+    /// accounts (mpstat's `%usr`, `%sys`, `%irq`, `%soft`, `%idle`:
+    /// [`crate::model::cpu::cputime`]), one per core, also with one core [ps].
+    pub core_cputime_ps: Vec<CpuTimes>,
     /// Interrupts taken (passes over each line's handler chain; one per handler on a
     /// line of its own) during the sending period.
     pub interrupts: u64,
@@ -212,22 +217,59 @@ pub struct SenderStats {
     pub cpu_ps: u64,
 }
 
-/// CPU burst tags of the user process, ksoftirqd and the sending process, which share
-/// the User level (tag 0: everything else).
+/// CPU burst tags of the tasks that share the User level (tag 0: everything else, at
+/// the other levels): the user process in its own code and in its socket busy loop (a
+/// system call), ksoftirqd, the sending process, a policy's kernel thread at normal
+/// priority (threaded NAPI) and a policy's user-space thread (a DPDK lcore).
 const TAG_USER: u8 = 1;
 const TAG_KSOFTIRQD: u8 = 2;
 const TAG_SENDER: u8 = 3;
+const TAG_USER_BUSY_POLL: u8 = 4;
+const TAG_KTHREAD: u8 = 5;
+const TAG_USER_THREAD: u8 = 6;
 
-/// The CPU burst tag of `task`.
+/// How the kernel accounts each tag's time at the User level (mpstat's categories,
+/// [`crate::model::cpu::cputime`]); tag 0 has no User-level time.
+const TAG_CPUTIME: [(u8, CpuTime); 6] = [
+    (TAG_USER, CpuTime::Usr),
+    (TAG_KSOFTIRQD, CpuTime::Soft),
+    (TAG_SENDER, CpuTime::Sys),
+    (TAG_USER_BUSY_POLL, CpuTime::Sys),
+    (TAG_KTHREAD, CpuTime::Sys),
+    (TAG_USER_THREAD, CpuTime::Usr),
+];
+
+/// The tags of the policies' tasks at the User level (the `cpu` fields' "ksoftirqd"
+/// time, counted as software-interrupt time there).
+const TAGS_POLICY_THREADS: [u8; 3] = [TAG_KSOFTIRQD, TAG_KTHREAD, TAG_USER_THREAD];
+
+/// The CPU burst tag of `task`'s next burst; `busy_polling`: the user process is in its
+/// socket busy loop.
 #[inline(always)]
-fn tag(task: Task) -> u8 {
+fn tag(task: Task, busy_polling: bool) -> u8 {
     match task {
+        Task::UserProc if busy_polling => TAG_USER_BUSY_POLL,
         Task::UserProc => TAG_USER,
-        // A policy's normal-priority kernel thread (ksoftirqd).
-        Task::Policy(t) if t.level == Level::User => TAG_KSOFTIRQD,
+        // A policy's task at normal priority: ksoftirqd, a NAPI kthread, an lcore.
+        Task::Policy(t) if t.level == Level::User => match policies::task_cputime(t) {
+            CpuTime::Soft => TAG_KSOFTIRQD,
+            CpuTime::Usr => TAG_USER_THREAD,
+            CpuTime::Sys | CpuTime::Irq => TAG_KTHREAD,
+        },
         Task::Sender => TAG_SENDER,
         _ => 0,
     }
+}
+
+/// Time of `tags` in `tag_ps` [ps].
+fn tags_ps(tag_ps: &[u64; TAGS], tags: &[u8]) -> u64 {
+    tags.iter().map(|&t| tag_ps[t as usize]).sum()
+}
+
+/// One core's time in mpstat's categories, from its time per level and per tag.
+fn cputimes(level_ps: &[u64; LEVELS + 1], tag_ps: &[u64; TAGS]) -> CpuTimes {
+    let user_level = TAG_CPUTIME.map(|(t, c)| (c, tag_ps[t as usize]));
+    CpuTimes::split(level_ps, &user_level)
 }
 
 impl<M: Shape> Host<M> {
@@ -427,7 +469,8 @@ impl<M: Shape> Host<M> {
             let step = self.step(task, now, true, s);
             self.cores.hand_mut().begun(l, task, step);
             if let Step::Run(d) = step {
-                return match self.cores.hand_mut().run(now, l, d, tag(task)) {
+                let tag = tag(task, self.user_busy_polling());
+                return match self.cores.hand_mut().run(now, l, d, tag) {
                     Some(d) => {
                         self.cpu_dispatched(d, s);
                         true
@@ -450,7 +493,8 @@ impl<M: Shape> Host<M> {
             // A wake-up while the task runs is kept for when this step sequence ends.
             // When nothing above it has work, the burst runs on at once.
             Step::Run(d) => {
-                if let Some(d) = self.cores.hand_mut().run(now, l, d, tag(task)) {
+                let tag = tag(task, self.user_busy_polling());
+                if let Some(d) = self.cores.hand_mut().run(now, l, d, tag) {
                     self.cpu_dispatched(d, s);
                 }
             }
@@ -896,6 +940,7 @@ impl<M: Shape> Host<M> {
             core_cpu_ps: snap.core_cpu_ps,
             core_ksoftirqd_ps: snap.core_ksoftirqd_ps,
             task_ps: snap.task_ps,
+            core_cputime_ps: snap.core_cputime_ps,
             interrupts: snap.interrupts,
             isr_packets: self.handlers.iter().map(|h| h.packets).sum(),
             interrupts_all: self.lines.iter().map(|l| l.passes).sum(),
@@ -917,24 +962,29 @@ impl<M: Shape> Host<M> {
         let (mut cpu_ps, mut tag_ps) = self.cores.get(0).cpu().snapshot(now);
         let mut core_cpu_ps = Vec::new();
         let mut core_ksoftirqd_ps = Vec::new();
+        let mut core_cputime_ps = vec![cputimes(&cpu_ps, &tag_ps)];
         if self.cores.count() > 1 {
             core_cpu_ps.push(cpu_ps);
-            core_ksoftirqd_ps.push(tag_ps[TAG_KSOFTIRQD as usize]);
+            core_ksoftirqd_ps.push(tags_ps(&tag_ps, &TAGS_POLICY_THREADS));
             for k in self.cores.all().skip(1) {
                 let (c, t) = k.cpu().snapshot(now);
                 core_cpu_ps.push(c);
-                core_ksoftirqd_ps.push(t[TAG_KSOFTIRQD as usize]);
+                core_ksoftirqd_ps.push(tags_ps(&t, &TAGS_POLICY_THREADS));
+                core_cputime_ps.push(cputimes(&c, &t));
                 cpu_ps.iter_mut().zip(c).for_each(|(a, b)| *a += b);
                 tag_ps.iter_mut().zip(t).for_each(|(a, b)| *a += b);
             }
         }
+        // The user process's time, in its own code and in its busy loop.
+        let user_ps = tags_ps(&tag_ps, &[TAG_USER, TAG_USER_BUSY_POLL]);
         LoadSnapshot {
             cpu_ps,
             core_cpu_ps,
             core_ksoftirqd_ps,
-            task_ps: [tag_ps[TAG_USER as usize], tag_ps[TAG_KSOFTIRQD as usize]],
+            task_ps: [user_ps, tags_ps(&tag_ps, &TAGS_POLICY_THREADS)],
+            core_cputime_ps,
             interrupts: self.lines.iter().map(|l| l.passes).sum(),
-            user_work: self.user_work_done(tag_ps[TAG_USER as usize]),
+            user_work: self.user_work_done(user_ps),
             sender_ps: tag_ps[TAG_SENDER as usize],
         }
     }

@@ -146,6 +146,17 @@ macro_rules! registry {
             }
         }
 
+        /// How the kernel accounts policy task `t`'s CPU time ([`RxPolicy::cputime`]).
+        #[inline(always)]
+        pub(crate) fn task_cputime(t: PolicyTask) -> crate::model::cpu::cputime::CpuTime {
+            match t.kind {
+                $(kind::$name => {
+                    <crate::model::policy::$file::$ty as RxPolicy>::cputime(t)
+                })*
+                _ => crate::model::cpu::cputime::CpuTime::of_level(t.level),
+            }
+        }
+
         impl<M: Shape> Host<M> {
             /// One step of policy task `t` (out of line: it keeps the policies' code out
             /// of `Host::step`, whose other arms are the interrupt path).

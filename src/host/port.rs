@@ -492,24 +492,30 @@ impl<D: Attached<NicDma>> Port<D> {
     }
 
     /// A frame reached its RX FIFO, beside `others` bytes of its other queues' frames
-    /// ([`NicDma::rx_in`]).
+    /// ([`NicDma::rx_in`]); one dropped for want of a free descriptor is counted in the
+    /// NIC's `rx_ring.drops`.
     #[inline(always)]
     pub fn dma_rx_in(&mut self, pkt: Packet, others: u32) -> RxIn {
         if self.nic.rx_ring.is_full() && self.engines().rx_between_frames() {
+            self.nic.rx_no_descriptor();
             return RxIn::NoDescriptor;
         }
         self.engines().rx_in(pkt, others)
     }
 
     /// The head frame of its RX FIFO, dropped unwritten because its turn came while the
-    /// RX ring has no free descriptor ([`NicDma::rx_drop_head`]); call until `None`
-    /// before asking for the next burst.
+    /// RX ring has no free descriptor ([`NicDma::rx_drop_head`]; counted in the NIC's
+    /// `rx_ring.drops`); call until `None` before asking for the next burst.
     #[inline(always)]
     pub fn dma_rx_no_descriptor(&mut self) -> Option<Packet> {
         if !self.nic.rx_ring.is_full() {
             return None;
         }
-        self.engines().rx_drop_head()
+        let p = self.engines().rx_drop_head();
+        if p.is_some() {
+            self.nic.rx_no_descriptor();
+        }
+        p
     }
 
     /// The driver handed it a frame to send ([`NicDma::tx_begin`]).

@@ -268,7 +268,7 @@ impl<M: Shape> Host<M> {
                 let (c, tags) = k.cpu().snapshot(now);
                 cpu_ps.iter_mut().zip(c).for_each(|(a, b)| *a += b);
                 core_cpu_ps.push(c);
-                core_kthread_ps.push(tags[super::TAG_KSOFTIRQD as usize]);
+                core_kthread_ps.push(super::tags_ps(&tags, &super::TAGS_POLICY_THREADS));
             }
         }
         Counters {

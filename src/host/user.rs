@@ -82,6 +82,13 @@ impl<M: Shape> Host<M> {
         u.next(first, contended)
     }
 
+    /// Whether the user process is in its socket busy loop (napi_busy_loop, in a
+    /// system call): its bursts are then kernel time (`%sys`).
+    #[inline(always)]
+    pub(crate) fn user_busy_polling(&self) -> bool {
+        self.user.as_ref().is_some_and(|u| u.busy_loop().is_some())
+    }
+
     /// Unit cost of the cpu-bound job [ns] (0 for screend).
     pub(crate) fn user_unit_ns(&self) -> f64 {
         self.user.as_ref().map_or(0.0, |u| u.unit_ns())

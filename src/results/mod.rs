@@ -121,13 +121,17 @@ pub struct FlowResult {
     pub rtt_us: Option<LatencySummary>,
 }
 
-/// CPU time by level during the sending period [fraction of time, sums to 1].
+/// CPU time by level during the sending period [fraction of time, sums to 1]: the
+/// model's levels, with the tasks at the user level that are not user processes
+/// (ksoftirqd, a threaded NAPI kthread, a DPDK lcore) in `softirq`. How a Linux kernel
+/// accounts the same time is [`MpstatResult`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuResult {
     /// Hardware interrupt handlers, the clock interrupt, work at splimp.
     pub interrupt: f64,
     /// Software interrupts (netisr, NET_RX, softclock), including NET_RX run by
-    /// ksoftirqd.
+    /// ksoftirqd, and the time of the other tasks of a receive policy at the user level
+    /// (threaded NAPI kthreads, DPDK lcores).
     pub softirq: f64,
     /// Kernel threads (polling thread, taskqueue, busy poll) and idle-loop polling.
     pub kernel: f64,
@@ -139,7 +143,8 @@ pub struct CpuResult {
 
 impl CpuResult {
     /// The split of `cpu_ps` (time per level, then idle [ps]), of which `ksoftirqd_ps`
-    /// at the User level was ksoftirqd's (counted as software-interrupt time).
+    /// at the User level was the receive policies' tasks' there (ksoftirqd, NAPI
+    /// kthreads, DPDK lcores; counted as software-interrupt time).
     pub fn split(cpu_ps: &[u64; LEVELS + 1], ksoftirqd_ps: u64) -> CpuResult {
         let busy: u64 = cpu_ps.iter().sum();
         let frac = |ps: u64| {
@@ -157,6 +162,74 @@ impl CpuResult {
             kernel: frac(cpu_ps[Level::Kernel as usize] + cpu_ps[Level::IdleLoop as usize]),
             user: frac(cpu_ps[Level::User as usize] - ksoftirqd_ps),
             idle: frac(cpu_ps[LEVELS]),
+        }
+    }
+}
+
+/// CPU time as `mpstat -P ALL` (and `top`) shows it on a Linux host, during the
+/// sending period: the categories the kernel accounts (kernel/sched/cputime.c), mapped
+/// from the model's levels and tasks as [`crate::model::cpu::cputime`] says (a DPDK
+/// lcore is `%usr`, ksoftirqd `%soft`, a threaded NAPI kthread and a process
+/// busy-polling in a system call `%sys`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MpstatResult {
+    /// All cores together, mpstat's `all` row (each core's time counts once).
+    pub all: MpstatRow,
+    /// Each core, in core order (mpstat's rows `0`, `1`, ...), also with one core.
+    pub cores: Vec<MpstatRow>,
+}
+
+/// One row of mpstat [% of the time; the five sum to 100].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MpstatRow {
+    /// `%usr`: user mode (user processes, DPDK lcores).
+    pub usr: f64,
+    /// `%sys`: kernel mode outside interrupts and softirqs (kernel threads, threaded
+    /// NAPI, socket busy polling in recv() or epoll_wait(), the sending application).
+    pub sys: f64,
+    /// `%irq`: hardware interrupt handlers (and the clock interrupt).
+    pub irq: f64,
+    /// `%soft`: softirqs, on interrupt exit or in ksoftirqd.
+    pub soft: f64,
+    /// `%idle`: nothing to run, all idle states together.
+    pub idle: f64,
+    /// Time in each idle state [% of the time], by state name, summing to `idle`
+    /// (cpuidle's `/sys/devices/system/cpu/cpuN/cpuidle/stateK/time`): to be filled
+    /// when idle states are modelled; until then empty, and left out of results.json.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub idle_states: BTreeMap<String, f64>,
+}
+
+impl MpstatRow {
+    /// The row of `t` [ps], in % of its total time (all 0 when it has none).
+    pub fn of(t: &crate::model::cpu::cputime::CpuTimes) -> MpstatRow {
+        let total = t.total_ps();
+        let pct = |ps: u64| {
+            if total > 0 {
+                100.0 * ps as f64 / total as f64
+            } else {
+                0.0
+            }
+        };
+        MpstatRow {
+            usr: pct(t.usr_ps),
+            sys: pct(t.sys_ps),
+            irq: pct(t.irq_ps),
+            soft: pct(t.soft_ps),
+            idle: pct(t.idle_ps),
+            idle_states: BTreeMap::new(),
+        }
+    }
+}
+
+impl MpstatResult {
+    /// The rows of each core's times [ps] (`cores`, in core order) and of their sum.
+    pub fn of(cores: &[crate::model::cpu::cputime::CpuTimes]) -> MpstatResult {
+        let mut all = crate::model::cpu::cputime::CpuTimes::default();
+        cores.iter().for_each(|c| all.add(c));
+        MpstatResult {
+            all: MpstatRow::of(&all),
+            cores: cores.iter().map(MpstatRow::of).collect(),
         }
     }
 }
@@ -198,6 +271,10 @@ pub struct PointFigures {
     /// CPU time by level on each core, on a host with more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<CpuResult>,
+    /// CPU time as mpstat shows it, on a Linux host (a model whose NICs name their
+    /// Linux driver, [`linux::is_linux_host`]); absent for the other models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpstat: Option<MpstatResult>,
     /// The user process, when the model has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserResult>,
@@ -635,6 +712,7 @@ impl PointFigures {
                 .zip(&r.core_ksoftirqd_ps)
                 .map(|(c, &k)| CpuResult::split(c, k))
                 .collect(),
+            mpstat: None,
             user: has_user.then(|| UserResult {
                 cpu_share: frac(user_ps),
                 work_per_s: r.user_work / secs,
@@ -652,6 +730,13 @@ impl PointFigures {
             counters: r.counters.clone(),
             events: r.events as f64,
         }
+    }
+
+    /// These figures with the run's CPU time as mpstat shows it ([`MpstatResult`]),
+    /// for a Linux host.
+    pub fn with_mpstat(mut self, r: &RunStats) -> PointFigures {
+        self.mpstat = Some(MpstatResult::of(&r.core_cputime_ps));
+        self
     }
 
     /// Mean over replications and, for more than one, the 95 % CI half-widths.

@@ -25,6 +25,8 @@ pub fn table(r: &Results) -> String {
     );
     let with_m = measured.is_some();
     let with_user = r.points.iter().any(|p| p.figures.user.is_some());
+    // A Linux host's CPU time as mpstat shows it, in place of the model's levels.
+    let mpstat = !r.points.is_empty() && r.points.iter().all(|p| p.figures.mpstat.is_some());
     let with_sender = r.points.iter().any(|p| p.figures.sender.is_some());
     let cores = r
         .points
@@ -50,15 +52,23 @@ pub fn table(r: &Results) -> String {
         if with_m {
             let _ = write!(s, " {:>9} {:>9}", "meas avg", "meas max");
         }
-        let _ = write!(
-            s,
-            " {:>8} {:>6} {:>6} {:>6}",
-            "irq/s", "intr%", "sirq%", "kern%"
-        );
-        if with_user {
-            let _ = write!(s, " {:>6}", "user%");
+        if mpstat {
+            let _ = write!(
+                s,
+                " {:>8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>5}",
+                "irq/s", "usr%", "sys%", "irq%", "soft%", "idle%", "pkt/i"
+            );
+        } else {
+            let _ = write!(
+                s,
+                " {:>8} {:>6} {:>6} {:>6}",
+                "irq/s", "intr%", "sirq%", "kern%"
+            );
+            if with_user {
+                let _ = write!(s, " {:>6}", "user%");
+            }
+            let _ = write!(s, " {:>6} {:>5}", "idle%", "pkt/i");
         }
-        let _ = write!(s, " {:>6} {:>5}", "idle%", "pkt/i");
         for k in 0..cores {
             let _ = write!(s, " {:>6}", format!("cpu{k}%"));
         }
@@ -89,23 +99,41 @@ pub fn table(r: &Results) -> String {
                 };
             }
             let c = &p.figures.cpu;
-            let _ = write!(
-                s,
-                " {:>8.0} {:>6.1} {:>6.1} {:>6.1}",
-                p.figures.interrupts_per_s,
-                100.0 * c.interrupt,
-                100.0 * c.softirq,
-                100.0 * c.kernel
-            );
-            if with_user {
-                let _ = write!(s, " {:>6.1}", 100.0 * c.user);
+            match &p.figures.mpstat {
+                Some(m) if mpstat => {
+                    let a = &m.all;
+                    let _ = write!(
+                        s,
+                        " {:>8.0} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>5.2}",
+                        p.figures.interrupts_per_s,
+                        a.usr,
+                        a.sys,
+                        a.irq,
+                        a.soft,
+                        a.idle,
+                        p.figures.packets_per_interrupt
+                    );
+                }
+                _ => {
+                    let _ = write!(
+                        s,
+                        " {:>8.0} {:>6.1} {:>6.1} {:>6.1}",
+                        p.figures.interrupts_per_s,
+                        100.0 * c.interrupt,
+                        100.0 * c.softirq,
+                        100.0 * c.kernel
+                    );
+                    if with_user {
+                        let _ = write!(s, " {:>6.1}", 100.0 * c.user);
+                    }
+                    let _ = write!(
+                        s,
+                        " {:>6.1} {:>5.2}",
+                        100.0 * c.idle,
+                        p.figures.packets_per_interrupt
+                    );
+                }
             }
-            let _ = write!(
-                s,
-                " {:>6.1} {:>5.2}",
-                100.0 * c.idle,
-                p.figures.packets_per_interrupt
-            );
             for k in 0..cores {
                 let _ = match p.figures.cores.get(k) {
                     Some(c) => write!(s, " {:>6.1}", 100.0 * (1.0 - c.idle)),
@@ -154,7 +182,17 @@ pub fn table(r: &Results) -> String {
             "latency: from the input frame's first bit to the output frame's first bit (FIFO)"
         );
     }
-    if cores > 0 {
+    if mpstat {
+        let _ = writeln!(
+            s,
+            "\nusr% .. idle%: CPU time as mpstat shows it on Linux (%usr %sys %irq %soft %idle: a DPDK lcore is usr, ksoftirqd soft, a NAPI kthread and busy polling in a system call sys){}",
+            if cores > 0 {
+                format!(", over the host's {cores} cores; cpuK%: core K busy (100 - its idle%)")
+            } else {
+                String::new()
+            }
+        );
+    } else if cores > 0 {
         let _ = writeln!(
             s,
             "\nintr% .. idle%: the host's CPU time over its {cores} cores; cpuK%: core K busy (100 - its idle%)"

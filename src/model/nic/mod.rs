@@ -27,7 +27,10 @@
 //! Statistics counters and their overflow interrupt: see [`crate::model::nic::counters`].
 //!
 //! Counters (in results as `<nic>.<counter>`): `rx_frames` (placed in the RX ring),
-//! `rx_ring.drops` (refused by a full ring), `rx_ring.high_water`, `interrupts` (handler
+//! `rx_ring.drops` (frames dropped for want of a free RX descriptor: refused by a full
+//! ring, or with `dma.drop_without_descriptor` dropped unwritten, mlx5's
+//! `rx_out_of_buffer`; equal to the drops at site `rx_ring` of the frames that entered
+//! by it), `rx_ring.high_water`, `interrupts` (handler
 //! invocations with work; taken by the host when a handler reads the chip's status),
 //! `tx_frames` (transmissions started and not aborted: counted when the transmitter
 //! commits to a frame, uncounted if an underrun or a reset cuts it), `if_snd.drops`,
@@ -212,6 +215,15 @@ impl Nic {
         self.rx_frames += 1;
         self.rx_bytes += bytes;
         true
+    }
+
+    /// A received frame was dropped unwritten because its turn to be written came while
+    /// the RX ring had no free descriptor (`dma.drop_without_descriptor`, mlx5's
+    /// `rx_out_of_buffer`): counted in `rx_ring.drops`, like a frame the full ring
+    /// refused in [`Nic::rx_dma`].
+    #[inline]
+    pub fn rx_no_descriptor(&mut self) {
+        self.rx_ring.drops += 1;
     }
 
     /// Whether the line should be raised now: work is pending and the interrupt is

@@ -48,6 +48,11 @@
 //! `<nic>.dpdk.rx_bursts`, `<nic>.dpdk.empty_polls` (burst calls, and those that found
 //! nothing: with `poll`, the time the lcore spun). Frames the ring had no room for are
 //! the port's RX-missed (`imissed`), irqsim's `drops.rx_ring`.
+//!
+//! CPU time: an lcore is a user thread at normal priority (the `User` level), spinning
+//! in user space: mpstat's `%usr` (`mpstat` in results.json,
+//! [`crate::model::cpu::cputime`]). The older `cpu` fields, by level, count it with
+//! the kernel threads of that level in `cpu.softirq`.
 
 use crate::model::cost::{Cost, CostParam};
 use crate::model::cpu::Level;
@@ -318,6 +323,12 @@ impl RxPolicy for Dpdk {
     }
     fn task_name(task: PolicyTask, nic_names: &[String]) -> String {
         format!("dpdk lcore ({})", nic_name(nic_names, task.nic))
+    }
+    /// An lcore is a user thread polling its queues from user space, with no system
+    /// call: `%usr` (kernel/sched/cputime.c `irqtime_account_process_tick`, a
+    /// `user_tick` -> `account_user_time`, `CPUTIME_USER`).
+    fn cputime(_task: PolicyTask) -> crate::model::cpu::cputime::CpuTime {
+        crate::model::cpu::cputime::CpuTime::Usr
     }
     fn step(&mut self, task: PolicyTask, _first: bool, env: &mut impl RxEnv) -> Step {
         match self.lcore_of.get(task.nic as usize).copied().flatten() {

@@ -256,6 +256,17 @@ pub trait RxPolicy: Sized {
     fn counters(&self, _nic_names: &[String], _c: &mut BTreeMap<String, f64>) {}
     /// The name of one of its tasks in traces.
     fn task_name(task: PolicyTask, nic_names: &[String]) -> String;
+    /// How the kernel accounts one of its tasks' CPU time, in mpstat's categories
+    /// ([`crate::model::cpu::cputime`]). Default: kernel code, a level's category
+    /// ([`CpuTime::of_level`](crate::model::cpu::cputime::CpuTime::of_level)) above the
+    /// user level and `%sys` at it (a kernel thread at normal priority).
+    fn cputime(task: PolicyTask) -> crate::model::cpu::cputime::CpuTime {
+        use crate::model::cpu::{Level, cputime::CpuTime};
+        match task.level {
+            Level::User => CpuTime::Sys,
+            l => CpuTime::of_level(l),
+        }
+    }
 
     /// The receive interrupt handler of `nic` hands the device over (it stays masked).
     fn schedule(&mut self, _nic: usize, _env: &mut impl RxEnv) {}

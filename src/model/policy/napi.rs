@@ -1180,6 +1180,19 @@ impl RxPolicy for Napi {
             }
         }
     }
+    /// ksoftirqd's time is `%soft` (kernel/sched/cputime.c
+    /// `irqtime_account_process_tick`: `this_cpu_ksoftirqd() == p` ->
+    /// `CPUTIME_SOFTIRQ`); a device's `napi/<dev>` kthread's is `%sys` (its poll runs
+    /// under `local_bh_disable()`, net/core/dev.c `napi_threaded_poll_loop`, not in a
+    /// softirq: `CPUTIME_SYSTEM`).
+    fn cputime(task: PolicyTask) -> crate::model::cpu::cputime::CpuTime {
+        use crate::model::cpu::cputime::CpuTime;
+        if task.nic & KSOFTIRQD != 0 {
+            CpuTime::Soft
+        } else {
+            CpuTime::Sys
+        }
+    }
     fn task_name(task: PolicyTask, nic_names: &[String]) -> String {
         if task.nic & KSOFTIRQD != 0 {
             format!("ksoftirqd/{}", task.nic & !KSOFTIRQD)

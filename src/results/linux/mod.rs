@@ -50,6 +50,12 @@ mod interrupts;
 mod net_dev;
 mod softnet_stat;
 
+/// Whether `model` is a Linux host: at least one of its NICs names its Linux driver
+/// (`nics[].linux_driver`; see "Which hosts").
+pub fn is_linux_host(model: &ModelConfig) -> bool {
+    model.nics.iter().any(|n| n.linux_driver.is_some())
+}
+
 /// Why the Linux files cannot be written for a model and its flows.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LinuxHostError {
@@ -182,7 +188,7 @@ const FCS_BYTES: u64 = 4;
 impl LinuxHost {
     /// The host of `model` carrying `flows`, or why it has no Linux files.
     pub fn new(model: &ModelConfig, flows: &[FlowConfig]) -> Result<LinuxHost, LinuxHostError> {
-        if !model.nics.iter().any(|n| n.linux_driver.is_some()) {
+        if !is_linux_host(model) {
             return Err(LinuxHostError::NotLinux);
         }
         if model.sender.is_some() {

@@ -683,18 +683,46 @@ fn cpu<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
 where
     DB::ErrorType: 'static,
 {
-    let head = header(root, data, "CPU time by level vs offered load");
+    // A Linux host's results (every point of every series) show CPU time as mpstat
+    // does (%usr %sys %irq %soft %idle); the others by the model's levels.
+    let mpstat = data
+        .series
+        .iter()
+        .flat_map(|s| &s.points)
+        .all(|p| p.figures.mpstat.is_some());
+    let (title, bands) = if mpstat {
+        (
+            "CPU time as mpstat shows it vs offered load",
+            &style::CPU_MPSTAT,
+        )
+    } else {
+        ("CPU time by level vs offered load", &style::CPU_LEVELS)
+    };
+    // Each band's share of a point's time [fraction], in the order of `bands`.
+    let parts = |p: &PointResult| -> [f64; 5] {
+        match &p.figures.mpstat {
+            Some(m) if mpstat => {
+                let a = &m.all;
+                [a.irq, a.soft, a.sys, a.usr, a.idle].map(|x| x / 100.0)
+            }
+            _ => {
+                let c = &p.figures.cpu;
+                [c.interrupt, c.softirq, c.kernel, c.user, c.idle]
+            }
+        }
+    };
+    let head = header(root, data, title);
     // Levels that take no time at any point of any series (no kernel thread, no user
     // process) have nothing to show: no legend entry and no band.
-    let used: Vec<bool> = (0..style::CPU_LEVELS.len())
+    let used: Vec<bool> = (0..bands.len())
         .map(|k| {
-            data.series.iter().flat_map(|s| &s.points).any(|p| {
-                let c = &p.figures.cpu;
-                [c.interrupt, c.softirq, c.kernel, c.user, c.idle][k] > 0.0
-            })
+            data.series
+                .iter()
+                .flat_map(|s| &s.points)
+                .any(|p| parts(p)[k] > 0.0)
         })
         .collect();
-    let legend: Vec<Entry> = style::CPU_LEVELS
+    let legend: Vec<Entry> = bands
         .iter()
         .zip(&used)
         .rev()
@@ -725,21 +753,14 @@ where
         }
         let ct = chart.as_coord_spec();
         let mut xs: Vec<f64> = s.points.iter().map(|p| data.x(p)).collect();
-        let mut fracs: Vec<[f64; 5]> = s
-            .points
-            .iter()
-            .map(|p| {
-                let c = &p.figures.cpu;
-                [c.interrupt, c.softirq, c.kernel, c.user, c.idle]
-            })
-            .collect();
+        let mut fracs: Vec<[f64; 5]> = s.points.iter().map(|p| parts(p)).collect();
         if xs.len() == 1 {
             // A single point: a narrow band so it still shows.
             xs = vec![xs[0] - pad, xs[0] + pad];
             fracs.push(fracs[0]);
         }
         let mut lower = vec![0.0; xs.len()];
-        for (k, (_, c)) in style::CPU_LEVELS.iter().enumerate() {
+        for (k, (_, c)) in bands.iter().enumerate() {
             if !used[k] {
                 continue;
             }
@@ -764,7 +785,7 @@ where
         }
         // Boundaries between levels, and the data points along them.
         let mut cum = vec![0.0; xs.len()];
-        for k in 0..style::CPU_LEVELS.len() - 1 {
+        for k in 0..bands.len() - 1 {
             for (c, f) in cum.iter_mut().zip(&fracs) {
                 *c += 100.0 * f[k];
             }

@@ -11,7 +11,7 @@
 //! | `loss` | loss (% of sent) vs offered load |
 //! | `forwarded` | forwarded vs offered frames/s, the ideal y = x line, each series' MLFRR |
 //! | `latency` | avg, p99 and max latency vs offered load, log axis |
-//! | `cpu` | CPU time by level (interrupt, softirq, kernel, user, idle) stacked vs load, one panel per series |
+//! | `cpu` | CPU time by level (interrupt, softirq, kernel, user, idle) stacked vs load, one panel per series; for a Linux host's results (points with `mpstat`) as mpstat shows it instead (%irq, %soft, %sys, %usr, %idle) |
 //! | `interrupts` | interrupts/s vs offered load, with one interrupt per offered frame for reference |
 //! | `timeline` | heat map of the largest latency per time bucket, time across, one row per load point, one panel per variant, with each row's mean spike spacing (only with `timeline.csv`) |
 //! | `cores` | each core's busy time vs offered load, a line per core, one panel per series (only for hosts with several cores) |

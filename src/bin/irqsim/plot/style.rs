@@ -71,6 +71,17 @@ pub const CPU_LEVELS: [(&str, RGBColor); 5] = [
     ("idle", RGBColor(0xe4, 0xe4, 0xe4)),
 ];
 
+/// CPU time as mpstat shows it on a Linux host, stacked in this order (the colours of
+/// the matching levels above: `%irq` the interrupts', `%soft` the softirqs', `%sys` the
+/// kernel threads', `%usr` the user processes').
+pub const CPU_MPSTAT: [(&str, RGBColor); 5] = [
+    ("%irq", CPU_LEVELS[0].1),
+    ("%soft", CPU_LEVELS[1].1),
+    ("%sys", CPU_LEVELS[2].1),
+    ("%usr", CPU_LEVELS[3].1),
+    ("%idle", CPU_LEVELS[4].1),
+];
+
 /// Latency statistics when a single series is drawn: one colour each.
 pub const LATENCY_STATS: [RGBColor; 3] = [
     RGBColor(0x1f, 0x77, 0xb4), // avg

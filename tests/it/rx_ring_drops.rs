@@ -1,0 +1,57 @@
+//! `<nic>.rx_ring.drops` counts every frame dropped for want of a free RX descriptor,
+//! also those an mlx5-like NIC drops unwritten (`nics[].dma.drop_without_descriptor`,
+//! mlx5's `rx_out_of_buffer`): issue 58, item 3, where the counter read 0 while the
+//! drop site `rx_ring` held 361,040 / 230,930 / 100,844 frames.
+//!
+//! `scenarios/xdp-paper-xdp-drop.json` as shipped (5 ms of 98.2 M frames/s, no drain,
+//! one replication), its 1-3 queue variants: the cores cannot keep up, so the rings
+//! fill and the NIC drops frames before writing them. For each variant the sum of
+//! `eth0`'s counters (one per receive queue, `eth0-q<k>.rx_ring.drops`, or
+//! `eth0.rx_ring.drops` with one queue) must equal the drops at site `rx_ring`
+//! exactly, and be the figure the issue reports (read from the shipped scenario's
+//! golden results.json before the fix, tests/golden/xdp-paper-xdp-drop/: the counter
+//! was 0 there and the site these numbers).
+
+use irqsim::config::scenario::{self, DiskFiles};
+use irqsim::experiment::runner;
+use std::path::Path;
+
+#[test]
+fn rx_ring_drops_count_the_frames_dropped_without_a_descriptor() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/xdp-paper-xdp-drop.json");
+    let mut exp = scenario::load(&path, &DiskFiles).expect("scenario loads");
+    // The 1-3 queue variants (each variant's run is keyed by its point and replication
+    // only, so it is the run of the whole sweep).
+    exp.variants.truncate(3);
+    let r = runner::run(&exp, 0, &|| {}).expect("the sweep runs");
+    // Issue 58, item 3 (the drop site's totals of the shipped scenario).
+    let expected = [
+        ("xdp-drop-1-core", 361_040.0),
+        ("xdp-drop-2-cores", 230_930.0),
+        ("xdp-drop-3-cores", 100_844.0),
+    ];
+    assert_eq!(r.points.len(), 3);
+    for (p, (name, site)) in r.points.iter().zip(expected) {
+        assert_eq!(p.variant, name);
+        let c = &p.figures.counters;
+        let counted: f64 = c
+            .iter()
+            .filter(|(k, _)| {
+                *k == "eth0.rx_ring.drops"
+                    || (k.starts_with("eth0-q") && k.ends_with(".rx_ring.drops"))
+            })
+            .map(|(_, v)| v)
+            .sum();
+        let dropped = p.figures.total.drops.rx_ring;
+        eprintln!("{name}: drops.rx_ring {dropped}, eth0 rx_ring.drops {counted}");
+        assert_eq!(dropped, site, "{name}: the drop site");
+        assert_eq!(counted, dropped, "{name}: the NIC's counters");
+        // The sending port receives nothing and drops nothing.
+        let eth1: f64 = c
+            .iter()
+            .filter(|(k, _)| k.starts_with("eth1") && k.ends_with(".rx_ring.drops"))
+            .map(|(_, v)| v)
+            .sum();
+        assert_eq!(eth1, 0.0, "{name}");
+    }
+}
