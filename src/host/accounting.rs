@@ -58,6 +58,7 @@ pub(crate) struct LoadSnapshot {
     pub core_ksoftirqd_ps: Vec<u64>,
     pub task_ps: [u64; 2],
     pub core_cputime_ps: Vec<crate::model::cpu::cputime::CpuTimes>,
+    pub core_idle_state_ps: Vec<Vec<(String, u64)>>,
     pub interrupts: u64,
     pub user_work: f64,
     pub sender_ps: u64,

@@ -185,6 +185,10 @@ pub struct RunStats {
     /// accounts (mpstat's `%usr`, `%sys`, `%irq`, `%soft`, `%idle`:
     /// [`crate::model::cpu::cputime`]), one per core, also with one core [ps].
     pub core_cputime_ps: Vec<CpuTimes>,
+    /// Each core's residency in each idle state at the end of the sending period, by
+    /// state name (cpuidle's `stateK/time`; a period still open then included) [ps];
+    /// empty without idle states (`cpu.idle`).
+    pub core_idle_state_ps: Vec<Vec<(String, u64)>>,
     /// Interrupts taken (passes over each line's handler chain; one per handler on a
     /// line of its own) during the sending period.
     pub interrupts: u64,
@@ -941,6 +945,7 @@ impl<M: Shape> Host<M> {
             core_ksoftirqd_ps: snap.core_ksoftirqd_ps,
             task_ps: snap.task_ps,
             core_cputime_ps: snap.core_cputime_ps,
+            core_idle_state_ps: snap.core_idle_state_ps,
             interrupts: snap.interrupts,
             isr_packets: self.handlers.iter().map(|h| h.packets).sum(),
             interrupts_all: self.lines.iter().map(|l| l.passes).sum(),
@@ -983,6 +988,14 @@ impl<M: Shape> Host<M> {
             core_ksoftirqd_ps,
             task_ps: [user_ps, tags_ps(&tag_ps, &TAGS_POLICY_THREADS)],
             core_cputime_ps,
+            core_idle_state_ps: self
+                .cores
+                .all()
+                .filter_map(|k| {
+                    let names = k.cpu().idle()?.names().iter().cloned();
+                    Some(names.zip(k.cpu().idle_residency_at(now)?).collect())
+                })
+                .collect(),
             interrupts: self.lines.iter().map(|l| l.passes).sum(),
             user_work: self.user_work_done(user_ps),
             sender_ps: tag_ps[TAG_SENDER as usize],

@@ -194,8 +194,10 @@ pub struct MpstatRow {
     /// `%idle`: nothing to run, all idle states together.
     pub idle: f64,
     /// Time in each idle state [% of the time], by state name, summing to `idle`
-    /// (cpuidle's `/sys/devices/system/cpu/cpuN/cpuidle/stateK/time`): to be filled
-    /// when idle states are modelled; until then empty, and left out of results.json.
+    /// (cpuidle's `/sys/devices/system/cpu/cpuN/cpuidle/stateK/time`), with idle
+    /// states (`cpu.idle`; absent without): `idle` split in the proportions of the
+    /// states' residencies up to the end of the sending period (the exit latencies are
+    /// idle time booked to no state, so they are shared out alike).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub idle_states: BTreeMap<String, f64>,
 }
@@ -222,15 +224,48 @@ impl MpstatRow {
     }
 }
 
+impl MpstatRow {
+    /// `idle` split by idle state in the proportions of `residency_ps` (by state name).
+    fn split_idle(&mut self, residency_ps: &[(String, u64)]) {
+        let total: u64 = residency_ps.iter().map(|(_, t)| t).sum();
+        for (name, t) in residency_ps {
+            let share = if total > 0 {
+                self.idle * *t as f64 / total as f64
+            } else {
+                0.0
+            };
+            self.idle_states.insert(name.clone(), share);
+        }
+    }
+}
+
 impl MpstatResult {
-    /// The rows of each core's times [ps] (`cores`, in core order) and of their sum.
-    pub fn of(cores: &[crate::model::cpu::cputime::CpuTimes]) -> MpstatResult {
+    /// The rows of each core's times [ps] (`cores`, in core order) and of their sum,
+    /// with the idle time split by each core's idle-state residencies `idle_states`
+    /// (empty without idle states).
+    pub fn of(
+        cores: &[crate::model::cpu::cputime::CpuTimes],
+        idle_states: &[Vec<(String, u64)>],
+    ) -> MpstatResult {
         let mut all = crate::model::cpu::cputime::CpuTimes::default();
         cores.iter().for_each(|c| all.add(c));
-        MpstatResult {
+        let mut r = MpstatResult {
             all: MpstatRow::of(&all),
             cores: cores.iter().map(MpstatRow::of).collect(),
+        };
+        if idle_states.len() == cores.len() && !idle_states.is_empty() {
+            let mut sum: Vec<(String, u64)> = idle_states[0].clone();
+            for core in &idle_states[1..] {
+                for (s, (_, t)) in sum.iter_mut().zip(core) {
+                    s.1 += t;
+                }
+            }
+            r.all.split_idle(&sum);
+            for (row, res) in r.cores.iter_mut().zip(idle_states) {
+                row.split_idle(res);
+            }
         }
+        r
     }
 }
 
@@ -735,7 +770,7 @@ impl PointFigures {
     /// These figures with the run's CPU time as mpstat shows it ([`MpstatResult`]),
     /// for a Linux host.
     pub fn with_mpstat(mut self, r: &RunStats) -> PointFigures {
-        self.mpstat = Some(MpstatResult::of(&r.core_cputime_ps));
+        self.mpstat = Some(MpstatResult::of(&r.core_cputime_ps, &r.core_idle_state_ps));
         self
     }
 

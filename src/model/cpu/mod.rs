@@ -252,6 +252,21 @@ impl Cpu {
         self.idle.as_deref()
     }
 
+    /// Residency in each idle state up to `now` [ps], an idle period still open at
+    /// `now` included (booked to the states the governor would have chosen, without
+    /// changing the core), if the core has idle states.
+    pub fn idle_residency_at(&self, now: SimTime) -> Option<Vec<u64>> {
+        let idle = self.idle.as_deref()?;
+        Some(match self.idle_since {
+            Some(since) if now > since => {
+                let mut open = idle.clone();
+                open.wake(since, now);
+                open.time_ps
+            }
+            _ => idle.time_ps.clone(),
+        })
+    }
+
     /// Remaining time of `level`'s burst at `now` (counting the time it has run since
     /// the last accounting).
     pub fn remaining_at(&self, now: SimTime, level: Level) -> Option<SimTime> {
