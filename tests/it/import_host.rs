@@ -112,7 +112,7 @@ fn ethtool_link(iface: &str, mbps: u32) -> String {
 
 /// The 8-core ixgbe router: eth0's queue k's vector on CPU (k + `shift`) mod 8, eth1's
 /// on CPU 7 - k (smp_affinity_list only, as before Linux 4.15).
-fn ixgbe_host(dir: &Path, shift: usize) {
+pub(crate) fn ixgbe_host(dir: &Path, shift: usize) {
     std::fs::create_dir_all(dir).unwrap();
     write(
         dir,
