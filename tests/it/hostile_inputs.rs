@@ -639,7 +639,12 @@ const CASES: &[Row] = &[
         },
         args: RUN,
         code: 0,
-        says: &[],
+        // 4. The capture's 150 replayed frames (16 bytes each, as held) are in the
+        //    memory estimate; before, no capture was.
+        says: &[
+            "estimated memory: about",
+            ", 2.4 KB for captures and tables)",
+        ],
         writes: true,
         lacks: &["IfTzone"],
     },
@@ -828,6 +833,28 @@ const CASES: &[Row] = &[
             "1e12 MB: must be more than 0 and at most 1000 MB",
         ],
         writes: false,
+        lacks: &[],
+    },
+    // Before: the trace, held in memory until written, was not in the estimate.
+    Row {
+        name: "53.10 the trace is in the memory estimate",
+        edit: no_edit,
+        args: &[
+            "run",
+            "SCENARIO",
+            "--out",
+            "OUT",
+            "--no-plots",
+            "--trace",
+            "0s..0.001s",
+            "--trace-point",
+            "10",
+            "--trace-limit-mb",
+            "1000",
+        ],
+        code: 0,
+        says: &["estimated memory: about", ", 2.0 GB for the trace)"],
+        writes: true,
         lacks: &[],
     },
     // 11. Quiet acceptances. Before: each ran with exit 0.
