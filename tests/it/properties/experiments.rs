@@ -625,6 +625,16 @@ impl ExperimentDraw {
                     .collect(),
             )
         };
+        // The loader refuses a load point given twice (issue 53): each once.
+        let mut seen: Vec<f64> = Vec::new();
+        let mut values = values;
+        values.retain(|v| {
+            let new = !seen.contains(v);
+            if new {
+                seen.push(*v);
+            }
+            new
+        });
         let mut sorted = values.clone();
         sorted.sort_by(f64::total_cmp);
         let load = match (self.range, sorted.first(), sorted.last()) {
