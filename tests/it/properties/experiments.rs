@@ -652,7 +652,12 @@ impl ExperimentDraw {
         let mut flows_json = Vec::new();
         for (i, f) in flows.iter().enumerate() {
             let mut j = json!({ "from": NICS[f.from], "to": NICS[f.to], "frame_bytes": f.bytes });
-            if f.named {
+            // Two unnamed flows of one path would share the name `<from>-<to>`, which
+            // the loader refuses (issue 53): the second is named.
+            let same_path = flows[..i]
+                .iter()
+                .any(|g| !g.named && (g.from, g.to) == (f.from, f.to));
+            if f.named || same_path {
                 j["name"] = json!(format!("f{i}"));
             }
             let rate = if closed {
