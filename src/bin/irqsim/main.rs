@@ -260,7 +260,7 @@ fn main() -> ExitCode {
     let trace_bytes = trace
         .trace
         .is_some()
-        .then(|| (trace.trace_limit_mb * 1e6) as u64);
+        .then_some((trace.trace_limit_mb * 1e6) as u64);
     if let Err(code) = check_memory(&exp, &opts, shard, trace_bytes) {
         return code;
     }
