@@ -112,10 +112,17 @@ pub fn parse(data: &[u8]) -> Result<CaptureFile, CaptureError> {
     if header.datalink != pcap_file::DataLink::ETHERNET {
         return Err(CaptureError::LinkType(format!("{:?}", header.datalink)));
     }
-    let frac_ns: u128 = match header.ts_resolution {
-        pcap_file::TsResolution::MicroSecond => 1_000,
-        pcap_file::TsResolution::NanoSecond => 1,
+    let (frac_ns, unit): (u128, &str) = match header.ts_resolution {
+        pcap_file::TsResolution::MicroSecond => (1_000, "us"),
+        pcap_file::TsResolution::NanoSecond => (1, "ns"),
     };
+    // A snapshot length of 0 lets no byte of a frame be captured (libpcap's
+    // pcap_check_header refuses it too, as it does any snaplen above its maximum).
+    if header.snaplen == 0 {
+        return Err(CaptureError::Format(
+            "the file header's snapshot length is 0: no byte of any frame could be captured".into(),
+        ));
+    }
     // Raw records: a capture cut to a snapshot length (`tcpdump -s 96`) has records
     // shorter than their frames, which is all a replay needs (the original length
     // gives the size).
@@ -131,6 +138,36 @@ pub fn parse(data: &[u8]) -> Result<CaptureFile, CaptureError> {
                 return Err(CaptureError::Format("an unexpected copied record".into()));
             }
         };
+        // The record's fields as the format requires them (pcap-file's
+        // PcapPacket::try_from_raw_packet checks the same, and also that orig_len is at
+        // most snaplen, which is wrong: a snapshot length cuts what is captured, not the
+        // frame -- `tcpdump -s 96` --, so the checks are made here).
+        let index = raw.len() + 1;
+        let bad = |reason: String| CaptureError::Record { index, reason };
+        let second = 1_000_000_000 / frac_ns;
+        if p.ts_frac as u128 >= second {
+            return Err(bad(format!(
+                "its time stamp's fraction of a second is {} {unit}, not below {second} \
+                 {unit} (one second)",
+                p.ts_frac
+            )));
+        }
+        if p.orig_len == 0 {
+            return Err(bad("its original length is 0 bytes: no frame".into()));
+        }
+        if p.incl_len > p.orig_len {
+            return Err(bad(format!(
+                "its captured length ({} bytes) is more than its original length ({} bytes)",
+                p.incl_len, p.orig_len
+            )));
+        }
+        if p.incl_len > header.snaplen {
+            return Err(bad(format!(
+                "its captured length ({} bytes) is more than the file's snapshot length ({} \
+                 bytes)",
+                p.incl_len, header.snaplen
+            )));
+        }
         let ns = p.ts_sec as u128 * 1_000_000_000 + p.ts_frac as u128 * frac_ns;
         raw.push((ns, p.orig_len, d));
     }
@@ -153,41 +190,144 @@ fn truncated(index: usize, offset: usize, e: pcap_file::PcapError) -> CaptureErr
     }
 }
 
+/// What a pcapng block type is, in words (pcapng's specification, section 11.1).
+fn block_kind(t: u32) -> &'static str {
+    match t {
+        0x0A0D_0D0A => "a Section Header Block",
+        1 => "an Interface Description Block",
+        2 => "an obsolete Packet Block",
+        3 => "a Simple Packet Block",
+        4 => "a Name Resolution Block",
+        5 => "an Interface Statistics Block",
+        6 => "an Enhanced Packet Block",
+        _ => "a block of another type",
+    }
+}
+
+/// An Interface Description Block's body (pcapng section 4.2): link type, snapshot
+/// length, and the options the replay needs: `if_tsresol` (9), `if_fcslen` (13),
+/// `if_tsoffset` (14). Read here rather than by pcap-file, which refuses every
+/// `if_tzone` (10) option: it wants 1 byte where the specification has 4.
+/// (link type, snaplen, ts resolution byte, offset [s], FCS bytes).
+fn idb<B: byteorder_slice::ByteOrder>(body: &[u8]) -> Result<(u16, u32, u8, i64, u32), String> {
+    if body.len() < 8 {
+        return Err(format!(
+            "{} bytes, fewer than the 8 of its fields",
+            body.len()
+        ));
+    }
+    let linktype = B::read_u16(&body[0..2]);
+    let snaplen = B::read_u32(&body[4..8]);
+    let mut s = &body[8..];
+    let (mut res, mut offset_s, mut fcs) = (6u8, 0i64, 0u32);
+    while s.len() >= 4 {
+        let code = B::read_u16(&s[0..2]);
+        let len = B::read_u16(&s[2..4]) as usize;
+        s = &s[4..];
+        if code == 0 {
+            break;
+        }
+        let padded = len.div_ceil(4) * 4;
+        if s.len() < padded {
+            return Err(format!("option {code} of {len} bytes runs past the block"));
+        }
+        let v = &s[..len];
+        let want = |n: usize, name: &str| {
+            if len == n {
+                Ok(())
+            } else {
+                Err(format!("option {name} ({code}) of {len} bytes; it has {n}"))
+            }
+        };
+        match code {
+            9 => {
+                want(1, "if_tsresol")?;
+                res = v[0];
+            }
+            10 => want(4, "if_tzone")?,
+            13 => {
+                want(1, "if_fcslen")?;
+                fcs = u32::from(v[0]);
+            }
+            14 => {
+                want(8, "if_tsoffset")?;
+                offset_s = B::read_i64(v);
+            }
+            _ => {}
+        }
+        s = &s[padded..];
+    }
+    Ok((linktype, snaplen, res, offset_s, fcs))
+}
+
+/// A pcapng block through pcap-file's reader, in the section's byte order.
+fn block<'d, B: byteorder_slice::ByteOrder>(
+    raw: pcap_file::pcapng::RawBlock<'d>,
+) -> Result<pcap_file::pcapng::Block<'d>, pcap_file::PcapError> {
+    raw.try_into_block::<B>()
+}
+
 /// The packets of a pcapng file: (time stamp [ns since the epoch], original length,
-/// captured bytes).
+/// captured bytes). Blocks are taken one by one (pcap-file's `RawBlock`, then its
+/// readers for the section header and the packets, and [`idb`] for the interfaces); an
+/// error names the block and its kind, or the packet by its record number.
 fn read_pcapng<'d>(
     data: &'d [u8],
     out: &mut Vec<(u128, u32, &'d [u8])>,
 ) -> Result<(), CaptureError> {
-    use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as Opt;
-    use pcap_file::pcapng::{Block, PcapNgParser};
-    let fmt = |e: pcap_file::PcapError| CaptureError::Format(e.to_string());
-    let (mut rest, mut parser) = PcapNgParser::new(data).map_err(fmt)?;
-    // Each interface: ns = units x num / den + offset [ns]; the FCS bytes its frames carry.
-    let mut ifaces: Vec<(u128, u128, i128, u32)> = Vec::new();
-    let mut index = 0;
+    use byteorder_slice::{BigEndian, LittleEndian};
+    use pcap_file::pcapng::{Block, RawBlock};
+    // Each interface: ns = units x num / den + offset [ns]; the FCS bytes its frames
+    // carry; its snapshot length (0: none).
+    let mut ifaces: Vec<(u128, u128, i128, u32, u32)> = Vec::new();
+    let mut little: Option<bool> = None;
+    let (mut rest, mut nblock, mut index) = (data, 0usize, 0usize);
     while !rest.is_empty() {
-        let (r, block) = parser
-            .next_block(rest)
-            .map_err(|e| truncated(index + 1, data.len() - rest.len(), e))?;
+        nblock += 1;
+        let offset = data.len() - rest.len();
+        let le = little.unwrap_or(false);
+        let parsed = if le {
+            RawBlock::from_slice::<LittleEndian>(rest)
+        } else {
+            RawBlock::from_slice::<BigEndian>(rest)
+        };
+        let (r, raw) = parsed.map_err(|e| match e {
+            pcap_file::PcapError::IncompleteBuffer => CaptureError::Format(format!(
+                "block {nblock}: the file ends inside it (at byte {offset}): truncated?"
+            )),
+            e => CaptureError::Format(format!("block {nblock}: {e}")),
+        })?;
         rest = r;
-        match block {
-            Block::SectionHeader(_) => ifaces.clear(),
-            Block::InterfaceDescription(idb) => {
-                if idb.linktype != pcap_file::DataLink::ETHERNET {
-                    return Err(CaptureError::LinkType(format!("{:?}", idb.linktype)));
+        let kind = block_kind(raw.type_);
+        let bad =
+            |reason: String| CaptureError::Format(format!("block {nblock} ({kind}): {reason}"));
+        if nblock == 1 && raw.type_ != 0x0A0D_0D0A {
+            return Err(bad(
+                "a pcapng file starts with a Section Header Block".into()
+            ));
+        }
+        match raw.type_ {
+            0x0A0D_0D0A => {
+                let Block::SectionHeader(h) =
+                    block::<BigEndian>(raw).map_err(|e| bad(e.to_string()))?
+                else {
+                    return Err(bad("not a section header".into()));
+                };
+                little = Some(h.endianness == pcap_file::Endianness::Little);
+                ifaces.clear();
+            }
+            1 => {
+                let (linktype, snaplen, res, offset_s, fcs) = if le {
+                    idb::<LittleEndian>(&raw.body)
+                } else {
+                    idb::<BigEndian>(&raw.body)
                 }
-                let mut res = 6u8;
-                let mut offset_s = 0i64;
-                let mut fcs = 0u32;
-                for o in &idb.options {
-                    match o {
-                        Opt::IfTsResol(r) => res = *r,
-                        // (A signed count of seconds in the specification.)
-                        Opt::IfTsOffset(s) => offset_s = *s as i64,
-                        Opt::IfFcsLen(n) => fcs = u32::from(*n),
-                        _ => {}
-                    }
+                .map_err(bad)?;
+                if linktype != 1 {
+                    return Err(CaptureError::LinkType(format!(
+                        "{:?}",
+                        pcap_file::DataLink::from(u32::from(linktype))
+                    )));
                 }
                 // ns = units * num / den.
                 let (num, den) = if res & 0x80 == 0 {
@@ -200,23 +340,50 @@ fn read_pcapng<'d>(
                 } else {
                     (1_000_000_000, 1u128 << (res & 0x7f).min(100))
                 };
-                ifaces.push((num, den, offset_s as i128 * 1_000_000_000, fcs));
+                ifaces.push((num, den, offset_s as i128 * 1_000_000_000, fcs, snaplen));
             }
-            Block::EnhancedPacket(epb) => {
+            6 => {
                 index += 1;
-                let Some(&(num, den, off, fcs)) = ifaces.get(epb.interface_id as usize) else {
-                    return Err(CaptureError::Record {
-                        index,
-                        reason: format!("interface {} is not described", epb.interface_id),
-                    });
+                let rec = |reason: String| CaptureError::Record { index, reason };
+                let epb = match if le {
+                    block::<LittleEndian>(raw)
+                } else {
+                    block::<BigEndian>(raw)
+                } {
+                    Ok(Block::EnhancedPacket(b)) => b,
+                    Ok(_) => return Err(rec("not an Enhanced Packet Block".into())),
+                    Err(e) => return Err(rec(e.to_string())),
                 };
+                let Some(&(num, den, off, fcs, snaplen)) = ifaces.get(epb.interface_id as usize)
+                else {
+                    return Err(rec(format!(
+                        "interface {} is not described",
+                        epb.interface_id
+                    )));
+                };
+                let caplen = epb.data.len() as u64;
+                if epb.original_len == 0 {
+                    return Err(rec("its original length is 0 bytes: no frame".into()));
+                }
+                if caplen > u64::from(epb.original_len) {
+                    return Err(rec(format!(
+                        "its captured length ({caplen} bytes) is more than its original length \
+                         ({} bytes)",
+                        epb.original_len
+                    )));
+                }
+                if snaplen != 0 && caplen > u64::from(snaplen) {
+                    return Err(rec(format!(
+                        "its captured length ({caplen} bytes) is more than its interface's \
+                         snapshot length ({snaplen} bytes)"
+                    )));
+                }
                 // (The crate reads the 64-bit count of units as nanoseconds.)
                 let units = epb.timestamp.as_nanos();
                 let Ok(ns) = u128::try_from((units * num / den) as i128 + off) else {
-                    return Err(CaptureError::Record {
-                        index,
-                        reason: "a time stamp before 1970 (a negative if_tsoffset)".into(),
-                    });
+                    return Err(rec(
+                        "a time stamp before 1970 (a negative if_tsoffset)".into()
+                    ));
                 };
                 let d: &'d [u8] = match epb.data {
                     std::borrow::Cow::Borrowed(b) => b,
@@ -227,11 +394,11 @@ fn read_pcapng<'d>(
                 // The size is taken without the FCS (the replay adds it back).
                 out.push((ns, epb.original_len.saturating_sub(fcs), d));
             }
-            Block::SimplePacket(_) | Block::Packet(_) => {
+            2 | 3 => {
                 index += 1;
                 return Err(CaptureError::Record {
                     index,
-                    reason: "a Simple or obsolete Packet Block, without a usable time stamp".into(),
+                    reason: format!("{kind}, without a usable time stamp"),
                 });
             }
             _ => {}
@@ -460,8 +627,45 @@ pub fn expand(
     out
 }
 
-/// Captures read once per file: (resolved path) -> the capture or why not.
-pub type CaptureCache = HashMap<std::path::PathBuf, Result<Arc<CaptureFile>, String>>;
+/// Most bytes of captures one scenario reads, all captures together [bytes]: 256 MiB,
+/// as one capture may have ([`MAX_CAPTURE_BYTES`]). A capture is read and held once
+/// however it is spelt (a path, a link to it, `./x` and `x`: by device and inode):
+/// issue 53, 40 flows naming 40 links to one 256 MiB capture read it 40 times, ran
+/// 141 s and aborted under 4 GB.
+pub const MAX_CAPTURES_TOTAL_BYTES: u64 = MAX_CAPTURE_BYTES;
+
+/// A capture read, or why not.
+pub type CaptureRead = Result<Arc<CaptureFile>, String>;
+
+/// Captures read once per file: by resolved path, and by the file's identity (device,
+/// inode) where the file source knows it; the bytes read bounded in all by
+/// [`MAX_CAPTURES_TOTAL_BYTES`].
+#[derive(Debug)]
+pub struct CaptureCache {
+    /// By resolved path.
+    pub by_path: HashMap<std::path::PathBuf, CaptureRead>,
+    /// By (device, inode).
+    pub by_id: HashMap<(u64, u64), CaptureRead>,
+    /// What the captures read add up to.
+    pub budget: crate::config::read_limit::ReadBudget,
+}
+
+impl Default for CaptureCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CaptureCache {
+    /// An empty cache with the whole budget.
+    pub fn new() -> CaptureCache {
+        CaptureCache {
+            by_path: HashMap::new(),
+            by_id: HashMap::new(),
+            budget: crate::config::read_limit::ReadBudget::new(MAX_CAPTURES_TOTAL_BYTES),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -499,8 +499,40 @@ pub fn expand(cfg: &GridConfig, bases: &[(String, Value)], p: &mut Problems) -> 
         if par.values.is_empty() {
             p.push(&format!("{at}.values"), "give at least one value");
         }
+        // More values than variants may be are refused before they are looked at one by
+        // one (issue 53: 10^6 values went through a quadratic check for minutes).
+        if par.values.len() > MAX_CELLS {
+            p.push(
+                &format!("{at}.values"),
+                format!(
+                    "{} values; at most {MAX_CELLS} (the limit on variants)",
+                    par.values.len()
+                ),
+            );
+            continue;
+        }
+        // Duplicates found by sorting (value, index): each value after the first of
+        // its group is reported with the group's first index.
+        let mut order: Vec<(f64, usize)> = par.values.iter().copied().zip(0..).collect();
+        order.sort_by(|a, b| {
+            a.0.partial_cmp(&b.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.1.cmp(&b.1))
+        });
+        let mut twice: Vec<(usize, usize)> = Vec::new();
+        let mut g = 0;
+        while g < order.len() {
+            let mut e = g + 1;
+            while e < order.len() && order[e].0 == order[g].0 {
+                twice.push((order[e].1, order[g].1));
+                e += 1;
+            }
+            g = e;
+        }
+        twice.sort_unstable();
+        let mut twice = twice.into_iter().peekable();
         for (j, v) in par.values.iter().enumerate() {
-            if let Some(k) = par.values[..j].iter().position(|w| w == v) {
+            if let Some((_, k)) = twice.next_if(|t| t.0 == j) {
                 p.push(
                     &format!("{at}.values[{j}]"),
                     format!("{} is given twice (also `values[{k}]`)", fmt_value(*v)),
@@ -602,6 +634,17 @@ pub fn expand(cfg: &GridConfig, bases: &[(String, Value)], p: &mut Problems) -> 
                 break;
             }
         }
+    }
+    // A cell's name names its files (`smartbits-<cell>.csv`, `linux/<cell>/`): the
+    // longest is checked here, not when the sweep's files are written (issue 53).
+    if let Some(c) = cells.iter().max_by_key(|c| c.variant.len())
+        && let Err(e) = crate::config::names::check_variant(&c.variant)
+    {
+        p.push(
+            "grid.parameters",
+            format!("the name of a cell {e}: give the parameters shorter `name`s"),
+        );
+        return None;
     }
     Some(Grid {
         axes,

@@ -89,6 +89,10 @@ impl Figure {
 const COLUMNS: [&str; 3] = ["variant", "figure", "measured"];
 const SOURCE: &str = "source";
 
+/// Most rows of a measured-rates table: 10,000 (ten figures for each of the 1,000
+/// variants a scenario may have; issue 53: 400,000 rows took 754 MB).
+pub const MAX_ROWS: usize = 10_000;
+
 /// Read a measured-rates table of a scenario whose variants are `variants`.
 pub fn read_table(
     file: &str,
@@ -100,6 +104,29 @@ pub fn read_table(
         line,
         msg,
     };
+    // A quote opened and never closed: the CSV reader would take the rest of the file
+    // as the field (issue 53: an unclosed quote in the last field was accepted). Quotes
+    // inside a quoted field are doubled, so a table's quotes (comments aside) come in
+    // pairs.
+    let mut quotes = 0usize;
+    let mut opened = 0u64;
+    for (i, l) in text.lines().enumerate() {
+        if quotes.is_multiple_of(2) && l.trim_start().starts_with('#') {
+            continue;
+        }
+        for _ in l.bytes().filter(|&b| b == b'"') {
+            if quotes.is_multiple_of(2) {
+                opened = i as u64 + 1;
+            }
+            quotes += 1;
+        }
+    }
+    if !quotes.is_multiple_of(2) {
+        return Err(err(
+            opened,
+            "a quote `\"` opened on this line is never closed".into(),
+        ));
+    }
     let mut rdr = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
         .trim(csv::Trim::All)
@@ -129,6 +156,12 @@ pub fn read_table(
         let rec =
             rec.map_err(|e| err(e.position().map(|p| p.line()).unwrap_or(0), e.to_string()))?;
         let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        if rows.len() == MAX_ROWS {
+            return Err(err(
+                line,
+                format!("more than {MAX_ROWS} rows: at most {MAX_ROWS} measured figures"),
+            ));
+        }
         let variant = rec[0].to_string();
         if !variants.contains(&variant) {
             return Err(err(
@@ -211,6 +244,23 @@ mod tests {
         // Without the source column.
         let rows = read("variant,figure,measured\none-core,forwarded_pps,5\n").unwrap();
         assert_eq!(rows[0].source, "");
+    }
+
+    #[test]
+    fn an_unclosed_quote_and_too_many_rows_are_refused() {
+        let e =
+            read("variant,figure,measured,source\none-core,forwarded_pps,5,\"B04\n").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("never closed"), "{e}");
+        assert!(
+            read("variant,figure,measured,source\none-core,forwarded_pps,5,\"a \"\"b\"\"\"\n")
+                .is_ok()
+        );
+        let mut t = String::from("variant,figure,measured\n");
+        for i in 0..=MAX_ROWS {
+            t.push_str(&format!("one-core,counters.c{i}_per_s,1\n"));
+        }
+        let e = read(&t).unwrap_err();
+        assert!(e.contains("more than 10000 rows"), "{e}");
     }
 
     #[test]

@@ -63,6 +63,11 @@ impl ModelConfig {
         }
         for (i, n) in self.nics.iter().enumerate() {
             p.at("nics", |p| p.at(format!("[{i}]"), |p| n.validate(p)));
+            // A NIC's name names files (`ethtool-S-<nic>`): checked here, not after a
+            // sweep (see crate::config::names).
+            if let Err(e) = crate::config::names::check(&n.name) {
+                p.push(&format!("nics[{i}].name"), e.to_string());
+            }
             if self.nics[..i].iter().any(|m| m.name == n.name) {
                 p.push(
                     &format!("nics[{i}].name"),

@@ -12,12 +12,26 @@
 //! variant name joins checked names with `,` and `=` (`napi,rx_ring_slots=16`):
 //! [`check_variant`] checks each part.
 
+/// Longest name [bytes]: 200, so that the longest file name irqsim makes of it
+/// (`smartbits-<name>.csv`, `grid-mlfrr-<name>.svg`, `ethtool-S-<name>`; at most 16
+/// bytes more) is within `NAME_MAX` (255).
+pub const MAX_NAME_BYTES: usize = 200;
+
 /// Why a name cannot name a file.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
     /// Empty, or with a character outside letters, digits, `-`, `_`, `.`.
-    #[error("`{0}` must be non-empty letters, digits, `-`, `_` or `.` (it names files)")]
+    #[error(
+        "`{}` must be non-empty letters, digits, `-`, `_` or `.` (it names files)",
+        crate::config::import::dump::escape(.0)
+    )]
     Characters(String),
+    /// Longer than [`MAX_NAME_BYTES`].
+    #[error(
+        "`{0}...` is {1} bytes; at most 200 (it names files, and a file name is at most 255 \
+         bytes with what irqsim adds to it)"
+    )]
+    TooLong(String, usize),
     /// Only dots: `.` and `..` name the directory itself or its parent.
     #[error("`{0}` is only dots, which names a directory itself or its parent (it names files)")]
     Dots(String),
@@ -35,6 +49,16 @@ pub fn check(name: &str) -> Result<(), NameError> {
     if name.chars().all(|c| c == '.') {
         return Err(NameError::Dots(name.to_string()));
     }
+    too_long(name)
+}
+
+/// [`NameError::TooLong`] for a name longer than [`MAX_NAME_BYTES`] (its first 40
+/// characters shown: it is ASCII when this is called on a checked name).
+fn too_long(name: &str) -> Result<(), NameError> {
+    if name.len() > MAX_NAME_BYTES {
+        let head: String = name.chars().take(40).collect();
+        return Err(NameError::TooLong(head, name.len()));
+    }
     Ok(())
 }
 
@@ -47,10 +71,11 @@ pub fn check_variant(name: &str) -> Result<(), NameError> {
             check(side).map_err(|e| match e {
                 NameError::Characters(_) => NameError::Characters(name.to_string()),
                 NameError::Dots(_) => NameError::Dots(name.to_string()),
+                e @ NameError::TooLong(..) => e,
             })?;
         }
     }
-    Ok(())
+    too_long(name)
 }
 
 #[cfg(test)]
@@ -77,6 +102,9 @@ mod tests {
                 "{bad:?}"
             );
         }
+        let long = "v".repeat(201);
+        assert_eq!(check(&long), Err(NameError::TooLong("v".repeat(40), 201)));
+        assert_eq!(check(&"v".repeat(200)), Ok(()));
         for dots in [".", "..", "..."] {
             assert_eq!(check(dots), Err(NameError::Dots(dots.into())), "{dots}");
         }
@@ -96,5 +124,8 @@ mod tests {
             assert!(check_variant(bad).is_err(), "{bad}");
         }
         assert_eq!(check_variant(".."), Err(NameError::Dots("..".into())));
+        // Each part within the limit, the whole cell's name not.
+        let cell = vec!["p=1"; 60].join(",");
+        assert!(matches!(check_variant(&cell), Err(NameError::TooLong(..))));
     }
 }

@@ -15,6 +15,13 @@
 //!   tables, `timeline.csv`;
 //! - [`MAX_RESULT_BYTES`] (1 GiB) for what irqsim writes and reads back: `results.json`
 //!   (`plot`, `compare`), checkpoint and shard files.
+//!
+//! One command reads many files (a scenario names a model, a measured table and
+//! captures; `import-host` reads hundreds of dumps): a [`ReadBudget`] bounds what they
+//! add up to. Each reader of such a command draws from one budget, the file's size
+//! (`fstat`) checked against what is left before a byte of it is read
+//! ([`ReadBudget::read_bytes`]); a file read twice under two spellings (links, `./x`
+//! and `x`) is counted and held once ([`ReadBudget::identity`]).
 
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
@@ -35,6 +42,24 @@ pub enum ReadLimitError {
         "is {0}, not a regular file: irqsim reads only regular files (a FIFO, a device such as /dev/zero or a directory, also behind a symbolic link, is refused)"
     )]
     NotRegular(&'static str),
+    /// Would take the command's reads past its budget.
+    #[error(
+        "would take what this command reads past {total} bytes ({size} bytes, with {used} \
+         bytes read already from other files): a limit on all the files one command reads"
+    )]
+    OverBudget {
+        /// The file's size [bytes].
+        size: u64,
+        /// Read already [bytes].
+        used: u64,
+        /// The budget [bytes].
+        total: u64,
+    },
+    /// A symbolic link where irqsim reads only a file of the directory itself.
+    #[error(
+        "is a symbolic link: irqsim reads it only as a regular file of its own directory, not through a link"
+    )]
+    Link,
     /// Larger than the limit.
     #[error("is larger than {limit} bytes ({size} bytes), the most irqsim reads from such a file")]
     TooLarge {
@@ -63,13 +88,89 @@ fn kind(t: std::fs::FileType) -> &'static str {
     }
 }
 
+/// What one command may read in all, shared by its readers.
+#[derive(Debug)]
+pub struct ReadBudget {
+    total: u64,
+    used: u64,
+    /// (device, inode) of the files read, so that a file is counted once.
+    seen: Vec<(u64, u64)>,
+}
+
+impl ReadBudget {
+    /// A budget of `total` bytes.
+    pub fn new(total: u64) -> ReadBudget {
+        ReadBudget {
+            total,
+            used: 0,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Bytes read so far.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Count `size` bytes read by other means (a file given in memory); an error when
+    /// they would take the reads past the budget.
+    pub fn charge(&mut self, size: u64) -> io::Result<()> {
+        if self.used.saturating_add(size) > self.total {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                ReadLimitError::OverBudget {
+                    size,
+                    used: self.used,
+                    total: self.total,
+                },
+            ));
+        }
+        self.used += size;
+        Ok(())
+    }
+
+    /// The bytes of the regular file `path`, at most `limit` and at most what is left of
+    /// the budget (a file read before, under any spelling, costs nothing again);
+    /// `follow`: whether a symbolic link is followed (`false`: refused).
+    pub fn read_bytes(&mut self, path: &Path, limit: u64, follow: bool) -> io::Result<Vec<u8>> {
+        read_inner(path, limit, follow, Some(self))
+    }
+
+    /// The (device, inode) of the regular file `path`: two spellings of one file give
+    /// one identity (for a cache of what was read).
+    pub fn identity(path: &Path) -> io::Result<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path)?;
+        Ok((m.dev(), m.ino()))
+    }
+}
+
 /// The bytes of the regular file `path`, at most `limit` of them; an error of kind
 /// `InvalidInput` (carrying a [`ReadLimitError`]) for anything else.
 pub fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let file = std::fs::OpenOptions::new()
+    read_inner(path, limit, true, None)
+}
+
+fn read_inner(
+    path: &Path,
+    limit: u64,
+    follow: bool,
+    budget: Option<&mut ReadBudget>,
+) -> io::Result<Vec<u8>> {
+    let flags = libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW };
+    let file = match std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+        .custom_flags(flags)
+        .open(path)
+    {
+        Err(e) if !follow && e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                ReadLimitError::Link,
+            ));
+        }
+        r => r?,
+    };
     let meta = file.metadata()?;
     if !meta.file_type().is_file() {
         return Err(io::Error::new(
@@ -85,6 +186,24 @@ pub fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     };
     if meta.len() > limit {
         return Err(too_large(meta.len()));
+    }
+    if let Some(b) = budget {
+        use std::os::unix::fs::MetadataExt;
+        let id = (meta.dev(), meta.ino());
+        if !b.seen.contains(&id) {
+            if b.used.saturating_add(meta.len()) > b.total {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    ReadLimitError::OverBudget {
+                        size: meta.len(),
+                        used: b.used,
+                        total: b.total,
+                    },
+                ));
+            }
+            b.seen.push(id);
+            b.used += meta.len();
+        }
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
@@ -131,6 +250,31 @@ mod tests {
         std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
         let e = read_text(&link, MAX_INPUT_BYTES).unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
+    }
+
+    #[test]
+    fn a_budget_bounds_the_total_counts_a_file_once_and_can_refuse_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, [0u8; 60]).unwrap();
+        std::fs::write(&b, [0u8; 50]).unwrap();
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink(&a, &link).unwrap();
+        let mut budget = ReadBudget::new(100);
+        assert_eq!(budget.read_bytes(&a, 1000, true).unwrap().len(), 60);
+        // The same file through a link: no more of the budget.
+        assert_eq!(budget.read_bytes(&link, 1000, true).unwrap().len(), 60);
+        assert_eq!(budget.used(), 60);
+        let e = budget.read_bytes(&b, 1000, true).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("past 100 bytes (50 bytes, with 60 bytes read already"),
+            "{e}"
+        );
+        let e = ReadBudget::new(1000)
+            .read_bytes(&link, 1000, false)
+            .unwrap_err();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
     }
 
     #[test]

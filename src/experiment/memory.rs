@@ -52,6 +52,43 @@ pub const RUN_KEPT_BYTES: u64 = 32 << 10;
 /// measured.
 pub const FLOW_KEPT_BYTES: u64 = 5 << 10;
 
+/// What the inputs a sweep holds for its whole length take [bytes]: each replayed
+/// capture's frames (a [`crate::model::capture::ReplayFrame`] each, counted once per
+/// capture however many flows and variants replay it) and the rows of the measured
+/// tables (issue 53: a 256 MiB capture was not in the estimate at all). Sizes of the
+/// data as held (`size_of` and the strings' lengths), not measured peaks: reading a
+/// capture costs more while it is read (its bytes and the records being sorted), and
+/// that peak is before the estimate.
+pub fn inputs_bytes(exp: &Experiment) -> u64 {
+    let mut seen: Vec<*const crate::model::capture::ReplayFrame> = Vec::new();
+    let mut total = 0u64;
+    for f in exp.variants.iter().flat_map(|v| &v.flows) {
+        if let Some(r) = f.arrivals.capture().and_then(|c| c.replay.as_ref()) {
+            let p = r.frames.as_ptr();
+            if !seen.contains(&p) {
+                seen.push(p);
+                total += (r.frames.len()
+                    * std::mem::size_of::<crate::model::capture::ReplayFrame>())
+                    as u64;
+            }
+        }
+    }
+    if let Some((_, rows)) = &exp.measured {
+        total +=
+            (rows.len() * std::mem::size_of::<crate::config::smartbits::MeasuredPoint>()) as u64;
+    }
+    if let Some((_, rows)) = &exp.measured_rates {
+        total += rows
+            .iter()
+            .map(|r| {
+                (std::mem::size_of_val(r) + r.variant.len() + r.figure.len() + r.source.len())
+                    as u64
+            })
+            .sum::<u64>();
+    }
+    total
+}
+
 /// The memory a sweep will need, in parts [bytes].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryEstimate {
@@ -61,6 +98,11 @@ pub struct MemoryEstimate {
     pub at_once: u64,
     /// The figures of every run, kept until the results are written.
     pub kept: u64,
+    /// The inputs held for the whole sweep ([`inputs_bytes`]).
+    pub inputs: u64,
+    /// A traced run's trace, held until written: twice its limit (the events' text,
+    /// then the file's text made of it), 0 without a trace ([`MemoryEstimate::with_trace`]).
+    pub trace: u64,
     /// Everything: the process, `per_run` x `at_once`, `kept` (histograms at their
     /// largest: an upper bound).
     pub total: u64,
@@ -101,19 +143,39 @@ impl MemoryEstimate {
         let runs = runs as u64;
         let kept = runs * (RUN_KEPT_BYTES + flows * FLOW_KEPT_BYTES) + timeline_rows * row;
         let at_once = (threads as u64).clamp(1, runs.max(1));
+        let inputs = inputs_bytes(exp);
         MemoryEstimate {
             per_run,
             at_once,
             kept,
-            total: PROCESS_BYTES + per_run * at_once + kept,
-            least: PROCESS_BYTES + per_run_least * at_once + kept,
+            inputs,
+            trace: 0,
+            total: PROCESS_BYTES + per_run * at_once + kept + inputs,
+            least: PROCESS_BYTES + per_run_least * at_once + kept + inputs,
         }
+    }
+
+    /// With a traced run of at most `limit_bytes` of trace (`--trace-limit-mb`): the
+    /// trace is held until written, beside the sweep's results.
+    pub fn with_trace(mut self, limit_bytes: u64) -> MemoryEstimate {
+        let t = limit_bytes.saturating_mul(2);
+        self.trace = t;
+        self.total = self.total.saturating_add(t);
+        self.least = self.least.saturating_add(t);
+        self
     }
 
     /// `about 1.2 GB (15 MB per run x 2 at once, 640 MB for the results of 20,000 runs)`.
     pub fn describe(&self, runs: usize) -> String {
+        let mut extra = String::new();
+        if self.inputs > 0 {
+            extra += &format!(", {} for captures and tables", bytes(self.inputs));
+        }
+        if self.trace > 0 {
+            extra += &format!(", {} for the trace", bytes(self.trace));
+        }
         format!(
-            "about {} ({} per run x {} at once, {} for the results of {runs} run(s))",
+            "about {} ({} per run x {} at once, {} for the results of {runs} run(s){extra})",
             bytes(self.total),
             bytes(self.per_run),
             self.at_once,
@@ -187,12 +249,22 @@ mod tests {
         assert_eq!(m.per_run, RUN_LIVE_BYTES + FLOW_LIVE_BYTES + hist);
         assert_eq!(m.at_once, 2);
         assert_eq!(m.kept, 14 * (RUN_KEPT_BYTES + FLOW_KEPT_BYTES));
-        assert_eq!(m.total, PROCESS_BYTES + 2 * m.per_run + m.kept);
+        // The measured table's 14 rows, as held.
+        let rows = 14 * std::mem::size_of::<crate::config::smartbits::MeasuredPoint>() as u64;
+        assert_eq!(m.inputs, rows);
+        assert_eq!(m.total, PROCESS_BYTES + 2 * m.per_run + m.kept + m.inputs);
+        let t = m.with_trace(100_000_000);
+        assert_eq!(t.total, m.total + 200_000_000);
+        assert!(
+            t.describe(14).ends_with(", 200.0 MB for the trace)"),
+            "{}",
+            t.describe(14)
+        );
         let small = crate::model::stats::latency_bytes_max(SimTime(2_000_000)) as u64;
         assert!(small < hist, "{small} {hist}");
         assert_eq!(
             m.least,
-            PROCESS_BYTES + 2 * (RUN_LIVE_BYTES + FLOW_LIVE_BYTES + small) + m.kept
+            PROCESS_BYTES + 2 * (RUN_LIVE_BYTES + FLOW_LIVE_BYTES + small) + m.kept + m.inputs
         );
         assert_eq!(bytes(1_500_000), "1.5 MB");
     }

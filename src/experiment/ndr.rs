@@ -302,9 +302,17 @@ pub fn search_goal(
     Ok((hint_lo.unwrap_or(0.0), hint_up))
 }
 
+/// Finest `--resolution` [%]: 1e-6 % (a relative width of 1e-8). A frame gap of the
+/// rates searched (at most some 100 ms) is a whole number of ns, so rates closer than
+/// about 1e-8 relative give the same gaps and the same trial; below some 1e-13 %
+/// the bounds' widths reach f64's rounding (2.2e-16) and the search stopped after 4
+/// trials with an NDR of 0 pps (issue 53: 1e-15 gave 0 where 0.5 to 1e-14 gave
+/// 196.8 pps).
+pub const MIN_RESOLUTION_PCT: f64 = 1e-6;
+
 /// Refuse, before any trial, what cannot be searched: a request/response scenario, a
 /// scenario whose first load point offers nothing, a frame size outside 64-16,384 bytes,
-/// a loss goal outside (0, 100) % and a resolution outside (0, 50] %.
+/// a loss goal outside (0, 100) % and a resolution outside [[`MIN_RESOLUTION_PCT`], 50] %.
 pub fn check(exp: &Experiment, opts: &NdrOptions) -> Result<(), NdrError> {
     let refuse = |field: &str, reason: String| NdrError::Refused {
         field: field.into(),
@@ -319,11 +327,13 @@ pub fn check(exp: &Experiment, opts: &NdrOptions) -> Result<(), NdrError> {
             ),
         ));
     }
-    if !(opts.resolution_pct > 0.0 && opts.resolution_pct <= 50.0) {
+    if !(opts.resolution_pct >= MIN_RESOLUTION_PCT && opts.resolution_pct <= 50.0) {
         return Err(refuse(
             "--resolution",
             format!(
-                "{}: a relative width above 0 and at most 50 %",
+                "{}: a relative width of at least {MIN_RESOLUTION_PCT} % and at most 50 % \
+                 (a finer one is below what the simulated clock and the rates' floating \
+                 point can tell apart)",
                 opts.resolution_pct
             ),
         ));

@@ -105,10 +105,16 @@ impl OutLock {
                 Err(e) => return Err(io_err(&path)(e)),
             }
             let pid = format!("{}\n", std::process::id());
-            file.set_len(0)
+            if let Err(e) = file
+                .set_len(0)
                 .and_then(|()| file.rewind())
                 .and_then(|()| file.write_all(pid.as_bytes()))
-                .map_err(io_err(&path))?;
+            {
+                // Removed while still locked (as on release): a full disk must not
+                // keep an empty lock file (issue 53), which no command wrote a pid in.
+                let _ = std::fs::remove_file(&path);
+                return Err(io_err(&path)(e));
+            }
             return Ok(OutLock { file, path });
         }
     }

@@ -144,7 +144,7 @@ fn irqsims_own_capture_replayed_as_captured_gives_the_same_input_frames() {
 
 /// An Ethernet/IPv4 frame of `len` bytes (without FCS) from `src:sport` to
 /// `10.1.0.1:9`, UDP or TCP.
-fn frame(src: [u8; 4], sport: u16, tcp: bool, len: usize) -> Vec<u8> {
+pub(crate) fn frame(src: [u8; 4], sport: u16, tcp: bool, len: usize) -> Vec<u8> {
     let mut f = vec![0u8; len];
     f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
     f[6..12].copy_from_slice(&[2, 0, 0, 0, 1, 0]);
@@ -162,7 +162,7 @@ fn frame(src: [u8; 4], sport: u16, tcp: bool, len: usize) -> Vec<u8> {
 
 /// Two 5-tuples over 3.96 ms: UDP 10.0.0.1:1024, 64-byte frames every 40 us from 0;
 /// TCP 10.0.0.2:80, 128-byte frames every 80 us from 20 us (time stamps [ns], frames).
-fn two_tuples() -> Vec<(u64, Vec<u8>)> {
+pub(crate) fn two_tuples() -> Vec<(u64, Vec<u8>)> {
     let mut v = Vec::new();
     for k in 0..100u64 {
         v.push((
@@ -179,7 +179,7 @@ fn two_tuples() -> Vec<(u64, Vec<u8>)> {
     v
 }
 
-fn as_pcap(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
+pub(crate) fn as_pcap(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
     use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
     // Microsecond stamps, libpcap's default.
     let mut w = PcapWriter::with_header(Vec::new(), PcapHeader::default()).unwrap();

@@ -234,6 +234,11 @@ fn full_disk(w: &World, size: &str) -> Option<Setup> {
     Some(s)
 }
 
+/// An 8-core ixgbe router's dumps (tests/it/import_host.rs) in `dumps/`.
+fn dumps(w: &World) {
+    crate::import_host::ixgbe_host(&w.path("dumps"), 0);
+}
+
 /// A 2 x 2 grid over the case, so that `plot` draws heat maps named by its cells' base.
 fn grid(s: &mut Value) {
     s["load"] = json!({ "unit": "percent", "points": [10, 20] });
@@ -690,6 +695,129 @@ const ROWS: &[Row] = &[
         },
         code: 0,
         phrase: "",
+    },
+    // --- Issue 53, case 3: `import-host --out` wrote over whatever was at the path
+    // (exit 0), followed links, took no lock; dumps were followed out of DIR and
+    // their lines printed; names were printed with their escape sequences. ---
+    Row {
+        name: "53.3 import-host --out a user's file: refused, the file kept",
+        setup: |w| {
+            dumps(w);
+            std::fs::write(w.path("model.json"), b"my notes").expect("file");
+            Setup::new(&["import-host", "dumps", "--out", "model.json"], None)
+        },
+        code: 2,
+        phrase: "--out model.json: a file import-host did not write",
+    },
+    Row {
+        name: "53.3 import-host --out a FIFO: refused",
+        setup: |w| {
+            dumps(w);
+            mkfifo(&w.path("model.fifo"));
+            Setup::new(&["import-host", "dumps", "--out", "model.fifo"], None)
+        },
+        code: 2,
+        phrase: "--out model.fifo: not a regular file",
+    },
+    Row {
+        name: "53.3 import-host --out a symbolic link: refused, its target kept",
+        setup: |w| {
+            dumps(w);
+            std::fs::write(w.path("victim.txt"), b"mine").expect("victim");
+            std::os::unix::fs::symlink("victim.txt", w.path("model.json")).expect("link");
+            Setup::new(&["import-host", "dumps", "--out", "model.json"], None)
+        },
+        code: 2,
+        phrase: "--out model.json: a symbolic link",
+    },
+    Row {
+        name: "53.3 import-host --out one of its own dumps: refused",
+        setup: |w| {
+            dumps(w);
+            Setup::new(&["import-host", "dumps", "--out", "dumps/lscpu"], None)
+        },
+        code: 2,
+        phrase: "--out dumps/lscpu: inside the dump directory dumps",
+    },
+    Row {
+        name: "53.3 import-host: a dump linked out of DIR is not read, its lines not printed",
+        setup: |w| {
+            dumps(w);
+            let secret: String = (0..20).map(|i| format!("SECRET line {i}\n")).collect();
+            std::fs::write(w.path("secret.txt"), secret).expect("secret");
+            std::fs::remove_file(w.path("dumps/uname-r")).expect("uname-r");
+            std::os::unix::fs::symlink("../secret.txt", w.path("dumps/uname-r")).expect("link");
+            Some(
+                Setup::new(&["import-host", "dumps"], None)?
+                    .then(|_, err| assert!(!err.contains("SECRET"), "{err}")),
+            )
+        },
+        code: 2,
+        phrase: "uname-r: cannot read: is a symbolic link",
+    },
+    Row {
+        name: "53.3 import-host: an interface name with a terminal escape is refused, escaped",
+        setup: |w| {
+            dumps(w);
+            for k in ["i", "g", "l", "c"] {
+                std::fs::copy(
+                    w.path(&format!("dumps/ethtool-{k}-eth0")),
+                    w.path(&format!("dumps/ethtool-{k}-e\u{1b}[31mx")),
+                )
+                .expect("copy");
+            }
+            Some(
+                Setup::new(&["import-host", "dumps"], None)?
+                    .then(|_, err| assert!(!err.contains('\u{1b}'), "{err:?}")),
+            )
+        },
+        code: 2,
+        phrase: "interface name `e\\u{1b}[31mx` must be non-empty letters",
+    },
+    Row {
+        name: "53.3 import-host --out over its own earlier model: written, under the lock",
+        setup: |w| {
+            dumps(w);
+            w.ok(&["import-host", "dumps", "--out", "o/host.json", "--quiet"]);
+            Some(
+                Setup::new(&["import-host", "dumps", "--out", "o/host.json"], Some("o"))?.then(
+                    |w, _| {
+                        assert!(w.path("o/host.json").is_file());
+                        assert!(!w.path("o/.irqsim.lock").exists(), "the lock file is left");
+                    },
+                ),
+            )
+        },
+        code: 0,
+        phrase: "wrote o/host.json",
+    },
+    // --- Issue 53, case 11: with no room left, a zero-byte `.irqsim.lock` stayed. ---
+    Row {
+        name: "53.11 the lock on a full disk: refused, no lock file left",
+        setup: |w| {
+            let Some(m) = w.mount("full", "size=16k") else {
+                println!("skipped: lock on a full disk (needs root to mount a tmpfs)");
+                return None;
+            };
+            use std::io::Write;
+            let mut f = std::fs::File::create(w.path("full/fill")).expect("fill");
+            while f.write_all(&[0u8; 4096]).is_ok() {}
+            drop(f);
+            let mut s = Setup::new(
+                &["run", "scenarios/case.json", "--out", "full/o", "--quiet"],
+                Some("full"),
+            )?
+            .then(|w, _| {
+                assert!(
+                    !w.path("full/o/.irqsim.lock").exists(),
+                    "the lock file is left"
+                )
+            });
+            s.mount = Some(m);
+            Some(s)
+        },
+        code: 1,
+        phrase: "cannot lock the output directory: full/o/.irqsim.lock: No space left on device",
     },
 ];
 /// The message of a panic.

@@ -113,7 +113,7 @@ fn ethtool_link(iface: &str, mbps: u32) -> String {
 
 /// The 8-core ixgbe router: eth0's queue k's vector on CPU (k + `shift`) mod 8, eth1's
 /// on CPU 7 - k (smp_affinity_list only, as before Linux 4.15).
-fn ixgbe_host(dir: &Path, shift: usize) {
+pub(crate) fn ixgbe_host(dir: &Path, shift: usize) {
     std::fs::create_dir_all(dir).unwrap();
     write(
         dir,
@@ -589,7 +589,8 @@ fn bad_dumps_are_refused_before_anything_is_written() {
     refuse(
         &d,
         &[],
-        &["ethtool-g-eth1:8: `RX:\t\tmany`: `RX` is not a number or n/a"],
+        // (Control characters of a quoted line are printed escaped, tabs too.)
+        &["ethtool-g-eth1:8: `RX:\\t\\tmany`: `RX` is not a number or n/a"],
     );
 
     let d = t.join("mixed-up");

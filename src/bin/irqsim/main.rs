@@ -257,7 +257,11 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    if let Err(code) = check_memory(&exp, &opts, shard) {
+    let trace_bytes = trace
+        .trace
+        .is_some()
+        .then_some((trace.trace_limit_mb * 1e6) as u64);
+    if let Err(code) = check_memory(&exp, &opts, shard, trace_bytes) {
         return code;
     }
     let out = out_dir(&exp, &opts, shard);
@@ -295,9 +299,17 @@ fn runs_and_threads(
 /// Refuse (exit 2, before anything is written) a sweep that cannot fit the memory
 /// available, and warn of one that may not ([`irqsim::experiment::memory`] states the rule and the
 /// figures).
-fn check_memory(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> Result<(), ExitCode> {
+fn check_memory(
+    exp: &Experiment,
+    opts: &RunOpts,
+    shard: Option<Shard>,
+    trace_bytes: Option<u64>,
+) -> Result<(), ExitCode> {
     let (runs, threads, _) = runs_and_threads(exp, opts, shard);
-    let mem = irqsim::experiment::memory::MemoryEstimate::new(exp, runs, threads);
+    let mut mem = irqsim::experiment::memory::MemoryEstimate::new(exp, runs, threads);
+    if let Some(t) = trace_bytes {
+        mem = mem.with_trace(t);
+    }
     let Some((avail, field)) = irqsim::experiment::memory::available() else {
         return Ok(());
     };
@@ -445,7 +457,10 @@ fn run(
     let est = Estimate::new(&exp, threads);
     if !opts.quiet {
         eprintln!("{}", est.describe());
-        let mem = irqsim::experiment::memory::MemoryEstimate::new(&exp, runs, threads);
+        let mut mem = irqsim::experiment::memory::MemoryEstimate::new(&exp, runs, threads);
+        if trace.trace.is_some() {
+            mem = mem.with_trace((trace.trace_limit_mb * 1e6) as u64);
+        }
         eprintln!("estimated memory: {}", mem.describe(runs));
     }
     // A checkpoint that cannot be trusted is refused here, before any work.

@@ -35,12 +35,32 @@ pub struct TraceArgs {
     pub pcap: bool,
     /// Largest trace (trace.json plus the pcap files) to write [MB]; a window that
     /// would need more ends where the limit is reached, and the command says so.
-    #[arg(long, value_name = "MB", default_value_t = 100.0, requires = "trace")]
+    #[arg(long, value_name = "MB", default_value_t = 100.0, requires = "trace",
+          value_parser = parse_limit_mb)]
     pub trace_limit_mb: f64,
     /// Draw flow arrows (arrival, interrupt, netisr, transmission) for the frames whose
     /// sequence number is a multiple of N (0: none).
     #[arg(long, value_name = "N", default_value_t = 16, requires = "trace")]
     pub trace_sample: u64,
+}
+
+/// Largest `--trace-limit-mb` [MB]: 1,000. The trace is held in memory until it is
+/// written, so the limit bounds memory too (issue 53: 1e12 was taken).
+pub const MAX_TRACE_LIMIT_MB: f64 = 1000.0;
+
+/// Parse `--trace-limit-mb`: more than 0, at most [`MAX_TRACE_LIMIT_MB`].
+fn parse_limit_mb(s: &str) -> Result<f64, String> {
+    let mb: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of MB"))?;
+    if !(mb.is_finite() && mb > 0.0 && mb <= MAX_TRACE_LIMIT_MB) {
+        return Err(format!(
+            "{s} MB: must be more than 0 and at most {MAX_TRACE_LIMIT_MB} MB (the trace is \
+             held in memory until it is written)"
+        ));
+    }
+    Ok(mb)
 }
 
 /// Parse `FROM..TO`.

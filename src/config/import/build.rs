@@ -34,7 +34,7 @@
 //!   (the driver's) or 0 (`kernel.netisr_per_packet`, which the loader requires), each
 //!   with a note "not measured".
 
-use super::dump::{Findings, Sourced};
+use super::dump::{CpuList, Findings, Sourced};
 use super::ethtool::{Flag, Num};
 use super::profile::Profile;
 use super::{HostDumps, NicDumps};
@@ -341,8 +341,8 @@ fn ring(
 }
 
 /// The model's core of CPU `cpu`: its rank among the online CPUs.
-fn core_of(cpu: u32, online: &[u32]) -> Option<usize> {
-    online.iter().position(|&c| c == cpu)
+fn core_of(cpu: u32, online: &CpuList) -> Option<usize> {
+    online.rank(cpu)
 }
 
 /// Bind each queue's vector to its core: `cpu.irq_affinity` entries with notes.
@@ -350,7 +350,7 @@ fn affinities(
     h: &HostDumps,
     nic: &NicDumps,
     queues: u16,
-    online: &[u32],
+    online: &CpuList,
     aff: &mut Map<String, Value>,
     notes: &mut Notes,
 ) {
@@ -402,7 +402,7 @@ fn affinities(
             Some((None, Some(a))) if a.value.len() == 1 => (a, "smp_affinity_list"),
             Some((None, Some(a))) => {
                 unbound.push(format!(
-                    "{line} (vector {} may go to CPUs {:?} {} and no effective_affinity_list \
+                    "{line} (vector {} may go to CPUs {} {} and no effective_affinity_list \
                      names one)",
                     row.irq,
                     a.value,
@@ -418,7 +418,9 @@ fn affinities(
                 continue;
             }
         };
-        let cpu = list.value[0];
+        let Some(cpu) = list.value.first() else {
+            continue;
+        };
         let Some(core) = core_of(cpu, online) else {
             unbound.push(format!(
                 "{line} (vector {} on CPU {cpu}, which is not online)",
@@ -461,10 +463,10 @@ pub fn model(
     let mut notes = Notes::default();
     // --- cpu ---
     let cpus = h.lscpu.cpus.as_ref();
-    let online: Vec<u32> = match (&h.lscpu.online, cpus) {
+    let online: CpuList = match (&h.lscpu.online, cpus) {
         (Some(o), _) => o.value.clone(),
-        (None, Some(c)) => (0..c.value).collect(),
-        (None, None) => Vec::new(),
+        (None, Some(c)) => CpuList::upto(c.value),
+        (None, None) => CpuList::default(),
     };
     let cores = online.len();
     if cores > 64 {

@@ -24,7 +24,7 @@
 //! `mlx5e_open_channel`; `mlx5_comp<k>` before the `@pci:` suffix, taken only when the
 //! host has one mlx5 port), and `<if>` for a NIC with one vector.
 
-use super::dump::{At, Dump, Findings, Sourced, cpu_list, whole};
+use super::dump::{At, CpuList, Dump, Findings, Sourced, cpu_list, whole};
 use std::collections::BTreeMap;
 
 /// One numbered row of `/proc/interrupts`.
@@ -116,9 +116,9 @@ pub fn parse(d: &Dump, f: &mut Findings) -> Interrupts {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Affinity {
     /// `smp_affinity_list`.
-    pub allowed: BTreeMap<u32, Sourced<Vec<u32>>>,
+    pub allowed: BTreeMap<u32, Sourced<CpuList>>,
     /// `effective_affinity_list`.
-    pub effective: BTreeMap<u32, Sourced<Vec<u32>>>,
+    pub effective: BTreeMap<u32, Sourced<CpuList>>,
 }
 
 /// Parse the `grep -H` lines of the affinity lists.
@@ -255,8 +255,8 @@ mod tests {
         let text = "/proc/irq/131/smp_affinity_list:0-5\n/proc/irq/131/effective_affinity_list:3\n/proc/irq/132/smp_affinity_list:1\nsmp_affinity_list:2\n";
         let mut f = Findings::default();
         let a = affinity(&Dump::from_text("irq-affinity", text), &mut f);
-        assert_eq!(a.allowed[&131].value, vec![0, 1, 2, 3, 4, 5]);
-        assert_eq!(a.effective[&131].value, vec![3]);
+        assert_eq!(a.allowed[&131].value.to_string(), "0-5");
+        assert_eq!(a.effective[&131].value.to_string(), "3");
         assert_eq!(a.allowed[&132].at.line, 3);
         assert_eq!(f.unparsed.len(), 1);
         assert_eq!(f.unparsed[0].at.line, 4);

@@ -24,7 +24,7 @@ pub struct Lscpu {
     /// `CPU(s):` [logical CPUs].
     pub cpus: Option<Sourced<u32>>,
     /// `On-line CPU(s) list:` [CPU numbers].
-    pub online: Option<Sourced<Vec<u32>>>,
+    pub online: Option<Sourced<super::dump::CpuList>>,
     /// `Thread(s) per core:`.
     pub threads_per_core: Option<Sourced<u32>>,
     /// `Core(s) per socket:`.
@@ -155,7 +155,7 @@ Vulnerabilities:
         assert!(f.faults.is_empty() && f.unparsed.is_empty(), "{f:?}");
         assert_eq!(l.cpus.as_ref().unwrap().value, 6);
         assert_eq!(l.cpus.as_ref().unwrap().at.line, 4);
-        assert_eq!(l.online.unwrap().value, vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(l.online.unwrap().value.to_string(), "0-5");
         assert_eq!(l.clock_mhz.as_ref().unwrap().value, 3600.0);
         assert_eq!(l.clock_kind, "nominal");
         assert_eq!(l.threads_per_core.unwrap().value, 1);

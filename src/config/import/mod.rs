@@ -45,6 +45,7 @@ pub mod uname;
 
 use crate::config::error::InputError;
 use crate::config::model::ModelConfig;
+use crate::config::read_limit::ReadBudget;
 use crate::sim::problems::{Problem, Problems};
 use dump::{Dump, Fault, Findings, Sourced};
 use std::fmt;
@@ -67,7 +68,7 @@ pub const UNAME: &str = "uname-r";
 pub const MAX_FILES: usize = 4096;
 
 /// Lines not understood that the report prints per file (the rest are counted).
-pub const UNPARSED_SHOWN: usize = 20;
+pub const UNPARSED_SHOWN: usize = dump::UNPARSED_KEPT;
 
 /// The dumps of one interface.
 #[derive(Clone, Debug)]
@@ -205,12 +206,12 @@ pub struct Report {
 impl Report {
     /// The report `irqsim import-host` prints on stderr.
     pub fn text(&self, m: &ModelConfig) -> String {
-        let mut s = format!("irqsim import-host {}\n", self.dir);
-        s.push_str(&format!("read: {}\n", self.read.join(", ")));
+        let mut s = format!("irqsim import-host {}\n", dump::escape(&self.dir));
+        s.push_str(&format!("read: {}\n", dump::escape(&self.read.join(", "))));
         if !self.other.is_empty() {
             s.push_str(&format!(
                 "not read (not a dump irqsim knows): {}\n",
-                self.other.join(", ")
+                dump::escape(&self.other.join(", "))
             ));
         }
         s.push_str(&format!(
@@ -284,34 +285,22 @@ impl Report {
             }
         }
         let f = &self.findings;
+        let more: usize = f.unparsed_more.iter().map(|(_, n)| n).sum();
         if f.unparsed.is_empty() {
             s.push_str("lines not understood: none\n");
         } else {
             s.push_str(&format!(
                 "lines not understood ({}; not used, check them):\n",
-                f.unparsed.len()
+                f.unparsed.len() + more
             ));
             // The first few of each file: a file of garbage is said to be one, not
             // printed back line by line.
-            let mut shown: Vec<(&str, usize)> = Vec::new();
             for u in &f.unparsed {
-                let file = u.at.file.as_str();
-                let k = match shown.iter().position(|(g, _)| *g == file) {
-                    Some(k) => k,
-                    None => {
-                        shown.push((file, 0));
-                        shown.len() - 1
-                    }
-                };
-                shown[k].1 += 1;
-                if shown[k].1 <= UNPARSED_SHOWN {
-                    s.push_str(&format!("  {u}\n"));
-                }
+                s.push_str(&format!("  {u}\n"));
             }
-            for (file, n) in shown.iter().filter(|(_, n)| *n > UNPARSED_SHOWN) {
+            for (file, n) in &f.unparsed_more {
                 s.push_str(&format!(
-                    "  {file}: ... and {} more line(s) not understood\n",
-                    n - UNPARSED_SHOWN
+                    "  {file}: ... and {n} more line(s) not understood\n"
                 ));
             }
         }
@@ -324,13 +313,13 @@ impl Report {
 
 /// Read a dump that must be there: a fault when it is absent or unreadable.
 fn required(
-    dir: &Path,
+    (dir, budget): (&Path, &mut ReadBudget),
     name: &str,
     cmd: &str,
     f: &mut Findings,
     read: &mut Vec<String>,
 ) -> Option<Dump> {
-    match Dump::read(dir, name) {
+    match Dump::read(dir, name, budget) {
         Ok(Some(d)) => {
             read.push(name.to_string());
             Some(d)
@@ -350,8 +339,13 @@ fn required(
 }
 
 /// Read a dump that may be absent; unreadable is a fault.
-fn optional(dir: &Path, name: &str, f: &mut Findings, read: &mut Vec<String>) -> Option<Dump> {
-    match Dump::read(dir, name) {
+fn optional(
+    (dir, budget): (&Path, &mut ReadBudget),
+    name: &str,
+    f: &mut Findings,
+    read: &mut Vec<String>,
+) -> Option<Dump> {
+    match Dump::read(dir, name, budget) {
         Ok(Some(d)) => {
             read.push(name.to_string());
             Some(d)
@@ -394,12 +388,34 @@ pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError
         .collect();
     ifaces.sort();
     ifaces.dedup();
+    // An interface's name names the model's NIC, and so files and directories of a
+    // run's output (`--linux-counters`): it must be a name irqsim writes, and one Linux
+    // can give (at most IFNAMSIZ - 1 = 15 bytes, include/uapi/linux/if.h).
+    ifaces.retain(|i| {
+        let bad = match crate::config::names::check(i) {
+            Err(e) => Some(e.to_string()),
+            Ok(()) if i.len() > 15 => Some(format!(
+                "`{i}` is {} bytes; an interface name is at most 15 (IFNAMSIZ - 1)",
+                i.len()
+            )),
+            Ok(()) => None,
+        };
+        if let Some(reason) = &bad {
+            f.fault(
+                dir.display().to_string(),
+                format!("interface name {reason}: rename its ethtool-*-<if> files"),
+            );
+        }
+        bad.is_none()
+    });
+    let mut budget = ReadBudget::new(dump::MAX_DUMPS_TOTAL_BYTES);
+    let budget = &mut budget;
     let mut read = Vec::new();
-    let lscpu = required(dir, LSCPU, "LC_ALL=C lscpu > lscpu", f, &mut read)
+    let lscpu = required((dir, budget), LSCPU, "LC_ALL=C lscpu > lscpu", f, &mut read)
         .map(|d| lscpu::parse(&d, f))
         .unwrap_or_default();
     let sysctl = required(
-        dir,
+        (dir, budget),
         SYSCTL,
         "sysctl net.core > sysctl-net.core",
         f,
@@ -417,7 +433,7 @@ pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError
     for i in &ifaces {
         let mut req = |opt: &str, f: &mut Findings| {
             required(
-                dir,
+                (dir, &mut *budget),
                 &format!("ethtool-{opt}-{i}"),
                 &format!("ethtool -{opt} {i} > ethtool-{opt}-{i}"),
                 f,
@@ -436,7 +452,7 @@ pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError
         let coalesce = req("c", f)
             .map(|d| ethtool::coalesce(&d, i, f))
             .unwrap_or_default();
-        let speed = optional(dir, &format!("ethtool-{i}"), f, &mut read)
+        let speed = optional((dir, budget), &format!("ethtool-{i}"), f, &mut read)
             .and_then(|d| ethtool::speed(&d, i, f));
         nics.push(NicDumps {
             name: i.clone(),
@@ -447,10 +463,12 @@ pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError
             speed,
         });
     }
-    let interrupts = optional(dir, INTERRUPTS, f, &mut read).map(|d| interrupts::parse(&d, f));
-    let affinity = optional(dir, AFFINITY, f, &mut read).map(|d| interrupts::affinity(&d, f));
-    let qlen = optional(dir, IP_LINK, f, &mut read).map(|d| iplink::parse(&d, f));
-    let release = optional(dir, UNAME, f, &mut read).and_then(|d| uname::parse(&d, f));
+    let interrupts =
+        optional((dir, budget), INTERRUPTS, f, &mut read).map(|d| interrupts::parse(&d, f));
+    let affinity =
+        optional((dir, budget), AFFINITY, f, &mut read).map(|d| interrupts::affinity(&d, f));
+    let qlen = optional((dir, budget), IP_LINK, f, &mut read).map(|d| iplink::parse(&d, f));
+    let release = optional((dir, budget), UNAME, f, &mut read).and_then(|d| uname::parse(&d, f));
     let other = names.into_iter().filter(|n| !read.contains(n)).collect();
     Ok(HostDumps {
         lscpu,

@@ -625,6 +625,16 @@ impl ExperimentDraw {
                     .collect(),
             )
         };
+        // The loader refuses a load point given twice (issue 53): each once.
+        let mut seen: Vec<f64> = Vec::new();
+        let mut values = values;
+        values.retain(|v| {
+            let new = !seen.contains(v);
+            if new {
+                seen.push(*v);
+            }
+            new
+        });
         let mut sorted = values.clone();
         sorted.sort_by(f64::total_cmp);
         let load = match (self.range, sorted.first(), sorted.last()) {
@@ -642,7 +652,12 @@ impl ExperimentDraw {
         let mut flows_json = Vec::new();
         for (i, f) in flows.iter().enumerate() {
             let mut j = json!({ "from": NICS[f.from], "to": NICS[f.to], "frame_bytes": f.bytes });
-            if f.named {
+            // Two unnamed flows of one path would share the name `<from>-<to>`, which
+            // the loader refuses (issue 53): the second is named.
+            let same_path = flows[..i]
+                .iter()
+                .any(|g| !g.named && (g.from, g.to) == (f.from, f.to));
+            if f.named || same_path {
                 j["name"] = json!(format!("f{i}"));
             }
             let rate = if closed {
