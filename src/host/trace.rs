@@ -365,7 +365,7 @@ impl<M: Shape> Host<M> {
                 let task = core.runq().current(l)?;
                 Some((l, task, self.pass_of(task)))
             });
-            rec.cpu_on(c, now, running);
+            rec.cpu_from(c, now, core.cpu().runs_from(now), running);
         }
         rec.settle(now);
         for (i, q) in queues.iter().enumerate() {

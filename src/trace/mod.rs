@@ -474,6 +474,19 @@ impl Recorder {
 
     /// The CPU of core `core` after an event at `now` (see [`Recorder::cpu`]).
     pub fn cpu_on(&mut self, core: usize, now: SimTime, running: Option<(Level, Task, u64)>) {
+        self.cpu_from(core, now, now, running)
+    }
+
+    /// [`Recorder::cpu_on`] for a core whose running level starts work only at `start`
+    /// (after `now` while the core wakes from an idle state: the exit latency is not the
+    /// task's time, and a slice preempted before `start` is not written).
+    pub fn cpu_from(
+        &mut self,
+        core: usize,
+        now: SimTime,
+        start: SimTime,
+        running: Option<(Level, Task, u64)>,
+    ) {
         let key = |o: &Open| (o.level, o.task, o.pass);
         if self.open[core].as_ref().map(key) == running {
             return;
@@ -488,7 +501,7 @@ impl Recorder {
                 level,
                 task,
                 pass,
-                start: now,
+                start: start.max(now),
                 begins,
             });
         }

@@ -44,7 +44,14 @@ fn rx_ring_drops_count_the_frames_dropped_without_a_descriptor() {
             .sum();
         let dropped = p.figures.total.drops.rx_ring;
         eprintln!("{name}: drops.rx_ring {dropped}, eth0 rx_ring.drops {counted}");
-        assert_eq!(dropped, site, "{name}: the drop site");
+        // The figures, measured before idle states, DIM and the NIC's
+        // pipelines joined the model (printed now: 361,068 / 231,040 / 101,099, the
+        // start of the run moved by DIM's 8 us first period and the cores' first
+        // wake-ups): the drops are still those within 0.5 %.
+        assert!(
+            (dropped - site).abs() <= 5e-3 * site,
+            "{name}: the drop site: {dropped} vs {site}"
+        );
         assert_eq!(counted, dropped, "{name}: the NIC's counters");
         // The sending port receives nothing and drops nothing.
         let eth1: f64 = c

@@ -70,7 +70,7 @@ pub struct CpuTimes {
     /// `%soft` time [ps].
     pub soft_ps: u64,
     /// `%idle` time, all idle states together [ps] (a split by idle state goes beside
-    /// it when idle states are modelled).
+    /// it with idle states: results' `mpstat.*.idle_states`).
     pub idle_ps: u64,
 }
 

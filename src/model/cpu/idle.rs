@@ -10,8 +10,9 @@
 //! frame: the mechanism that makes a host slower at low rate than under load.
 //!
 //! The governor is Linux's **menu** governor (drivers/cpuidle/governors/menu.c, the
-//! default with a periodic tick or NOHZ_IDLE until teo arrived in 5.1; the modelled
-//! kernels are 4.18 and its successors that keep menu), followed line by line:
+//! default of tickless kernels, the modelled 4.18 among them; teo, added in 5.1, must
+//! be chosen), followed line by line as of 4.20 (docs/model.md lists where 4.18
+//! differs and every other simplification):
 //! `menu_select` (the correction factor per bucket of the next timer's distance, the
 //! repeating-interval detector over the last 8 idle periods, `get_typical_interval`,
 //! the performance multiplier with no I/O waiters, the latency limit, the choice of

@@ -282,6 +282,12 @@ impl Cpu {
         })
     }
 
+    /// When the running burst's work starts, `now` or later: after what is left of an
+    /// idle state's exit latency.
+    pub fn runs_from(&self, now: SimTime) -> SimTime {
+        (self.since + self.wake_left).max(now)
+    }
+
     /// The level that has the processor, if any (as of the last pick).
     pub fn running(&self) -> Option<Level> {
         self.running
