@@ -58,6 +58,19 @@ impl ModelConfig {
     pub fn validate(&self, p: &mut Problems) {
         p.at("cpu", |p| self.cpu.validate(p));
         p.at("kernel", |p| self.kernel.validate(p));
+        if self.cpu.idle.is_some() && self.kernel.clock.hardclock.mean_ns(self.cpu.clock_mhz) > 0.0
+        {
+            // The idle states' governor follows the tick itself (kept or stopped per
+            // idle period, src/model/cpu/idle.rs); a hardclock that falls every tick
+            // whatever the governor decided would wake stopped-tick cores and count
+            // the tick twice.
+            p.push(
+                "kernel.clock.hardclock",
+                "a clock interrupt cost cannot be combined with `cpu.idle`: the idle \
+                 states model the tick (stopped on idle cores, NO_HZ_IDLE); remove one"
+                    .to_string(),
+            );
+        }
         if self.nics.is_empty() {
             p.push("nics", "a model needs at least one NIC");
         }

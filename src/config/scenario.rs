@@ -297,6 +297,13 @@ pub struct ScenarioFile {
     /// `"last-bit"`).
     #[serde(default, skip_serializing_if = "is_last_bit")]
     pub latency_from: LatencyFrom,
+    /// A latency objective [us], 0.001 to 1,000,000: each flow's and the total's
+    /// `latency_us.share_under_slo` then gives the share of delivered frames whose
+    /// latency is at most this (from the latency histogram: 3 significant digits)
+    /// (default none: no share reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.001, max = 1_000_000.0))]
+    pub latency_slo_us: Option<f64>,
 }
 
 fn is_last_bit(x: &LatencyFrom) -> bool {
@@ -435,6 +442,8 @@ pub struct Experiment {
     pub timeline_bucket_ms: Option<f64>,
     /// Where latency starts.
     pub latency_from: LatencyFrom,
+    /// The latency objective [us] whose share is reported, if given.
+    pub latency_slo_us: Option<f64>,
     /// The grid, when the scenario has one: its variants are [`Experiment::variants`],
     /// in the order of [`Grid::cells`].
     pub grid: Option<Grid>,
@@ -1330,6 +1339,14 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
             format!("duration_s + drain_s must be at most {MAX_RUN_S} s per point"),
         );
     }
+    if let Some(slo) = sc.latency_slo_us
+        && !(0.001..=1_000_000.0).contains(&slo)
+    {
+        p.push(
+            "latency_slo_us",
+            format!("must be 0.001 to 1,000,000 us, got {slo}"),
+        );
+    }
     if let Some(tl) = &sc.timeline {
         p.positive("timeline.bucket_ms", tl.bucket_ms, "ms");
         if tl.bucket_ms > 0.0 && (sc.duration_s + sc.drain_s) * 1e3 / tl.bucket_ms > 10_000_000.0 {
@@ -1513,6 +1530,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         measured_rates,
         timeline_bucket_ms: sc.timeline.as_ref().map(|t| t.bucket_ms),
         latency_from: sc.latency_from,
+        latency_slo_us: sc.latency_slo_us,
         grid,
     })
 }

@@ -44,6 +44,11 @@ pub fn experiment_doc(exp: &Experiment) -> serde_json::Map<String, serde_json::V
     // Each variant's own flows, when a variant's or the grid's `workload` patch made
     // them differ from the scenario's (absent otherwise, so that the identity of an
     // experiment without such patches is what it was before they existed).
+    // The latency objective, when given (absent otherwise: the identity of an
+    // experiment without one is what it was before it existed).
+    if let Some(slo) = exp.latency_slo_us {
+        doc["latency_slo_us"] = serde_json::json!(slo);
+    }
     if exp.variants.iter().any(|v| v.flows != exp.flows) {
         let flows: Vec<_> = exp.variants.iter().map(|v| (&v.name, &v.flows)).collect();
         doc["variant_flows"] = serde_json::json!(flows);
@@ -89,6 +94,7 @@ pub fn frame(exp: &Experiment) -> ResultsFrame {
         duration_s: exp.duration_s,
         replications: exp.replications,
         latency_from: exp.latency_from,
+        latency_slo_us: exp.latency_slo_us,
         measured: exp.measured.as_ref().map(|(file, points)| Measured {
             file: file.clone(),
             points: points.clone(),

@@ -190,7 +190,8 @@ pub fn run_selected(
             (Some(tl), 0) => tl.rows(&exp.variants[v].name, lp.load_pct),
             _ => Vec::new(),
         };
-        let mut figures = PointFigures::from_run(&stats, model.user.is_some());
+        let slo = exp.latency_slo_us.map(|us| SimTime::from_ns_f64(us * 1e3));
+        let mut figures = PointFigures::from_run(&stats, model.user.is_some(), slo);
         if crate::results::linux::is_linux_host(model) {
             figures = figures.with_mpstat(&stats);
         }

@@ -186,6 +186,11 @@ pub struct LatencySummary {
     pub p99: f64,
     /// 99.9th percentile [us].
     pub p999: f64,
+    /// Share of the delivered frames whose latency is at most the scenario's
+    /// `latency_slo_us` (0 to 1; from the histogram, so a frame within 0.1 % of the
+    /// objective may count on either side); absent without an objective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_under_slo: Option<f64>,
 }
 
 impl LatencyStats {
@@ -261,7 +266,19 @@ impl LatencyStats {
             p50: q(0.5),
             p99: q(0.99),
             p999: q(0.999),
+            share_under_slo: None,
         }
+    }
+
+    /// [`LatencyStats::summary`] with the share of frames whose latency is at most
+    /// `slo` (none without an objective, or when nothing was delivered).
+    pub fn summary_with_slo(&self, slo: Option<SimTime>) -> LatencySummary {
+        let mut s = self.summary();
+        if let (Some(slo), Some(h)) = (slo, &self.hist) {
+            let top = (slo.0 / SimTime::PS_PER_NS).clamp(1, HIST_MAX_NS);
+            s.share_under_slo = Some(h.count_between(0, top) as f64 / self.count as f64);
+        }
+        s
     }
 }
 

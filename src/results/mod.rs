@@ -399,6 +399,10 @@ pub struct Results {
     /// Where the latencies start: the input frame's `last-bit` or `first-bit`.
     #[serde(default)]
     pub latency_from: crate::model::stats::LatencyFrom,
+    /// The scenario's latency objective [us], whose share each flow's
+    /// `latency_us.share_under_slo` gives (absent when the scenario sets none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_slo_us: Option<f64>,
     /// Measured table compared with, if any, copied in so the results are self-contained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<Measured>,
@@ -445,6 +449,8 @@ pub struct ResultsFrame {
     pub replications: u32,
     /// Where the latencies start.
     pub latency_from: crate::model::stats::LatencyFrom,
+    /// The latency objective [us], if any.
+    pub latency_slo_us: Option<f64>,
     /// Measured table compared with, if any.
     pub measured: Option<Measured>,
     /// Measured rates per variant to compare with, if any.
@@ -598,6 +604,7 @@ impl ResultsFrame {
             duration_s: self.duration_s,
             replications: self.replications,
             latency_from: self.latency_from,
+            latency_slo_us: self.latency_slo_us,
             measured: self.measured.clone(),
             measured_rates: self
                 .measured_rates
@@ -681,8 +688,13 @@ pub struct GridResult {
     pub cells: Vec<GridCellResult>,
 }
 
-fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
-    let l = s.latency.summary();
+fn flow_result(
+    name: &str,
+    s: &FlowStats,
+    secs: f64,
+    slo: Option<crate::sim::time::SimTime>,
+) -> FlowResult {
+    let l = s.latency.summary_with_slo(slo);
     FlowResult {
         name: name.to_string(),
         sent: s.sent as f64,
@@ -716,7 +728,12 @@ fn flow_result(name: &str, s: &FlowStats, secs: f64) -> FlowResult {
 
 impl PointFigures {
     /// Figures of one run.
-    pub fn from_run(r: &RunStats, has_user: bool) -> PointFigures {
+    /// `slo`: the scenario's latency objective, whose share each flow reports.
+    pub fn from_run(
+        r: &RunStats,
+        has_user: bool,
+        slo: Option<crate::sim::time::SimTime>,
+    ) -> PointFigures {
         let secs = r.duration.as_secs_f64();
         let busy: u64 = r.cpu_ps.iter().sum();
         let frac = |ps: u64| {
@@ -728,11 +745,11 @@ impl PointFigures {
         };
         let [user_ps, ksoftirqd_ps] = r.task_ps;
         PointFigures {
-            total: flow_result("Total", &r.total, secs),
+            total: flow_result("Total", &r.total, secs, slo),
             flows: r
                 .flows
                 .iter()
-                .map(|(n, s)| flow_result(n, s, secs))
+                .map(|(n, s)| flow_result(n, s, secs, slo))
                 .collect(),
             interrupts_per_s: r.interrupts as f64 / secs,
             packets_per_interrupt: if r.interrupts_all > 0 {
@@ -800,6 +817,11 @@ impl PointFigures {
                 h.min = 0.0;
                 h.max = 0.0;
                 if each.len() < reps.len() {
+                    if m.share_under_slo.is_some() {
+                        let xs: Vec<f64> = each.iter().filter_map(|l| l.share_under_slo).collect();
+                        let (ms, hs) = mean_ci95(&xs);
+                        (m.share_under_slo, h.share_under_slo) = (Some(ms), Some(hs));
+                    }
                     let get: [fn(&LatencySummary) -> f64; 5] =
                         [|l| l.avg, |l| l.stddev, |l| l.p50, |l| l.p99, |l| l.p999];
                     let (mut ms, mut hs) = ([0.0; 5], [0.0; 5]);

@@ -219,7 +219,7 @@ fn shared_lines_on_two_cores_with_a_clock_merge_bursts_exactly() {
 fn each_core_has_its_cpu_split_in_the_results() {
     let model = with_cores(simple_model(&["a", "b", "c", "d"]), 2, json!({}));
     let r = run(&model, &spec(vec![flow("a", "c")], 60_000.0, 0.1));
-    let fig = PointFigures::from_run(&r, false);
+    let fig = PointFigures::from_run(&r, false, None);
     assert_eq!(fig.cores.len(), 2);
     for c in &fig.cores {
         let sum = c.interrupt + c.softirq + c.kernel + c.user + c.idle;
@@ -241,7 +241,7 @@ fn each_core_has_its_cpu_split_in_the_results() {
         &simple_model(&["a", "b", "c", "d"]),
         &spec(vec![flow("a", "c")], 60_000.0, 0.1),
     );
-    assert!(PointFigures::from_run(&lone, false).cores.is_empty());
+    assert!(PointFigures::from_run(&lone, false, None).cores.is_empty());
 }
 
 fn problems(model: Value) -> String {
@@ -441,7 +441,7 @@ fn rss_over_four_cores_forwards_what_one_core_cannot() {
     let lost = 1.0 - one.total.received as f64 / one.total.sent as f64;
     assert!(lost > 0.10, "one core lost {lost}, busiest queue {b} flows");
     // Each core is busy its queue's flows x rate x 7 to 13 us per second.
-    let fig = PointFigures::from_run(&four, false);
+    let fig = PointFigures::from_run(&four, false, None);
     let mut bins = [0usize; 4];
     for i in 0..16 {
         bins[rss_queue(&nic, &tuple_of(&s.flows, i)) as usize] += 1;
@@ -478,7 +478,7 @@ fn all_vectors_on_core_0_livelock_it_while_the_others_idle() {
         r.total.received,
         spread.total.received
     );
-    let fig = PointFigures::from_run(&r, false);
+    let fig = PointFigures::from_run(&r, false, None);
     for c in &fig.cores[1..] {
         assert_eq!(c.idle, 1.0);
     }

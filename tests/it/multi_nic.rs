@@ -825,7 +825,7 @@ fn forwarded_pps_counts_the_load_period_only() {
         n["line_rate_bps"] = json!(1e9);
     }
     let r = run(m, vec![flow("a", "b", 64)], vec![600_000.0], 0.01, 0.01);
-    let fig = irqsim::results::PointFigures::from_run(&r, false);
+    let fig = irqsim::results::PointFigures::from_run(&r, false, None);
     assert_eq!(r.total.drained, 50, "{:?}", r.total);
     assert_eq!(r.total.received, 50);
     assert_eq!(fig.total.forwarded_pps, 0.0);

@@ -481,7 +481,7 @@ fn a_cores_split_counts_its_napi_threads_as_softirq_time() {
         json!({}),
     );
     let r = run(&model, &spec(vec![flow("b", "d")], 300_000.0, 0.05));
-    let fig = irqsim::results::PointFigures::from_run(&r, false);
+    let fig = irqsim::results::PointFigures::from_run(&r, false, None);
     let c1 = &fig.cores[1];
     eprintln!("core 1 {c1:?}, host {:?}", fig.cpu);
     assert_eq!(c1.user, 0.0);

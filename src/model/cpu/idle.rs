@@ -11,23 +11,29 @@
 //!
 //! The governor is Linux's **menu** governor (drivers/cpuidle/governors/menu.c, the
 //! default of tickless kernels, the modelled 4.18 among them; teo, added in 5.1, must
-//! be chosen), followed line by line as of 4.20 (docs/model.md lists where 4.18
-//! differs and every other simplification):
-//! `menu_select` (the correction factor per bucket of the next timer's distance, the
-//! repeating-interval detector over the last 8 idle periods, `get_typical_interval`,
-//! the performance multiplier with no I/O waiters, the latency limit, the choice of
-//! state and whether the tick is stopped, the retreat to a state whose target residency
-//! fits before the next tick when the tick is kept), and `menu_update` (the measured
-//! residency less the exit latency, the correction factor's running average with decay
-//! 8, the interval history). When the tick is kept and the core is still idle at the
-//! next tick, the tick wakes it and the governor selects again (as `do_idle` loops);
-//! the tick's own CPU time is not modelled (as `kernel.clock` says for these hosts),
-//! nor the exit latency of a wake-up by the tick (the core is idle either way).
+//! be chosen), followed line by line as of v4.18 (docs/model.md, "Idle states", lists
+//! every simplification): `menu_select` (the correction factor per bucket of the next
+//! timer's distance, the repeating-interval detector over the last 8 idle periods,
+//! `get_typical_interval`, the search from C1 unless a timer is due very soon
+//! (`first_idx`), the performance multiplier with no I/O waiters, the latency limit,
+//! the choice of state and whether the tick is stopped, the retreat to a state whose
+//! target residency fits before the next tick when the tick is kept, and the stopped
+//! tick's branch that replaces a short prediction by the next timer's distance), and
+//! `menu_update` (the measured residency less the exit latency, the correction
+//! factor's running average with decay 8, the interval history). When the tick is kept
+//! and the core is still idle at the next tick, the tick wakes it and the governor
+//! selects again (as `do_idle` loops); the tick's own CPU time is not modelled (as
+//! `kernel.clock` says for these hosts), nor the exit latency of a wake-up by the tick
+//! (the core is idle either way). A stopped tick stays stopped across wake-ups that
+//! only run interrupts and softirqs (handled inside the idle loop) until the core runs
+//! a task ([`Idle::restart_tick`], `tick_nohz_idle_exit`).
 //!
 //! Simplifications, each stated: the next timer event with the tick stopped
 //! (`tick_nohz_get_sleep_length`) is a constant, `next_timer_us`, since irqsim models
 //! no kernel timer on these cores but the tick (an estimate: see its doc); no task
-//! waits for I/O (the performance multiplier is 1); the polling state has no time limit
+//! waits for I/O (the performance multiplier is 1); only the tasks the model runs
+//! restart a stopped tick (a real host's kworkers and daemons do too, now and then);
+//! the polling state has no time limit
 //! (`poll_idle`'s limit only matters when POLL is chosen for long idle periods, which
 //! menu avoids unless the latency limit forces it); the exit latency charged is the
 //! table's `exit_latency`, the figure the driver declares and the governor uses (an
@@ -238,6 +244,8 @@ pub struct Idle {
     /// The tick period [ps] and [us].
     tick_ps: u64,
     tick_us: u64,
+    /// The tick is stopped (see [`Idle::tick_stopped`]); it runs at time 0.
+    tick_stopped: bool,
     correction_factor: [u64; BUCKETS],
     intervals: [u64; INTERVALS],
     interval_ptr: usize,
@@ -290,6 +298,7 @@ impl Idle {
             next_timer_us: u64::from(cfg.next_timer_us),
             tick_ps,
             tick_us: tick_ps / 1_000_000,
+            tick_stopped: false,
             correction_factor: [RESOLUTION * DECAY; BUCKETS],
             intervals: [0; INTERVALS],
             interval_ptr: 0,
@@ -305,10 +314,24 @@ impl Idle {
         &self.names
     }
 
+    /// Whether the tick is stopped (`tick_nohz_tick_stopped`): it stops when the
+    /// governor says so at an idle entry and stays stopped across wake-ups that only run
+    /// interrupts and softirqs, since the idle loop (`do_idle`) does not exit for them.
+    pub fn tick_stopped(&self) -> bool {
+        self.tick_stopped
+    }
+
+    /// The core left the idle loop to run a task (a kernel thread or a process):
+    /// `tick_nohz_idle_exit` restarts the tick, so the next idle entry finds it running.
+    #[inline]
+    pub fn restart_tick(&mut self) {
+        self.tick_stopped = false;
+    }
+
     /// The core went idle at `since` and work wakes it at `now`: follow the governor
     /// through the period (selecting at entry, and again at each tick that wakes the
-    /// core while the tick is kept) and return the exit latency of the state the core
-    /// is in at `now`, which the work's first instruction waits for.
+    /// core while the tick runs) and return the exit latency of the state the core is in
+    /// at `now`, which the work's first instruction waits for.
     pub fn wake(&mut self, since: SimTime, now: SimTime) -> SimTime {
         self.wakeups += 1;
         if self.poll_only {
@@ -318,12 +341,18 @@ impl Idle {
         let end = now.0.max(t);
         let mut ticks = 0;
         loop {
-            let delta_next_us = (self.tick_ps - t % self.tick_ps) / 1_000_000;
-            let sel = self.select(delta_next_us);
+            let to_tick_ps = self.tick_ps - t % self.tick_ps;
+            let sel = self.select(to_tick_ps / 1_000_000);
             let idx = sel.idx;
             self.usage[idx] += 1;
-            let tick_at = t + (self.tick_ps - t % self.tick_ps);
-            if !sel.stop_tick && tick_at < end && ticks < MAX_TICK_WAKES {
+            // cpuidle_idle_call: `if (stop_tick || tick_nohz_tick_stopped())
+            // tick_nohz_idle_stop_tick()`, which stops it only when no timer falls within
+            // the next tick (tick_nohz_next_event).
+            if sel.stop_tick && !self.tick_stopped && self.next_timer_us > self.tick_us {
+                self.tick_stopped = true;
+            }
+            let tick_at = t + to_tick_ps;
+            if !self.tick_stopped && tick_at < end && ticks < MAX_TICK_WAKES {
                 // The tick wakes the core; it finds nothing to run and selects again.
                 ticks += 1;
                 self.time_ps[idx] += tick_at - t;
@@ -340,55 +369,93 @@ impl Idle {
         }
     }
 
-    /// `menu_select` with the tick running (it always is when the governor runs here:
-    /// each idle period begins with it, and only a tick wake-up, with the tick kept,
-    /// selects again), no task waiting for I/O.
-    fn select(&self, delta_next_us: u64) -> Selection {
+    /// `menu_select` of Linux 4.18 (drivers/cpuidle/governors/menu.c at v4.18, read in
+    /// linux-source-4.18.0), line by line, with `to_tick_us` the time to the next tick
+    /// (`delta_next` while the tick runs; with it stopped, `delta_next` is the next
+    /// timer's distance), no task waiting for I/O and no runnable load (the
+    /// performance multiplier is 1).
+    fn select(&self, to_tick_us: u64) -> Selection {
         let s = &self.states;
+        let stopped = self.tick_stopped;
+        let tick_us = self.tick_us;
         let mut latency_req = self.latency_req_us;
-        let next_timer_us = self.next_timer_us;
-        let bucket = which_bucket(next_timer_us);
-        if s.len() <= 1
-            || latency_req == 0
-            || ((next_timer_us < s[1].target_us || latency_req < s[1].exit_us) && s[0].enabled)
-        {
+        // "Special case when user has set very strict latency requirement".
+        if latency_req == 0 {
             return Selection {
                 idx: 0,
-                stop_tick: !s[0].polling,
+                stop_tick: false,
             };
         }
+        let next_timer_us = self.next_timer_us;
+        let delta_next_us = if stopped {
+            next_timer_us
+        } else {
+            to_tick_us.min(next_timer_us)
+        };
+        let bucket = which_bucket(next_timer_us);
         let mut predicted_us = (next_timer_us * self.correction_factor[bucket]
             + RESOLUTION * DECAY / 2)
             / (RESOLUTION * DECAY);
-        predicted_us = predicted_us.min(self.typical_interval(predicted_us));
-        // performance_multiplier(0) = 1.
-        latency_req = latency_req.min(predicted_us);
+        let expected = self.typical_interval().min(next_timer_us);
+        // Default to C1, not to polling, unless a timer is due really soon or C1's exit
+        // latency exceeds the limit (first_idx).
+        let mut first_idx = 0;
+        if s[0].polling
+            && let Some(c1) = s.get(1)
+            && next_timer_us > c1.target_us.max(20)
+            && latency_req > c1.exit_us
+            && c1.enabled
+        {
+            first_idx = 1;
+        }
+        predicted_us = predicted_us.min(expected);
+        if stopped {
+            // With the tick stopped a short misprediction could leave the core in a
+            // shallow state for long: the known time to the next timer decides.
+            if predicted_us < tick_us {
+                predicted_us = delta_next_us;
+            }
+        } else {
+            latency_req = latency_req.min(predicted_us);
+        }
+        let mut expected_us = predicted_us;
         let mut idx: Option<usize> = None;
-        for (i, st) in s.iter().enumerate() {
+        for (i, st) in s.iter().enumerate().skip(first_idx) {
             if !st.enabled {
                 continue;
             }
             let cur = *idx.get_or_insert(i);
             if st.target_us > predicted_us {
-                if s[cur].polling && st.exit_us <= latency_req && st.target_us <= next_timer_us {
-                    predicted_us = st.target_us;
-                    idx = Some(i);
+                if predicted_us < tick_us {
                     break;
                 }
-                if predicted_us < self.tick_us {
+                if !stopped {
+                    // A shallow state so far: keep the tick and select again at it.
+                    expected_us = s[cur].target_us;
                     break;
                 }
-                predicted_us = s[cur].target_us;
-                break;
+                // The tick is stopped: take this state if the one so far is shallow and
+                // this one fits before the next timer (`goto out`, tick left stopped).
+                let mut idx = cur;
+                if s[cur].target_us < tick_us && st.target_us <= delta_next_us {
+                    idx = i;
+                }
+                return Selection {
+                    idx,
+                    stop_tick: true,
+                };
             }
             if st.exit_us > latency_req {
+                // Stopped on the latency limit: the chosen state's target residency is
+                // the expected idle duration (the tick is kept if it is short).
+                expected_us = s[cur].target_us;
                 break;
             }
             idx = Some(i);
         }
         let mut idx = idx.unwrap_or(0);
         let mut stop_tick = true;
-        if s[idx].polling || predicted_us < self.tick_us {
+        if (s[idx].polling || expected_us < tick_us) && !stopped {
             stop_tick = false;
             if idx > 0 && s[idx].target_us > delta_next_us {
                 for i in (0..idx).rev() {
@@ -408,20 +475,16 @@ impl Idle {
     /// `get_typical_interval`: the average of the last 8 idle periods when they are
     /// regular enough (stddev <= 20 us, or avg > 6 stddev with at least 6 of them),
     /// discarding the largest ones down to 3/4 of them; `u64::MAX` otherwise.
-    fn typical_interval(&self, predicted_us: u64) -> u64 {
+    fn typical_interval(&self) -> u64 {
         let mut thresh = u64::MAX;
         loop {
-            let (mut min, mut max, mut sum, mut divisor) = (u64::MAX, 0u64, 0u64, 0u64);
+            let (mut max, mut sum, mut divisor) = (0u64, 0u64, 0u64);
             for &v in &self.intervals {
                 if v <= thresh {
                     sum += v;
                     divisor += 1;
                     max = max.max(v);
-                    min = min.min(v);
                 }
-            }
-            if min >= predicted_us {
-                return u64::MAX;
             }
             let avg = sum / divisor;
             let mut variance = 0u64;
@@ -627,15 +690,24 @@ mod tests {
     #[test]
     fn a_kept_tick_bounds_the_state_and_a_long_idleness_stops_it() {
         // A fresh governor's interval history is zeros (menu_enable_device), so its
-        // typical interval is 0: POLL, tick kept.
+        // typical interval is 0; 4.18 starts its search at C1 (first_idx 1: the next
+        // timer is beyond C1's 20 us polling threshold), so C1, tick kept.
         let idle = Idle::new(&bdw(), 1000);
         assert_eq!(
             idle.select(500),
             Selection {
-                idx: 0,
+                idx: 1,
                 stop_tick: false
             }
         );
+        // POLL only when a timer is due within the threshold, or C1's exit latency is
+        // not below the PM QoS limit.
+        let mut c = bdw();
+        c.next_timer_us = 20;
+        assert_eq!(Idle::new(&c, 1000).select(500).idx, 0);
+        let mut c = bdw();
+        c.latency_limit_us = Some(2);
+        assert_eq!(Idle::new(&c, 1000).select(500).idx, 0);
         // After regular 300 us periods the prediction is 300 us, below the 1 ms tick:
         // the tick is kept and C3 chosen; 50 us before the tick, C1E (target 20 <= 50);
         // 10 us before it, C1.
@@ -674,6 +746,46 @@ mod tests {
         // 7 ms), the rest in C6.
         assert_eq!(idle.time_ps[3], us(7_999).0);
         assert_eq!(idle.time_ps.iter().sum::<u64>(), us(20_000).0);
+        assert!(idle.tick_stopped());
+    }
+
+    #[test]
+    fn a_stopped_tick_stays_stopped_until_a_task_runs() {
+        // Regular 50 us periods pick C1E with the tick running (see above). With the
+        // tick stopped (an earlier long idle period, and since then only interrupts and
+        // softirqs, which do not leave the idle loop), 4.18's menu_select replaces a
+        // prediction under one tick by the time to the next timer (100 ms here): C6,
+        // and the work waits its 133 us.
+        let mut idle = seen(&bdw(), 50);
+        assert_eq!(idle.select(999).idx, 2);
+        idle.tick_stopped = true;
+        assert_eq!(
+            idle.select(999),
+            Selection {
+                idx: 4,
+                stop_tick: true
+            }
+        );
+        assert_eq!(idle.wake(us(0), us(50)), us(133));
+        assert!(idle.tick_stopped());
+        // A task ran (the idle loop exited, tick_nohz_idle_exit): the tick runs again
+        // and the short periods' prediction decides once more.
+        idle.restart_tick();
+        idle.intervals = [50; INTERVALS];
+        assert_eq!(
+            idle.select(999),
+            Selection {
+                idx: 2,
+                stop_tick: false
+            }
+        );
+        // No tick is stopped when the next timer falls within a tick
+        // (tick_nohz_next_event keeps it).
+        let mut c = bdw();
+        c.next_timer_us = 900;
+        let mut idle = seen(&c, 2_000);
+        idle.wake(us(0), us(2_000));
+        assert!(!idle.tick_stopped());
     }
 
     #[test]

@@ -376,6 +376,12 @@ impl Cpu {
         }
         let done = now + self.wake_left + rem;
         let l = level as usize;
+        if matches!(level, Level::Kernel | Level::User)
+            && let Some(idle) = self.idle.as_deref_mut()
+        {
+            // A task runs: the idle loop has exited and the tick runs again.
+            idle.restart_tick();
+        }
         self.running = Some(level);
         self.fresh[l] = false;
         self.generation[l] = self.generation[l].wrapping_add(1);
@@ -817,5 +823,44 @@ mod tests {
         );
         assert!(c.is_dirty());
         assert_eq!(c.pick(SimTime(1_000)), Pick::Begin(Level::HardIrq));
+    }
+
+    #[test]
+    fn a_task_restarts_the_tick_an_interrupt_does_not() {
+        // One C6-like state (exit 100 us, residency 400 us): a 20 ms idle period stops
+        // the tick (after 8 tick wake-ups each counted as 45 ms, the prediction is
+        // above one tick: tick_nohz_idle_stop_tick; see idle.rs's tests); a hard
+        // interrupt and its softirq run inside the idle loop and leave it stopped; a
+        // process-level task (ksoftirqd, a NAPI kthread, a user process) exits the
+        // idle loop and restarts it (tick_nohz_idle_exit).
+        let cfg = idle::IdleConfig {
+            states: vec![idle::IdleStateConfig {
+                name: "C6".into(),
+                exit_latency_us: 100,
+                target_residency_us: 400,
+                polling: false,
+            }],
+            governor: idle::GovernorKind::Menu,
+            max_cstate: None,
+            disable: vec![],
+            idle_poll: false,
+            latency_limit_us: None,
+            next_timer_us: 100_000,
+        };
+        let mut c = Cpu::with_idle(Idle::new(&cfg, 1000));
+        let stopped = |c: &Cpu| c.idle().unwrap().tick_stopped();
+        assert!(!stopped(&c));
+        c.set_burst(us(20_000), Level::HardIrq, us(1), 0);
+        let d = dispatch(c.pick(us(20_000)));
+        assert_eq!(d.done, us(20_101)); // after the 100 us exit
+        assert!(stopped(&c));
+        c.clear(d.done, Level::HardIrq);
+        c.set_burst(d.done, Level::SoftIrq, us(1), 0);
+        let d = dispatch(c.pick(d.done));
+        assert!(stopped(&c));
+        c.clear(d.done, Level::SoftIrq);
+        c.set_burst(d.done, Level::User, us(1), 0);
+        dispatch(c.pick(d.done));
+        assert!(!stopped(&c));
     }
 }

@@ -892,7 +892,7 @@ proptest! {
         let total: u64 = st.cpu_ps.iter().sum();
         prop_assert_eq!(total, s.duration.0, "cpu_ps {:?}", st.cpu_ps);
         prop_assert!(st.task_ps[0] + st.task_ps[1] <= st.cpu_ps[Level::User as usize]);
-        let c = PointFigures::from_run(&st, cfg.user.is_some()).cpu;
+        let c = PointFigures::from_run(&st, cfg.user.is_some(), None).cpu;
         let parts = [c.interrupt, c.softirq, c.kernel, c.user, c.idle];
         prop_assert!(parts.iter().all(|x| (0.0..=1.0).contains(x)), "{c:?}");
         prop_assert!((parts.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{c:?}");
