@@ -300,3 +300,35 @@ impl ModelConfig {
         self.nics.iter().position(|n| n.name == name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::cost::CostParam;
+
+    /// The shipped modern model (idle states, no clock interrupt cost) validates; with a
+    /// hardclock cost as well it is refused at `kernel.clock.hardclock`, since the idle
+    /// states' governor models the tick (stopped on idle cores) and a clock interrupt
+    /// every tick would wake them.
+    #[test]
+    fn a_clock_interrupt_cost_with_idle_states_is_refused() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/models/xeon-e5-1650v4-mlx5-linux.json"
+        );
+        let mut m: ModelConfig =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut p = Problems::new();
+        m.validate(&mut p);
+        assert!(p.is_empty(), "{:?}", p.list);
+        m.kernel.clock.hardclock = CostParam::ns(100.0);
+        let mut p = Problems::new();
+        m.validate(&mut p);
+        assert_eq!(p.list.len(), 1, "{:?}", p.list);
+        assert!(
+            format!("{:?}", p.list[0]).contains("kernel.clock.hardclock"),
+            "{:?}",
+            p.list
+        );
+    }
+}

@@ -395,6 +395,36 @@ mod tests {
     }
 
     #[test]
+    fn the_share_under_an_objective_counts_frames_at_most_it() {
+        // Latencies 1 to 20 us in 1 us steps: 10 of the 20 are at most 10 us (10 us
+        // itself included, as "at most" says), so 0.5; 11 of them at most 10.5 us is
+        // still 10 (0.5); everything at most 20 us (1.0); none at most 0.5 us (0.0).
+        // No objective, no share; nothing delivered, no share either.
+        let mut l = LatencyStats::default();
+        for us in 1..=20u64 {
+            l.record(SimTime(us * 1_000_000));
+        }
+        let share = |slo_ns: u64| {
+            l.summary_with_slo(Some(SimTime(slo_ns * 1_000)))
+                .share_under_slo
+                .unwrap()
+        };
+        assert_eq!(share(10_000), 0.5);
+        assert_eq!(share(10_500), 0.5);
+        assert_eq!(share(20_000), 1.0);
+        assert_eq!(share(500), 0.0);
+        assert_eq!(l.summary_with_slo(None).share_under_slo, None);
+        assert_eq!(l.summary().share_under_slo, None);
+        let empty = LatencyStats::default();
+        assert_eq!(
+            empty
+                .summary_with_slo(Some(SimTime(1_000_000)))
+                .share_under_slo,
+            None
+        );
+    }
+
+    #[test]
     fn grown_histogram_gives_the_full_ranges_percentiles_in_less_memory() {
         // The histogram made up front over 1 ns..1e12 ns (as before issue 33) against
         // the one grown on demand, fed the same latencies: 1 ns to 1,000 s and beyond
