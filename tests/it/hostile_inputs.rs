@@ -811,6 +811,32 @@ const CASES: &[Row] = &[
         writes: false,
         lacks: &[],
     },
+    // Before: ran with exit 0 and printed "no such counter" after the sweep.
+    Row {
+        name: "53.9 measured_rates: a counter name that no model counter has",
+        edit: |c| {
+            std::fs::write(
+                c.path("scenarios/measured/rates.csv"),
+                "variant,figure,measured\ndefault,forwarded_pps,100\n\
+                 default,counters.no_such_counter_per_s,5\n\
+                 default,counters.dc0.interupts_per_s,5\n",
+            )
+            .unwrap();
+            c.scenario["measured_rates"] = json!("measured/rates.csv");
+            c.scenario["load"] = json!({"unit": "percent", "points": [20]});
+            c.scenario["drain_s"] = json!(0);
+        },
+        args: RUN,
+        code: 2,
+        says: &[
+            "rates.csv: line 3: column `figure`",
+            "`counters.no_such_counter_per_s`: no counter `no_such_counter` in the model of \
+             variant `default`",
+            "the nearest: ",
+        ],
+        writes: false,
+        lacks: &["no such counter"],
+    },
     // 10. Before: 1e12 MB accepted.
     Row {
         name: "53.10 --trace-limit-mb 1e12",
