@@ -110,7 +110,7 @@ type SortedRecord = (u128, u32, usize, usize);
 
 /// Bytes held for each record while a capture is read, besides the file's own bytes:
 /// the raw record, the record being sorted, the record kept, and its replay frame twice
-/// (gathered per 5-tuple, then shared): what [`parse`] and [`expand`] allocate (120
+/// (gathered per 5-tuple, then shared): what [`parse`] and [`expand`] allocate (152
 /// bytes on a 64-bit machine). With the file's bytes, the peak of reading a capture
 /// ([`crate::experiment::memory::reading_bytes`]).
 pub const READ_RECORD_BYTES: u64 = (std::mem::size_of::<RawRecord<'static>>()

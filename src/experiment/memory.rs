@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn reading_the_captures_is_a_peak_of_its_own_before_the_sweep() {
         // 48 + 48 + 24 + 2 x 16 bytes a record on a 64-bit machine.
-        assert_eq!(crate::config::capture::READ_RECORD_BYTES, 120);
+        assert_eq!(crate::config::capture::READ_RECORD_BYTES, 152);
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios/dc21143-64b-1flow.json");
         let exp =
