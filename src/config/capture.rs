@@ -97,13 +97,32 @@ pub struct CaptureFile {
     pub tuples: Vec<TupleConfig>,
     /// FNV-1a of the file's bytes.
     pub fnv1a: u64,
+    /// The file's size [bytes] (for the memory estimate of reading it).
+    pub file_bytes: u64,
 }
+
+/// A record as [`parse`] first holds it: time stamp [ns], original length, captured
+/// bytes.
+type RawRecord<'d> = (u128, u32, &'d [u8]);
+
+/// A record as [`finish`] sorts it: time stamp [ns], size, 5-tuple, record number.
+type SortedRecord = (u128, u32, usize, usize);
+
+/// Bytes held for each record while a capture is read, besides the file's own bytes:
+/// the raw record, the record being sorted, the record kept, and its replay frame twice
+/// (gathered per 5-tuple, then shared): what [`parse`] and [`expand`] allocate (152
+/// bytes on a 64-bit machine). With the file's bytes, the peak of reading a capture
+/// ([`crate::experiment::memory::reading_bytes`]).
+pub const READ_RECORD_BYTES: u64 = (std::mem::size_of::<RawRecord<'static>>()
+    + std::mem::size_of::<SortedRecord>()
+    + std::mem::size_of::<CaptureRecord>()
+    + 2 * std::mem::size_of::<ReplayFrame>()) as u64;
 
 /// Read a capture from its bytes.
 pub fn parse(data: &[u8]) -> Result<CaptureFile, CaptureError> {
     let fmt = |e: pcap_file::PcapError| CaptureError::Format(e.to_string());
     if data.len() >= 4 && data[..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
-        let mut raw = Vec::new();
+        let mut raw: Vec<RawRecord<'_>> = Vec::new();
         read_pcapng(data, &mut raw)?;
         return finish(raw, data);
     }
@@ -126,7 +145,7 @@ pub fn parse(data: &[u8]) -> Result<CaptureFile, CaptureError> {
     // Raw records: a capture cut to a snapshot length (`tcpdump -s 96`) has records
     // shorter than their frames, which is all a replay needs (the original length
     // gives the size).
-    let mut raw = Vec::new();
+    let mut raw: Vec<RawRecord<'_>> = Vec::new();
     while !rest.is_empty() {
         let (r, p) = parser
             .next_raw_packet(rest)
@@ -271,10 +290,7 @@ fn block<'d, B: byteorder_slice::ByteOrder>(
 /// captured bytes). Blocks are taken one by one (pcap-file's `RawBlock`, then its
 /// readers for the section header and the packets, and [`idb`] for the interfaces); an
 /// error names the block and its kind, or the packet by its record number.
-fn read_pcapng<'d>(
-    data: &'d [u8],
-    out: &mut Vec<(u128, u32, &'d [u8])>,
-) -> Result<(), CaptureError> {
+fn read_pcapng<'d>(data: &'d [u8], out: &mut Vec<RawRecord<'d>>) -> Result<(), CaptureError> {
     use byteorder_slice::{BigEndian, LittleEndian};
     use pcap_file::pcapng::{Block, RawBlock};
     // Each interface: ns = units x num / den + offset [ns]; the FCS bytes its frames
@@ -408,14 +424,14 @@ fn read_pcapng<'d>(
 }
 
 /// Frames in time order, sizes and 5-tuples from the raw packets.
-fn finish(raw: Vec<(u128, u32, &[u8])>, data: &[u8]) -> Result<CaptureFile, CaptureError> {
+fn finish(raw: Vec<RawRecord<'_>>, data: &[u8]) -> Result<CaptureFile, CaptureError> {
     if raw.len() < 2 {
         return Err(CaptureError::TooFew(raw.len()));
     }
     let mut tuples: Vec<TupleConfig> = Vec::new();
     let mut seen: HashMap<(u32, u32, u16, u16, u8), usize> = HashMap::new();
     // (time stamp [ns], size, tuple, record number)
-    let mut recs: Vec<(u128, u32, usize, usize)> = Vec::with_capacity(raw.len());
+    let mut recs: Vec<SortedRecord> = Vec::with_capacity(raw.len());
     for (k, (t, orig, d)) in raw.iter().enumerate() {
         let index = k + 1;
         let bad = |reason: String| CaptureError::Record { index, reason };
@@ -469,6 +485,7 @@ fn finish(raw: Vec<(u128, u32, &[u8])>, data: &[u8]) -> Result<CaptureFile, Capt
         records,
         tuples,
         fnv1a: crate::sim::rng::fnv1a(data),
+        file_bytes: data.len() as u64,
     })
 }
 
@@ -620,6 +637,7 @@ pub fn expand(
                 frames,
                 loop_ps,
                 capture_frames: capture.records.len() as u64,
+                file_bytes: capture.file_bytes,
             });
         }
         out.push((g, rates.iter().map(|r| r * share).collect()));

@@ -26,6 +26,7 @@
 //! the scenario's loader.
 
 use crate::config::error::InputError;
+use crate::config::import::dump::escape;
 use serde::{Deserialize, Serialize};
 
 /// One measured figure of one variant.
@@ -40,6 +41,10 @@ pub struct MeasuredRate {
     /// Where the number comes from (empty if not given).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub source: String,
+    /// Its line in the table, for the errors found once the variants' hosts are known
+    /// ([`check_counters`]); not written (0 when read back from results.json).
+    #[serde(skip)]
+    pub line: u64,
 }
 
 /// What a measured rate is of.
@@ -204,12 +209,62 @@ pub fn read_table(
             figure,
             measured,
             source,
+            line,
         });
     }
     if rows.is_empty() {
         return Err(err(head_line, "the table has no rows".into()));
     }
     Ok(rows)
+}
+
+/// How many known counter names an error about an unknown one offers.
+const NEAREST: usize = 3;
+
+/// Refuse the first row of `rows` (a table read from `file`) whose figure is a counter
+/// that no run of its variant can publish: `names(variant)` gives every counter name a
+/// run of that variant publishes (its host as assembled, and the counters published
+/// only once they count). The error names the line, the column, the counter and the
+/// known names nearest to it (issue 53: a typo ran with exit 0 and printed "no such
+/// counter" after the sweep).
+pub fn check_counters<'a>(
+    file: &str,
+    rows: &[MeasuredRate],
+    mut names: impl FnMut(&str) -> &'a std::collections::BTreeSet<String>,
+) -> Result<(), InputError> {
+    for r in rows {
+        let Ok(Figure::CounterPerS(name)) = Figure::parse(&r.figure) else {
+            continue;
+        };
+        let known = names(&r.variant);
+        if known.contains(&name) {
+            continue;
+        }
+        let mut near: Vec<(f64, &String)> = known
+            .iter()
+            .map(|k| (strsim::normalized_damerau_levenshtein(&name, k), k))
+            .collect();
+        near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        let near: Vec<String> = near
+            .iter()
+            .take(NEAREST)
+            .map(|(_, k)| format!("`{k}`"))
+            .collect();
+        return Err(InputError::Csv {
+            file: file.into(),
+            line: r.line,
+            msg: format!(
+                "column `figure`: `{}`: no counter `{}` in the model of variant `{}` \
+                 (its {} counters; the nearest: {})",
+                escape(&r.figure),
+                escape(&name),
+                r.variant,
+                known.len(),
+                near.join(", ")
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -163,7 +163,10 @@ impl Checkpoint {
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => Some(Err(e)),
         };
-        let found = run_file::scan(&dir).map_err(io_err(&dir))?;
+        // A run file larger than a run of this experiment can be is refused by its size
+        // before a byte of it is read.
+        let limit = run_file::max_bytes(exp);
+        let found = run_file::scan(&dir, limit).map_err(io_err(&dir))?;
         let (npoints, reps) = (exp.npoints(), exp.replications as usize);
         let in_sweep =
             |&(v, p, r): &(usize, usize, usize)| v < exp.variants.len() && p < npoints && r < reps;
@@ -200,7 +203,8 @@ impl Checkpoint {
                         )),
                     }));
                 }
-                let run = run_file::read(&f.path, &expected).map_err(CheckpointError::RunFile)?;
+                let run =
+                    run_file::read(&f.path, &expected, limit).map_err(CheckpointError::RunFile)?;
                 cp.saved.insert(f.run, run);
             }
             let keys = cp.saved.keys().copied().collect();

@@ -632,7 +632,7 @@ impl<'a> Fitter<'a> {
             path: path.to_path_buf(),
             text: scenario.to_string(),
         };
-        let exp = scenario::load(path, &overlay)?;
+        let exp = crate::experiment::load::load(path, &overlay)?;
         let Some((measured_file, measured)) = exp.measured.clone() else {
             let rates = if exp.measured_rates.is_some() {
                 " (its `measured_rates` table is compared after a run, not fitted)"

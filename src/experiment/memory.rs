@@ -89,6 +89,33 @@ pub fn inputs_bytes(exp: &Experiment) -> u64 {
     total
 }
 
+/// The peak of reading the captures a sweep replays [bytes], before it starts: each
+/// capture's bytes and its records as parsed
+/// ([`crate::config::capture::READ_RECORD_BYTES`] each), counted once per capture (by
+/// its FNV-1a) however many flows and variants replay it, all captures together (the
+/// loader holds each one read until the last). Issue 53: a 256 MiB capture peaked at
+/// 852 MB while the estimate said 10.7 MB; the peak comes and goes before the sweep,
+/// so the estimate's total is the larger of it and the sweep's.
+pub fn reading_bytes(exp: &Experiment) -> u64 {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut total = 0u64;
+    for c in exp
+        .variants
+        .iter()
+        .flat_map(|v| &v.flows)
+        .filter_map(|f| f.arrivals.capture())
+    {
+        let (Some(id), Some(r)) = (c.fnv1a.as_deref(), c.replay.as_ref()) else {
+            continue;
+        };
+        if !seen.contains(&id) {
+            seen.push(id);
+            total += r.file_bytes + r.capture_frames * crate::config::capture::READ_RECORD_BYTES;
+        }
+    }
+    total
+}
+
 /// The memory a sweep will need, in parts [bytes].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryEstimate {
@@ -103,11 +130,16 @@ pub struct MemoryEstimate {
     /// A traced run's trace, held until written: twice its limit (the events' text,
     /// then the file's text made of it), 0 without a trace ([`MemoryEstimate::with_trace`]).
     pub trace: u64,
+    /// The peak of reading the captures, before the sweep ([`reading_bytes`]).
+    pub reading: u64,
+    /// One run being simulated with each histogram as it starts.
+    per_run_least: u64,
     /// Everything: the process, `per_run` x `at_once`, `kept` (histograms at their
-    /// largest: an upper bound).
+    /// largest: an upper bound), `inputs` and `trace`; or the process and `reading`,
+    /// when that is more.
     pub total: u64,
     /// Everything with each histogram as it starts (under 2 us of latency): what the
-    /// sweep needs at the least.
+    /// sweep needs at the least (also at least the process and `reading`).
     pub least: u64,
 }
 
@@ -143,26 +175,40 @@ impl MemoryEstimate {
         let runs = runs as u64;
         let kept = runs * (RUN_KEPT_BYTES + flows * FLOW_KEPT_BYTES) + timeline_rows * row;
         let at_once = (threads as u64).clamp(1, runs.max(1));
-        let inputs = inputs_bytes(exp);
         MemoryEstimate {
             per_run,
             at_once,
             kept,
-            inputs,
+            inputs: inputs_bytes(exp),
             trace: 0,
-            total: PROCESS_BYTES + per_run * at_once + kept + inputs,
-            least: PROCESS_BYTES + per_run_least * at_once + kept + inputs,
+            reading: reading_bytes(exp),
+            per_run_least,
+            total: 0,
+            least: 0,
         }
+        .summed()
+    }
+
+    /// [`MemoryEstimate::total`] and [`MemoryEstimate::least`] from the parts.
+    fn summed(mut self) -> MemoryEstimate {
+        let held = |per_run: u64| {
+            PROCESS_BYTES
+                .saturating_add(per_run.saturating_mul(self.at_once))
+                .saturating_add(self.kept)
+                .saturating_add(self.inputs)
+                .saturating_add(self.trace)
+                .max(PROCESS_BYTES.saturating_add(self.reading))
+        };
+        self.total = held(self.per_run);
+        self.least = held(self.per_run_least);
+        self
     }
 
     /// With a traced run of at most `limit_bytes` of trace (`--trace-limit-mb`): the
     /// trace is held until written, beside the sweep's results.
     pub fn with_trace(mut self, limit_bytes: u64) -> MemoryEstimate {
-        let t = limit_bytes.saturating_mul(2);
-        self.trace = t;
-        self.total = self.total.saturating_add(t);
-        self.least = self.least.saturating_add(t);
-        self
+        self.trace = limit_bytes.saturating_mul(2);
+        self.summed()
     }
 
     /// `about 1.2 GB (15 MB per run x 2 at once, 640 MB for the results of 20,000 runs)`.
@@ -173,6 +219,12 @@ impl MemoryEstimate {
         }
         if self.trace > 0 {
             extra += &format!(", {} for the trace", bytes(self.trace));
+        }
+        if self.reading > 0 {
+            extra += &format!(
+                "; {} while the captures are read, before the sweep",
+                bytes(PROCESS_BYTES + self.reading)
+            );
         }
         format!(
             "about {} ({} per run x {} at once, {} for the results of {runs} run(s){extra})",
@@ -267,5 +319,36 @@ mod tests {
             PROCESS_BYTES + 2 * (RUN_LIVE_BYTES + FLOW_LIVE_BYTES + small) + m.kept + m.inputs
         );
         assert_eq!(bytes(1_500_000), "1.5 MB");
+    }
+
+    #[test]
+    fn reading_the_captures_is_a_peak_of_its_own_before_the_sweep() {
+        // 48 + 48 + 24 + 2 x 16 bytes a record on a 64-bit machine.
+        assert_eq!(crate::config::capture::READ_RECORD_BYTES, 152);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/dc21143-64b-1flow.json");
+        let exp =
+            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles).unwrap();
+        let m = MemoryEstimate::new(&exp, 14, 2);
+        assert_eq!(m.reading, 0);
+        // A read peak larger than the sweep is the total; a smaller one changes nothing.
+        let big = MemoryEstimate {
+            reading: 800_000_000,
+            ..m
+        }
+        .summed();
+        assert_eq!(big.total, PROCESS_BYTES + 800_000_000);
+        assert_eq!(big.least, PROCESS_BYTES + 800_000_000);
+        assert!(
+            big.describe(14)
+                .ends_with("; 808.4 MB while the captures are read, before the sweep)"),
+            "{}",
+            big.describe(14)
+        );
+        let small = MemoryEstimate { reading: 1, ..m }.summed();
+        assert_eq!((small.total, small.least), (m.total, m.least));
+        // The trace adds to the sweep, not to the read peak.
+        let t = big.with_trace(1_000_000_000);
+        assert_eq!(t.total, m.total + 2_000_000_000);
     }
 }

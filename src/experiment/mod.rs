@@ -9,6 +9,8 @@
 //! - [`checkpoint`]: finished runs saved, so that an interrupted sweep resumes;
 //! - [`run_file`]: one finished run in a file of its own, checked on reading;
 //! - [`shard`]: a sweep split over machines and the parts merged;
+//! - [`load`]: a scenario loaded and checked against its variants' hosts (a measured
+//!   table's counter names);
 //! - [`memory`]: the memory a sweep will need, estimated before it starts and checked
 //!   against the machine's;
 //! - [`out_lock`]: one run at a time in an output directory;
@@ -17,6 +19,7 @@
 pub mod checkpoint;
 pub mod fit;
 pub mod identity;
+pub mod load;
 pub mod memory;
 pub mod ndr;
 pub mod out_lock;

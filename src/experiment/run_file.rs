@@ -292,30 +292,76 @@ pub fn decode(text: &str, expected: &RunIdentity) -> Result<SavedRun, Problem> {
     Ok(stored.run)
 }
 
-/// Read and check the run file at `path`, which must be run `expected`.
-pub fn read(path: &Path, expected: &RunIdentity) -> Result<SavedRun, RunFileError> {
+/// The fixed part of a run file's bound ([`max_bytes`]) [bytes]: format, checksum,
+/// identity (a variant name is at most 200 bytes), the totals and the model-wide
+/// counters. 64 KiB; the reference run's whole file is 2.7 KB.
+pub const RUN_BASE_BYTES: u64 = 64 << 10;
+
+/// Each flow's figures in a run file, at most [bytes]: 4 KiB (a flow is 480 bytes in
+/// the reference run; fewer than 60 numbers of at most 25 characters and its name).
+pub const FLOW_BYTES: u64 = 4 << 10;
+
+/// Each core's figures and counters (`cores`, `mpstat`, `cpu<k>.*`), at most [bytes]:
+/// 4 KiB (about 800 bytes a core in modern-10g-24flows).
+pub const CORE_BYTES: u64 = 4 << 10;
+
+/// Each NIC's counters, with those of each of its queues, at most [bytes]: 64 KiB
+/// (modern-10g-24flows: 235 counters of about 30 bytes for two six-queue NICs and six
+/// cores).
+pub const NIC_BYTES: u64 = 64 << 10;
+
+/// Each timeline row (replication 0 only), at most [bytes]: 1 KiB (a variant name of at
+/// most 200 bytes and five numbers).
+pub const TIMELINE_ROW_BYTES: u64 = 1 << 10;
+
+/// The largest a run file of a run of `exp` can be [bytes], and so the most irqsim
+/// reads of one (issue 53: a damaged 1 GiB checkpoint file was read whole before it was
+/// refused): for the variant with the most, [`RUN_BASE_BYTES`] and [`FLOW_BYTES`] per
+/// flow, [`CORE_BYTES`] per core, [`NIC_BYTES`] per NIC, and [`TIMELINE_ROW_BYTES`] per
+/// timeline bucket; at most [`crate::config::read_limit::MAX_RESULT_BYTES`]. The bounds
+/// are 10 to 100 times the files measured, so no valid run file comes near them.
+pub fn max_bytes(exp: &crate::config::scenario::Experiment) -> u64 {
+    let run = exp
+        .variants
+        .iter()
+        .map(|v| {
+            let m = &v.model;
+            RUN_BASE_BYTES
+                + FLOW_BYTES * (v.flows.len() as u64 + 1)
+                + CORE_BYTES * u64::from(m.cpu.cores)
+                + NIC_BYTES * m.nics.len() as u64
+        })
+        .max()
+        .unwrap_or(RUN_BASE_BYTES);
+    let rows = exp.timeline_bucket_ms.map_or(0, |ms| {
+        ((exp.duration_s + exp.drain_s) * 1e3 / ms).ceil() as u64
+    });
+    run.saturating_add(rows.saturating_mul(TIMELINE_ROW_BYTES))
+        .min(crate::config::read_limit::MAX_RESULT_BYTES)
+}
+
+/// Read and check the run file at `path`, which must be run `expected`; a file of more
+/// than `limit` bytes ([`max_bytes`]) is refused by its size, before it is read.
+pub fn read(path: &Path, expected: &RunIdentity, limit: u64) -> Result<SavedRun, RunFileError> {
     let err = |problem| RunFileError {
         file: path.to_path_buf(),
         problem,
     };
     let text =
-        crate::config::read_limit::read_text(path, crate::config::read_limit::MAX_RESULT_BYTES)
-            .map_err(|e| err(Problem::Read(e)))?;
+        crate::config::read_limit::read_text(path, limit).map_err(|e| err(Problem::Read(e)))?;
     decode(&text, expected).map_err(err)
 }
 
 /// Whether the file at `path` is irqsim's own run file (named as irqsim names them, in
-/// this format, its checksum holding), and if not, why not.
-pub fn is_own(path: &Path) -> Result<(), Problem> {
+/// this format, its checksum holding, at most `limit` bytes), and if not, why not.
+pub fn is_own(path: &Path, limit: u64) -> Result<(), Problem> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if parse_name(name).is_none() {
         return Err(Problem::Format(format!(
             "`{name}` is not named as irqsim names run files (v<variant>-p<point>-r<replication>.json)"
         )));
     }
-    let text =
-        crate::config::read_limit::read_text(path, crate::config::read_limit::MAX_RESULT_BYTES)
-            .map_err(Problem::Read)?;
+    let text = crate::config::read_limit::read_text(path, limit).map_err(Problem::Read)?;
     parse(&text).map(|_| ())
 }
 
@@ -330,9 +376,9 @@ pub struct Found {
     pub own: Result<(), Problem>,
 }
 
-/// The files in `dir` named as run files, each checked by [`is_own`]; other files are
-/// not looked at. A missing directory holds none.
-pub fn scan(dir: &Path) -> io::Result<Vec<Found>> {
+/// The files in `dir` named as run files, each checked by [`is_own`] (at most `limit`
+/// bytes read of each); other files are not looked at. A missing directory holds none.
+pub fn scan(dir: &Path, limit: u64) -> io::Result<Vec<Found>> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -346,7 +392,7 @@ pub fn scan(dir: &Path) -> io::Result<Vec<Found>> {
             continue;
         };
         let path = e.path();
-        let own = is_own(&path);
+        let own = is_own(&path, limit);
         found.push(Found { path, run, own });
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));

@@ -310,10 +310,15 @@ fn removable(dir: &Path, manifest: &Manifest) -> Result<Vec<PathBuf>, PartialErr
         }
     }
     let rdir = dir.join(RUNS_DIR);
-    let found = run_file::scan(&rdir).map_err(|err| PartialError::Io {
-        file: rdir.clone(),
-        err,
-    })?;
+    // (The manifest does not hold the models: a shard's run files are bounded by the
+    // limit on what irqsim reads back, not by its runs' size.)
+    let found =
+        run_file::scan(&rdir, crate::config::read_limit::MAX_RESULT_BYTES).map_err(|err| {
+            PartialError::Io {
+                file: rdir.clone(),
+                err,
+            }
+        })?;
     let ids = frame_runs(&manifest.frame);
     let mine: std::collections::BTreeSet<_> = manifest.runs.iter().map(|&k| ids[k]).collect();
     for f in found {
@@ -628,7 +633,12 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
             }
             let (v, p, r) = ids[k];
             let expected = experiment.run(v, &m.frame.points[k / reps].variant, p, r);
-            let run = run_file::read(&path, &expected).map_err(MergeError::RunFile)?;
+            let run = run_file::read(
+                &path,
+                &expected,
+                crate::config::read_limit::MAX_RESULT_BYTES,
+            )
+            .map_err(MergeError::RunFile)?;
             runs[k] = Some(run);
         }
     }

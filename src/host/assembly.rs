@@ -359,6 +359,21 @@ pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError>
     assembled!(cfg, spec, h => h.run(spec))
 }
 
+/// Every counter name a run of `cfg` with `spec`'s flows can publish
+/// ([`Host::counter_names`]): the host is validated and assembled as [`simulate`] does,
+/// and asked its counters before any event (cheap: no frame is simulated). Per-NIC,
+/// per-queue, per-core and per-policy names depend on the model and the flows, so this
+/// is the one honest list of them.
+pub fn counter_names(
+    cfg: &ModelConfig,
+    spec: &RunSpec,
+) -> Result<std::collections::BTreeSet<String>, SimError> {
+    check(cfg, spec)?;
+    let expanded = queues::expand(cfg, spec);
+    let (cfg, spec) = expanded.as_ref().map_or((cfg, spec), |(c, s)| (c, s));
+    assembled!(cfg, spec, h => Ok(h.counter_names()))
+}
+
 /// [`simulate`] with every handler step as its own CPU burst and event
 /// ([`Host::unmerged`]): for checking that merged bursts change nothing but the event
 /// count.

@@ -79,7 +79,7 @@ use events::{Events, Next, Source, WireMisuse};
 use port::Ports;
 use std::collections::BTreeMap;
 
-pub use assembly::{simulate, simulate_traced, simulate_unmerged};
+pub use assembly::{counter_names, simulate, simulate_traced, simulate_unmerged};
 pub use error::{Broken, Invariant, SimError};
 
 /// What to run: the offered flows with their rates, and for how long.
@@ -871,6 +871,22 @@ impl<M: Shape> Host<M> {
             self.cores.wake(Task::Sender);
         }
         self.reschedule(SimTime::ZERO, s);
+    }
+
+    /// Every counter name a run of this host can publish: those of [`Host::counters`]
+    /// (published from the start, whatever they count) and those the policies publish
+    /// only once they count ([`crate::model::policy::RxPolicy::ONCE_COUNTED`]). Asked
+    /// of a host as assembled, before any event.
+    pub(crate) fn counter_names(&self) -> std::collections::BTreeSet<String> {
+        let mut names: std::collections::BTreeSet<String> =
+            self.counters(SimTime::ZERO).into_keys().collect();
+        names.extend(
+            self.rx_policies
+                .once_counted()
+                .into_iter()
+                .map(String::from),
+        );
+        names
     }
 
     /// Every part's counters as of `end`, each written by the part that keeps them.

@@ -111,6 +111,16 @@ macro_rules! registry {
                 None
             }
 
+            /// The counters the policies in use publish only once they count
+            /// ([`RxPolicy::ONCE_COUNTED`]).
+            pub(crate) fn once_counted(&self) -> Vec<&'static str> {
+                let mut v = Vec::new();
+                $(if self.$name.is_some() {
+                    v.extend(<crate::model::policy::$file::$ty as RxPolicy>::ONCE_COUNTED);
+                })*
+                v
+            }
+
             /// Publish the policies' counters.
             pub(crate) fn counters(&self, nic_names: &[String], c: &mut BTreeMap<String, f64>) {
                 $(if let Some(p) = &self.$name {

@@ -105,6 +105,8 @@ pub struct Replay {
     pub loop_ps: u64,
     /// Frames in the whole capture (all its 5-tuples).
     pub capture_frames: u64,
+    /// The capture file's size [bytes] (for the memory estimate of reading it).
+    pub file_bytes: u64,
 }
 
 impl Replay {
@@ -149,6 +151,7 @@ mod tests {
                 .collect(),
             loop_ps,
             capture_frames: starts.len() as u64,
+            file_bytes: 0,
         }
     }
 

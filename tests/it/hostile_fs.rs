@@ -252,6 +252,17 @@ fn grid(s: &mut Value) {
     s.as_object_mut().expect("object").remove("measured");
 }
 
+/// `out/.checkpoint/` with an `experiment.id` as irqsim writes it, of another
+/// experiment (so a run without `--resume` starts afresh over it).
+fn checkpoint_of_another_run(w: &World) {
+    std::fs::create_dir_all(w.path("out/.checkpoint")).expect("out");
+    std::fs::write(
+        w.path("out/.checkpoint/experiment.id"),
+        b"0123456789abcdef\n",
+    )
+    .expect("id");
+}
+
 fn timeline(s: &mut Value) {
     s["timeline"] = json!({ "bucket_ms": 1 });
 }
@@ -658,12 +669,7 @@ const ROWS: &[Row] = &[
     Row {
         name: "a refusal to start afresh removes nothing (review: experiment.id and saved runs were deleted before it)",
         setup: |w| {
-            std::fs::create_dir_all(w.path("out/.checkpoint")).expect("out");
-            std::fs::write(
-                w.path("out/.checkpoint/experiment.id"),
-                b"0123456789abcdef\n",
-            )
-            .expect("id");
+            checkpoint_of_another_run(w);
             std::fs::write(w.path("out/.checkpoint/v0-p0-r0.json"), b"my notes").expect("notes");
             Some(
                 Setup::new(&["run", "scenarios/case.json", "--out", "out"], None)?.then(|w, _| {
@@ -790,6 +796,23 @@ const ROWS: &[Row] = &[
         },
         code: 0,
         phrase: "wrote o/host.json",
+    },
+    // --- Issue 53, case 11: a damaged 1 GiB checkpoint file was read whole (1 GiB of
+    // memory) before it was refused. Now its size is checked against the largest run
+    // file a run of this scenario can be (run_file::max_bytes: 64 KiB, 4 KiB for each of
+    // its flow and the sender's, 4 KiB for its core, 64 KiB for each of its 4 NICs)
+    // before a byte is read. A sparse file: made at once. ---
+    Row {
+        name: "53.11 a damaged 1 GiB checkpoint file: refused by its size, not read",
+        setup: |w| {
+            checkpoint_of_another_run(w);
+            std::fs::File::create(w.path("out/.checkpoint/v0-p0-r0.json"))
+                .and_then(|f| f.set_len(1 << 30))
+                .expect("sparse");
+            Setup::new(&["run", "scenarios/case.json", "--out", "out"], None)
+        },
+        code: 2,
+        phrase: "v0-p0-r0.json: not irqsim's own file (cannot read: is larger than 339968 bytes (1073741824 bytes)",
     },
     // --- Issue 53, case 11: with no room left, a zero-byte `.irqsim.lock` stayed. ---
     Row {

@@ -640,10 +640,11 @@ const CASES: &[Row] = &[
         args: RUN,
         code: 0,
         // 4. The capture's 150 replayed frames (16 bytes each, as held) are in the
-        //    memory estimate; before, no capture was.
+        //    memory estimate, and so is the peak of reading it; before, no capture was.
         says: &[
             "estimated memory: about",
-            ", 2.4 KB for captures and tables)",
+            ", 2.4 KB for captures and tables; ",
+            " while the captures are read, before the sweep)",
         ],
         writes: true,
         lacks: &["IfTzone"],
@@ -810,6 +811,32 @@ const CASES: &[Row] = &[
         says: &["rates.csv", "more than 10000 rows"],
         writes: false,
         lacks: &[],
+    },
+    // Before: ran with exit 0 and printed "no such counter" after the sweep.
+    Row {
+        name: "53.9 measured_rates: a counter name that no model counter has",
+        edit: |c| {
+            std::fs::write(
+                c.path("scenarios/measured/rates.csv"),
+                "variant,figure,measured\ndefault,forwarded_pps,100\n\
+                 default,counters.no_such_counter_per_s,5\n\
+                 default,counters.dc0.interupts_per_s,5\n",
+            )
+            .unwrap();
+            c.scenario["measured_rates"] = json!("measured/rates.csv");
+            c.scenario["load"] = json!({"unit": "percent", "points": [20]});
+            c.scenario["drain_s"] = json!(0);
+        },
+        args: RUN,
+        code: 2,
+        says: &[
+            "rates.csv: line 3: column `figure`",
+            "`counters.no_such_counter_per_s`: no counter `no_such_counter` in the model of \
+             variant `default`",
+            "the nearest: ",
+        ],
+        writes: false,
+        lacks: &["no such counter"],
     },
     // 10. Before: 1e12 MB accepted.
     Row {
@@ -1127,4 +1154,41 @@ fn every_hostile_input_is_refused_or_bounded_at_once() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// 53.11 a flow whose `from` is its `to`: a stated rule (README, "Refused rather than
+/// accepted quietly"), not a refusal. The host forwards the frames back out of the NIC
+/// they came in on (a route back through the receiving interface; XDP_TX does the same
+/// in the driver): every frame delivered left by `dc0`, none by `dc1`.
+#[test]
+fn a_flow_from_a_nic_to_itself_is_forwarded_back_out_of_it() {
+    let mut case = Case::new();
+    case.scenario["workload"]["flows"] =
+        json!([{"name": "back", "from": "dc0", "to": "dc0", "frame_bytes": 64}]);
+    case.scenario["load"] = json!({"unit": "percent", "points": [20]});
+    case.scenario.as_object_mut().unwrap().remove("measured");
+    let scenario = case.write();
+    let out = case.path("out");
+    let args: Vec<String> = RUN
+        .iter()
+        .map(|a| match *a {
+            "SCENARIO" => scenario.display().to_string(),
+            "OUT" => out.display().to_string(),
+            a => a.to_string(),
+        })
+        .collect();
+    let (code, stderr) = run(&args).unwrap();
+    assert_eq!(code, Some(0), "{stderr}");
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let p = &r["points"][0];
+    let c = &p["counters"];
+    let sent = p["flows"][0]["sent"].as_f64().unwrap();
+    let delivered = p["flows"][0]["received"].as_f64().unwrap();
+    // 20 % of 100 Mbit/s in 64-byte frames for 10 ms: 297 frames, all forwarded.
+    assert!(sent > 250.0, "{sent}");
+    assert_eq!(delivered, sent);
+    assert_eq!(c["dc0.rx_frames"].as_f64(), Some(sent));
+    assert_eq!(c["dc0.tx_frames"].as_f64(), Some(delivered));
+    assert_eq!(c["dc1.tx_frames"].as_f64(), Some(0.0));
 }

@@ -233,7 +233,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let exp = match scenario::load(&path, files) {
+    let exp = match irqsim::experiment::load::load(&path, files) {
         Ok(e) => e,
         Err(e) => return input_error(&e),
     };

@@ -3,7 +3,7 @@
 
 use crate::plot;
 use anyhow::Context;
-use irqsim::config::scenario::{self, DiskFiles};
+use irqsim::config::scenario::DiskFiles;
 use irqsim::experiment::ndr::{self, NdrError, NdrOptions, NdrReport};
 use irqsim::results::output::write_atomic;
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ pub fn ndr(
     quiet: bool,
     no_plots: bool,
 ) -> ExitCode {
-    let mut exp = match scenario::load(&args.scenario, &DiskFiles) {
+    let mut exp = match irqsim::experiment::load::load(&args.scenario, &DiskFiles) {
         Ok(e) => e,
         Err(e) => return crate::input_error(&e),
     };

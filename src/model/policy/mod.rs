@@ -254,6 +254,11 @@ pub trait RxPolicy: Sized {
     }
     /// Publish the counters (`nic_names`: the NICs' names, by index).
     fn counters(&self, _nic_names: &[String], _c: &mut BTreeMap<String, f64>) {}
+    /// The counters [`RxPolicy::counters`] publishes only once they have counted
+    /// something (absent from a run where they did not: their absence means 0), by
+    /// name: with the counters published from the start, every name a run can publish
+    /// (what a measured table's `counters.<name>_per_s` is checked against).
+    const ONCE_COUNTED: &'static [&'static str] = &[];
     /// The name of one of its tasks in traces.
     fn task_name(task: PolicyTask, nic_names: &[String]) -> String;
     /// How the kernel accounts one of its tasks' CPU time, in mpstat's categories

@@ -1117,6 +1117,8 @@ impl RxPolicy for Napi {
     const RECLAIMS_TX: bool = true;
     const SWI_BITS: u32 = NET_RX;
     const SWI_NAME: Option<&'static str> = Some("NET_RX softirq");
+    /// Published once a busy loop has run ([`Napi::counters`]).
+    const ONCE_COUNTED: &'static [&'static str] = &["napi.busy_polls", "napi.busy_poll_packets"];
 
     fn serves(p: &PolicyConfig) -> bool {
         matches!(p, PolicyConfig::Napi(_))
