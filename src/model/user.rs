@@ -234,6 +234,7 @@ impl UserProcess {
                 busy_opts: SocketBusyPoll {
                     prefer_busy_poll: *prefer_busy_poll,
                     budget: *busy_poll_budget,
+                    epoll: *busy_poll_us > 0.0,
                 },
                 packets: 0,
             },

@@ -386,6 +386,10 @@ pub struct SocketBusyPoll {
     /// SO_BUSY_POLL_BUDGET: frames one poll of the loop may take [frames]
     /// (BUSY_POLL_BUDGET, 8, by default).
     pub budget: u32,
+    /// The loop is epoll_wait()'s ep_busy_loop (net.core.busy_poll), not recv()'s:
+    /// with SO_PREFER_BUSY_POLL its end suspends or resumes the device's interrupt
+    /// when the device has an `irq_suspend_timeout` (Linux 6.13).
+    pub epoll: bool,
 }
 
 impl Default for SocketBusyPoll {
@@ -393,6 +397,7 @@ impl Default for SocketBusyPoll {
         SocketBusyPoll {
             prefer_busy_poll: false,
             budget: 8,
+            epoll: false,
         }
     }
 }

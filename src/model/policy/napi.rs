@@ -118,6 +118,16 @@ pub struct NapiParams {
     /// `defer_hard_irqs` has no effect, as in the kernel).
     #[serde(default)]
     pub gro_flush_timeout_ns: f64,
+    /// irq_suspend_timeout (Linux 6.13, per NAPI instance through netdev-genl's
+    /// napi-set; Damato and Karsten, "Suspend IRQs during application busy periods"):
+    /// when a process busy-polling in epoll_wait() with SO_PREFER_BUSY_POLL
+    /// (`user.busy_poll_us`, `user.prefer_busy_poll`) gets events, napi_suspend_irqs
+    /// arms the device's hrtimer for this long, so its interrupt stays masked while the
+    /// application keeps finding work; when its busy loop times out without events,
+    /// napi_resume_irqs schedules the device, and the `defer_hard_irqs` /
+    /// `gro_flush_timeout_ns` behaviour takes over again [ns] (default 0: off).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub irq_suspend_timeout_ns: f64,
     /// RPS: the cores the device's received frames are steered to by flow hash
     /// (rps_cpus of its receive queues; default empty: RPS off).
     #[serde(default)]
@@ -139,6 +149,10 @@ fn d_weight() -> u32 {
     64
 }
 
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
+}
+
 fn d_tx_work_limit() -> u32 {
     128
 }
@@ -154,6 +168,7 @@ impl Default for NapiParams {
             threaded: false,
             defer_hard_irqs: 0,
             gro_flush_timeout_ns: 0.0,
+            irq_suspend_timeout_ns: 0.0,
             rps_cpus: Vec::new(),
             xdp: None,
             tx_work_limit: d_tx_work_limit(),
@@ -166,14 +181,13 @@ impl NapiParams {
     pub fn validate(&self, p: &mut Problems) {
         p.at_least("weight", self.weight as u64, 1, "packet");
         p.at_least("tx_work_limit", self.tx_work_limit as u64, 1, "completion");
-        if !(self.gro_flush_timeout_ns.is_finite() && self.gro_flush_timeout_ns >= 0.0) {
-            p.push(
-                "gro_flush_timeout_ns",
-                format!(
-                    "must be a duration of 0 ns or more, got {}",
-                    self.gro_flush_timeout_ns
-                ),
-            );
+        for (name, v) in [
+            ("gro_flush_timeout_ns", self.gro_flush_timeout_ns),
+            ("irq_suspend_timeout_ns", self.irq_suspend_timeout_ns),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                p.push(name, format!("must be a duration of 0 ns or more, got {v}"));
+            }
         }
         let mut seen = self.rps_cpus.clone();
         seen.sort_unstable();
@@ -351,6 +365,7 @@ struct Dev {
     threaded: bool,
     defer_hard_irqs: u32,
     gro_flush_timeout: SimTime,
+    irq_suspend_timeout: SimTime,
     rps: Vec<u16>,
     /// Its XDP program, if any.
     xdp: Option<Xdp>,
@@ -457,6 +472,9 @@ pub struct Napi {
     prefer_yields: u64,
     /// Whether a busy loop with SO_PREFER_BUSY_POLL has run (its counters are shown).
     prefer_used: bool,
+    /// napi_suspend_irqs and napi_resume_irqs calls (irq_suspend_timeout).
+    irq_suspends: u64,
+    irq_resumes: u64,
     /// Registry index (for its tasks and alarms).
     kind: u8,
 }
@@ -480,6 +498,7 @@ impl Napi {
                     threaded: p.threaded,
                     defer_hard_irqs: p.defer_hard_irqs,
                     gro_flush_timeout: SimTime::from_ns_f64(p.gro_flush_timeout_ns),
+                    irq_suspend_timeout: SimTime::from_ns_f64(p.irq_suspend_timeout_ns),
                     rps: p.rps_cpus.clone(),
                     xdp: p.xdp.as_ref().map(|x| Xdp::new(x, clock_mhz)),
                     tx_work_limit: p.tx_work_limit,
@@ -513,6 +532,8 @@ impl Napi {
             busy_packets: 0,
             prefer_yields: 0,
             prefer_used: false,
+            irq_suspends: 0,
+            irq_resumes: 0,
             kind: 0,
         }
     }
@@ -966,9 +987,34 @@ impl Napi {
     /// hrtimer_start of `dev`'s timer for its `gro_flush_timeout`, pinned to the current
     /// core; an armed timer is restarted (the earlier expiry no longer fires).
     fn arm_timer(&mut self, dev: usize, env: &mut impl SchedEnv) {
-        let d = &mut self.devs[dev];
-        d.timer_at = Some(env.now() + d.gro_flush_timeout);
-        env.set_alarm(d.gro_flush_timeout, self.kind, dev as u16);
+        let t = self.devs[dev].gro_flush_timeout;
+        self.arm_timer_for(dev, t, env);
+    }
+
+    /// hrtimer_start of `dev`'s timer for `after`, pinned to the current core.
+    fn arm_timer_for(&mut self, dev: usize, after: SimTime, env: &mut impl SchedEnv) {
+        self.devs[dev].timer_at = Some(env.now() + after);
+        env.set_alarm(after, self.kind, dev as u16);
+    }
+
+    /// The end of a busy loop in epoll_wait() (ep_busy_loop, fs/eventpoll.c, Linux
+    /// 6.13) of a process with SO_PREFER_BUSY_POLL, on `dev`: events found,
+    /// napi_suspend_irqs arms the hrtimer for `irq_suspend_timeout`; none (the loop
+    /// timed out), napi_resume_irqs schedules the device. Nothing when the device has
+    /// no `irq_suspend_timeout`.
+    fn epoll_busy_loop_end(&mut self, dev: usize, opts: SocketBusyPoll, env: &mut impl RxEnv) {
+        let t = self.devs[dev].irq_suspend_timeout;
+        if !(opts.epoll && opts.prefer_busy_poll) || t == SimTime::ZERO {
+            return;
+        }
+        if env.socket_ready() {
+            self.irq_suspends += 1;
+            self.arm_timer_for(dev, t, env);
+        } else {
+            self.irq_resumes += 1;
+            let c = env.core();
+            self.schedule_on(c, dev, env);
+        }
     }
 
     /// napi_watchdog: `dev`'s hrtimer fired on the current core; schedule its poll
@@ -1115,11 +1161,13 @@ impl Napi {
                     self.devs[b.dev].scheduled = false;
                     self.schedule_on(c, b.dev, env);
                 }
+                self.epoll_busy_loop_end(b.dev, b.opts, env);
                 return Step::Done;
             }
         }
         if env.socket_ready() || now >= b.deadline {
             if !b.owned {
+                self.epoll_busy_loop_end(b.dev, b.opts, env);
                 return Step::Done;
             }
             b.stopping = true;
@@ -1163,10 +1211,12 @@ impl Napi {
         let squeeze: u64 = self.cores.iter().map(|s| s.time_squeeze).sum();
         let dropped: u64 = self.cores.iter().map(|s| s.dropped).sum();
         let nics = &self.devs[..self.nics];
-        let defer = nics
-            .iter()
-            .any(|d| d.defer_hard_irqs > 0 && d.gro_flush_timeout > SimTime::ZERO);
+        let defer = nics.iter().any(|d| {
+            d.defer_hard_irqs > 0 && d.gro_flush_timeout > SimTime::ZERO
+                || d.irq_suspend_timeout > SimTime::ZERO
+        });
         let threaded = nics.iter().any(|d| d.threaded);
+        let suspend = nics.iter().any(|d| d.irq_suspend_timeout > SimTime::ZERO);
         let rps = nics.iter().any(|d| !d.rps.is_empty());
         // The counters of a mechanism no device uses are left out.
         for (k, v, used) in [
@@ -1183,6 +1233,8 @@ impl Napi {
             ("busy_polls", self.busy_polls, self.busy_polls > 0),
             ("busy_poll_packets", self.busy_packets, self.busy_polls > 0),
             ("prefer_busy_poll_yields", self.prefer_yields, self.prefer_used),
+            ("irq_suspends", self.irq_suspends, suspend),
+            ("irq_resumes", self.irq_resumes, suspend),
         ] {
             if used {
                 c.insert(format!("napi.{k}"), v as f64);
@@ -1723,6 +1775,7 @@ mod tests {
         SocketBusyPoll {
             prefer_busy_poll: prefer,
             budget,
+            epoll: false,
         }
     }
 
@@ -1871,6 +1924,56 @@ mod tests {
                 .collect();
             assert_eq!(rounds, vec![0, budget as usize + 1], "budget {budget}");
             assert_eq!(n.busy_polls, 2);
+        }
+    }
+
+    #[test]
+    fn epoll_with_irq_suspend_timeout_suspends_on_events_and_resumes_without() {
+        // irq_suspend_timeout 20 ms besides the deferral (Linux 6.13). An epoll busy
+        // loop with SO_PREFER_BUSY_POLL that ends with events: busy_poll_stop arms the
+        // timer for gro_flush_timeout, then napi_suspend_irqs restarts it for 20 ms.
+        let p = NapiParams {
+            defer_hard_irqs: 2,
+            gro_flush_timeout_ns: 200_000.0,
+            irq_suspend_timeout_ns: 20e6,
+            ..NapiParams::default()
+        };
+        let epoll = SocketBusyPoll {
+            epoll: true,
+            ..opts(true, 8)
+        };
+        let mut env = Script::new(&[2]);
+        let mut n = napi_with(300, &[p.clone()], 1);
+        busy_loop(&mut n, &mut env, epoll, 2);
+        let log = env.take_log();
+        assert_eq!(
+            &log[log.len() - 2..],
+            &[Signal::Alarm(ns(200_000), 0), Signal::Alarm(ns(20_000_000), 0)]
+        );
+        assert_eq!(n.devs[0].timer_at, Some(ns(20_000_000)));
+        assert_eq!((n.irq_suspends, n.irq_resumes), (1, 0));
+        // The gro_flush_timeout expiry is stale: the interrupt stays suspended.
+        env.now = ns(200_000);
+        n.watchdog(0, &mut env);
+        assert!(!n.devs[0].scheduled);
+        // A loop that times out without events: napi_resume_irqs schedules the device
+        // (the softirq then polls it, and the deferral re-enables its interrupt).
+        env.socket_ready = false;
+        let deadline = env.now + ns(1_000);
+        let mut start = true;
+        while let Step::Run(d) = n.busy_step(0, start, deadline, epoll, &mut env) {
+            start = false;
+            env.now = env.now + d;
+        }
+        assert_eq!((n.irq_suspends, n.irq_resumes), (1, 1));
+        assert!(n.devs[0].scheduled);
+        assert_eq!(env.take_log().last(), Some(&Signal::Raise(NET_RX)));
+        // recv()'s loop (not epoll), or no SO_PREFER_BUSY_POLL: neither.
+        for o in [opts(true, 8), SocketBusyPoll { epoll: true, ..opts(false, 8) }] {
+            let mut env = Script::new(&[2]);
+            let mut n = napi_with(300, &[p.clone()], 1);
+            busy_loop(&mut n, &mut env, o, 2);
+            assert_eq!((n.irq_suspends, n.irq_resumes), (0, 0));
         }
     }
 
