@@ -1943,7 +1943,7 @@ mod tests {
             ..opts(true, 8)
         };
         let mut env = Script::new(&[2]);
-        let mut n = napi_with(300, &[p.clone()], 1);
+        let mut n = napi_with(300, std::slice::from_ref(&p), 1);
         busy_loop(&mut n, &mut env, epoll, 2);
         let log = env.take_log();
         assert_eq!(
@@ -1963,7 +1963,7 @@ mod tests {
         let mut start = true;
         while let Step::Run(d) = n.busy_step(0, start, deadline, epoll, &mut env) {
             start = false;
-            env.now = env.now + d;
+            env.now += d;
         }
         assert_eq!((n.irq_suspends, n.irq_resumes), (1, 1));
         assert!(n.devs[0].scheduled);
@@ -1971,7 +1971,7 @@ mod tests {
         // recv()'s loop (not epoll), or no SO_PREFER_BUSY_POLL: neither.
         for o in [opts(true, 8), SocketBusyPoll { epoll: true, ..opts(false, 8) }] {
             let mut env = Script::new(&[2]);
-            let mut n = napi_with(300, &[p.clone()], 1);
+            let mut n = napi_with(300, std::slice::from_ref(&p), 1);
             busy_loop(&mut n, &mut env, o, 2);
             assert_eq!((n.irq_suspends, n.irq_resumes), (0, 0));
         }
