@@ -28,6 +28,18 @@
 //! core; when it fires (napi_watchdog) the device is scheduled again on that core. After
 //! `defer_hard_irqs` empty polls in a row the interrupt is re-enabled.
 //!
+//! **Preferred busy polling** (Linux 5.11, net/core/dev.c `napi_busy_loop`,
+//! `busy_poll_stop`, `napi_poll`, `napi_complete_done`, `napi_watchdog`): a process's
+//! socket busy loop ([`Napi::busy_step`]) takes at most its SO_BUSY_POLL_BUDGET frames a
+//! poll; with SO_PREFER_BUSY_POLL it marks a device the softirq or a thread owns
+//! NAPI_STATE_PREFER_BUSY_POLL, whose next full-weight poll there completes it instead
+//! of polling it again, and busy_poll_stop arms the hrtimer and leaves the interrupt
+//! masked when `defer_hard_irqs` and `gro_flush_timeout_ns` are set. The hrtimer is
+//! restarted by each arming. **IRQ suspension** (`irq_suspend_timeout_ns`, Linux 6.13,
+//! `napi_suspend_irqs`, `napi_resume_irqs`): an epoll busy loop with the option that
+//! ends with events re-arms the timer for the suspension; one that times out schedules
+//! the device.
+//!
 //! **Threaded NAPI** (`threaded`, /sys/class/net/<dev>/threaded): napi_schedule wakes
 //! the device's kernel thread `napi/<dev>` instead of raising NET_RX; the thread
 //! (napi_threaded_poll) polls the device, `weight` frames a poll, until a poll completes
@@ -72,7 +84,10 @@
 //! Counters: `napi.polls`, `napi.complete`, `napi.time_squeeze`, `napi.softirq_runs`,
 //! `napi.ksoftirqd_wakeups`; when a device uses the mechanism, `napi.deferred_irqs` (completions that left the interrupt
 //! masked), `napi.watchdog` (hrtimer polls), `napi.thread_polls`, `napi.rps_steered`,
-//! `napi.backlog_dropped`; with XDP, per NIC, `<nic>.rx_xdp_drop`, `<nic>.rx_xdp_redirect`
+//! `napi.backlog_dropped`; with socket busy polling `napi.busy_polls`,
+//! `napi.busy_poll_packets`, and with SO_PREFER_BUSY_POLL
+//! `napi.prefer_busy_poll_yields`; with `irq_suspend_timeout_ns`, `napi.irq_suspends` and
+//! `napi.irq_resumes`; with XDP, per NIC, `<nic>.rx_xdp_drop`, `<nic>.rx_xdp_redirect`
 //! (mlx5's ethtool -S names) and `<nic>.xdp_pass`; for a NIC whose transmit completions
 //! interrupt, per channel `k` of its port, `<port>.ch<k>_poll`, `.ch<k>_events`,
 //! `.ch<k>_arm`, `.tx<k>_cqes` (mlx5's names: polls, interrupts that scheduled it,
