@@ -258,13 +258,14 @@ macro_rules! registry {
                 nic: usize,
                 start: bool,
                 deadline: SimTime,
+                opts: crate::model::policy::SocketBusyPoll,
                 now: SimTime,
                 s: &mut Scheduler<Event>,
             ) -> Step {
                 match self.ports[nic].policy_kind {
                     $(kind::$name => self
                         .with_policy::<crate::model::policy::$file::$ty, _>(now, s, |p, env| {
-                            RxPolicy::busy_poll(p, nic, start, deadline, env)
+                            RxPolicy::busy_poll(p, nic, start, deadline, opts, env)
                         })
                         .unwrap_or(Step::Done),)*
                     _ => Step::Done,

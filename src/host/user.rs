@@ -47,8 +47,13 @@ impl<M: Shape> Host<M> {
         // A busy loop in progress; when it is over, the process takes what it brought
         // or sleeps (it does not loop again until a packet has woken it).
         let mut ended = false;
+        let opts = self
+            .user
+            .as_ref()
+            .map(|u| u.busy_opts())
+            .unwrap_or_default();
         if let Some((deadline, nic)) = self.user.as_ref().and_then(|u| u.busy_loop()) {
-            if let Step::Run(d) = self.policy_busy_poll(nic, false, deadline, now, s) {
+            if let Step::Run(d) = self.policy_busy_poll(nic, false, deadline, opts, now, s) {
                 return Step::Run(d);
             }
             if let Some(u) = self.user.as_mut() {
@@ -72,7 +77,7 @@ impl<M: Shape> Host<M> {
         let Some((deadline, nic)) = u.begin_busy_loop(now) else {
             return step;
         };
-        if let Step::Run(d) = self.policy_busy_poll(nic, true, deadline, now, s) {
+        if let Step::Run(d) = self.policy_busy_poll(nic, true, deadline, opts, now, s) {
             return Step::Run(d);
         }
         let Some(u) = self.user.as_mut() else {

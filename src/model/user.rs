@@ -23,13 +23,16 @@
 //!
 //! Parameters ([`UserConfig`], tagged by `kind`): cpu-bound `work_unit` (default
 //! 1,000 ns); screend `per_packet` (required),
-//! `queue_len` (default 32), `busy_read_us` and `busy_poll_us` (default 0: off).
+//! `queue_len` (default 32), `busy_read_us` and `busy_poll_us` (default 0: off),
+//! `prefer_busy_poll` (SO_PREFER_BUSY_POLL, default false) and `busy_poll_budget`
+//! (SO_BUSY_POLL_BUDGET, default 8 frames), both Linux 5.11.
 //!
 //! Reported per point: `user.cpu_share`, `user.work_per_s`; counters `user.packets`.
 
 use crate::model::cost::{Cost, CostParam};
 use crate::model::cpu::task::Step;
 use crate::model::packet::Packet;
+use crate::model::policy::SocketBusyPoll;
 use crate::model::queue::BoundedQueue;
 use crate::sim::problems::Problems;
 use crate::sim::rng::StreamRng;
@@ -72,7 +75,31 @@ pub enum UserConfig {
         #[serde(default, skip_serializing_if = "is_zero")]
         #[schemars(range(min = 0.0))]
         busy_poll_us: f64,
+        /// SO_PREFER_BUSY_POLL (Linux 5.11, commit 7fd3253a7de6 "net: Introduce
+        /// preferred busy-polling"): the process's busy loop marks a device the
+        /// softirq has scheduled NAPI_STATE_PREFER_BUSY_POLL, so that the softirq's
+        /// next full-weight poll completes it and returns instead of polling it again
+        /// (the busy loop then takes it); and busy_poll_stop, when the device has both
+        /// `defer_hard_irqs` and `gro_flush_timeout_ns`, arms the hrtimer and leaves the
+        /// interrupt masked instead of handing the device back (default false). Needs
+        /// `busy_read_us` or `busy_poll_us`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        prefer_busy_poll: bool,
+        /// SO_BUSY_POLL_BUDGET (Linux 5.11): frames one poll of the busy loop may take
+        /// [frames] (default 8, BUSY_POLL_BUDGET in include/net/busy_poll.h; the socket
+        /// option takes at most 65,535, U16_MAX; setting it needs CAP_NET_ADMIN).
+        #[serde(default = "d_budget", skip_serializing_if = "is_d_budget")]
+        #[schemars(range(min = 1, max = 65535))]
+        busy_poll_budget: u32,
     },
+}
+
+fn d_budget() -> u32 {
+    8
+}
+
+fn is_d_budget(v: &u32) -> bool {
+    *v == d_budget()
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -102,9 +129,26 @@ impl UserConfig {
                 queue_len,
                 busy_read_us,
                 busy_poll_us,
+                prefer_busy_poll,
+                busy_poll_budget,
             } => {
                 if let Err(e) = per_packet.check() {
                     p.push("per_packet", e);
+                }
+                if !(1..=65_535).contains(busy_poll_budget) {
+                    p.push(
+                        "busy_poll_budget",
+                        format!(
+                            "must be 1 to 65535 frames (SO_BUSY_POLL_BUDGET takes at most \
+                             U16_MAX), got {busy_poll_budget}"
+                        ),
+                    );
+                }
+                if *prefer_busy_poll && *busy_read_us == 0.0 && *busy_poll_us == 0.0 {
+                    p.push(
+                        "prefer_busy_poll",
+                        "has no effect without busy polling: set busy_read_us or busy_poll_us",
+                    );
                 }
                 p.at_least("queue_len", *queue_len as u64, 1, "packet");
                 for (name, v) in [
@@ -136,6 +180,8 @@ pub struct UserProcess {
     napi_nic: Option<usize>,
     /// The deadline of the busy loop in progress, if one is.
     busy_until: Option<SimTime>,
+    /// The socket's SO_PREFER_BUSY_POLL and SO_BUSY_POLL_BUDGET.
+    busy_opts: SocketBusyPoll,
     /// Packets handled (screend) -- counter.
     pub packets: u64,
 }
@@ -159,6 +205,7 @@ impl UserProcess {
                 busy_window: SimTime::ZERO,
                 napi_nic: None,
                 busy_until: None,
+                busy_opts: SocketBusyPoll::default(),
                 packets: 0,
             },
             UserConfig::Screend {
@@ -166,6 +213,8 @@ impl UserProcess {
                 queue_len,
                 busy_read_us,
                 busy_poll_us,
+                prefer_busy_poll,
+                busy_poll_budget,
             } => UserProcess {
                 quantum: SimTime::ZERO,
                 unit_ns: 0.0,
@@ -182,9 +231,19 @@ impl UserProcess {
                 ),
                 napi_nic: None,
                 busy_until: None,
+                busy_opts: SocketBusyPoll {
+                    prefer_busy_poll: *prefer_busy_poll,
+                    budget: *busy_poll_budget,
+                    epoll: *busy_poll_us > 0.0,
+                },
                 packets: 0,
             },
         }
+    }
+
+    /// The socket's busy-polling options (SO_PREFER_BUSY_POLL, SO_BUSY_POLL_BUDGET).
+    pub fn busy_opts(&self) -> SocketBusyPoll {
+        self.busy_opts
     }
 
     /// The packet in hand came from NIC `nic`: the socket's NAPI instance

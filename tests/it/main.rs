@@ -28,6 +28,7 @@ mod nic_timing;
 mod p100_de;
 mod plots;
 mod policies;
+mod prefer_busy_poll;
 mod properties;
 mod request_response;
 mod resume;

@@ -292,13 +292,14 @@ pub trait RxPolicy: Sized {
     /// A one-shot timer it armed ([`RxEnv::set_alarm`]) fired, on the core that armed it.
     fn alarm(&mut self, _arg: u16, _env: &mut impl RxEnv) {}
     /// One step of the user process's socket busy loop on `nic` (`start`: the loop
-    /// begins, to end at `deadline`); `Done` when the loop is over. Policies that do not
-    /// support busy polling end it at once.
+    /// begins, to end at `deadline`, with the socket's options `opts`); `Done` when the
+    /// loop is over. Policies that do not support busy polling end it at once.
     fn busy_poll(
         &mut self,
         _nic: usize,
         _start: bool,
         _deadline: SimTime,
+        _opts: SocketBusyPoll,
         _env: &mut impl RxEnv,
     ) -> Step {
         Step::Done
@@ -377,6 +378,33 @@ fn kebab(name: &str) -> String {
         }
     }
     s
+}
+
+/// A socket's busy-polling options, as napi_busy_loop takes them (net/core/dev.c,
+/// Linux 5.11, `sk_busy_loop` in include/net/busy_poll.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SocketBusyPoll {
+    /// SO_PREFER_BUSY_POLL (Linux 5.11): the loop marks a device the softirq owns
+    /// NAPI_STATE_PREFER_BUSY_POLL, and busy_poll_stop keeps its interrupt masked
+    /// (the gro_flush_timeout hrtimer armed) when napi_defer_hard_irqs is set.
+    pub prefer_busy_poll: bool,
+    /// SO_BUSY_POLL_BUDGET: frames one poll of the loop may take [frames]
+    /// (BUSY_POLL_BUDGET, 8, by default).
+    pub budget: u32,
+    /// The loop is epoll_wait()'s ep_busy_loop (net.core.busy_poll), not recv()'s:
+    /// with SO_PREFER_BUSY_POLL its end suspends or resumes the device's interrupt
+    /// when the device has an `irq_suspend_timeout` (Linux 6.13).
+    pub epoll: bool,
+}
+
+impl Default for SocketBusyPoll {
+    fn default() -> Self {
+        SocketBusyPoll {
+            prefer_busy_poll: false,
+            budget: 8,
+            epoll: false,
+        }
+    }
 }
 
 /// What a policy's [`RxPolicy::build`] gets.

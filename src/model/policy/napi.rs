@@ -28,6 +28,18 @@
 //! core; when it fires (napi_watchdog) the device is scheduled again on that core. After
 //! `defer_hard_irqs` empty polls in a row the interrupt is re-enabled.
 //!
+//! **Preferred busy polling** (Linux 5.11, net/core/dev.c `napi_busy_loop`,
+//! `busy_poll_stop`, `napi_poll`, `napi_complete_done`, `napi_watchdog`): a process's
+//! socket busy loop ([`Napi::busy_step`]) takes at most its SO_BUSY_POLL_BUDGET frames a
+//! poll; with SO_PREFER_BUSY_POLL it marks a device the softirq or a thread owns
+//! NAPI_STATE_PREFER_BUSY_POLL, whose next full-weight poll there completes it instead
+//! of polling it again, and busy_poll_stop arms the hrtimer and leaves the interrupt
+//! masked when `defer_hard_irqs` and `gro_flush_timeout_ns` are set. The hrtimer is
+//! restarted by each arming. **IRQ suspension** (`irq_suspend_timeout_ns`, Linux 6.13,
+//! `napi_suspend_irqs`, `napi_resume_irqs`): an epoll busy loop with the option that
+//! ends with events re-arms the timer for the suspension; one that times out schedules
+//! the device.
+//!
 //! **Threaded NAPI** (`threaded`, /sys/class/net/<dev>/threaded): napi_schedule wakes
 //! the device's kernel thread `napi/<dev>` instead of raising NET_RX; the thread
 //! (napi_threaded_poll) polls the device, `weight` frames a poll, until a poll completes
@@ -72,7 +84,10 @@
 //! Counters: `napi.polls`, `napi.complete`, `napi.time_squeeze`, `napi.softirq_runs`,
 //! `napi.ksoftirqd_wakeups`; when a device uses the mechanism, `napi.deferred_irqs` (completions that left the interrupt
 //! masked), `napi.watchdog` (hrtimer polls), `napi.thread_polls`, `napi.rps_steered`,
-//! `napi.backlog_dropped`; with XDP, per NIC, `<nic>.rx_xdp_drop`, `<nic>.rx_xdp_redirect`
+//! `napi.backlog_dropped`; with socket busy polling `napi.busy_polls`,
+//! `napi.busy_poll_packets`, and with SO_PREFER_BUSY_POLL
+//! `napi.prefer_busy_poll_yields`; with `irq_suspend_timeout_ns`, `napi.irq_suspends` and
+//! `napi.irq_resumes`; with XDP, per NIC, `<nic>.rx_xdp_drop`, `<nic>.rx_xdp_redirect`
 //! (mlx5's ethtool -S names) and `<nic>.xdp_pass`; for a NIC whose transmit completions
 //! interrupt, per channel `k` of its port, `<port>.ch<k>_poll`, `.ch<k>_events`,
 //! `.ch<k>_arm`, `.tx<k>_cqes` (mlx5's names: polls, interrupts that scheduled it,
@@ -90,7 +105,7 @@ use crate::model::packet::Packet;
 use crate::model::policy::env::{CostEnv, RingEnv, RxEnv, SchedEnv, StackEnv};
 use crate::model::policy::interrupt::HandlerMode;
 use crate::model::policy::xdp::{Xdp, XdpAction, XdpParams};
-use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy};
+use crate::model::policy::{BuildCtx, PolicyConfig, RxPolicy, SocketBusyPoll};
 use crate::sim::problems::Problems;
 use crate::model::kernel::softirq::NET_RX;
 use crate::model::cpu::task::{PolicyTask, Step, Task};
@@ -118,6 +133,16 @@ pub struct NapiParams {
     /// `defer_hard_irqs` has no effect, as in the kernel).
     #[serde(default)]
     pub gro_flush_timeout_ns: f64,
+    /// irq_suspend_timeout (Linux 6.13, per NAPI instance through netdev-genl's
+    /// napi-set; Damato and Karsten, "Suspend IRQs during application busy periods"):
+    /// when a process busy-polling in epoll_wait() with SO_PREFER_BUSY_POLL
+    /// (`user.busy_poll_us`, `user.prefer_busy_poll`) gets events, napi_suspend_irqs
+    /// arms the device's hrtimer for this long, so its interrupt stays masked while the
+    /// application keeps finding work; when its busy loop times out without events,
+    /// napi_resume_irqs schedules the device, and the `defer_hard_irqs` /
+    /// `gro_flush_timeout_ns` behaviour takes over again [ns] (default 0: off).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub irq_suspend_timeout_ns: f64,
     /// RPS: the cores the device's received frames are steered to by flow hash
     /// (rps_cpus of its receive queues; default empty: RPS off).
     #[serde(default)]
@@ -139,6 +164,10 @@ fn d_weight() -> u32 {
     64
 }
 
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
+}
+
 fn d_tx_work_limit() -> u32 {
     128
 }
@@ -154,6 +183,7 @@ impl Default for NapiParams {
             threaded: false,
             defer_hard_irqs: 0,
             gro_flush_timeout_ns: 0.0,
+            irq_suspend_timeout_ns: 0.0,
             rps_cpus: Vec::new(),
             xdp: None,
             tx_work_limit: d_tx_work_limit(),
@@ -166,14 +196,13 @@ impl NapiParams {
     pub fn validate(&self, p: &mut Problems) {
         p.at_least("weight", self.weight as u64, 1, "packet");
         p.at_least("tx_work_limit", self.tx_work_limit as u64, 1, "completion");
-        if !(self.gro_flush_timeout_ns.is_finite() && self.gro_flush_timeout_ns >= 0.0) {
-            p.push(
-                "gro_flush_timeout_ns",
-                format!(
-                    "must be a duration of 0 ns or more, got {}",
-                    self.gro_flush_timeout_ns
-                ),
-            );
+        for (name, v) in [
+            ("gro_flush_timeout_ns", self.gro_flush_timeout_ns),
+            ("irq_suspend_timeout_ns", self.irq_suspend_timeout_ns),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                p.push(name, format!("must be a duration of 0 ns or more, got {v}"));
+            }
         }
         let mut seen = self.rps_cpus.clone();
         seen.sort_unstable();
@@ -351,6 +380,7 @@ struct Dev {
     threaded: bool,
     defer_hard_irqs: u32,
     gro_flush_timeout: SimTime,
+    irq_suspend_timeout: SimTime,
     rps: Vec<u16>,
     /// Its XDP program, if any.
     xdp: Option<Xdp>,
@@ -365,15 +395,19 @@ struct Dev {
     scheduled: bool,
     /// napi->defer_hard_irqs_count.
     defer_count: u32,
+    /// NAPI_STATE_PREFER_BUSY_POLL: a busy loop with SO_PREFER_BUSY_POLL found the
+    /// device scheduled by the softirq or its thread, which then completes it at its
+    /// next full-weight poll instead of polling it again.
+    prefer_busy_poll: bool,
+    /// When the device's hrtimer (napi->timer) fires, if it is armed: hrtimer_start
+    /// restarts an armed timer, so an alarm for any other time is stale.
+    timer_at: Option<SimTime>,
     // Its thread's poll in progress (threaded devices).
     thread_work: u32,
     thread_polling: bool,
     thread_current: Option<Held>,
     thread_slice_start: SimTime,
 }
-
-/// Frames one busy-poll round may take (BUSY_POLL_BUDGET, include/net/busy_poll.h).
-const BUSY_POLL_BUDGET: u32 = 8;
 
 /// A busy loop in progress (napi_busy_loop, net/core/dev.c) on device `dev`.
 #[derive(Clone, Debug)]
@@ -387,6 +421,12 @@ struct BusyLoop {
     work: u32,
     /// busy_poll_stop's last poll is in progress.
     stopping: bool,
+    /// busy_poll_stop armed the hrtimer (SO_PREFER_BUSY_POLL with napi_defer_hard_irqs
+    /// and gro_flush_timeout): a last poll that uses its whole budget leaves the device
+    /// idle with its interrupt masked instead of scheduling it.
+    skip_schedule: bool,
+    /// The socket's options: SO_PREFER_BUSY_POLL and SO_BUSY_POLL_BUDGET.
+    opts: SocketBusyPoll,
     current: Option<Held>,
 }
 
@@ -442,6 +482,14 @@ pub struct Napi {
     busy_loop_cost: Cost,
     busy_polls: u64,
     busy_packets: u64,
+    /// Polls by the softirq or a NAPI thread that completed a device marked
+    /// NAPI_STATE_PREFER_BUSY_POLL instead of polling it again.
+    prefer_yields: u64,
+    /// Whether a busy loop with SO_PREFER_BUSY_POLL has run (its counters are shown).
+    prefer_used: bool,
+    /// napi_suspend_irqs and napi_resume_irqs calls (irq_suspend_timeout).
+    irq_suspends: u64,
+    irq_resumes: u64,
     /// Registry index (for its tasks and alarms).
     kind: u8,
 }
@@ -465,6 +513,7 @@ impl Napi {
                     threaded: p.threaded,
                     defer_hard_irqs: p.defer_hard_irqs,
                     gro_flush_timeout: SimTime::from_ns_f64(p.gro_flush_timeout_ns),
+                    irq_suspend_timeout: SimTime::from_ns_f64(p.irq_suspend_timeout_ns),
                     rps: p.rps_cpus.clone(),
                     xdp: p.xdp.as_ref().map(|x| Xdp::new(x, clock_mhz)),
                     tx_work_limit: p.tx_work_limit,
@@ -496,6 +545,10 @@ impl Napi {
             busy_loop_cost: cfg.busy_poll_loop.build(clock_mhz),
             busy_polls: 0,
             busy_packets: 0,
+            prefer_yields: 0,
+            prefer_used: false,
+            irq_suspends: 0,
+            irq_resumes: 0,
             kind: 0,
         }
     }
@@ -762,6 +815,12 @@ impl Napi {
             };
             if done {
                 self.complete(dev, work, env);
+            } else if self.devs[dev].prefer_busy_poll {
+                // __napi_poll: more work, but busy polling is preferred: exit early.
+                self.prefer_yields += 1;
+                if self.napi_complete_done(dev, work, env) {
+                    self.schedule_on(c, dev, env);
+                }
             } else if spliced {
                 self.cores[c].repoll.push_back(dev);
             } else {
@@ -898,11 +957,33 @@ impl Napi {
     /// (a backlog: that is all), then the interrupt re-enabled -- or, while hard
     /// interrupts are deferred, the hrtimer armed instead.
     fn complete(&mut self, dev: usize, work: u32, env: &mut impl SchedEnv) {
+        if !self.napi_complete_done(dev, work, env) {
+            return;
+        }
+        // The driver's DIM sample, then re-enable the interrupt and re-check the ring:
+        // frames already there raise the interrupt again (irq_unmask), so none is left
+        // waiting for a later frame's interrupt.
+        let d = &mut self.devs[dev];
+        if let Some(ch) = &mut d.channel {
+            ch.arm += 1;
+        }
+        env.poll_completed(dev);
+        env.irq_unmask(dev);
+    }
+
+    /// napi_complete_done (net/core/dev.c, Linux 5.11) for `dev` after a poll that took
+    /// `work` frames: off its list, NAPI_STATE_PREFER_BUSY_POLL cleared; for a NIC, the
+    /// deferral count reset by a poll that found work, and while it is above zero,
+    /// decremented with the hrtimer armed for `gro_flush_timeout` instead of the
+    /// interrupt. Returns whether the driver may re-enable the interrupt (false for a
+    /// backlog, which has none).
+    fn napi_complete_done(&mut self, dev: usize, work: u32, env: &mut impl SchedEnv) -> bool {
         self.complete += 1;
         let d = &mut self.devs[dev];
         d.scheduled = false;
+        d.prefer_busy_poll = false;
         if dev >= self.nics {
-            return;
+            return false;
         }
         if work > 0 {
             d.defer_count = d.defer_hard_irqs;
@@ -911,23 +992,57 @@ impl Napi {
             d.defer_count -= 1;
             if d.gro_flush_timeout > SimTime::ZERO {
                 self.deferred_irqs += 1;
-                env.set_alarm(d.gro_flush_timeout, self.kind, dev as u16);
-                return;
+                self.arm_timer(dev, env);
+                return false;
             }
         }
-        // The driver's DIM sample, then re-enable the interrupt and re-check the ring:
-        // frames already there raise the interrupt again (irq_unmask), so none is left
-        // waiting for a later frame's interrupt.
-        if let Some(ch) = &mut d.channel {
-            ch.arm += 1;
-        }
-        env.poll_completed(dev);
-        env.irq_unmask(dev);
+        true
     }
 
-    /// napi_watchdog: `dev`'s hrtimer fired on the current core; schedule its poll.
+    /// hrtimer_start of `dev`'s timer for its `gro_flush_timeout`, pinned to the current
+    /// core; an armed timer is restarted (the earlier expiry no longer fires).
+    fn arm_timer(&mut self, dev: usize, env: &mut impl SchedEnv) {
+        let t = self.devs[dev].gro_flush_timeout;
+        self.arm_timer_for(dev, t, env);
+    }
+
+    /// hrtimer_start of `dev`'s timer for `after`, pinned to the current core.
+    fn arm_timer_for(&mut self, dev: usize, after: SimTime, env: &mut impl SchedEnv) {
+        self.devs[dev].timer_at = Some(env.now() + after);
+        env.set_alarm(after, self.kind, dev as u16);
+    }
+
+    /// The end of a busy loop in epoll_wait() (ep_busy_loop, fs/eventpoll.c, Linux
+    /// 6.13) of a process with SO_PREFER_BUSY_POLL, on `dev`: events found,
+    /// napi_suspend_irqs arms the hrtimer for `irq_suspend_timeout`; none (the loop
+    /// timed out), napi_resume_irqs schedules the device. Nothing when the device has
+    /// no `irq_suspend_timeout`.
+    fn epoll_busy_loop_end(&mut self, dev: usize, opts: SocketBusyPoll, env: &mut impl RxEnv) {
+        let t = self.devs[dev].irq_suspend_timeout;
+        if !(opts.epoll && opts.prefer_busy_poll) || t == SimTime::ZERO {
+            return;
+        }
+        if env.socket_ready() {
+            self.irq_suspends += 1;
+            self.arm_timer_for(dev, t, env);
+        } else {
+            self.irq_resumes += 1;
+            let c = env.core();
+            self.schedule_on(c, dev, env);
+        }
+    }
+
+    /// napi_watchdog: `dev`'s hrtimer fired on the current core; schedule its poll
+    /// (clearing NAPI_STATE_PREFER_BUSY_POLL) unless a busy loop or the softirq has it.
+    /// An expiry the timer was restarted past is stale and does nothing.
     pub fn watchdog(&mut self, dev: usize, env: &mut (impl StackEnv + SchedEnv)) {
-        if !self.devs[dev].scheduled {
+        let d = &mut self.devs[dev];
+        if d.timer_at != Some(env.now()) {
+            return;
+        }
+        d.timer_at = None;
+        if !d.scheduled {
+            d.prefer_busy_poll = false;
             self.watchdog += 1;
             self.schedule(dev, env);
         }
@@ -972,6 +1087,15 @@ impl Napi {
                 self.complete(dev, work, env);
                 return Step::Done;
             }
+            if self.devs[dev].prefer_busy_poll {
+                // __napi_poll: busy polling is preferred; completed, or rescheduled
+                // (on this thread) when napi_complete_done lets the interrupt back.
+                self.prefer_yields += 1;
+                if !self.napi_complete_done(dev, work, env) {
+                    return Step::Done;
+                }
+                self.devs[dev].scheduled = true;
+            }
             if env.user_level_contended()
                 && now.saturating_sub(self.devs[dev].thread_slice_start) >= self.timeslice
             {
@@ -981,25 +1105,34 @@ impl Napi {
     }
 
     /// One step of a process's busy loop on NIC `dev` (napi_busy_loop with
-    /// sk_busy_loop_end; `start`: recv() found the socket empty and begins the loop,
-    /// which ends at `deadline`). Each round: if the device is idle, take it (SCHED and
-    /// IN_BUSY_POLL: its interrupt, if it fires, can no longer schedule it) and poll it
-    /// for up to BUSY_POLL_BUDGET frames, which go up the stack to the socket; a poll
-    /// that empties the ring does not complete the device (napi_complete_done refuses
-    /// in busy poll); if the softirq or a thread has the device, just spin. The loop
+    /// sk_busy_loop_end, net/core/dev.c; `start`: recv() found the socket empty and
+    /// begins the loop, which ends at `deadline`; `opts`: the socket's
+    /// SO_PREFER_BUSY_POLL and SO_BUSY_POLL_BUDGET). Each round: if the device is idle,
+    /// take it (SCHED and IN_BUSY_POLL: its interrupt, if it fires, can no longer
+    /// schedule it) and poll it for up to the budget's frames, which go up the stack to
+    /// the socket; a poll that empties the ring does not complete the device
+    /// (napi_complete_done refuses in busy poll); if the softirq or a thread has the
+    /// device, just spin -- marking it NAPI_STATE_PREFER_BUSY_POLL when the socket
+    /// prefers busy polling, so that their next full-weight poll lets it go. The loop
     /// ends when the socket has a packet or the deadline passes; busy_poll_stop then
-    /// polls once more and completes the device (re-enabling its interrupt) or, if that
-    /// poll used its whole budget, hands it to the softirq of the current core. Returns
+    /// polls once more and completes the device (re-enabling its interrupt unless
+    /// deferred) or, if that poll used its whole budget, hands it to the softirq of the
+    /// current core. With SO_PREFER_BUSY_POLL and both `defer_hard_irqs` and
+    /// `gro_flush_timeout_ns` set, busy_poll_stop first resets the deferral count and
+    /// arms the hrtimer, and a full last poll leaves the device idle with its interrupt
+    /// masked (`skip_schedule`, Linux 5.11): the timer is the safety net. Returns
     /// `Done` when the loop is over.
     pub fn busy_step(
         &mut self,
         dev: usize,
         start: bool,
         deadline: SimTime,
+        opts: SocketBusyPoll,
         env: &mut impl RxEnv,
     ) -> Step {
         let now = env.now();
         if start {
+            self.prefer_used |= opts.prefer_busy_poll;
             self.busy = Some(BusyLoop {
                 dev,
                 deadline,
@@ -1007,6 +1140,8 @@ impl Napi {
                 polling: false,
                 work: 0,
                 stopping: false,
+                skip_schedule: false,
+                opts,
                 current: None,
             });
         }
@@ -1017,8 +1152,9 @@ impl Napi {
             self.deliver(h, env);
         }
         let c = env.core();
+        let budget = b.opts.budget;
         if b.polling || b.stopping {
-            if b.work < BUSY_POLL_BUDGET
+            if b.work < budget
                 && let Some((h, d)) = self.take(c, b.dev, env)
             {
                 b.work += 1;
@@ -1030,28 +1166,47 @@ impl Napi {
             b.polling = false;
             if b.stopping {
                 // busy_poll_stop: the driver's napi_complete_done now counts.
-                if self.poll_done(b.work, BUSY_POLL_BUDGET, b.dev, env) {
+                if self.poll_done(b.work, budget, b.dev, env) {
                     self.complete(b.dev, b.work, env);
+                } else if b.skip_schedule {
+                    // __busy_poll_stop with skip_schedule: NAPI_STATE_SCHED cleared,
+                    // the interrupt left masked, the hrtimer armed.
+                    self.devs[b.dev].scheduled = false;
                 } else {
                     self.devs[b.dev].scheduled = false;
                     self.schedule_on(c, b.dev, env);
                 }
+                self.epoll_busy_loop_end(b.dev, b.opts, env);
                 return Step::Done;
             }
         }
         if env.socket_ready() || now >= b.deadline {
             if !b.owned {
+                self.epoll_busy_loop_end(b.dev, b.opts, env);
                 return Step::Done;
             }
             b.stopping = true;
             b.work = 0;
+            let d = &mut self.devs[b.dev];
+            if b.opts.prefer_busy_poll {
+                d.defer_count = d.defer_hard_irqs;
+                if d.defer_count > 0 && d.gro_flush_timeout > SimTime::ZERO {
+                    self.arm_timer(b.dev, env);
+                    b.skip_schedule = true;
+                }
+            }
             let call = self.poll_begin(b.dev, env);
             self.busy = Some(b);
             return Step::Run(call);
         }
-        if !b.owned && !self.devs[b.dev].scheduled {
-            self.devs[b.dev].scheduled = true;
-            b.owned = true;
+        if !b.owned {
+            let d = &mut self.devs[b.dev];
+            if d.scheduled {
+                d.prefer_busy_poll |= b.opts.prefer_busy_poll;
+            } else {
+                d.scheduled = true;
+                b.owned = true;
+            }
         }
         let round = env.kernel_cost(&self.busy_loop_cost);
         if b.owned {
@@ -1071,10 +1226,12 @@ impl Napi {
         let squeeze: u64 = self.cores.iter().map(|s| s.time_squeeze).sum();
         let dropped: u64 = self.cores.iter().map(|s| s.dropped).sum();
         let nics = &self.devs[..self.nics];
-        let defer = nics
-            .iter()
-            .any(|d| d.defer_hard_irqs > 0 && d.gro_flush_timeout > SimTime::ZERO);
+        let defer = nics.iter().any(|d| {
+            d.defer_hard_irqs > 0 && d.gro_flush_timeout > SimTime::ZERO
+                || d.irq_suspend_timeout > SimTime::ZERO
+        });
         let threaded = nics.iter().any(|d| d.threaded);
+        let suspend = nics.iter().any(|d| d.irq_suspend_timeout > SimTime::ZERO);
         let rps = nics.iter().any(|d| !d.rps.is_empty());
         // The counters of a mechanism no device uses are left out.
         for (k, v, used) in [
@@ -1090,6 +1247,9 @@ impl Napi {
             ("backlog_dropped", dropped, rps),
             ("busy_polls", self.busy_polls, self.busy_polls > 0),
             ("busy_poll_packets", self.busy_packets, self.busy_polls > 0),
+            ("prefer_busy_poll_yields", self.prefer_yields, self.prefer_used),
+            ("irq_suspends", self.irq_suspends, suspend),
+            ("irq_resumes", self.irq_resumes, suspend),
         ] {
             if used {
                 c.insert(format!("napi.{k}"), v as f64);
@@ -1225,9 +1385,10 @@ impl RxPolicy for Napi {
         nic: usize,
         start: bool,
         deadline: SimTime,
+        opts: SocketBusyPoll,
         env: &mut impl RxEnv,
     ) -> Step {
-        self.busy_step(nic, start, deadline, env)
+        self.busy_step(nic, start, deadline, opts, env)
     }
     fn swi_begin(&mut self, _bit: u32, env: &mut impl RxEnv) -> bool {
         self.softirq_begin(env)
@@ -1626,6 +1787,232 @@ mod tests {
         assert_eq!((n.cores[1].backlog.len(), n.cores[1].dropped), (3, 2));
     }
 
+    /// The socket options of a busy loop: SO_PREFER_BUSY_POLL and SO_BUSY_POLL_BUDGET.
+    fn opts(prefer: bool, budget: u32) -> SocketBusyPoll {
+        SocketBusyPoll {
+            prefer_busy_poll: prefer,
+            budget,
+            epoll: false,
+        }
+    }
+
+    /// A NIC with napi_defer_hard_irqs 2 and gro_flush_timeout 200 us, weight `weight`.
+    fn deferring(weight: u32) -> Napi {
+        let p = NapiParams {
+            weight,
+            defer_hard_irqs: 2,
+            gro_flush_timeout_ns: 200_000.0,
+            ..NapiParams::default()
+        };
+        napi_with(300, &[p], 1)
+    }
+
+    /// Run a busy loop from its start until it is over: the steps' lengths.
+    fn busy_loop(n: &mut Napi, env: &mut Script, o: SocketBusyPoll, ready_after: usize) -> Vec<SimTime> {
+        let deadline = env.now + ns(20_000);
+        let mut runs = Vec::new();
+        let mut start = true;
+        while let Step::Run(d) = n.busy_step(0, start, deadline, o, env) {
+            start = false;
+            runs.push(d);
+            if runs.len() == ready_after {
+                env.socket_ready = true;
+            }
+        }
+        runs
+    }
+
+    #[test]
+    fn a_device_preferring_busy_polling_leaves_the_softirq_at_a_full_weight_poll() {
+        // Weight 2, 5 frames; the softirq has the device. Linux 5.11 __napi_poll: a
+        // poll that used its whole weight on a device marked
+        // NAPI_STATE_PREFER_BUSY_POLL calls napi_complete_done and returns instead of
+        // putting it back on the list; with defer_hard_irqs and gro_flush_timeout set,
+        // that arms the hrtimer and leaves the interrupt masked.
+        let mut env = Script::new(&[5]);
+        let mut n = deferring(2);
+        n.schedule(0, &mut env);
+        env.take_log();
+        // A busy loop with SO_PREFER_BUSY_POLL finds the device scheduled: it spins
+        // (100 ns rounds) and marks it; then its socket is ready and it ends, owning
+        // nothing.
+        env.socket_ready = false;
+        let runs = busy_loop(&mut n, &mut env, opts(true, 8), 1);
+        assert_eq!(runs, vec![ns(100)]);
+        assert!(n.devs[0].prefer_busy_poll && n.devs[0].scheduled);
+        env.socket_ready = false;
+        // The softirq polls 2 frames (its weight) and lets the device go: no repoll,
+        // no unmask, the timer armed.
+        assert_eq!(
+            softirq(&mut n, &mut env),
+            vec![ns(500), ns(6_000), ns(6_000)]
+        );
+        assert_eq!(
+            env.take_log(),
+            vec![Signal::Forward(0), Signal::Forward(1), Signal::Alarm(ns(200_000), 0)]
+        );
+        assert!(!n.devs[0].scheduled && !n.devs[0].prefer_busy_poll);
+        assert_eq!((n.polls, n.prefer_yields, n.deferred_irqs), (1, 1, 1));
+        // Now the busy loop takes the device itself (the 3 frames left).
+        let runs = busy_loop(&mut n, &mut env, opts(true, 8), 2);
+        assert_eq!(runs[0], ns(600), "a round (100 ns) and the poll call (500 ns)");
+        assert_eq!(n.busy_packets, 3);
+        // Without the mark the same softirq keeps the device: it goes to the tail of
+        // the live list and is polled again in the same run.
+        let mut env = Script::new(&[5]);
+        let mut n = deferring(2);
+        n.schedule(0, &mut env);
+        env.take_log();
+        assert_eq!(softirq(&mut n, &mut env).len(), 3 + 3 + 2);
+        assert_eq!(n.prefer_yields, 0);
+    }
+
+    #[test]
+    fn busy_poll_stop_with_deferral_keeps_the_interrupt_masked_and_arms_the_timer() {
+        // The device is idle; the busy loop (budget 2) takes it, and its socket is
+        // ready after the first round (the poll call and two frames).
+        let run = |prefer: bool, defer: bool| {
+            let mut env = Script::new(&[6]);
+            let mut n = if defer { deferring(64) } else { napi(300, 64, 1) };
+            let runs = busy_loop(&mut n, &mut env, opts(prefer, 2), 3);
+            (runs, env.take_log(), n)
+        };
+        // busy_poll_stop with SO_PREFER_BUSY_POLL, defer_hard_irqs and
+        // gro_flush_timeout: the hrtimer is armed before the last poll, which uses its
+        // whole budget (2 of 4 frames left): skip_schedule, the device is left idle,
+        // its interrupt masked, no softirq raised.
+        let (runs, log, n) = run(true, true);
+        assert_eq!(
+            runs,
+            vec![ns(600), ns(6_000), ns(6_000), ns(500), ns(6_000), ns(6_000)]
+        );
+        assert_eq!(
+            log,
+            vec![
+                Signal::Forward(0),
+                Signal::Forward(1),
+                Signal::Alarm(ns(200_000), 0),
+                Signal::Forward(2),
+                Signal::Forward(3),
+            ]
+        );
+        assert!(!n.devs[0].scheduled);
+        assert_eq!(n.devs[0].defer_count, 2);
+        // Without SO_PREFER_BUSY_POLL (or without the deferral) the full last poll
+        // hands the device to the softirq.
+        for (prefer, defer) in [(false, true), (true, false)] {
+            let (_, log, n) = run(prefer, defer);
+            assert_eq!(log.last(), Some(&Signal::Raise(NET_RX)), "{prefer} {defer}");
+            assert!(n.devs[0].scheduled);
+            assert!(!log.iter().any(|s| matches!(s, Signal::Alarm(..))));
+        }
+        // A last poll that empties the ring completes the device: with the deferral
+        // it stays masked (the count reset by a poll with work), the timer re-armed.
+        let mut env = Script::new(&[3]);
+        let mut n = deferring(64);
+        busy_loop(&mut n, &mut env, opts(true, 2), 3);
+        assert_eq!(
+            env.take_log(),
+            vec![
+                Signal::Forward(0),
+                Signal::Forward(1),
+                Signal::Alarm(ns(200_000), 0),
+                Signal::Forward(2),
+                Signal::Alarm(ns(200_000), 0),
+            ]
+        );
+        assert!(!n.devs[0].scheduled);
+    }
+
+    #[test]
+    fn each_busy_poll_takes_at_most_its_budget() {
+        // SO_BUSY_POLL_BUDGET 3 and the default 8 (BUSY_POLL_BUDGET): a round takes
+        // that many frames of 20, then the next round begins with its 100 ns and the
+        // poll call.
+        for budget in [3, 8] {
+            let mut env = Script::new(&[20]);
+            let mut n = napi(300, 64, 1);
+            let runs = busy_loop(&mut n, &mut env, opts(false, budget), 2 * budget as usize + 2);
+            let rounds: Vec<usize> = runs
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| **d == ns(600))
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(rounds, vec![0, budget as usize + 1], "budget {budget}");
+            assert_eq!(n.busy_polls, 2);
+        }
+    }
+
+    #[test]
+    fn epoll_with_irq_suspend_timeout_suspends_on_events_and_resumes_without() {
+        // irq_suspend_timeout 20 ms besides the deferral (Linux 6.13). An epoll busy
+        // loop with SO_PREFER_BUSY_POLL that ends with events: busy_poll_stop arms the
+        // timer for gro_flush_timeout, then napi_suspend_irqs restarts it for 20 ms.
+        let p = NapiParams {
+            defer_hard_irqs: 2,
+            gro_flush_timeout_ns: 200_000.0,
+            irq_suspend_timeout_ns: 20e6,
+            ..NapiParams::default()
+        };
+        let epoll = SocketBusyPoll {
+            epoll: true,
+            ..opts(true, 8)
+        };
+        let mut env = Script::new(&[2]);
+        let mut n = napi_with(300, std::slice::from_ref(&p), 1);
+        busy_loop(&mut n, &mut env, epoll, 2);
+        let log = env.take_log();
+        assert_eq!(
+            &log[log.len() - 2..],
+            &[Signal::Alarm(ns(200_000), 0), Signal::Alarm(ns(20_000_000), 0)]
+        );
+        assert_eq!(n.devs[0].timer_at, Some(ns(20_000_000)));
+        assert_eq!((n.irq_suspends, n.irq_resumes), (1, 0));
+        // The gro_flush_timeout expiry is stale: the interrupt stays suspended.
+        env.now = ns(200_000);
+        n.watchdog(0, &mut env);
+        assert!(!n.devs[0].scheduled);
+        // A loop that times out without events: napi_resume_irqs schedules the device
+        // (the softirq then polls it, and the deferral re-enables its interrupt).
+        env.socket_ready = false;
+        let deadline = env.now + ns(1_000);
+        let mut start = true;
+        while let Step::Run(d) = n.busy_step(0, start, deadline, epoll, &mut env) {
+            start = false;
+            env.now += d;
+        }
+        assert_eq!((n.irq_suspends, n.irq_resumes), (1, 1));
+        assert!(n.devs[0].scheduled);
+        assert_eq!(env.take_log().last(), Some(&Signal::Raise(NET_RX)));
+        // recv()'s loop (not epoll), or no SO_PREFER_BUSY_POLL: neither.
+        for o in [opts(true, 8), SocketBusyPoll { epoll: true, ..opts(false, 8) }] {
+            let mut env = Script::new(&[2]);
+            let mut n = napi_with(300, std::slice::from_ref(&p), 1);
+            busy_loop(&mut n, &mut env, o, 2);
+            assert_eq!((n.irq_suspends, n.irq_resumes), (0, 0));
+        }
+    }
+
+    #[test]
+    fn a_restarted_hrtimer_fires_only_at_its_last_expiry() {
+        // hrtimer_start restarts an armed timer: the first expiry is stale.
+        let mut env = Script::new(&[0]);
+        let mut n = deferring(64);
+        n.arm_timer(0, &mut env);
+        env.now = ns(50_000);
+        n.arm_timer(0, &mut env);
+        env.now = ns(200_000);
+        n.watchdog(0, &mut env);
+        assert_eq!((n.watchdog, n.devs[0].scheduled), (0, false));
+        env.now = ns(250_000);
+        n.devs[0].prefer_busy_poll = true;
+        n.watchdog(0, &mut env);
+        assert_eq!((n.watchdog, n.devs[0].scheduled), (1, true));
+        // napi_watchdog clears NAPI_STATE_PREFER_BUSY_POLL.
+        assert!(!n.devs[0].prefer_busy_poll);
+    }
+
     #[test]
     fn deferred_hard_irqs_poll_from_the_timer_until_that_many_polls_find_nothing() {
         // defer_hard_irqs 2, gro_flush_timeout 20 us.
@@ -1646,6 +2033,7 @@ mod tests {
             vec![Signal::Forward(0), Signal::Alarm(ns(20_000), 0)]
         );
         // The timer: an empty poll (count 1 -> 0), the timer again.
+        env.now = n.devs[0].timer_at.expect("armed");
         n.watchdog(0, &mut env);
         softirq(&mut n, &mut env);
         assert_eq!(
@@ -1653,6 +2041,7 @@ mod tests {
             vec![Signal::Raise(NET_RX), Signal::Alarm(ns(20_000), 0)]
         );
         // The second empty poll: the count is 0, the interrupt is re-enabled.
+        env.now = n.devs[0].timer_at.expect("armed");
         n.watchdog(0, &mut env);
         softirq(&mut n, &mut env);
         assert_eq!(env.take_log(), vec![Signal::Raise(NET_RX), Signal::Unmask(0)]);
