@@ -58,6 +58,22 @@ impl ModelConfig {
     pub fn validate(&self, p: &mut Problems) {
         p.at("cpu", |p| self.cpu.validate(p));
         p.at("kernel", |p| self.kernel.validate(p));
+        if let Some(idle) = &self.cpu.idle
+            && u64::from(idle.next_timer_us) * u64::from(self.kernel.clock.hz.max(1)) <= 1_000_000
+        {
+            // A timer within the tick keeps the tick running in 4.18 and is what menu
+            // sees as the next timer (tick_nohz_next_event / tick_nohz_get_sleep_length),
+            // which the model's constant does not follow.
+            p.push(
+                "cpu.idle.next_timer_us",
+                format!(
+                    "must exceed one tick ({} us at kernel.clock.hz {}), got {}",
+                    1_000_000 / self.kernel.clock.hz.max(1),
+                    self.kernel.clock.hz,
+                    idle.next_timer_us
+                ),
+            );
+        }
         if self.cpu.idle.is_some() && self.kernel.clock.hardclock.mean_ns(self.cpu.clock_mhz) > 0.0
         {
             // The idle states' governor follows the tick itself (kept or stopped per
@@ -330,5 +346,26 @@ mod tests {
             "{:?}",
             p.list
         );
+    }
+
+    /// A next timer within one tick (1,000 us at the model's HZ 1000) is refused; one
+    /// just beyond it is accepted.
+    #[test]
+    fn a_next_timer_within_the_tick_is_refused() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/models/xeon-e5-1650v4-mlx5-linux.json"
+        );
+        let mut m: ModelConfig =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        m.cpu.idle.as_mut().unwrap().next_timer_us = 1_000;
+        let mut p = Problems::new();
+        m.validate(&mut p);
+        assert_eq!(p.list.len(), 1, "{:?}", p.list);
+        assert_eq!(p.list[0].path, "cpu.idle.next_timer_us");
+        m.cpu.idle.as_mut().unwrap().next_timer_us = 1_001;
+        let mut p = Problems::new();
+        m.validate(&mut p);
+        assert!(p.is_empty(), "{:?}", p.list);
     }
 }
