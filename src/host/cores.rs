@@ -283,12 +283,16 @@ impl<C: CoreModel> Cores<C> {
     /// With idle states (`cpu.idle`), as cpuidle's sysfs files and summed over the
     /// cores: `cpu.idle.<state>.usage` (entries), `cpu.idle.<state>.time_ms`
     /// (residency of the idle periods that ended), `cpu.idle.wakeups` (wake-ups by work)
-    /// and `cpu.idle.exit_latency_ms` (the exit latency those wake-ups waited for); on
-    /// a host with several cores the same per core (`cpu<i>.idle...`).
+    /// and `cpu.idle.exit_latency_ms` (the exit latency those wake-ups waited for); with
+    /// a cache refill cost, `cpu.idle.cold_wakeups` (wake-ups from a state that flushed
+    /// the core's caches) and `cpu.idle.cache_refill_ms` (the CPU time their first work
+    /// spent refilling them); on a host with several cores the same per core
+    /// (`cpu<i>.idle...`).
     fn idle_counters(&self, c: &mut BTreeMap<String, f64>) {
         let Some(first) = self.get(0).cpu().idle() else {
             return;
         };
+        let refill = first.refills();
         let put = |c: &mut BTreeMap<String, f64>, prefix: &str, idle: &[&Idle]| {
             for (s, name) in first.names().iter().enumerate() {
                 let usage: u64 = idle.iter().map(|i| i.usage[s]).sum();
@@ -300,6 +304,12 @@ impl<C: CoreModel> Cores<C> {
             let exit: u64 = idle.iter().map(|i| i.exit_ps).sum();
             c.insert(format!("{prefix}.idle.wakeups"), wakeups as f64);
             c.insert(format!("{prefix}.idle.exit_latency_ms"), exit as f64 / 1e9);
+            if refill {
+                let cold: u64 = idle.iter().map(|i| i.cold_wakeups).sum();
+                let ps: u64 = idle.iter().map(|i| i.cache_refill_ps).sum();
+                c.insert(format!("{prefix}.idle.cold_wakeups"), cold as f64);
+                c.insert(format!("{prefix}.idle.cache_refill_ms"), ps as f64 / 1e9);
+            }
         };
         let all: Vec<&Idle> = self.all().filter_map(|k| k.cpu.idle()).collect();
         put(c, "cpu", &all);

@@ -39,16 +39,23 @@
 //! table's `exit_latency`, the figure the driver declares and the governor uses (an
 //! upper bound: a measured exit is often shorter, so the model errs toward slow wakes).
 //!
+//! A state that flushes the core's caches (Intel's core C3 and C6) leaves the first work
+//! after the wake-up **cold**: it refetches its code and data from the L3, CPU time the
+//! model adds to that work as `cache_refill_ns` (a figure per model, since it depends
+//! on the work's footprint; an estimate where no measurement exists).
+//!
 //! Parameters ([`IdleConfig`], a model's `cpu.idle`): `states` (name, `exit_latency_us`,
-//! `target_residency_us`, `polling`), shallowest first as the driver registers them
-//! (cpuidle's POLL first on x86); `governor` ("menu"); the knobs users set:
+//! `target_residency_us`, `polling`, `flushes_caches`), shallowest first as the driver
+//! registers them (cpuidle's POLL first on x86); `governor` ("menu");
+//! `cache_refill_ns` (default 0); the knobs users set:
 //! `max_cstate` (`intel_idle.max_cstate=N` / `processor.max_cstate=N`: only the first N
 //! states after POLL are registered), `disable` (`.../cpuidle/stateK/disable`),
 //! `idle_poll` (`idle=poll`: the core polls and never sleeps), `latency_limit_us` (a PM
 //! QoS CPU latency request, `/dev/cpu_dma_latency`), and `next_timer_us`.
 //!
 //! Counters (per state, as `/sys/devices/system/cpu/cpuN/cpuidle/stateK/{usage,time}`):
-//! entries and residency [ps]; wake-ups by work and the exit latency they paid [ps].
+//! entries and residency [ps]; wake-ups by work and the exit latency they paid [ps];
+//! wake-ups with cold caches and the refill time they paid [ps].
 
 use crate::sim::problems::Problems;
 use crate::sim::time::SimTime;
@@ -74,6 +81,14 @@ pub struct IdleStateConfig {
     /// state) (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub polling: bool,
+    /// The core's own caches are flushed on entry (default false): Intel's core C3 and
+    /// C6 write back and empty the L1 instruction and data caches and the L2 into the
+    /// shared L3 (the processor datasheets' "Core C-states" sections), and intel_idle
+    /// marks the same states `CPUIDLE_FLAG_TLB_FLUSHED` (the TLBs are lost too). The
+    /// first work after a wake-up from such a state pays the model's
+    /// `cache_refill_ns` on top of its warm cost.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flushes_caches: bool,
 }
 
 /// The idle governor.
@@ -129,6 +144,18 @@ pub struct IdleConfig {
     #[serde(default = "d_next_timer_us")]
     #[schemars(range(min = 1, max = 10_000_000))]
     pub next_timer_us: u32,
+    /// CPU time the first work after a wake-up from a state that `flushes_caches` takes
+    /// beyond its warm cost, refetching its code and data from the L3 [ns], 0 to
+    /// 1,000,000 (default 0: not modelled). It depends on the work's footprint, not on
+    /// the state, so it is one figure per model; it is CPU time (busy, at the level of
+    /// that first work), not exit latency (idle).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    #[schemars(range(max = 1_000_000))]
+    pub cache_refill_ns: u32,
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 fn d_next_timer_us() -> u32 {
@@ -202,6 +229,20 @@ impl IdleConfig {
                 );
             }
         }
+        if self.cache_refill_ns > 1_000_000 {
+            p.push(
+                "cache_refill_ns",
+                format!("must be at most 1,000,000 ns, got {}", self.cache_refill_ns),
+            );
+        }
+        if self.cache_refill_ns > 0 && !self.states.iter().any(|s| s.flushes_caches) {
+            p.push(
+                "cache_refill_ns",
+                "no state has `flushes_caches`: the refill would never be paid (mark the \
+                 states that flush the core's caches, e.g. Intel's C3 and C6)"
+                    .to_string(),
+            );
+        }
         if !(1..=10_000_000).contains(&self.next_timer_us) {
             p.push(
                 "next_timer_us",
@@ -230,6 +271,7 @@ struct State {
     target_us: u64,
     polling: bool,
     enabled: bool,
+    flushes: bool,
 }
 
 /// The menu governor's per-core state, the core's states, and their counters.
@@ -258,6 +300,22 @@ pub struct Idle {
     pub wakeups: u64,
     /// Exit latency paid by those wake-ups [ps] -- counter.
     pub exit_ps: u64,
+    /// The refill cost of a wake-up from a state that flushes the core's caches [ps].
+    refill_ps: u64,
+    /// Wake-ups by work from a state that flushed the core's caches -- counter.
+    pub cold_wakeups: u64,
+    /// CPU time those wake-ups' first work spent refilling the caches [ps] -- counter.
+    pub cache_refill_ps: u64,
+}
+
+/// What a wake-up by work costs: the exit latency before the first instruction (idle
+/// time) and the cache refill added to the first work (CPU time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct WakeCost {
+    /// The state's exit latency.
+    pub exit: SimTime,
+    /// The cold caches' extra CPU time ([`IdleConfig::cache_refill_ns`]), or zero.
+    pub refill: SimTime,
 }
 
 /// A selection: the state, and whether the tick keeps running.
@@ -286,6 +344,7 @@ impl Idle {
                     target_us: u64::from(s.target_residency_us),
                     polling: s.polling,
                     enabled: within_max && !cfg.disable.contains(&s.name),
+                    flushes: s.flushes_caches,
                 }
             })
             .collect::<Vec<_>>();
@@ -307,7 +366,16 @@ impl Idle {
             time_ps: vec![0; n],
             wakeups: 0,
             exit_ps: 0,
+            refill_ps: u64::from(cfg.cache_refill_ns) * 1_000,
+            cold_wakeups: 0,
+            cache_refill_ps: 0,
         }
+    }
+
+    /// Whether a wake-up can pay a cache refill (a refill cost and a state that
+    /// flushes the core's caches).
+    pub fn refills(&self) -> bool {
+        self.refill_ps > 0 && self.states.iter().any(|s| s.flushes)
     }
 
     /// The states' names, in order.
@@ -332,20 +400,25 @@ impl Idle {
     /// The core went idle at `since` and work wakes it at `now`: follow the governor
     /// through the period (selecting at entry, and again at each tick that wakes the
     /// core while the tick runs) and return the exit latency of the state the core is in
-    /// at `now`, which the work's first instruction waits for.
-    pub fn wake(&mut self, since: SimTime, now: SimTime) -> SimTime {
+    /// at `now`, which the work's first instruction waits for, and the cache refill the
+    /// first work pays if a state of the period flushed the core's caches (one entered
+    /// before a tick wake-up leaves them cold too: the tick's handler touches little of
+    /// the network path's code and data).
+    pub fn wake(&mut self, since: SimTime, now: SimTime) -> WakeCost {
         self.wakeups += 1;
         if self.poll_only {
-            return SimTime::ZERO;
+            return WakeCost::default();
         }
         let mut t = since.0;
         let end = now.0.max(t);
         let mut ticks = 0;
+        let mut cold = false;
         loop {
             let to_tick_ps = self.tick_ps - t % self.tick_ps;
             let sel = self.select(to_tick_ps / 1_000_000);
             let idx = sel.idx;
             self.usage[idx] += 1;
+            cold |= self.states[idx].flushes;
             // cpuidle_idle_call: `if (stop_tick || tick_nohz_tick_stopped())
             // tick_nohz_idle_stop_tick()`, which stops it only when no timer falls within
             // the next tick (tick_nohz_next_event).
@@ -366,7 +439,14 @@ impl Idle {
             self.update(idx, (end - t) / 1_000_000 + exit_us, false);
             let exit = SimTime(exit_us * 1_000_000);
             self.exit_ps += exit.0;
-            return exit;
+            let refill = if cold && self.refill_ps > 0 {
+                self.cold_wakeups += 1;
+                self.cache_refill_ps += self.refill_ps;
+                SimTime(self.refill_ps)
+            } else {
+                SimTime::ZERO
+            };
+            return WakeCost { exit, refill };
         }
     }
 
@@ -563,6 +643,8 @@ mod tests {
             exit_latency_us: exit,
             target_residency_us: target,
             polling,
+            // Core C3 and C6 flush the core's caches (intel_idle: CPUIDLE_FLAG_TLB_FLUSHED).
+            flushes_caches: exit >= 40,
         };
         IdleConfig {
             states: vec![
@@ -578,6 +660,7 @@ mod tests {
             idle_poll: false,
             latency_limit_us: None,
             next_timer_us: 100_000,
+            cache_refill_ns: 0,
         }
     }
 
@@ -591,7 +674,7 @@ mod tests {
         let mut t = 0;
         for _ in 0..n {
             let e = idle.wake(us(t), us(t + gap_us));
-            t += gap_us + 1 + e.0 / 1_000_000;
+            t += gap_us + 1 + e.exit.0 / 1_000_000;
         }
     }
 
@@ -658,7 +741,7 @@ mod tests {
         // The exit latency the work waits for is the chosen state's: after 600 us
         // periods, entered just after a tick, C6's 133 us.
         let mut idle = seen(&c, 600);
-        assert_eq!(idle.wake(us(100_001), us(100_601)), us(133));
+        assert_eq!(idle.wake(us(100_001), us(100_601)).exit, us(133));
     }
 
     #[test]
@@ -685,7 +768,7 @@ mod tests {
         let mut c = bdw();
         c.idle_poll = true;
         let mut idle = seen(&c, 600);
-        assert_eq!(idle.wake(us(100_001), us(100_601)), SimTime::ZERO);
+        assert_eq!(idle.wake(us(100_001), us(100_601)).exit, SimTime::ZERO);
     }
 
     #[test]
@@ -741,7 +824,7 @@ mod tests {
         // the 9th entry all 8 are 45 ms, the correction factor's prediction (above a
         // tick) decides, the tick stops and the core sleeps in C6: the work waits 133 us.
         let e = idle.wake(us(1_000_001), us(1_020_001));
-        assert_eq!(e, us(133));
+        assert_eq!(e.exit, us(133));
         assert_eq!(idle.usage, vec![0, 0, 0, 8, 1]);
         // The whole 20 ms is residency: 8 periods to the ticks in C3 (999 us, then
         // 7 ms), the rest in C6.
@@ -767,7 +850,7 @@ mod tests {
                 stop_tick: true
             }
         );
-        assert_eq!(idle.wake(us(0), us(50)), us(133));
+        assert_eq!(idle.wake(us(0), us(50)).exit, us(133));
         assert!(idle.tick_stopped());
         // A task ran (the idle loop exited, tick_nohz_idle_exit): the tick runs again
         // and the short periods' prediction decides once more.

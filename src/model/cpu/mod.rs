@@ -34,7 +34,9 @@
 //! An idle core may sleep in an idle state ([`idle`], a model's `cpu.idle`): the first
 //! burst after an idle period then runs only after the state's exit latency, time
 //! counted as idle (the kernel's idle time ends at the interrupt's entry, after the
-//! exit). Without `cpu.idle` a core wakes at once.
+//! exit), and after a state that flushed the core's caches it takes the model's
+//! `cache_refill_ns` longer, time counted as the burst's own (busy). Without `cpu.idle`
+//! a core wakes at once.
 //!
 //! Counters: busy time per level and idle time (`busy_ps`), preemptions; with idle
 //! states, each state's entries and residency and the exit latency paid.
@@ -227,6 +229,9 @@ pub struct Cpu {
     idle_since: Option<SimTime>,
     /// What is left of the exit latency the running burst waits for [ps].
     wake_left: SimTime,
+    /// The cache refill the next dispatched burst pays after a wake-up from a state
+    /// that flushed the core's caches [ps].
+    refill_next: SimTime,
 }
 
 /// Number of distinct burst tags.
@@ -374,8 +379,14 @@ impl Cpu {
         {
             self.wake(since, now);
         }
-        let done = now + self.wake_left + rem;
         let l = level as usize;
+        let mut rem = rem;
+        if self.refill_next.0 != 0 {
+            // Cold caches after the idle state: the first work takes longer.
+            rem += std::mem::take(&mut self.refill_next);
+            self.burst[l] = Some(rem);
+        }
+        let done = now + self.wake_left + rem;
         if matches!(level, Level::Kernel | Level::User)
             && let Some(idle) = self.idle.as_deref_mut()
         {
@@ -468,11 +479,14 @@ impl Cpu {
     }
 
     /// The core, idle since `since`, is woken at `now`: the governor's state's exit
-    /// latency is still to run (the burst that follows waits for it).
+    /// latency is still to run (the burst that follows waits for it), and if the state
+    /// flushed the core's caches, that burst takes the refill longer.
     #[inline(never)]
     fn wake(&mut self, since: SimTime, now: SimTime) {
         if let Some(idle) = &mut self.idle {
-            self.wake_left = idle.wake(since, now);
+            let w = idle.wake(since, now);
+            self.wake_left = w.exit;
+            self.refill_next = w.refill;
         }
     }
 
@@ -839,6 +853,7 @@ mod tests {
                 exit_latency_us: 100,
                 target_residency_us: 400,
                 polling: false,
+                flushes_caches: false,
             }],
             governor: idle::GovernorKind::Menu,
             max_cstate: None,
@@ -846,6 +861,7 @@ mod tests {
             idle_poll: false,
             latency_limit_us: None,
             next_timer_us: 100_000,
+            cache_refill_ns: 0,
         };
         let mut c = Cpu::with_idle(Idle::new(&cfg, 1000));
         let stopped = |c: &Cpu| c.idle().unwrap().tick_stopped();
@@ -862,5 +878,63 @@ mod tests {
         c.set_burst(d.done, Level::User, us(1), 0);
         dispatch(c.pick(d.done));
         assert!(!stopped(&c));
+    }
+
+    #[test]
+    fn a_wake_from_a_state_that_flushed_the_caches_makes_the_first_burst_longer() {
+        // One C6-like state that flushes the core's caches, a 2 us refill: a 20 ms idle
+        // period, then a 1 us interrupt handler. It starts after the 100 us exit
+        // latency (idle time) and runs 1 + 2 us (busy, at its level); the softirq after
+        // it runs its warm 1 us; so does a burst after a short idle period in a state
+        // that does not flush.
+        let cfg = idle::IdleConfig {
+            states: vec![
+                idle::IdleStateConfig {
+                    name: "C1".into(),
+                    exit_latency_us: 2,
+                    target_residency_us: 2,
+                    polling: false,
+                    flushes_caches: false,
+                },
+                idle::IdleStateConfig {
+                    name: "C6".into(),
+                    exit_latency_us: 100,
+                    target_residency_us: 400,
+                    polling: false,
+                    flushes_caches: true,
+                },
+            ],
+            governor: idle::GovernorKind::Menu,
+            max_cstate: None,
+            disable: vec![],
+            idle_poll: false,
+            latency_limit_us: None,
+            next_timer_us: 100_000,
+            cache_refill_ns: 2_000,
+        };
+        let mut c = Cpu::with_idle(Idle::new(&cfg, 1000));
+        c.set_burst(us(20_000), Level::HardIrq, us(1), 0);
+        let d = dispatch(c.pick(us(20_000)));
+        assert_eq!(d.done, us(20_103));
+        c.clear(d.done, Level::HardIrq);
+        c.set_burst(d.done, Level::SoftIrq, us(1), 0);
+        let s = dispatch(c.pick(d.done));
+        assert_eq!(s.done, us(20_104));
+        c.clear(s.done, Level::SoftIrq);
+        assert_eq!(c.pick(s.done), Pick::Idle);
+        let (b, _) = c.snapshot(s.done);
+        assert_eq!(b[Level::HardIrq as usize], us(3).0);
+        assert_eq!(b[Level::SoftIrq as usize], us(1).0);
+        assert_eq!(b[LEVELS], us(20_100).0);
+        let idle = c.idle().unwrap();
+        assert_eq!((idle.cold_wakeups, idle.cache_refill_ps), (1, us(2).0));
+        // Preempted, the refill stays part of the burst's remaining time.
+        let mut c = Cpu::with_idle(Idle::new(&cfg, 1000));
+        c.set_burst(us(20_000), Level::SoftIrq, us(1), 0);
+        let d = dispatch(c.pick(us(20_000)));
+        assert_eq!(d.done, us(20_103));
+        c.set_want(Level::HardIrq);
+        assert_eq!(c.pick(us(20_101)), Pick::Begin(Level::HardIrq));
+        assert_eq!(c.remaining_at(us(20_101), Level::SoftIrq), Some(us(2)));
     }
 }
