@@ -1895,6 +1895,8 @@ fn variant_points(
         .collect();
     // Per flow, the points at which it would send no frame in the run: (point, rate).
     let mut silent: Vec<Vec<(usize, f64)>> = vec![Vec::new(); flows.len()];
+    // Per flow, the points above its line rate: (point, value, percent of line rate).
+    let mut over: Vec<Vec<(usize, f64, f64)>> = vec![Vec::new(); flows.len()];
     let mut points = Vec::new();
     for (j, v) in values.iter().enumerate() {
         let mut rates = Vec::new();
@@ -1909,14 +1911,7 @@ fn variant_points(
                 (None, LoadUnit::Outstanding) => (v.round().max(1.0), 0.0),
             };
             if pct > 100.0 + 1e-9 && !sc.allow_overload {
-                p.push(
-                    &load_field(&sc.load, j),
-                    format!(
-                        "load of {v} {} is {pct:.1} % of the line rate of flow `{}` ({fps:.1} frames/s): above 100 %",
-                        unit_name(sc.load.unit),
-                        f.display_name()
-                    ),
-                );
+                over[i].push((j, *v, pct));
             }
             // (Only with a valid duration: an invalid one is reported by itself.)
             if f.arrivals != crate::model::traffic::Arrivals::ClosedLoop
@@ -1963,6 +1958,14 @@ fn variant_points(
             outstanding: (sc.load.unit == LoadUnit::Outstanding).then(|| v.round().max(1.0)),
             rates_pps: rates,
         });
+    }
+    for ((f, fps), over) in flows.iter().zip(&line_fps).zip(&over) {
+        if let (Some(fps), Some(&(j, v, pct))) = (fps, over.first()) {
+            p.push(
+                &load_field(&sc.load, j),
+                over_line_rate(sc.load.unit, f, *fps, over, v, pct),
+            );
+        }
     }
     for (i, (f, at)) in flows.iter().zip(&silent).enumerate() {
         let Some(&(j, rate)) = at.first() else {
@@ -2069,6 +2072,46 @@ pub fn unit_name(u: LoadUnit) -> &'static str {
         LoadUnit::Pps => "frames/s",
         LoadUnit::Outstanding => "transactions",
     }
+}
+
+/// One problem for all the points above flow `f`'s line rate (`fps` frames/s at 100 %),
+/// the first (`v`, `pct`) named, with a hint when, in percent, they would all fit as
+/// frames/s (a `load.unit` left at its default).
+fn over_line_rate(
+    unit: LoadUnit,
+    f: &FlowConfig,
+    fps: f64,
+    over: &[(usize, f64, f64)],
+    v: f64,
+    pct: f64,
+) -> String {
+    let u = unit_name(unit);
+    let mut m = if over.len() == 1 {
+        format!(
+            "load of {v} {u} is {pct:.1} % of the line rate of flow `{}` ({fps:.1} frames/s): above 100 %",
+            f.display_name()
+        )
+    } else {
+        let shown: Vec<String> = over
+            .iter()
+            .take(5)
+            .map(|(_, v, _)| format!("{v}"))
+            .collect();
+        format!(
+            "{} load points are above 100 % of the line rate of flow `{}` ({fps:.1} frames/s): {}{} {u} (the first is {pct:.1} %)",
+            over.len(),
+            f.display_name(),
+            shown.join(", "),
+            if over.len() > 5 { ", ..." } else { "" },
+        )
+    };
+    if unit == LoadUnit::Percent && over.iter().all(|&(_, v, _)| v <= fps) {
+        m.push_str(
+            "; `load.unit` is \"percent\" (of the line rate per flow): if these are frames/s \
+             per flow, write \"unit\": \"pps\"",
+        );
+    }
+    m
 }
 
 fn load_field(l: &LoadSpec, j: usize) -> String {

@@ -525,6 +525,65 @@ fn load_above_100_percent() {
 }
 
 #[test]
+fn frames_per_second_written_as_percent_give_one_error_with_the_unit_hint() {
+    // Five points meant as frames/s under the default unit, percent: one problem for
+    // the flow, naming the points and the way out (`"unit": "pps"`), not five alike.
+    let mut c = Case::new();
+    c.scenario["load"] =
+        json!({ "unit": "percent", "points": [10000, 20000, 50000, 80000, 100000] });
+    let run = c.run();
+    c.assert_one(
+        &run,
+        &c.scenario_path(),
+        "load.points[0]",
+        &[
+            "5 load points are above 100 %",
+            "10000, 20000, 50000, 80000, 100000 %",
+            "`100-101`",
+            "write \"unit\": \"pps\"",
+        ],
+    );
+    assert_eq!(
+        run.stderr.matches("above 100 %").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    // Points that would not fit as frames/s either get no such hint.
+    c.scenario["load"] = json!({ "unit": "percent", "points": [120, 200_000] });
+    let run = c.run();
+    assert!(
+        run.stderr.contains("2 load points are above 100 %"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("\"pps\""), "{}", run.stderr);
+}
+
+#[test]
+fn a_duration_that_looks_like_milliseconds_is_pointed_out() {
+    // `duration_s: 200` meant as 200 ms: it runs (200 s is a valid duration), but the
+    // command says what it will simulate and how to write 200 ms, even with --quiet.
+    let mut c = Case::new();
+    c.scenario["duration_s"] = json!(200);
+    c.scenario["load"] = json!({ "unit": "percent", "points": [1] });
+    let run = c.run();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("`duration_s` is in seconds: 200 s of simulated time per point")
+            && run.stderr.contains("for 200 ms write 0.2"),
+        "{}",
+        run.stderr
+    );
+    // A duration such as the shipped scenarios' gets no note.
+    c.scenario["duration_s"] = json!(10);
+    let run = c.run();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(!run.stderr.contains("duration_s"), "{}", run.stderr);
+}
+
+#[test]
 fn pps_load_above_line_rate() {
     // 64-byte frames on 100 Mbit/s: 100e6 / (84 * 8) = 148,809.5 frames/s.
     let mut c = Case::new();

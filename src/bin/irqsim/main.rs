@@ -419,6 +419,19 @@ fn out_dir(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> PathBuf {
     })
 }
 
+/// A note on a `duration_s` that looks like milliseconds: a whole number of 100 s or
+/// more, longer than the 60 s of an RFC 2544 trial ("Trial duration") and of any shipped
+/// scenario.
+fn duration_note(duration_s: f64) -> Option<String> {
+    (duration_s >= 100.0 && duration_s.fract() == 0.0).then(|| {
+        format!(
+            "`duration_s` is in seconds: {duration_s} s of simulated time per point (an RFC 2544 \
+             trial is 60 s, the shipped scenarios 0.05 to 60 s); for {duration_s} ms write {}",
+            duration_s / 1000.0
+        )
+    })
+}
+
 /// `irqsim run`: simulate the sweep into `out`, which `lock` holds until it returns.
 fn run(
     mut exp: Experiment,
@@ -434,6 +447,10 @@ fn run(
     }
     if let Some(s) = shard {
         return run_shard(&exp, &opts, s, out, lock);
+    }
+    if let Some(note) = duration_note(exp.duration_s) {
+        // Printed even with --quiet: a unit slip costs hours, and nothing else says so.
+        eprintln!("irqsim: note: {note}");
     }
     let variants = exp.variants.len().max(1);
     let (runs, threads, note) = runs_and_threads(&exp, &opts, None);
