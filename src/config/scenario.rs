@@ -1897,6 +1897,8 @@ fn variant_points(
     let mut silent: Vec<Vec<(usize, f64)>> = vec![Vec::new(); flows.len()];
     // Per flow, the points above its line rate: (point, value, percent of line rate).
     let mut over: Vec<Vec<(usize, f64, f64)>> = vec![Vec::new(); flows.len()];
+    // Input ports whose flows together exceed its line rate, reported once each.
+    let mut shared_over: Vec<String> = Vec::new();
     let mut points = Vec::new();
     for (j, v) in values.iter().enumerate() {
         let mut rates = Vec::new();
@@ -1911,7 +1913,20 @@ fn variant_points(
                 (None, LoadUnit::Outstanding) => (v.round().max(1.0), 0.0),
             };
             if pct > 100.0 + 1e-9 && !sc.allow_overload {
-                over[i].push((j, *v, pct));
+                if f.rate_pps.is_some() {
+                    // The flow's own rate, the same at every point: said once, at it.
+                    if j == 0 {
+                        p.push(
+                            &format!("workload.flows[{i}].rate_pps"),
+                            format!(
+                                "{rate} frames/s is {pct:.1} % of the line rate of flow `{}` ({fps:.1} frames/s): above 100 %",
+                                f.display_name()
+                            ),
+                        );
+                    }
+                } else {
+                    over[i].push((j, *v, pct));
+                }
             }
             // (Only with a valid duration: an invalid one is reported by itself.)
             if f.arrivals != crate::model::traffic::Arrivals::ClosedLoop
@@ -1937,7 +1952,15 @@ fn variant_points(
             let same: Vec<&(&FlowConfig, f64)> =
                 shares.iter().filter(|(g, _)| g.from == f.from).collect();
             let sum: f64 = same.iter().map(|(_, pct)| pct).sum();
-            if same.len() > 1 && sum > 100.0 + 1e-9 && !sc.allow_overload {
+            // Said once per input port, at its first point above the line, and only
+            // where no flow of it is above its own line (reported above).
+            if same.len() > 1
+                && sum > 100.0 + 1e-9
+                && !sc.allow_overload
+                && !shared_over.contains(&f.from)
+                && same.iter().all(|(_, pct)| *pct <= 100.0 + 1e-9)
+            {
+                shared_over.push(f.from.clone());
                 let names: Vec<String> = same
                     .iter()
                     .map(|(g, _)| format!("`{}`", g.display_name()))
@@ -1961,9 +1984,11 @@ fn variant_points(
     }
     for ((f, fps), over) in flows.iter().zip(&line_fps).zip(&over) {
         if let (Some(fps), Some(&(j, v, pct))) = (fps, over.first()) {
+            // The unit hint only when every point of the sweep would fit as frames/s.
+            let as_pps = values.iter().all(|&x| x <= *fps);
             p.push(
                 &load_field(&sc.load, j),
-                over_line_rate(sc.load.unit, f, *fps, over, v, pct),
+                over_line_rate(sc.load.unit, f, *fps, over, v, pct, as_pps),
             );
         }
     }
@@ -2075,8 +2100,8 @@ pub fn unit_name(u: LoadUnit) -> &'static str {
 }
 
 /// One problem for all the points above flow `f`'s line rate (`fps` frames/s at 100 %),
-/// the first (`v`, `pct`) named, with a hint when, in percent, they would all fit as
-/// frames/s (a `load.unit` left at its default).
+/// the first (`v`, `pct`) named, with a hint when the sweep's points, in percent, would
+/// all fit as frames/s (`as_pps`: a `load.unit` left at its default).
 fn over_line_rate(
     unit: LoadUnit,
     f: &FlowConfig,
@@ -2084,6 +2109,7 @@ fn over_line_rate(
     over: &[(usize, f64, f64)],
     v: f64,
     pct: f64,
+    as_pps: bool,
 ) -> String {
     let u = unit_name(unit);
     let mut m = if over.len() == 1 {
@@ -2105,7 +2131,7 @@ fn over_line_rate(
             if over.len() > 5 { ", ..." } else { "" },
         )
     };
-    if unit == LoadUnit::Percent && over.iter().all(|&(_, v, _)| v <= fps) {
+    if unit == LoadUnit::Percent && as_pps {
         m.push_str(
             "; `load.unit` is \"percent\" (of the line rate per flow): if these are frames/s \
              per flow, write \"unit\": \"pps\"",

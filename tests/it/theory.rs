@@ -470,7 +470,10 @@ fn md1_exceptional_first_service_with_cold_caches_welch() {
     let mut lat = irqsim::model::stats::LatencyStats::default();
     runs.iter().for_each(|r| lat.merge(&r.total.latency));
     let sent: u64 = runs.iter().map(|r| r.total.sent).sum();
+    let received: u64 = runs.iter().map(|r| r.total.received).sum();
     let w_sim = lat.summary().avg;
+    let per_rep: Vec<f64> = runs.iter().map(|r| r.total.latency.summary().avg).collect();
+    let (_, hw) = ci99(&per_rep);
     let w_th = welch(R_US);
     let busy: f64 = runs
         .iter()
@@ -490,6 +493,8 @@ fn md1_exceptional_first_service_with_cold_caches_welch() {
         cold / sent as f64,
         pi0(R_US),
     );
+    assert_eq!(received, sent, "no loss");
+    assert!(hw / w_th < 0.005, "too noisy: +-{hw} us");
     assert!(
         rel(cold / sent as f64, pi0(R_US)) < 0.01,
         "cold wake-ups {cold}"

@@ -420,13 +420,14 @@ fn out_dir(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> PathBuf {
 }
 
 /// A note on a `duration_s` that looks like milliseconds: a whole number of 100 s or
-/// more, longer than the 60 s of an RFC 2544 trial ("Trial duration") and of any shipped
-/// scenario.
+/// more, longer than the at least 60 s RFC 2544 asks of a trial ("Trial duration") and
+/// than any shipped scenario.
 fn duration_note(duration_s: f64) -> Option<String> {
     (duration_s >= 100.0 && duration_s.fract() == 0.0).then(|| {
         format!(
-            "`duration_s` is in seconds: {duration_s} s of simulated time per point (an RFC 2544 \
-             trial is 60 s, the shipped scenarios 0.05 to 60 s); for {duration_s} ms write {}",
+            "`duration_s` is in seconds: {duration_s} s of simulated time per point (RFC 2544 \
+             asks at least 60 s of a trial; the shipped scenarios run 0.002 to 60 s); for \
+             {duration_s} ms write {}",
             duration_s / 1000.0
         )
     })

@@ -199,6 +199,13 @@ impl IdleConfig {
                     ),
                 );
             }
+            if s.polling && s.flushes_caches {
+                p.push(
+                    &format!("states[{i}].flushes_caches"),
+                    "a polling state keeps the core running (C0): it cannot flush its caches"
+                        .to_string(),
+                );
+            }
             if self.states[..i].iter().any(|o| o.name == s.name) {
                 p.push(
                     &format!("states[{i}].name"),

@@ -39,7 +39,8 @@
 //! a core wakes at once.
 //!
 //! Counters: busy time per level and idle time (`busy_ps`), preemptions; with idle
-//! states, each state's entries and residency and the exit latency paid.
+//! states, each state's entries and residency, the exit latency paid, and the wake-ups
+//! with cold caches and their refill time.
 //!
 //! Beside the core: [`idle`] (idle states and the menu governor), [`runq`] (which task
 //! holds each level and which wait), [`task`] (what uses the CPU and the steps it takes)
@@ -885,8 +886,7 @@ mod tests {
         // One C6-like state that flushes the core's caches, a 2 us refill: a 20 ms idle
         // period, then a 1 us interrupt handler. It starts after the 100 us exit
         // latency (idle time) and runs 1 + 2 us (busy, at its level); the softirq after
-        // it runs its warm 1 us; so does a burst after a short idle period in a state
-        // that does not flush.
+        // it runs its warm 1 us.
         let cfg = idle::IdleConfig {
             states: vec![
                 idle::IdleStateConfig {
