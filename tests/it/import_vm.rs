@@ -192,16 +192,35 @@ fn the_clock_and_the_line_rate_are_given_or_refused() {
     assert!(m.notes["cpu.clock_mhz"].contains("--clock-mhz"));
     assert!(m.notes["cpu.clock_mhz"].contains("the dumps give none"));
     for (args, want) in [
-        (vec!["--line-rate", "eth0=5"], "outside the line rates"),
-        (vec!["--line-rate", "10Q"], "not a rate in bit/s"),
-        (vec!["--clock-mhz", "0"], "outside 1 to 10000 MHz"),
-        (vec!["--line-rate", "eth9=10G"], "names interface `eth9`"),
         (
-            vec!["--line-rate", "10G", "--scenario", "s.json"],
+            vec!["--line-rate", "eth0=5", "--clock-mhz", "2000"],
+            "outside the line rates",
+        ),
+        (
+            vec!["--line-rate", "10Q", "--clock-mhz", "2000"],
+            "not a rate in bit/s",
+        ),
+        (
+            vec!["--line-rate", "10G", "--clock-mhz", "0"],
+            "outside 1 to 10000 MHz",
+        ),
+        (
+            vec!["--line-rate", "eth9=10G", "--clock-mhz", "2000"],
+            "names interface `eth9`",
+        ),
+        (
+            vec![
+                "--line-rate",
+                "10G",
+                "--clock-mhz",
+                "2000",
+                "--scenario",
+                "s.json",
+            ],
             "needs --out",
         ),
     ] {
-        let mut a = vec!["import-host", d, "--clock-mhz", "2000"];
+        let mut a = vec!["import-host", d];
         a.extend(args);
         let o = irqsim(&a, t.path());
         let err = stderr(&o);

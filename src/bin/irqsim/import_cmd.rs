@@ -12,8 +12,9 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct ImportArgs {
     /// The directory of the host's dumps (`lscpu`, `sysctl-net.core`,
-    /// `ethtool-{i,g,l,c}-<if>`, optionally `ethtool-<if>`, `proc-interrupts`,
-    /// `irq-affinity`, `ip-link`, `uname-r`; the README's "Host from its own dumps").
+    /// `ethtool-{i,g,l,c}-<if>`, `ethtool-<if>`, optionally `proc-cpuinfo`,
+    /// `proc-interrupts`, `irq-affinity`, `ip-link`, `uname-r`): `OUT/host` of
+    /// `examples/gather-host.sh OUT`; the README's "Host from its own dumps".
     dir: PathBuf,
     /// A model file whose costs (kernel and driver) the imported host takes, each with
     /// a note naming it [default: none; costs are left to `irqsim fit`].

@@ -9,8 +9,15 @@
 //!   core `i` of the model is the `i`-th online CPU. With more than one thread per core
 //!   each hyperthread is modelled as a whole core (the model has no SMT), which the
 //!   notes and the report say.
-//! - **The clock** is the nominal one of the brand string (`@ 3.60GHz`), as the shipped
-//!   models use; else `CPU max MHz`, else `CPU MHz` (one reading), the notes say which.
+//! - **The clock** is `--clock-mhz` when given; else the nominal one of the brand string
+//!   (`@ 3.60GHz`), as the shipped models use; else `CPU max MHz`, else `CPU MHz` (one
+//!   reading), else the highest `cpu MHz` of /proc/cpuinfo ([`super::cpuinfo`]: a
+//!   virtual machine's lscpu has none); the notes say which. None is refused.
+//! - **The line rate** is `--line-rate` when given for the interface (or for all);
+//!   else ethtool's `Speed:`; `Speed: Unknown!` or no `ethtool-<if>` is refused, naming
+//!   the file, the line and `--line-rate` (a virtual NIC has no speed to read, and the
+//!   model's 100 Mbit/s default would be a silent guess).
+//! - **`linux_driver`** is the driver's when irqsim writes its `ethtool -S` (`linux_driver` below).
 //! - **Queues** are the current channels with a receive queue (`Combined` + `RX` of
 //!   `ethtool -l`); a driver without channels has one.
 //! - **Moderation** follows the driver, since `rx-usecs` means different things:
@@ -23,7 +30,12 @@
 //!   i40e, iavf, ice): `rx-usecs` is the interval between interrupts,
 //!   `moderation.min_interval_ns`; 0 is off; ixgbe's 1 and igb's 1-3 select their
 //!   dynamic ITR, and i40e's and ice's `Adaptive RX: on` theirs, which are not modelled
-//!   (nothing is written, the report says so). Any other driver: nothing written.
+//!   (nothing is written, the report says so). The paravirtual NICs of virtual machines
+//!   (virtio_net, ena, gve, vmxnet3): rx-usecs 0 with rx-frames 1 or n/a is no
+//!   moderation (virtio_net without `VIRTIO_NET_F_NOTF_COAL` reports exactly that);
+//!   anything else, and `Adaptive RX: on`, is coalescing done by the hypervisor or the
+//!   device, not modelled: nothing written, the note says what the values mean there
+//!   (`Family::Paravirtual`). Any other driver: nothing written.
 //!   Transmit coalescing is not used (the model's transmit completions interrupt only
 //!   with `nics[].tx_completion`, which no dump shows).
 //! - **Vectors' cores** (`cpu.irq_affinity`): a queue's vector by its handler's name in

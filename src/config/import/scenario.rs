@@ -29,6 +29,7 @@
 
 use crate::config::model::ModelConfig;
 use serde_json::{Map, Value, json};
+use std::net::Ipv4Addr;
 
 /// The shipped model whose costs start a scenario for a model that has none.
 pub const STARTING_COSTS_MODEL: &str = "models/xeon-e5-1650v4-mlx5-linux.json";
@@ -42,6 +43,24 @@ pub const DESCRIPTION_PREFIX: &str = "Starting scenario for the host imported fr
 /// The frame size of the flows [bytes].
 pub const FRAME_BYTES: u32 = 64;
 
+/// The receive queue the model's RSS picks for UDP from `src` to `dst` on `nic`: the
+/// Toeplitz hash under Microsoft's key through Linux's round-robin indirection table, as
+/// the host routes a flow (`crate::host::queues::rss_queue`, which tests/it/import_vm.rs
+/// checks this against; the config layer does not import the host).
+fn rss_queue(nic: &crate::model::nic::NicConfig, src: Ipv4Addr, dst: Ipv4Addr) -> u16 {
+    use crate::model::nic::rss::{DEFAULT_ENTRIES, DEFAULT_KEY, FlowTuple, Indirection, Protocol};
+    let entries = nic.rss.indirection_entries.unwrap_or(DEFAULT_ENTRIES);
+    let t = FlowTuple {
+        src_addr: src,
+        dst_addr: dst,
+        src_port: 1024,
+        dst_port: 9,
+        protocol: Protocol::Udp,
+    };
+    Indirection::round_robin(entries, nic.queues)
+        .queue(t.rss_hash(&DEFAULT_KEY, nic.rss.udp_4tuple))
+}
+
 /// The tuple of flow `k` of port `port` (its index among the model's NICs) landing on
 /// receive queue `k`: UDP from 10.`port`.x.y to 10.255.0.1 port 9, the first source
 /// address from 10.`port`.0.1 up that the model's RSS sends to queue `k`.
@@ -50,19 +69,7 @@ fn tuple_for(nic: &crate::model::nic::NicConfig, port: usize, k: u16) -> Value {
     let dst = std::net::Ipv4Addr::new(10, 255, 0, 1);
     let pick = (1..=0xffffu32)
         .map(|j| std::net::Ipv4Addr::from(base + j))
-        .find(|src| {
-            nic.queues <= 1
-                || crate::host::queues::rss_queue(
-                    nic,
-                    &crate::model::traffic::TupleConfig {
-                        src_addr: *src,
-                        dst_addr: dst,
-                        src_port: 1024,
-                        dst_port: 9,
-                        protocol: Default::default(),
-                    },
-                ) == k
-        })
+        .find(|src| nic.queues <= 1 || rss_queue(nic, *src, dst) == k)
         .unwrap_or(std::net::Ipv4Addr::from(base + 1));
     json!({
         "src_addr": pick.to_string(),
