@@ -44,15 +44,16 @@ pub struct ImportArgs {
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     // The global options that do nothing for import-host, hidden from its help
-    // (accepted, as before, and ignored).
-    #[arg(long, hide = true)]
-    seed: Option<u64>,
-    #[arg(long, hide = true)]
-    threads: Option<usize>,
-    #[arg(long, hide = true)]
-    resume: bool,
-    #[arg(long, hide = true)]
-    no_plots: bool,
+    // (accepted, as before, and ignored): an argument of the same id shadows the
+    // global one (clap's `_propagate_global_args` skips an id the subcommand has).
+    #[arg(long = "seed", id = "seed", hide = true)]
+    _seed: Option<u64>,
+    #[arg(long = "threads", id = "threads", hide = true)]
+    _threads: Option<usize>,
+    #[arg(long = "resume", id = "resume", hide = true)]
+    _resume: bool,
+    #[arg(long = "no-plots", id = "no_plots", hide = true)]
+    _no_plots: bool,
 }
 
 /// Import the host and write its model: to `out` (a file, written atomically) or to
