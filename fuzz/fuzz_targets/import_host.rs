@@ -1,7 +1,7 @@
 //! `irqsim import-host`'s parsers and model builder on arbitrary dumps. The input is
-//! split at NUL bytes into up to eleven parts, each the text of one dump of a host
+//! split at NUL bytes into up to twelve parts, each the text of one dump of a host
 //! with one interface `eth0` (`lscpu`, `sysctl-net.core`, `ethtool-{i,g,l,c}-eth0`,
-//! `ethtool-eth0`, `proc-interrupts`, `irq-affinity`, `ip-link`, `uname-r`, in this
+//! `ethtool-eth0`, `proc-interrupts`, `irq-affinity`, `ip-link`, `uname-r`, `proc-cpuinfo`, in this
 //! order; bytes that are not UTF-8 are kept, as the reader keeps them, as U+FFFD).
 //!
 //! Each part goes through its parser directly (every parser, whatever the part's
@@ -14,10 +14,12 @@
 #![no_main]
 
 use irqsim::config::import::dump::{Dump, Findings};
-use irqsim::config::import::{self, ethtool, interrupts, iplink, lscpu, sysctl, uname};
+use irqsim::config::import::{
+    self, cpuinfo, ethtool, interrupts, iplink, lscpu, sysctl, uname,
+};
 use libfuzzer_sys::fuzz_target;
 
-const NAMES: [&str; 11] = [
+const NAMES: [&str; 12] = [
     "lscpu",
     "sysctl-net.core",
     "ethtool-i-eth0",
@@ -29,6 +31,7 @@ const NAMES: [&str; 11] = [
     "irq-affinity",
     "ip-link",
     "uname-r",
+    "proc-cpuinfo",
 ];
 
 fuzz_target!(|data: &[u8]| {
@@ -38,6 +41,7 @@ fuzz_target!(|data: &[u8]| {
         let d = Dump::from_text(NAMES[i], &String::from_utf8_lossy(p));
         let mut f = Findings::default();
         lscpu::parse(&d, &mut f);
+        cpuinfo::parse(&d, &mut f);
         sysctl::parse(&d, &mut f);
         ethtool::driver_info(&d, &mut f);
         ethtool::rings(&d, "eth0", &mut f);
@@ -48,14 +52,14 @@ fuzz_target!(|data: &[u8]| {
         interrupts::affinity(&d, &mut f);
         iplink::parse(&d, &mut f);
         uname::parse(&d, &mut f);
-        assert!(f.unparsed.len() <= 11 * irqsim::config::import::dump::UNPARSED_KEPT);
+        assert!(f.unparsed.len() <= 12 * irqsim::config::import::dump::UNPARSED_KEPT);
     }
     // The whole import from a directory.
     let dir = tempfile::tempdir().expect("temp dir");
     for (i, p) in parts.iter().enumerate() {
         std::fs::write(dir.path().join(NAMES[i]), p).expect("write a dump");
     }
-    if let Ok(imported) = import::import(dir.path(), None) {
+    if let Ok(imported) = import::import(dir.path(), &import::Options::default()) {
         let report = imported.report.text(&imported.model);
         assert!(
             !report.chars().any(|c| c.is_control() && c != '\n'),

@@ -18,6 +18,7 @@
 pub mod capture;
 pub mod error;
 pub mod grid;
+pub mod hairpin;
 pub mod import;
 pub mod json_pos;
 pub mod measured_rates;

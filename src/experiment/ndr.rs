@@ -139,6 +139,23 @@ pub struct Trial {
     pub received: u64,
     /// Lost, (sent - received) / sent [%].
     pub loss_pct: f64,
+    /// Latency of the frames delivered per stream, as CSIT's LATENCY line has it
+    /// ([`streams`]): `[min, avg, max]` [us], null for a stream that delivered nothing
+    /// or that the scenario does not have.
+    #[serde(default)]
+    pub latency_us: [Option<[f64; 3]>; 2],
+}
+
+/// CSIT's two latency streams (TRex's `latency_stream_0` and `_1`, one per direction
+/// of a port pair) of a scenario's flows: stream 0 the flows entering by the port of
+/// the first flow, stream 1 those entering by any other port (none: the stream is not
+/// measured, `-1/-1/-1/`, as TRex prints it for a unidirectional test).
+pub fn streams(flows: &[crate::model::traffic::FlowConfig]) -> Vec<usize> {
+    let first = flows.first().map(|f| f.from.as_str());
+    flows
+        .iter()
+        .map(|f| usize::from(Some(f.from.as_str()) != first))
+        .collect()
 }
 
 /// The NDR and PDR of one variant at one frame size.
@@ -517,6 +534,19 @@ fn search_one(
         };
         let st = simulate(&variant.model, &spec)?;
         let (sent, received) = (st.total.sent, st.total.received);
+        let mut lat = [
+            crate::model::stats::LatencyStats::default(),
+            crate::model::stats::LatencyStats::default(),
+        ];
+        for ((_, fs), k) in st.flows.iter().zip(streams(&flows)) {
+            lat[k].merge(&fs.latency);
+        }
+        let latency_us = lat.map(|l| {
+            (l.count() > 0).then(|| {
+                let s = l.summary();
+                [s.min, s.avg, s.max]
+            })
+        });
         // A trial that sent nothing tells nothing: it is not counted as meeting a goal.
         let loss_ratio = if sent == 0 {
             1.0
@@ -536,6 +566,7 @@ fn search_one(
             sent,
             received,
             loss_pct: loss_ratio * 100.0,
+            latency_us,
         });
         Ok(o)
     };
@@ -598,31 +629,82 @@ fn search_one(
     })
 }
 
-/// The lines CSIT's NDRPDR tests print for a result (`NDR_LOWER`, `NDR_UPPER`,
-/// `PDR_LOWER`, `PDR_UPPER`: the rate in packets per second and the L1 bandwidth, the
-/// frame plus its 20 bytes of preamble and inter-frame gap), under a header naming the
-/// variant and frame size.
+/// A float as Python's `str()` prints it, as CSIT's Robot keywords put one in the test
+/// message (`${pps}`): the shortest text that reads back, with `.0` on a whole number.
+fn py_float(x: f64) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e16 {
+        format!("{x:.1}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// One stream of CSIT's LATENCY line: `min/avg/max/hdrh` in whole microseconds, each
+/// rounded as Python's `round` does (half to even), with an empty HDR histogram
+/// (irqsim keeps none per trial); `-1/-1/-1/` for a stream not measured
+/// (GPL/tools/trex/trex_stl_profile.py, `fmt_latency` and its `-1/-1/-1/` default).
+fn csit_latency(l: Option<[f64; 3]>) -> String {
+    match l {
+        Some(v) => {
+            let r: Vec<String> = v
+                .iter()
+                .map(|x| format!("{}", x.round_ties_even() as i64))
+                .collect();
+            format!("{}/", r.join("/"))
+        }
+        None => "-1/-1/-1/".into(),
+    }
+}
+
+/// `ndr.txt`: per variant and frame size, a header line naming them, then the lines
+/// FD.io CSIT's NDRPDR tests put in their test message, in its exact text
+/// (resources/libraries/robot/performance/performance_display.robot, `Display result of
+/// NDRPDR search` and `Display Single PPS Bound`, csit commit d164bef0, the last with
+/// the presentation parser): each bound `<text>: <pps> pps, <Gbps> Gbps (initial)`, the
+/// L1 bandwidth being pps x (frame + 20 bytes of preamble and gap) x 8 / 1e9, and after
+/// each lower bound `LATENCY [min/avg/max/hdrh] per stream: ['<stream 0>', '<stream
+/// 1>']`, the latency of the final-phase trial at that bound ([`streams`]; a bound of 0,
+/// where no trial met the goal, has none measured: `-1/-1/-1/`). Robot's `Set Test
+/// Message` with `append=yes` joins the parts with a space, so every line of a block but
+/// its last ends with one, which CSIT's latency regex requires (`\]\s\n`). An upper
+/// bound that does not exist (the line rate met the goal) is written as the line rate:
+/// CSIT's line has no word for none (ndr.json keeps null). Checked against the regexes
+/// of CSIT's result parser in tests/it/ndr.rs.
 pub fn csit_text(rep: &NdrReport) -> String {
     let mut s = String::new();
-    let bw = |pps: f64, bytes: u32| pps * (bytes as f64 + 20.0) * 8.0 / 1e9;
+    let last = rep.phase_durations_s.len().saturating_sub(1);
     for r in &rep.results {
+        let bw = |pps: f64| pps * (r.frame_bytes as f64 + 20.0) * 8.0 / 1e9;
+        let latency = |pps: f64| -> String {
+            let t = r
+                .trials
+                .iter()
+                .find(|t| t.phase == last && t.offered_pps == pps && pps > 0.0);
+            let l = t.map_or([None, None], |t| t.latency_us);
+            format!(
+                "LATENCY [min/avg/max/hdrh] per stream: ['{}', '{}']",
+                csit_latency(l[0]),
+                csit_latency(l[1])
+            )
+        };
+        let bound = |name: &str, p: f64| {
+            format!(
+                "{name}: {} pps, {} Gbps (initial)",
+                py_float(p),
+                py_float(bw(p))
+            )
+        };
+        let lines = [
+            bound("NDR_LOWER", r.ndr_pps),
+            latency(r.ndr_pps),
+            bound("NDR_UPPER", r.ndr_upper_pps.unwrap_or(r.max_pps)),
+            bound("PDR_LOWER", r.pdr_pps),
+            latency(r.pdr_pps),
+            bound("PDR_UPPER", r.pdr_upper_pps.unwrap_or(r.max_pps)),
+        ];
         s.push_str(&format!("{} {}B\n", r.variant, r.frame_bytes));
-        for (name, v) in [
-            ("NDR_LOWER", Some(r.ndr_pps)),
-            ("NDR_UPPER", r.ndr_upper_pps),
-            ("PDR_LOWER", Some(r.pdr_pps)),
-            ("PDR_UPPER", r.pdr_upper_pps),
-        ] {
-            match v {
-                Some(p) => s.push_str(&format!(
-                    "{name}: {p:.1} pps; {:.6} Gbps ({:.2} % of line rate)\n",
-                    bw(p, r.frame_bytes),
-                    p / r.max_pps * 100.0
-                )),
-                None => s.push_str(&format!("{name}: none (the line rate met the goal)\n")),
-            }
-        }
-        s.push('\n');
+        s.push_str(&lines.join(" \n"));
+        s.push_str("\n\n");
     }
     s
 }

@@ -13,6 +13,7 @@ mod hostile_fs;
 mod hostile_inputs;
 mod hostile_runs;
 mod import_host;
+mod import_vm;
 mod layout_doc;
 mod linux_counters;
 mod livelock_table;

@@ -169,6 +169,7 @@ fn the_ndr_command_writes_its_files_and_refuses_bad_input() {
     for k in ["NDR_LOWER: ", "NDR_UPPER: ", "PDR_LOWER: ", "PDR_UPPER: "] {
         assert_eq!(txt.matches(k).count(), 2, "{k}");
     }
+    csit_parses(&txt, res);
     assert!(out.join("plots/ndr.svg").is_file());
     for (args, field) in [
         (vec!["--frame-bytes", "63"], "--frame-bytes"),
@@ -215,4 +216,92 @@ fn the_ndr_command_writes_its_files_and_refuses_bad_input() {
         "{err}"
     );
     assert!(!bad.exists());
+}
+
+/// FD.io CSIT's result parser's regexes, copied as written in its Python source:
+/// repository FDio/csit, file resources/tools/presentation/input_data_parser.py at
+/// commit d164bef0373edfd2b6cc7d4aaa27b928065df3e5 (2023-05-24, the parent of feac1add7b
+/// "remove(tools): presentation, docs"), class `ExecutionChecker`, lines 60-102.
+/// `REGEX_NDRPDR_RATE` and `_GBPS` read the four bounds (`_get_ndrpdr_throughput`,
+/// `_get_ndrpdr_throughput_gbps`), `REGEX_NDRPDR_LAT_BASE` the latency at the two
+/// lower bounds (`_get_ndrpdr_latency`'s fallback when the test measured no latency at
+/// 90/50/10 % of the PDR, which `irqsim ndr` does not), `REGEX_PPS_MSG_INFO` the lower
+/// bounds' pps and Gbps (`_get_data_from_pps_test_msg`). Python's `\'` is an escaped
+/// quote, which Rust's regex syntax writes as a plain `'`: the only change made.
+const CSIT_REGEX_NDRPDR_RATE: &str = r"NDR_LOWER:\s(\d+.\d+).*\n.*\nNDR_UPPER:\s(\d+.\d+).*\nPDR_LOWER:\s(\d+.\d+).*\n.*\nPDR_UPPER:\s(\d+.\d+)";
+const CSIT_REGEX_NDRPDR_GBPS: &str = r"NDR_LOWER:.*,\s(\d+.\d+).*\n.*\nNDR_UPPER:.*,\s(\d+.\d+).*\nPDR_LOWER:.*,\s(\d+.\d+).*\n.*\nPDR_UPPER:.*,\s(\d+.\d+)";
+const CSIT_REGEX_NDRPDR_LAT_BASE: &str =
+    r"LATENCY.*\[\'(.*)\', \'(.*)\'\]\s\n.*\n.*\nLATENCY.*\[\'(.*)\', \'(.*)\'\]";
+const CSIT_REGEX_PPS_MSG_INFO: &str = r"NDR_LOWER:\s(\d+.\d+)\s.*\s(\d+.\d+)\s.*\n.*\n.*\nPDR_LOWER:\s(\d+.\d+)\s.*\s(\d+.\d+)\s.*\n.*\n.*";
+
+fn csit(re: &str) -> regex::Regex {
+    regex::Regex::new(&re.replace("\\'", "'")).expect("CSIT's regex compiles")
+}
+
+/// Every block of ndr.txt (one per result) matches CSIT's four regexes, and what they
+/// capture is what ndr.json holds: the bounds in pps (the line rate for an upper bound
+/// that does not exist), the L1 bandwidth pps x (frame + 20) x 8 / 1e9, and per lower
+/// bound two latency streams `min/avg/max/` in whole us (`process_latency` splits on
+/// `/` and reads three floats), -1 for a stream not measured.
+fn csit_parses(txt: &str, res: &[serde_json::Value]) {
+    let (rate, gbps, lat, pps) = (
+        csit(CSIT_REGEX_NDRPDR_RATE),
+        csit(CSIT_REGEX_NDRPDR_GBPS),
+        csit(CSIT_REGEX_NDRPDR_LAT_BASE),
+        csit(CSIT_REGEX_PPS_MSG_INFO),
+    );
+    let blocks: Vec<&str> = txt.split("\n\n").filter(|b| !b.trim().is_empty()).collect();
+    assert_eq!(blocks.len(), res.len(), "{txt}");
+    for (b, r) in blocks.iter().zip(res) {
+        let f = |k: &str| {
+            r[k].as_f64()
+                .unwrap_or_else(|| r["max_pps"].as_f64().unwrap())
+        };
+        let bytes = r["frame_bytes"].as_f64().unwrap();
+        let want = [
+            f("ndr_pps"),
+            f("ndr_upper_pps"),
+            f("pdr_pps"),
+            f("pdr_upper_pps"),
+        ];
+        let c = rate
+            .captures(b)
+            .unwrap_or_else(|| panic!("REGEX_NDRPDR_RATE: {b}"));
+        let c2 = gbps
+            .captures(b)
+            .unwrap_or_else(|| panic!("REGEX_NDRPDR_GBPS: {b}"));
+        for (i, w) in want.iter().enumerate() {
+            let got: f64 = c[i + 1].parse().unwrap();
+            assert_eq!(got, *w, "bound {i}: {b}");
+            let g: f64 = c2[i + 1].parse().unwrap();
+            assert!(
+                (g - w * (bytes + 20.0) * 8.0 / 1e9).abs() <= 1e-9 * g.max(1.0),
+                "{b}"
+            );
+        }
+        let c = pps
+            .captures(b)
+            .unwrap_or_else(|| panic!("REGEX_PPS_MSG_INFO: {b}"));
+        assert_eq!(c[1].parse::<f64>().unwrap(), want[0]);
+        assert_eq!(c[3].parse::<f64>().unwrap(), want[2]);
+        let c = lat
+            .captures(b)
+            .unwrap_or_else(|| panic!("REGEX_NDRPDR_LAT_BASE: {b}"));
+        for i in 1..=4 {
+            let v: Vec<f64> = c[i]
+                .split('/')
+                .take(3)
+                .map(|x| x.parse().unwrap())
+                .collect();
+            assert_eq!(v.len(), 3, "{b}");
+            assert!(
+                v == [-1.0; 3] || (v[0] >= 0.0 && v[0] <= v[1] && v[1] <= v[2]),
+                "{b}"
+            );
+        }
+        // The lower bounds met their goal in a trial: their first stream was measured.
+        if want[0] > 0.0 {
+            assert_ne!(&c[1], "-1/-1/-1/", "{b}");
+        }
+    }
 }

@@ -12,19 +12,81 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct ImportArgs {
     /// The directory of the host's dumps (`lscpu`, `sysctl-net.core`,
-    /// `ethtool-{i,g,l,c}-<if>`, optionally `ethtool-<if>`, `proc-interrupts`,
-    /// `irq-affinity`, `ip-link`, `uname-r`; the README's "Host from its own dumps").
+    /// `ethtool-{i,g,l,c}-<if>`, `ethtool-<if>`, optionally `proc-cpuinfo`,
+    /// `proc-interrupts`, `irq-affinity`, `ip-link`, `uname-r`): `OUT/host` of
+    /// `examples/gather-host.sh OUT`; the README's "Host from its own dumps".
     dir: PathBuf,
     /// A model file whose costs (kernel and driver) the imported host takes, each with
     /// a note naming it [default: none; costs are left to `irqsim fit`].
     #[arg(long, value_name = "MODEL")]
     profile: Option<PathBuf>,
+    /// The CPU clock [MHz], taken before the dumps' (lscpu's brand string, `CPU max
+    /// MHz`, `CPU MHz`, then /proc/cpuinfo's `cpu MHz`): for a host whose dumps give none
+    /// (arm64) or give the wrong one [default: from the dumps; none there is refused].
+    #[arg(long, value_name = "MHZ", value_parser = import::parse_clock_mhz)]
+    clock_mhz: Option<f64>,
+    /// The line rate of interface IF (or of every interface, without `IF=`), in bit/s
+    /// with an SI prefix (`10G`, `eth0=25G`), taken before ethtool's `Speed:`; needed
+    /// where ethtool says `Speed: Unknown!` (virtio_net and other virtual NICs) or the
+    /// `ethtool-<if>` file is missing. Repeat it for several interfaces [default: from
+    /// the dumps; none there is refused].
+    #[arg(long, value_name = "[IF=]RATE")]
+    line_rate: Vec<import::LineRate>,
+    /// Also write a starting scenario for the imported host to FILE: its ports, a flow
+    /// of 64-byte frames per receive queue (RSS sends flow k to queue k), a load sweep
+    /// to the line rate, and starting costs when the model has none (the README's "Host
+    /// from its own dumps"). Needs --out (the scenario names the model file); the
+    /// scenario is loaded once written, so it runs as written.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// The model file to write [default: stdout]; only a file an earlier import-host
+    /// wrote is written over.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    // The global options that do nothing for import-host, hidden from its help
+    // (accepted, as before, and ignored): an argument of the same id shadows the
+    // global one (clap's `_propagate_global_args` skips an id the subcommand has).
+    #[arg(long = "seed", id = "seed", hide = true)]
+    _seed: Option<u64>,
+    #[arg(long = "threads", id = "threads", hide = true)]
+    _threads: Option<usize>,
+    #[arg(long = "resume", id = "resume", hide = true)]
+    _resume: bool,
+    #[arg(long = "no-plots", id = "no_plots", hide = true)]
+    _no_plots: bool,
 }
 
 /// Import the host and write its model: to `out` (a file, written atomically) or to
 /// stdout. The report goes to stderr unless `quiet`. Bad input: exit 2, nothing written.
 pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> ExitCode {
-    // --out is checked before the dumps are read, and locked as `run --out` is.
+    let out = if args.out.is_some() { &args.out } else { out };
+    // --out and --scenario are checked before the dumps are read, and locked as `run
+    // --out` is.
+    if let (Some(sc), None) = (&args.scenario, out) {
+        eprintln!(
+            "error: --scenario {}: needs --out MODEL: the scenario names the model file, so \
+             the model is written to a file, not to stdout",
+            escape(&sc.display().to_string())
+        );
+        return ExitCode::from(2);
+    }
+    if let (Some(sc), Some(model)) = (&args.scenario, out) {
+        if sc == model {
+            eprintln!(
+                "error: --scenario {}: the same file as --out: give the scenario and the model \
+                 files different names",
+                escape(&sc.display().to_string())
+            );
+            return ExitCode::from(2);
+        }
+        if let Err(e) = check_file(sc, &args.dir, Kind::Scenario) {
+            eprintln!(
+                "error: --scenario {}: {e}",
+                escape(&sc.display().to_string())
+            );
+            return ExitCode::from(2);
+        }
+    }
     let mut _lock = None;
     if let Some(path) = out {
         if let Err(e) = check_out(path, &args.dir) {
@@ -51,7 +113,12 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
             return ExitCode::from(2);
         }
     }
-    let imported = match import::import(&args.dir, args.profile.as_deref()) {
+    let opts = import::Options {
+        profile: args.profile.clone(),
+        clock_mhz: args.clock_mhz,
+        line_rates: args.line_rate.clone(),
+    };
+    let imported = match import::import(&args.dir, &opts) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");
@@ -65,6 +132,11 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
         if let Err(e) = write_atomic(path, imported.text.as_bytes()) {
             eprintln!("error: writing {}: {e}", path.display());
             return ExitCode::from(1);
+        }
+        if let Some(sc) = &args.scenario
+            && let Err(code) = write_scenario(sc, path, &imported, &args.dir, quiet)
+        {
+            return code;
         }
     } else {
         let mut stdout = std::io::stdout().lock();
@@ -82,15 +154,97 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
             Some(p) => eprintln!("wrote {}", p.display()),
             None => eprintln!("wrote the model to stdout"),
         }
+        if let Some(sc) = &args.scenario {
+            eprintln!(
+                "wrote {} (run it: irqsim run {})",
+                sc.display(),
+                sc.display()
+            );
+        }
     }
     ExitCode::SUCCESS
 }
 
-/// Whether import-host may write its model at `path`: nothing there, or a model file an
-/// earlier `import-host` wrote (a regular file, not a link, whose `description` starts
-/// `Host imported from `); never a directory, a link, a device or a FIFO, a user's
-/// other file, nor a path inside the dump directory `dir` (the dumps it reads).
+/// Write the starting scenario of `imported` (whose model was written at `model`) to
+/// `path`, and load it back: a scenario that does not load is irqsim's fault (exit 1).
+fn write_scenario(
+    path: &Path,
+    model: &Path,
+    imported: &import::Imported,
+    dir: &Path,
+    quiet: bool,
+) -> Result<(), ExitCode> {
+    let model_ref = model_ref(path, model);
+    let sc = import::scenario::starting_scenario(
+        &imported.model,
+        &model_ref,
+        &dir.display().to_string(),
+    );
+    let text = serde_json::to_string_pretty(&sc).expect("a JSON value serialises") + "\n";
+    if let Err(e) = write_atomic(path, text.as_bytes()) {
+        eprintln!("error: writing {}: {e}", path.display());
+        return Err(ExitCode::from(1));
+    }
+    match irqsim::experiment::load::load(path, &irqsim::config::scenario::DiskFiles) {
+        Ok(exp) => {
+            if !quiet {
+                for w in irqsim::config::hairpin::warnings(&exp) {
+                    eprintln!("warning: {w}");
+                }
+            }
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!(
+                "error: the scenario written to {} does not load (irqsim's fault; please \
+                 report it): {e}",
+                path.display()
+            );
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
+/// How the scenario at `scenario` names the model at `model`: its file name when both
+/// are in one directory, else the model's absolute path.
+fn model_ref(scenario: &Path, model: &Path) -> String {
+    let dir_of = |p: &Path| {
+        let d = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        d.canonicalize().unwrap_or(d)
+    };
+    let name = model
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if dir_of(scenario) == dir_of(model) {
+        name
+    } else {
+        dir_of(model).join(name).display().to_string()
+    }
+}
+
+/// Which file import-host writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Model,
+    Scenario,
+}
+
+/// Whether import-host may write its model at `path` ([`check_file`]).
 fn check_out(path: &Path, dir: &Path) -> Result<(), String> {
+    check_file(path, dir, Kind::Model)
+}
+
+/// Whether import-host may write its model or scenario at `path`: nothing there, or a
+/// file of that kind an earlier `import-host` wrote (a regular file, not a link, whose
+/// `description` starts `Host imported from ` with `notes`, or the scenario's
+/// [`import::scenario::DESCRIPTION_PREFIX`]); never a directory, a link, a device or a
+/// FIFO, a user's other file, nor a path inside the dump directory `dir` (the dumps it
+/// reads).
+fn check_file(path: &Path, dir: &Path, kind: Kind) -> Result<(), String> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -99,8 +253,8 @@ fn check_out(path: &Path, dir: &Path) -> Result<(), String> {
         && p.starts_with(&d)
     {
         return Err(format!(
-            "inside the dump directory {}: the model is never written among the dumps it is \
-             read from",
+            "inside the dump directory {}: import-host never writes among the dumps it \
+             reads",
             escape(&dir.display().to_string())
         ));
     }
@@ -111,7 +265,7 @@ fn check_out(path: &Path, dir: &Path) -> Result<(), String> {
     };
     let t = meta.file_type();
     if t.is_dir() {
-        return Err("a directory; import-host writes one model file".into());
+        return Err("a directory; import-host writes a file here".into());
     }
     if t.is_symlink() {
         return Err(
@@ -128,18 +282,30 @@ fn check_out(path: &Path, dir: &Path) -> Result<(), String> {
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .is_some_and(|v| {
-                v.get("description")
-                    .and_then(|d| d.as_str())
-                    .is_some_and(|d| d.starts_with("Host imported from "))
-                    && v.get("notes").is_some_and(|n| n.is_object())
+                let desc = v.get("description").and_then(|d| d.as_str());
+                match kind {
+                    Kind::Model => {
+                        desc.is_some_and(|d| d.starts_with("Host imported from "))
+                            && v.get("notes").is_some_and(|n| n.is_object())
+                    }
+                    Kind::Scenario => {
+                        desc.is_some_and(|d| d.starts_with(import::scenario::DESCRIPTION_PREFIX))
+                    }
+                }
             });
     if !ours {
-        return Err(
-            "a file import-host did not write (not a model whose description starts `Host \
-             imported from`): irqsim never writes over a file it did not write; remove it or \
-             give another --out"
+        return Err(match kind {
+            Kind::Model => "a file import-host did not write (not a model whose description \
+                            starts `Host imported from`): irqsim never writes over a file it \
+                            did not write; remove it or give another --out"
                 .into(),
-        );
+            Kind::Scenario => format!(
+                "a file import-host did not write (not a scenario whose description starts \
+                 `{}`): irqsim never writes over a file it did not write; remove it or give \
+                 another --scenario",
+                import::scenario::DESCRIPTION_PREFIX.trim_end()
+            ),
+        });
     }
     Ok(())
 }

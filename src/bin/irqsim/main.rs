@@ -120,8 +120,10 @@ enum Cmd {
     /// --profile MODEL or left to `irqsim fit`.
     ///
     /// Writes the model file (the format of models/*.json) to --out FILE [default:
-    /// stdout] and prints a report on stderr: the files read, what was not from the
-    /// dumps, and every line not understood (file:line: reason; never used).
+    /// stdout], with --scenario FILE a starting scenario for it, and prints a report on
+    /// stderr: the files read, what was not from the dumps, and every line not
+    /// understood (file:line: reason; never used). examples/gather-host.sh writes the
+    /// dumps on the host to import.
     /// Exit codes: 0 success, 2 bad input (a missing or malformed dump, a model the
     /// loader refuses; nothing is written), 1 other failure.
     ImportHost(import_cmd::ImportArgs),
@@ -157,8 +159,7 @@ enum SchemaKind {
 
 #[derive(clap::Args)]
 struct RunOpts {
-    /// Output directory [default: irqsim-out/<scenario name>]; for `import-host`, the
-    /// model file [default: stdout].
+    /// Output directory [default: irqsim-out/<scenario name>].
     #[arg(long, global = true, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Seed for every random stream, replacing the scenario's `seed`.
@@ -263,6 +264,11 @@ fn main() -> ExitCode {
         .then_some((trace.trace_limit_mb * 1e6) as u64);
     if let Err(code) = check_memory(&exp, &opts, shard, trace_bytes) {
         return code;
+    }
+    if !opts.quiet {
+        for w in irqsim::config::hairpin::warnings(&exp) {
+            eprintln!("warning: {w}");
+        }
     }
     let out = out_dir(&exp, &opts, shard);
     let lock = match lock_out(&out) {

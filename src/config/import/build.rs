@@ -9,8 +9,15 @@
 //!   core `i` of the model is the `i`-th online CPU. With more than one thread per core
 //!   each hyperthread is modelled as a whole core (the model has no SMT), which the
 //!   notes and the report say.
-//! - **The clock** is the nominal one of the brand string (`@ 3.60GHz`), as the shipped
-//!   models use; else `CPU max MHz`, else `CPU MHz` (one reading), the notes say which.
+//! - **The clock** is `--clock-mhz` when given; else the nominal one of the brand string
+//!   (`@ 3.60GHz`), as the shipped models use; else `CPU max MHz`, else `CPU MHz` (one
+//!   reading), else the highest `cpu MHz` of /proc/cpuinfo ([`super::cpuinfo`]: a
+//!   virtual machine's lscpu has none); the notes say which. None is refused.
+//! - **The line rate** is `--line-rate` when given for the interface (or for all);
+//!   else ethtool's `Speed:`; `Speed: Unknown!` or no `ethtool-<if>` is refused, naming
+//!   the file, the line and `--line-rate` (a virtual NIC has no speed to read, and the
+//!   model's 100 Mbit/s default would be a silent guess).
+//! - **`linux_driver`** is the driver's when irqsim writes its `ethtool -S` (`linux_driver` below).
 //! - **Queues** are the current channels with a receive queue (`Combined` + `RX` of
 //!   `ethtool -l`); a driver without channels has one.
 //! - **Moderation** follows the driver, since `rx-usecs` means different things:
@@ -23,7 +30,12 @@
 //!   i40e, iavf, ice): `rx-usecs` is the interval between interrupts,
 //!   `moderation.min_interval_ns`; 0 is off; ixgbe's 1 and igb's 1-3 select their
 //!   dynamic ITR, and i40e's and ice's `Adaptive RX: on` theirs, which are not modelled
-//!   (nothing is written, the report says so). Any other driver: nothing written.
+//!   (nothing is written, the report says so). The paravirtual NICs of virtual machines
+//!   (virtio_net, ena, gve, vmxnet3): rx-usecs 0 with rx-frames 1 or n/a is no
+//!   moderation (virtio_net without `VIRTIO_NET_F_NOTF_COAL` reports exactly that);
+//!   anything else, and `Adaptive RX: on`, is coalescing done by the hypervisor or the
+//!   device, not modelled: nothing written, the note says what the values mean there
+//!   (`Family::Paravirtual`). Any other driver: nothing written.
 //!   Transmit coalescing is not used (the model's transmit completions interrupt only
 //!   with `nics[].tx_completion`, which no dump shows).
 //! - **Vectors' cores** (`cpu.irq_affinity`): a queue's vector by its handler's name in
@@ -76,6 +88,10 @@ enum Family {
     /// Intel's interrupt throttling: an interval; `rx-usecs` in `dynamic` selects a
     /// dynamic mode.
     Itr { dynamic: (u64, u64) },
+    /// A virtual machine's paravirtual NIC: rx-usecs 0 and rx-frames 1 (or n/a) are no
+    /// coalescing, an interrupt per completion; any other value is coalescing the
+    /// hypervisor or the device does, which `what` describes and irqsim does not model.
+    Paravirtual { what: &'static str },
     /// Not known.
     Unknown,
 }
@@ -88,15 +104,52 @@ fn family(driver: &str) -> Family {
         // igb_set_coalesce: 1-3 select its dynamic modes.
         "igb" | "igc" => Family::Itr { dynamic: (1, 3) },
         "i40e" | "iavf" | "ice" => Family::Itr { dynamic: (1, 0) },
+        "virtio_net" => Family::Paravirtual {
+            what: "virtio_net's notification coalescing: with VIRTIO_NET_F_NOTF_COAL the \
+                   device (the hypervisor's virtio back end) holds a queue's notification \
+                   until max_packets frames or max_usecs (virtnet_get_coalesce, \
+                   VIRTIO_NET_CTRL_NOTF_COAL of the virtio 1.3 spec); without the feature the \
+                   driver reports rx-usecs 0 and rx-frames 1, an interrupt per used buffer \
+                   (suppressed only while NAPI polls, virtqueue_disable_cb)",
+        },
+        "ena" => Family::Paravirtual {
+            what: "ENA's interrupt moderation interval, applied by the device \
+                   (ena_com intr_moder_rx_interval; the driver starts at \
+                   ENA_INTR_INITIAL_RX_INTERVAL_USECS, 0 in Linux's ena_com.h, and its \
+                   adaptive mode is DIM)",
+        },
+        "gve" => Family::Paravirtual {
+            what: "gve's interrupt rate limit of the DQO queue format \
+                   (gve_set_coalesce, GVE_ITR_INTERVAL_DQO; the GQI format has none)",
+        },
+        "vmxnet3" => Family::Paravirtual {
+            what: "vmxnet3's virtual device coalescing (vmxnet3_set_coalesce, device \
+                   version 3 on: static rx-usecs or a frame count, the default being the \
+                   device's adaptive mode, VMXNET3_COALESCE_ADAPT)",
+        },
         _ => Family::Unknown,
     }
 }
 
-/// The drivers whose coalescing irqsim knows, for messages.
 /// Linux's default transmit queue length of an Ethernet device [packets].
 const LINUX_TXQUEUELEN: u64 = 1000;
 
-const KNOWN_DRIVERS: &str = "mlx5_core, ixgbe, ixgbevf, igb, igc, i40e, iavf, ice";
+/// The drivers whose coalescing irqsim knows, for messages.
+const KNOWN_DRIVERS: &str =
+    "mlx5_core, ixgbe, ixgbevf, igb, igc, i40e, iavf, ice, virtio_net, ena, gve, vmxnet3";
+
+/// The `linux_driver` of an `ethtool -i` driver: the drivers whose `ethtool -S`
+/// irqsim writes (`--linux-counters`, [`crate::results::linux`]).
+fn linux_driver(driver: &str) -> Option<&'static str> {
+    match driver {
+        "mlx5_core" => Some("mlx5"),
+        "ixgbe" => Some("ixgbe"),
+        "e1000" => Some("e1000"),
+        "tulip" => Some("tulip"),
+        "virtio_net" => Some("virtio_net"),
+        _ => None,
+    }
+}
 
 /// A number that is there and not `n/a`.
 fn some_num(s: &Option<Sourced<Num>>) -> Option<(u64, &Sourced<Num>)> {
@@ -237,6 +290,46 @@ fn moderation(nic: &NicDumps, driver: &str, notes: &mut Notes) -> (Option<Value>
                 (Some(json!({ "min_interval_ns": u as f64 * 1e3 })), None)
             }
         }
+        Family::Paravirtual { what } => {
+            if adaptive == Some(true) {
+                let a = c.adaptive_rx.as_ref().expect("adaptive is some");
+                notes.missing(
+                    format!("{p}.moderation"),
+                    format!(
+                        "not written: `Adaptive RX: on` {} selects {driver}'s adaptive \
+                         moderation (DIM), which irqsim does not model for it; {what}",
+                        at(a)
+                    ),
+                );
+                return (None, None);
+            }
+            let off_usecs = usecs.is_none_or(|(u, _)| u == 0);
+            let off_frames = frames.is_none_or(|(x, _)| x <= 1);
+            let said = [("rx-usecs", usecs), ("rx-frames", frames)]
+                .iter()
+                .filter_map(|(k, v)| v.map(|(x, s)| format!("{k} {x} {}", at(s))))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let said = if said.is_empty() {
+                "no rx-usecs or rx-frames".to_string()
+            } else {
+                said
+            };
+            if off_usecs && off_frames {
+                notes.set(
+                    format!("{p}.moderation"),
+                    format!(
+                        "none: {said} of {cmd}: no coalescing, an interrupt per completion ({what})"
+                    ),
+                );
+            } else {
+                notes.missing(
+                    format!("{p}.moderation"),
+                    format!("not written: {said} of {cmd} are {what}; irqsim does not model it"),
+                );
+            }
+            (None, None)
+        }
         Family::Unknown => {
             let said = [("rx-usecs", usecs), ("rx-frames", frames)]
                 .iter()
@@ -359,7 +452,7 @@ fn affinities(
     };
     let driver = nic.driver();
     let bus = nic.info.bus.as_ref().map(|b| b.value.as_str());
-    let lone_mlx5 = h.nics.iter().filter(|n| n.driver() == "mlx5_core").count() == 1;
+    let lone = h.nics.iter().filter(|n| n.driver() == driver).count() == 1;
     let mut unbound = Vec::new();
     for k in 0..queues {
         let line = if queues > 1 {
@@ -371,7 +464,7 @@ fn affinities(
             ints,
             (&nic.name, driver, bus),
             (k, queues),
-            lone_mlx5,
+            lone,
         ) {
             Ok(Some(r)) => r,
             Ok(None) => {
@@ -457,7 +550,7 @@ fn affinities(
 pub fn model(
     h: &HostDumps,
     dir: &str,
-    profile: Option<&Profile>,
+    (profile, opts): (Option<&Profile>, &super::Options),
     f: &mut Findings,
 ) -> (Value, Notes) {
     let mut notes = Notes::default();
@@ -504,28 +597,73 @@ pub fn model(
     if !smt.is_empty() {
         notes.not_filled.push(format!("cpu.cores:{smt}"));
     }
-    let clock = h.lscpu.clock_mhz.as_ref();
-    match clock {
-        Some(c) => notes.set(
-            "cpu.clock_mhz",
-            format!(
-                "{}: {} {}",
-                c.value,
-                match h.lscpu.clock_kind {
-                    "nominal" => "the nominal clock of lscpu's `Model name`",
-                    "max" => "lscpu's `CPU max MHz` (the brand string gives no nominal clock; turbo included)",
-                    _ => "lscpu's `CPU MHz`, one reading of the current clock (no nominal or max clock in the dump)",
-                },
-                at(c)
-            ),
-        ),
-        None => f.fault(
-            "lscpu",
-            "no clock: neither `Model name: ... @ <x>GHz`, `CPU max MHz:` nor `CPU MHz:`",
-        ),
-    }
+    let lscpu_clock = h.lscpu.clock_mhz.as_ref();
+    let cpuinfo_clock = h.cpuinfo.as_ref().and_then(|c| c.max_mhz.as_ref());
+    let clock = match (opts.clock_mhz, lscpu_clock, cpuinfo_clock) {
+        (Some(x), _, _) => {
+            let dumps = lscpu_clock
+                .or(cpuinfo_clock)
+                .map_or("the dumps give none".to_string(), |c| {
+                    format!("the dumps say {} MHz {}", c.value, at(c))
+                });
+            notes.set(
+                "cpu.clock_mhz",
+                format!("{x}: given with import-host --clock-mhz ({dumps})"),
+            );
+            Some(x)
+        }
+        (None, Some(c), _) => {
+            notes.set(
+                "cpu.clock_mhz",
+                format!(
+                    "{}: {} {}",
+                    c.value,
+                    match h.lscpu.clock_kind {
+                        "nominal" => "the nominal clock of lscpu's `Model name`",
+                        "max" => "lscpu's `CPU max MHz` (the brand string gives no nominal clock; turbo included)",
+                        _ => "lscpu's `CPU MHz`, one reading of the current clock (no nominal or max clock in the dump)",
+                    },
+                    at(c)
+                ),
+            );
+            Some(c.value)
+        }
+        (None, None, Some(c)) => {
+            let n = h.cpuinfo.as_ref().map_or(0, |i| i.readings);
+            notes.set(
+                "cpu.clock_mhz",
+                format!(
+                    "{}: the highest of /proc/cpuinfo's {n} `cpu MHz` line(s) {} (lscpu has no \
+                     clock: no `@ <x>GHz` in the brand string, no `CPU max MHz` or `CPU MHz`, \
+                     as on a virtual machine without cpufreq, where the line is the TSC's \
+                     calibrated clock, cpu_khz); check it, or give --clock-mhz",
+                    c.value,
+                    at(c)
+                ),
+            );
+            Some(c.value)
+        }
+        (None, None, None) => {
+            f.fault(
+                super::LSCPU,
+                format!(
+                    "no clock: neither `Model name: ... @ <x>GHz`, `CPU max MHz:` nor `CPU \
+                     MHz:`, and no `cpu MHz` line in {} ({}): give the clock with \
+                     --clock-mhz MHZ, or add `cat /proc/cpuinfo > {}`",
+                    super::CPUINFO,
+                    if h.cpuinfo.is_some() {
+                        "it has none"
+                    } else {
+                        "no such file"
+                    },
+                    super::CPUINFO
+                ),
+            );
+            None
+        }
+    };
     let mut cpu = Map::new();
-    cpu.insert("clock_mhz".into(), json!(clock.map_or(0.0, |c| c.value)));
+    cpu.insert("clock_mhz".into(), json!(clock.unwrap_or(0.0)));
     cpu.insert("cores".into(), json!(cores));
     // --- kernel ---
     let mut kernel = Map::new();
@@ -688,20 +826,66 @@ pub fn model(
                 ),
             );
         }
-        match &nic.speed {
-            Some(s) => {
-                m.insert("line_rate_bps".into(), json!(s.value as f64 * 1e6));
+        let given: Vec<&super::LineRate> = opts
+            .line_rates
+            .iter()
+            .filter(|r| r.iface.as_deref() == Some(nic.name.as_str()))
+            .collect();
+        let given = match given.as_slice() {
+            [] => opts.line_rates.iter().find(|r| r.iface.is_none()),
+            [one] => Some(*one),
+            _ => {
+                f.fault(
+                    format!("--line-rate {}=", nic.name),
+                    format!("given {} times: give it once", given.len()),
+                );
+                None
+            }
+        };
+        let file = format!("ethtool-{}", nic.name);
+        let dumped = match &nic.speed {
+            Some(s) => match s.value {
+                Some(x) => format!("ethtool says {x}Mb/s {}", at(s)),
+                None => format!("ethtool says `Speed: Unknown!` {}", at(s)),
+            },
+            None => format!("no speed in the dumps (no {file} or no `Speed:` line in it)"),
+        };
+        match (given, &nic.speed) {
+            (Some(r), _) => {
+                m.insert("line_rate_bps".into(), json!(r.bps));
                 notes.set(
                     format!("{p}.line_rate_bps"),
-                    format!("{}e6: ethtool {} `Speed` {}", s.value, nic.name, at(s)),
+                    format!(
+                        "{:e}: given with import-host --line-rate {} ({dumped})",
+                        r.bps, r.text
+                    ),
                 );
             }
-            None => notes.missing(
-                format!("{p}.line_rate_bps"),
-                format!(
-                    "not in the dumps (no ethtool-{0}, or no speed in it): the model's \
-                     default 100 Mbit/s; give `ethtool {0} > ethtool-{0}` or set it",
+            (None, Some(s)) if s.value.is_some() => {
+                let v = s.value.unwrap_or_default();
+                m.insert("line_rate_bps".into(), json!(v as f64 * 1e6));
+                notes.set(
+                    format!("{p}.line_rate_bps"),
+                    format!("{v}e6: ethtool {} `Speed` {}", nic.name, at(s)),
+                );
+            }
+            (None, Some(s)) => f.faults.push(super::dump::Fault {
+                file: file.clone(),
+                line: Some((s.at.line, s.text.clone())),
+                reason: format!(
+                    "the NIC reports no line rate (a virtual NIC such as \
+                     {}, or a link that is down); give it with --line-rate {}=RATE (in bit/s: \
+                     `10G`, `25G`), as the host's hypervisor or cloud provider states it",
+                    nic.driver(),
                     nic.name
+                ),
+            }),
+            (None, None) => f.fault(
+                &file,
+                format!(
+                    "missing, or no `Speed:` line in it: the line rate is required; write it \
+                     with `ethtool {0} > {1}`, or give --line-rate {0}=RATE (in bit/s: `10G`)",
+                    nic.name, file
                 ),
             ),
         }
@@ -719,8 +903,31 @@ pub fn model(
         notes.set(
             format!("{p}.policy"),
             "napi: a Linux host's receive path. Its weight is the driver's (not in the dumps): \
-             the model's default 64, NAPI_POLL_WEIGHT, which mlx5, ixgbe and i40e pass",
+             the model's default 64, NAPI_POLL_WEIGHT, which mlx5, ixgbe, i40e, ena, gve and \
+             vmxnet3 pass (netif_napi_add's default) and virtio_net takes as its napi_weight \
+             module parameter's default",
         );
+        match linux_driver(driver) {
+            Some(l) => {
+                m.insert("linux_driver".into(), json!(l));
+                notes.set(
+                    format!("{p}.linux_driver"),
+                    format!(
+                        "{l}: the driver ethtool -i names ({driver}); names the NIC's counters \
+                         in irqsim run --linux-counters' files"
+                    ),
+                );
+            }
+            None => notes.missing(
+                format!("{p}.linux_driver"),
+                format!(
+                    "not written: irqsim has no ethtool -S layout for {driver} (it has mlx5_core, \
+                     ixgbe, e1000, tulip and virtio_net), so run --linux-counters refuses a \
+                     model none of whose NICs names one; set linux_driver to the nearest by \
+                     hand if its counter names will do"
+                ),
+            ),
+        }
         if q.is_some_and(|q| q > 1) {
             notes.set(
                 format!("{p}.xps"),

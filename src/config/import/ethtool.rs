@@ -314,9 +314,12 @@ pub fn driver_info(d: &Dump, f: &mut Findings) -> DriverInfo {
     i
 }
 
-/// Parse `ethtool <iface>` for its `Speed:` [Mbit/s]; `Unknown!` (link down) or a
-/// malformed speed is reported and gives none.
-pub fn speed(d: &Dump, iface: &str, f: &mut Findings) -> Option<Sourced<u64>> {
+/// Parse `ethtool <iface>` for its `Speed:` [Mbit/s]: `Some(None)` for `Unknown!`
+/// (`dump_link_usettings` prints it for `SPEED_UNKNOWN`: a link that is down, or a
+/// virtual NIC that reports no speed -- virtio_net without `VIRTIO_NET_F_SPEED_DUPLEX`,
+/// as on this repository's recorded KVM guest); a malformed speed is reported and gives
+/// none.
+pub fn speed(d: &Dump, iface: &str, f: &mut Findings) -> Option<Sourced<Option<u64>>> {
     if header(d, iface, "Settings for", f).is_none() {
         f.unparsed(
             d,
@@ -330,13 +333,16 @@ pub fn speed(d: &Dump, iface: &str, f: &mut Findings) -> Option<Sourced<u64>> {
             .filter(|(k, _)| *k == "Speed")
             .map(|(_, v)| (n, v))
     })?;
+    if v == "Unknown!" {
+        return Some(d.sourced(n, None));
+    }
     match v.strip_suffix("Mb/s").and_then(whole).filter(|&x| x > 0) {
-        Some(x) => Some(d.sourced(n, x)),
+        Some(x) => Some(d.sourced(n, Some(x))),
         None => {
             f.unparsed(
                 d,
                 n,
-                "not a speed in Mb/s (is the link down?): no line rate read",
+                "not a speed in Mb/s nor `Unknown!`: no line rate read",
             );
             None
         }
@@ -402,10 +408,14 @@ mod tests {
         let up = "Settings for eth0:\n\tSupported ports: [ FIBRE ]\n\tSupported link modes:   10000baseKR/Full\n\t                        25000baseCR/Full\n\tSpeed: 100000Mb/s\n\tDuplex: Full\n\tLink detected: yes\n";
         let mut f = Findings::default();
         let s = speed(&Dump::from_text("ethtool-eth0", up), "eth0", &mut f).unwrap();
-        assert_eq!((s.value, s.at.line), (100_000, 5));
+        assert_eq!((s.value, s.at.line), (Some(100_000), 5));
+        // `Unknown!` is understood: a speed the NIC does not report.
         let down = "Settings for eth0:\n\tSpeed: Unknown!\n\tLink detected: no\n";
-        assert!(speed(&Dump::from_text("ethtool-eth0", down), "eth0", &mut f).is_none());
-        assert_eq!(f.unparsed.len(), 1);
+        let s = speed(&Dump::from_text("ethtool-eth0", down), "eth0", &mut f).unwrap();
+        assert_eq!((s.value, s.at.line), (None, 2));
+        assert!(f.unparsed.is_empty());
+        let odd = "Settings for eth0:\n\tSpeed: fast\n";
+        assert!(speed(&Dump::from_text("ethtool-eth0", odd), "eth0", &mut f).is_none());
         assert_eq!(f.unparsed[0].at.line, 2);
     }
 

@@ -22,7 +22,24 @@
 //! (i40e, ice: `i40e_vsi_request_irq_msix`), `<if>-rx-<k>` (a vector with an RX queue
 //! only), `mlx5_comp<k>@pci:<bus-info>` (mlx5: channel `k` uses completion vector `k`,
 //! `mlx5e_open_channel`; `mlx5_comp<k>` before the `@pci:` suffix, taken only when the
-//! host has one mlx5 port), and `<if>` for a NIC with one vector.
+//! host has one mlx5 port), and `<if>` for a NIC with one vector. The paravirtual NICs
+//! of virtual machines:
+//!
+//! - virtio_net: `virtio<N>-input.<k>` (virtio_pci's `vp_find_vqs_msix` names a
+//!   virtqueue's vector `%s-%s`, the device's name and the queue's, `input.%u` from
+//!   `virtnet_find_vqs`; N is the device's index on the virtio bus, which no ethtool
+//!   output gives). The row is the port's when its chip is `PCI-MSIX-<bus-info>` (the
+//!   per-device MSI domains of Linux 6.2 on, as in this repository's recorded guest),
+//!   or, with the older global `PCI-MSI` chip, when the host has one virtio_net port.
+//!   `virtio<N>-output.<k>` is the transmit queue's own vector, not the model's; a
+//!   guest with too few vectors shares one, `virtio<N>-virtqueues`, which is not taken.
+//! - ena (AWS): `<if>-Tx-Rx-<k>` (`ena_setup_io_intr`).
+//! - gve (Google): `gve-ntfy-blk<b>@pci:<bus-info>` with `b` = the notify blocks / 2 +
+//!   k (`gve_alloc_notify_blocks`, `gve_rx_idx_to_ntfy`: the first half of the blocks
+//!   serve the transmit queues); the blocks are counted in the dump.
+//! - vmxnet3 (VMware): `<if>-rxtx-<k>`, its default when the receive and transmit
+//!   queues are as many (`VMXNET3_INTR_BUDDYSHARE`, `vmxnet3_request_irqs`); otherwise
+//!   its `<if>-rx-<v>` counts vectors, not queues, and is not taken.
 
 use super::dump::{At, CpuList, Dump, Findings, Sourced, cpu_list, whole};
 use std::collections::BTreeMap;
@@ -160,41 +177,98 @@ pub fn affinity(d: &Dump, f: &mut Findings) -> Affinity {
 }
 
 /// The handler names queue `k` of interface `iface` may have (see the module doc):
-/// `bus` is its `bus-info`, `lone_mlx5` whether it is the host's only mlx5 port.
-fn names(iface: &str, driver: &str, bus: Option<&str>, k: u16, lone_mlx5: bool) -> Vec<String> {
+/// `bus` is its `bus-info`, `lone` whether it is the host's only port of its driver
+/// (mlx5, virtio_net), `ints` the dump (gve's blocks are counted in it).
+fn names(
+    ints: &Interrupts,
+    (iface, driver, bus): (&str, &str, Option<&str>),
+    k: u16,
+    lone: bool,
+) -> Vec<String> {
     let mut v = vec![
         format!("{iface}-TxRx-{k}"),
         format!("{driver}-{iface}-TxRx-{k}"),
-        format!("{iface}-rx-{k}"),
     ];
-    if driver == "mlx5_core" {
-        if let Some(b) = bus {
-            v.push(format!("mlx5_comp{k}@pci:{b}"));
+    match driver {
+        "mlx5_core" => {
+            if let Some(b) = bus {
+                v.push(format!("mlx5_comp{k}@pci:{b}"));
+            }
+            if lone {
+                v.push(format!("mlx5_comp{k}"));
+            }
         }
-        if lone_mlx5 {
-            v.push(format!("mlx5_comp{k}"));
+        "ena" => v.push(format!("{iface}-Tx-Rx-{k}")),
+        "gve" => {
+            if let Some(b) = bus {
+                let suffix = format!("@pci:{b}");
+                let blocks = ints
+                    .rows
+                    .iter()
+                    .filter(|r| {
+                        r.tokens.iter().any(|t| {
+                            t.strip_prefix("gve-ntfy-blk")
+                                .and_then(|x| x.strip_suffix(suffix.as_str()))
+                                .is_some_and(|n| whole(n).is_some())
+                        })
+                    })
+                    .count();
+                if blocks > 0 {
+                    v.push(format!(
+                        "gve-ntfy-blk{}{suffix}",
+                        blocks / 2 + usize::from(k)
+                    ));
+                }
+            }
         }
+        "vmxnet3" => {
+            v.push(format!("{iface}-rxtx-{k}"));
+            return v;
+        }
+        _ => {}
     }
+    v.push(format!("{iface}-rx-{k}"));
     v
 }
 
+/// Whether `row` is virtio_net queue `k`'s receive vector (`virtio<N>-input.<k>`) of
+/// the port at `bus` (see the module doc).
+fn virtio_input(row: &Row, bus: Option<&str>, k: u16, lone: bool) -> bool {
+    let named = row.tokens.iter().any(|t| {
+        t.strip_prefix("virtio")
+            .and_then(|x| x.split_once("-input."))
+            .is_some_and(|(n, q)| whole(n).is_some() && whole(q) == Some(u64::from(k)))
+    });
+    if !named {
+        return false;
+    }
+    match row.tokens.iter().find_map(|t| t.strip_prefix("PCI-MSIX-")) {
+        Some(chip_bus) => bus == Some(chip_bus),
+        None => lone,
+    }
+}
+
 /// The row of queue `k`'s vector (`queues` is the NIC's queue count: a NIC with one
-/// vector may also be named after the interface alone). `Err` with the rows when
-/// several match (reported, not guessed between).
+/// vector may also be named after the interface alone; `lone` whether the NIC is the
+/// host's only port of its driver). `Err` with the rows when several match (reported,
+/// not guessed between).
 pub fn queue_vector<'a>(
     ints: &'a Interrupts,
     (iface, driver, bus): (&str, &str, Option<&str>),
     (k, queues): (u16, u16),
-    lone_mlx5: bool,
+    lone: bool,
 ) -> Result<Option<&'a Row>, Vec<&'a Row>> {
-    let mut want = names(iface, driver, bus, k, lone_mlx5);
+    let mut want = names(ints, (iface, driver, bus), k, lone);
     if queues == 1 {
         want.push(iface.to_string());
     }
     let found: Vec<&Row> = ints
         .rows
         .iter()
-        .filter(|r| r.tokens.iter().any(|t| want.contains(t)))
+        .filter(|r| {
+            r.tokens.iter().any(|t| want.contains(t))
+                || (driver == "virtio_net" && virtio_input(r, bus, k, lone))
+        })
         .collect();
     match found.len() {
         0 => Ok(None),
@@ -260,5 +334,58 @@ mod tests {
         assert_eq!(a.allowed[&132].at.line, 3);
         assert_eq!(f.unparsed.len(), 1);
         assert_eq!(f.unparsed[0].at.line, 4);
+    }
+
+    /// The recorded KVM guest's /proc/interrupts (tests/data/kvm-virtio-guest/host):
+    /// eth0 is virtio2 at 0000:00:03.0; virtio4 (a virtio-input device) has an `input`
+    /// queue without a number, virtio3 (vsock) `rx`/`tx`.
+    #[test]
+    fn virtio_input_vectors_are_found_by_their_bus() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/kvm-virtio-guest/host/proc-interrupts"
+        ))
+        .unwrap();
+        let mut f = Findings::default();
+        let i = parse(&Dump::from_text("proc-interrupts", &text), &mut f);
+        assert!(f.unparsed.is_empty(), "{f:?}");
+        let r = queue_vector(
+            &i,
+            ("eth0", "virtio_net", Some("0000:00:03.0")),
+            (0, 1),
+            false,
+        );
+        assert_eq!(r.unwrap().unwrap().irq, 38);
+        // Another bus: not this port's.
+        let r = queue_vector(
+            &i,
+            ("eth0", "virtio_net", Some("0000:00:09.0")),
+            (0, 1),
+            true,
+        );
+        assert_eq!(r.unwrap(), None);
+    }
+
+    #[test]
+    fn the_cloud_drivers_vector_names() {
+        let text = "           CPU0       CPU1\n  40:   1   0   PCI-MSI 1-edge   virtio1-input.0\n  41:   1   0   PCI-MSI 2-edge   virtio1-output.0\n  42:   1   0   PCI-MSI 3-edge   virtio1-input.1\n  50:   1   0   PCI-MSI 4-edge   ens5-Tx-Rx-1\n  60:   1   0   PCI-MSI 5-edge   gve-mgmnt@pci:0000:00:04.0\n  61:   1   0   PCI-MSI 6-edge   gve-ntfy-blk0@pci:0000:00:04.0\n  62:   1   0   PCI-MSI 7-edge   gve-ntfy-blk1@pci:0000:00:04.0\n  63:   1   0   PCI-MSI 8-edge   gve-ntfy-blk2@pci:0000:00:04.0\n  64:   1   0   PCI-MSI 9-edge   gve-ntfy-blk3@pci:0000:00:04.0\n  70:   1   0   PCI-MSI 10-edge   ens192-rxtx-0\n  71:   1   0   PCI-MSI 11-edge   ens192-rx-1\n";
+        let mut f = Findings::default();
+        let i = parse(&Dump::from_text("proc-interrupts", text), &mut f);
+        assert!(f.unparsed.is_empty(), "{f:?}");
+        let irq = |who: (&str, &str, Option<&str>), k: u16, lone: bool| {
+            queue_vector(&i, who, (k, 2), lone).unwrap().map(|r| r.irq)
+        };
+        // The global PCI-MSI chip: a lone virtio_net port's input vectors only.
+        assert_eq!(irq(("eth0", "virtio_net", None), 1, true), Some(42));
+        assert_eq!(irq(("eth0", "virtio_net", None), 1, false), None);
+        assert_eq!(irq(("ens5", "ena", None), 1, false), Some(50));
+        // Four blocks: receive queue 1's is block 4 / 2 + 1 = 3.
+        assert_eq!(
+            irq(("ens4", "gve", Some("0000:00:04.0")), 1, false),
+            Some(64)
+        );
+        assert_eq!(irq(("ens192", "vmxnet3", None), 0, false), Some(70));
+        // vmxnet3's `-rx-<v>` numbers vectors: not taken as queue 1's.
+        assert_eq!(irq(("ens192", "vmxnet3", None), 1, false), None);
     }
 }

@@ -20,7 +20,8 @@
 //! | `ethtool-g-<if>` | `ethtool -g <if> > ethtool-g-<if>` | required per interface |
 //! | `ethtool-l-<if>` | `ethtool -l <if> > ethtool-l-<if>` | required per interface |
 //! | `ethtool-c-<if>` | `ethtool -c <if> > ethtool-c-<if>` | required per interface |
-//! | `ethtool-<if>` | `ethtool <if> > ethtool-<if>` | optional: the line rate |
+//! | `ethtool-<if>` | `ethtool <if> > ethtool-<if>` | the line rate (`Speed:`): required unless `--line-rate` gives it |
+//! | `proc-cpuinfo` | `cat /proc/cpuinfo > proc-cpuinfo` | optional: the clock when `lscpu` has none (a VM) |
 //! | `proc-interrupts` | `cat /proc/interrupts > proc-interrupts` | optional: the vectors |
 //! | `irq-affinity` | `grep -H . /proc/irq/*/smp_affinity_list /proc/irq/*/effective_affinity_list > irq-affinity` | optional: the vectors' CPUs |
 //! | `ip-link` | `ip link show > ip-link` | optional: each interface's qlen |
@@ -30,16 +31,27 @@
 //! the directory is listed in the report as not read. Each file is read bounded
 //! ([`dump::MAX_DUMP_BYTES`]); a directory of more than [`MAX_FILES`] names is refused.
 //!
-//! Formats and their sources: each parser's module doc ([`lscpu`], [`sysctl`],
-//! [`ethtool`], [`interrupts`], [`iplink`], [`uname`]).
+//! `examples/gather-host.sh OUT` writes exactly these files into `OUT/host/`.
+//!
+//! What the user gives that the dumps may lack ([`Options`]): `--clock-mhz` (the clock,
+//! taken before every dump's), `--line-rate [IF=]RATE` (the line rate of interface IF,
+//! or of every interface, taken before ethtool's `Speed:`). A host whose dumps give no
+//! clock or no line rate for an interface, and no option gives one, is refused (the
+//! fault names the file and the field); nothing is defaulted silently.
+//!
+//! Formats and their sources: each parser's module doc ([`lscpu`], [`cpuinfo`],
+//! [`sysctl`], [`ethtool`], [`interrupts`], [`iplink`], [`uname`]); the drivers whose
+//! knobs irqsim reads: [`build`].
 
 pub mod build;
+pub mod cpuinfo;
 pub mod dump;
 pub mod ethtool;
 pub mod interrupts;
 pub mod iplink;
 pub mod lscpu;
 pub mod profile;
+pub mod scenario;
 pub mod sysctl;
 pub mod uname;
 
@@ -53,6 +65,8 @@ use std::path::Path;
 
 /// `lscpu`'s file.
 pub const LSCPU: &str = "lscpu";
+/// `/proc/cpuinfo`'s file.
+pub const CPUINFO: &str = "proc-cpuinfo";
 /// `sysctl net.core`'s file.
 pub const SYSCTL: &str = "sysctl-net.core";
 /// `/proc/interrupts`'s file.
@@ -83,8 +97,9 @@ pub struct NicDumps {
     pub channels: ethtool::Channels,
     /// `ethtool -c`.
     pub coalesce: ethtool::Coalesce,
-    /// `ethtool`'s speed [Mbit/s].
-    pub speed: Option<Sourced<u64>>,
+    /// `ethtool`'s `Speed:` [Mbit/s]: `None` inside for `Unknown!`; `None` without the
+    /// file or the line.
+    pub speed: Option<Sourced<Option<u64>>>,
 }
 
 impl NicDumps {
@@ -99,6 +114,8 @@ impl NicDumps {
 pub struct HostDumps {
     /// `lscpu`.
     pub lscpu: lscpu::Lscpu,
+    /// `/proc/cpuinfo`.
+    pub cpuinfo: Option<cpuinfo::CpuInfo>,
     /// `sysctl net.core`.
     pub sysctl: sysctl::Sysctl,
     /// The interfaces, by name.
@@ -414,6 +431,7 @@ pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError
     let lscpu = required((dir, budget), LSCPU, "LC_ALL=C lscpu > lscpu", f, &mut read)
         .map(|d| lscpu::parse(&d, f))
         .unwrap_or_default();
+    let cpuinfo = optional((dir, budget), CPUINFO, f, &mut read).map(|d| cpuinfo::parse(&d, f));
     let sysctl = required(
         (dir, budget),
         SYSCTL,
@@ -472,6 +490,7 @@ pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError
     let other = names.into_iter().filter(|n| !read.contains(n)).collect();
     Ok(HostDumps {
         lscpu,
+        cpuinfo,
         sysctl,
         nics,
         interrupts,
@@ -483,16 +502,114 @@ pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError
     })
 }
 
-/// Import the host whose dumps are in `dir`, with the costs of the model file
-/// `profile` if given. Nothing is written here; the caller writes [`Imported::text`].
-pub fn import(dir: &Path, profile: Option<&Path>) -> Result<Imported, ImportError> {
+/// A line rate the user gives (`--line-rate [IF=]RATE`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineRate {
+    /// The interface, or every interface.
+    pub iface: Option<String>,
+    /// The rate [bit/s].
+    pub bps: f64,
+    /// As given.
+    pub text: String,
+}
+
+impl std::str::FromStr for LineRate {
+    type Err = String;
+
+    /// `[IF=]RATE`: RATE in bit/s, a number with an optional SI prefix `k`, `M`, `G` or
+    /// `T` (`10G`, `2.5G`, `100M`, `25000000000`), within the model's line rates
+    /// ([`crate::model::nic::LINE_RATE_BPS_RANGE`]).
+    fn from_str(s: &str) -> Result<LineRate, String> {
+        let (iface, rate) = match s.split_once('=') {
+            Some((i, r)) if !i.is_empty() => (Some(i.to_string()), r),
+            Some(_) => return Err(format!("`{s}`: no interface before `=`")),
+            None => (None, s),
+        };
+        let (num, mult) = match rate.char_indices().last() {
+            Some((i, 'k')) => (&rate[..i], 1e3),
+            Some((i, 'M')) => (&rate[..i], 1e6),
+            Some((i, 'G')) => (&rate[..i], 1e9),
+            Some((i, 'T')) => (&rate[..i], 1e12),
+            _ => (rate, 1.0),
+        };
+        let v: f64 = num.parse().map_err(|_| {
+            format!("`{rate}` is not a rate in bit/s (a number with k, M, G or T: `10G`, `100M`)")
+        })?;
+        let bps = v * mult;
+        let (lo, hi) = crate::model::nic::LINE_RATE_BPS_RANGE;
+        if !(lo..=hi).contains(&bps) {
+            return Err(format!(
+                "`{rate}` is {bps:e} bit/s, outside the line rates a NIC may have ({lo:e} to \
+                 {hi:e} bit/s): a rate is in bit/s (`10G` is 10 Gbit/s)"
+            ));
+        }
+        Ok(LineRate {
+            iface,
+            bps,
+            text: s.to_string(),
+        })
+    }
+}
+
+/// What the user gives an import besides the dumps.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--profile MODEL`: the costs.
+    pub profile: Option<std::path::PathBuf>,
+    /// `--clock-mhz`: the clock [MHz], before every dump's.
+    pub clock_mhz: Option<f64>,
+    /// `--line-rate`: line rates, before ethtool's `Speed:`.
+    pub line_rates: Vec<LineRate>,
+}
+
+/// `--clock-mhz`'s value: a clock in MHz within the model's
+/// ([`crate::sim::limits::MIN_CLOCK_MHZ`] to [`crate::sim::limits::MAX_CLOCK_MHZ`]).
+pub fn parse_clock_mhz(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a clock in MHz (`2445.4`)"))?;
+    let (lo, hi) = (
+        crate::sim::limits::MIN_CLOCK_MHZ,
+        crate::sim::limits::MAX_CLOCK_MHZ,
+    );
+    if !(lo..=hi).contains(&v) {
+        return Err(format!(
+            "{v} MHz is outside {lo} to {hi} MHz: the clock is in MHz (2.4 GHz is 2400)"
+        ));
+    }
+    Ok(v)
+}
+
+/// Import the host whose dumps are in `dir`, with what `opts` gives. Nothing is
+/// written here; the caller writes [`Imported::text`].
+pub fn import(dir: &Path, opts: &Options) -> Result<Imported, ImportError> {
     let label = dir.display().to_string();
-    let profile = profile
+    let profile = opts
+        .profile
+        .as_deref()
         .map(profile::Profile::load)
         .transpose()
         .map_err(ImportError::Profile)?;
     let mut f = Findings::default();
     let dumps = read_dumps(dir, &mut f)?;
+    for r in &opts.line_rates {
+        if let Some(i) = &r.iface
+            && !dumps.nics.iter().any(|n| &n.name == i)
+        {
+            let have: Vec<&str> = dumps.nics.iter().map(|n| n.name.as_str()).collect();
+            f.fault(
+                format!("--line-rate {}", r.text),
+                format!(
+                    "names interface `{i}`, which the dumps do not have (they have {})",
+                    if have.is_empty() {
+                        "none".to_string()
+                    } else {
+                        have.join(", ")
+                    }
+                ),
+            );
+        }
+    }
     let refused = |f: &Findings| ImportError::Refused {
         dir: label.clone(),
         faults: f.faults.clone(),
@@ -500,7 +617,7 @@ pub fn import(dir: &Path, profile: Option<&Path>) -> Result<Imported, ImportErro
     if !f.faults.is_empty() {
         return Err(refused(&f));
     }
-    let (json, notes) = build::model(&dumps, &label, profile.as_ref(), &mut f);
+    let (json, notes) = build::model(&dumps, &label, (profile.as_ref(), opts), &mut f);
     if !f.faults.is_empty() {
         return Err(refused(&f));
     }

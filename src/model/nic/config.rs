@@ -70,6 +70,10 @@ pub enum LinuxDriver {
     /// DEC 21x4x "Tulip" (drivers/net/ethernet/dec/tulip): the 21143 FreeBSD's dc(4)
     /// drives; one queue, a legacy line; it has no `ethtool -S` statistics.
     Tulip,
+    /// virtio-net, a KVM/QEMU guest's paravirtual NIC (drivers/net/virtio_net.c): an
+    /// MSI-X vector per receive virtqueue (`virtio<N>-input.<k>`).
+    #[serde(rename = "virtio_net")]
+    VirtioNet,
 }
 
 /// NIC parameters as written in a model file.
@@ -112,8 +116,8 @@ pub struct NicConfig {
     /// The Linux driver this NIC stands for, which names its `ethtool -S` counters in
     /// the Linux-format files `irqsim run --linux-counters` writes
     /// ([`crate::results::linux`]): `mlx5` (mlx5_core, ConnectX-4/5), `ixgbe` (Intel
-    /// 82599/X540/X550), `e1000` (Intel 8254x, em(4)'s hardware) or `tulip` (DEC 21143,
-    /// dc(4)'s hardware). Default none: a NIC of a FreeBSD profile, or one whose driver
+    /// 82599/X540/X550), `e1000` (Intel 8254x, em(4)'s hardware), `tulip` (DEC 21143,
+    /// dc(4)'s hardware) or `virtio_net` (a KVM guest's virtio-net). Default none: a NIC of a FreeBSD profile, or one whose driver
     /// is not named; a model with no NIC naming one is not a Linux host, and no Linux
     /// files are written for it. Not used by the simulation.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,7 +11,7 @@
 //! # Which hosts
 //!
 //! A model is a Linux host when at least one of its NICs names its Linux driver
-//! (`nics[].linux_driver`: `mlx5`, `ixgbe`, `e1000` or `tulip`, the Linux driver of the
+//! (`nics[].linux_driver`: `mlx5`, `ixgbe`, `e1000`, `tulip` or `virtio_net`, the Linux driver of the
 //! 21143 that FreeBSD's dc(4) drives); the FreeBSD profiles (dc, xl, de, ed, bge, em)
 //! name none, and no Linux files are written for them: they model FreeBSD kernels
 //! (netisr, ipintrq, spl), whose counters are netstat's and vmstat's, not these. A
@@ -62,7 +62,7 @@ pub enum LinuxHostError {
     /// No NIC names its Linux driver.
     #[error(
         "the model is not a Linux host: no NIC names its Linux driver (`nics[].linux_driver`, \
-         mlx5, ixgbe, e1000 or tulip), so it has no Linux counters to write"
+         mlx5, ixgbe, e1000, tulip or virtio_net), so it has no Linux counters to write"
     )]
     NotLinux,
     /// A sending application's frames are not in the flows' sizes.
@@ -256,6 +256,14 @@ impl LinuxHost {
                 Some(LinuxDriver::Ixgbe) => format!("{}-TxRx-{k}", nic.name),
                 Some(LinuxDriver::Mlx5) => format!("mlx5_comp{k}@pci:{}", nic.name),
                 Some(LinuxDriver::E1000 | LinuxDriver::Tulip) => nic.name.clone(),
+                // virtio_pci's vp_find_vqs_msix names a virtqueue's vector `%s-%s`, the
+                // device's name (`virtio<N>`, N its index on the virtio bus) and the
+                // queue's (`input.%u`, virtnet_find_vqs): N is the NIC's index among the
+                // model's NICs (the model has no virtio bus).
+                Some(LinuxDriver::VirtioNet) => {
+                    let n = nics.iter().position(|x| x.name == nic.name).unwrap_or(0);
+                    format!("virtio{n}-input.{k}")
+                }
                 None => name.clone(),
             };
             vectors.push(Vector {

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | rx bytes | rx packets x (frame size - 4): the drivers strip the FCS (ixgbe `IXGBE_HLREG0_RXCRCSTRP`, mlx5 by default) |
 //! | rx packets | the NIC's frames placed in its RX rings (`<q>.rx_frames` summed); mlx5 counts only frames that become an skb (`mlx5e_complete_rx_cqe`), so an XDP program's drops, redirects and transmits (`<q>.rx_xdp_drop`, `.rx_xdp_redirect`, `.rx_xdp_tx_xmit`) are taken off; ixgbe counts them (ixgbe_clean_rx_irq) |
-//! | rx drop | `rx_dropped + rx_missed_errors`: the backlog's drops of the flows entering the NIC (`drops.ipintrq`: enqueue_to_backlog counts them in the device's `rx_dropped`), plus for mlx5 `rx_out_of_buffer` (`drops.rx_ring`: mlx5e_get_stats reports it as `rx_dropped`), for ixgbe `rx_missed_errors` (the receive FIFO's overflow, `drops.rx_fifo`: ixgbe_update_stats sets it from MPC; ixgbe's ring drops, `rx_no_dma_resources`, are not in it, and show in `ethtool -S` only), for e1000 `rx_missed_errors` = MPC, which counts both (`drops.rx_ring + drops.rx_fifo`: an 8254x keeps a frame with no descriptor in its FIFO, and the FIFO overflows), for tulip `rx_missed_errors` = CSR8's missed-frame count (`drops.rx_ring`: no descriptor owned by the chip; tulip_get_stats reads CSR8 & 0xffff, so the FIFO overflow count in its bits 17-27, `drops.rx_fifo`, is in no file, as on a real host) |
+//! | rx drop | `rx_dropped + rx_missed_errors`: the backlog's drops of the flows entering the NIC (`drops.ipintrq`: enqueue_to_backlog counts them in the device's `rx_dropped`), plus for mlx5 `rx_out_of_buffer` (`drops.rx_ring`: mlx5e_get_stats reports it as `rx_dropped`), for ixgbe `rx_missed_errors` (the receive FIFO's overflow, `drops.rx_fifo`: ixgbe_update_stats sets it from MPC; ixgbe's ring drops, `rx_no_dma_resources`, are not in it, and show in `ethtool -S` only), for e1000 `rx_missed_errors` = MPC, which counts both (`drops.rx_ring + drops.rx_fifo`: an 8254x keeps a frame with no descriptor in its FIFO, and the FIFO overflows), for tulip `rx_missed_errors` = CSR8's missed-frame count (`drops.rx_ring`: no descriptor owned by the chip; tulip_get_stats reads CSR8 & 0xffff, so the FIFO overflow count in its bits 17-27, `drops.rx_fifo`, is in no file, as on a real host), for virtio_net nothing but the backlog's (a full receive virtqueue drops in the hypervisor's back end, which the guest never counts) |
 //! | tx bytes, tx packets | frames whose transmission started (`<q>.tx_frames` summed) x (frame size - 4) |
 //! | every other column | 0: no errored frame, FIFO error, collision, carrier error, compression or multicast is modelled |
 //!
@@ -31,7 +31,9 @@ impl LinuxHost {
                     Some(LinuxDriver::Mlx5 | LinuxDriver::Tulip) => st.ring_drops,
                     Some(LinuxDriver::Ixgbe) => st.fifo_drops,
                     Some(LinuxDriver::E1000) => st.ring_drops + st.fifo_drops,
-                    None => 0,
+                    // A full receive virtqueue drops in the hypervisor's back end
+                    // (vhost-net, QEMU), counted on the host's tap, never in the guest.
+                    Some(LinuxDriver::VirtioNet) | None => 0,
                 };
             let _ = writeln!(
                 s,
