@@ -145,10 +145,10 @@ pub(super) fn builder<'a, 'b, DB: DrawingBackend>(
 /// Draw the mesh: grid, axes, tick labels, axis descriptions.
 macro_rules! mesh {
     ($chart:expr, $xd:expr, $yd:expr, $xf:expr, $yf:expr) => {
-        mesh!($chart, $xd, $yd, $xf, $yf, 1, 10)
+        mesh!($chart, $xd, $yd, $xf, $yf, 1, 8)
     };
     ($chart:expr, $xd:expr, $yd:expr, $xf:expr, $yf:expr, $light:expr) => {
-        mesh!($chart, $xd, $yd, $xf, $yf, $light, 10)
+        mesh!($chart, $xd, $yd, $xf, $yf, $light, 8)
     };
     ($chart:expr, $xd:expr, $yd:expr, $xf:expr, $yf:expr, $light:expr, $xlabels:expr) => {
         $chart

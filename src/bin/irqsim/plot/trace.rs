@@ -331,7 +331,7 @@ where
         .margin_left(10)
         .margin_right(20)
         .margin_top(10)
-        .x_label_area_size(45)
+        .x_label_area_size(58)
         .y_label_area_size(label_w)
         .build_cartesian_2d(x0..x1, 0.0..ymax)?;
     q.configure_mesh()
@@ -343,6 +343,7 @@ where
         .axis_desc_style(frame::font(style::AXIS_DESC_SIZE, style::TEXT))
         .label_style(frame::font(style::TICK_SIZE, style::TEXT))
         .x_label_formatter(&|v| fmt_num(*v))
+        .x_labels(6)
         .y_label_formatter(&count_label)
         .y_labels((ymax as usize + 1).min(8))
         .x_max_light_lines(1)
