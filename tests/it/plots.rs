@@ -936,8 +936,8 @@ fn latency_axis_fits_the_data() {
 fn tick_labels_are_readable() {
     // Issue 54: tick labels were a 11.3 px font (digits 9 px high in the PNG). Measured
     // in the PNG: the dark rows (luminance < 140) of the x tick labels without a comma,
-    // in a box around each label's SVG position: at least 12 px from the digits' top to
-    // the baseline.
+    // in a box around each label's SVG position: 11 or 12 px from the digits' top to the
+    // baseline (12 px of glyph at 0.73 em of a 16.1 px font, rows split by anti-aliasing).
     let c = shared();
     let svg = svg_text(&c.path("out/plots/loss.svg"));
     let png = read_png(&c.path("out/plots/loss.png"));
@@ -961,7 +961,7 @@ fn tick_labels_are_readable() {
             }
         }
         let h = rows.last().unwrap() - rows.first().unwrap() + 1;
-        assert!(h >= 12, "tick label {:?} is {h} px high", e.text);
+        assert!(h >= 11, "tick label {:?} is {h} px high", e.text);
         n += 1;
     }
     assert!(n >= 3, "{n} x tick labels measured");
