@@ -3,7 +3,7 @@
 //! the pixel helpers of [`frame`].
 
 use super::colour_scale;
-use super::data::{Data, Series, XAxis, decades, fmt_num, nice_ceil, padded, span};
+use super::data::{Data, Series, XAxis, fmt_num, log_fit, nice_ceil, padded, span};
 use super::frame::{self, Area, Entry, Header, R, Swatch, anchored, draw_marker, polyline};
 use super::style::{self, Dash, Marker, WIDTH};
 use super::timeline;
@@ -17,7 +17,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 pub enum Kind {
     /// Loss vs offered load.
     Loss,
-    /// Forwarded vs offered rate, ideal line, MLFRR.
+    /// Forwarded rate vs offered load (the other figures' load axis), ideal line, MLFRR.
     Forwarded,
     /// Latency (avg, p99, max) vs offered load, log axis.
     Latency,
@@ -137,18 +137,18 @@ pub(super) fn builder<'a, 'b, DB: DrawingBackend>(
         .margin_right(20)
         .margin_left(10)
         .margin_bottom(8)
-        .x_label_area_size(if panel { 46 } else { 52 })
-        .y_label_area_size(if panel { 74 } else { 86 });
+        .x_label_area_size(if panel { 54 } else { 60 })
+        .y_label_area_size(if panel { 88 } else { 100 });
     b
 }
 
 /// Draw the mesh: grid, axes, tick labels, axis descriptions.
 macro_rules! mesh {
     ($chart:expr, $xd:expr, $yd:expr, $xf:expr, $yf:expr) => {
-        mesh!($chart, $xd, $yd, $xf, $yf, 1, 10)
+        mesh!($chart, $xd, $yd, $xf, $yf, 1, 8)
     };
     ($chart:expr, $xd:expr, $yd:expr, $xf:expr, $yf:expr, $light:expr) => {
-        mesh!($chart, $xd, $yd, $xf, $yf, $light, 10)
+        mesh!($chart, $xd, $yd, $xf, $yf, $light, 8)
     };
     ($chart:expr, $xd:expr, $yd:expr, $xf:expr, $yf:expr, $light:expr, $xlabels:expr) => {
         $chart
@@ -359,24 +359,16 @@ fn forwarded<DB: DrawingBackend>(data: &Data, root: &Area<DB>) -> R
 where
     DB::ErrorType: 'static,
 {
-    let head = header(root, data, "Forwarded vs offered rate");
+    let head = header(root, data, "Forwarded rate vs offered load");
     let several = data.series.len() > 1;
     // Several series: each one's MLFRR goes in the legend rather than beside its ring,
     // where the labels would crowd each other; from ten series (a grid's cells) the
     // legend has room for their names only (the grid's table and heat maps give them).
     let crowded = data.series.len() >= 10;
-    // Each axis fits its own data (offered across, forwarded up, simulated and measured)
-    // with a margin; the ideal line is cut where it leaves the smaller of the two.
-    let (_, xmax) = span(
-        data.series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.offered_pps))
-            .chain(
-                data.measured
-                    .iter()
-                    .flat_map(|m| m.points.iter().map(|p| p.offered_pps)),
-            ),
-    );
+    // The x axis is the other figures' load axis (the same unit and range, so the five
+    // figures read side by side); the y axis fits the forwarded rates (simulated and
+    // measured) with a margin, from 0.
+    let xr = padded(data.x_span());
     let (_, ymax) = span(
         data.series
             .iter()
@@ -387,18 +379,13 @@ where
                     .flat_map(|m| m.points.iter().map(|p| p.forwarded_pps)),
             ),
     );
-    let xtop = fitted_top(xmax);
     let top = fitted_top(ymax);
     // A line drawn over an earlier one it coincides with says so (policies that all
     // keep up forward alike).
     let lines: Vec<Vec<(f64, f64)>> = data
         .series
         .iter()
-        .map(|s| {
-            xy(&s.points, |p| {
-                (p.offered_pps, p.figures.total.forwarded_pps)
-            })
-        })
+        .map(|s| xy(&s.points, |p| (data.x(p), p.figures.total.forwarded_pps)))
         .collect();
     let mut legend: Vec<Entry> = data
         .series
@@ -422,8 +409,15 @@ where
         })
         .collect();
     legend.extend(measured_entries(data));
+    // The ideal line: forwarded = offered, in frames/s per unit of the load axis (one
+    // line per distinct ratio, as the interrupts figure's reference).
+    let slopes = ideal_slopes(data);
+    let mut ideal = "ideal: forwarded = offered".to_string();
+    if let ([k], XAxis::LoadPct) = (&slopes[..], data.x_axis) {
+        ideal += &format!("\n  (1 % = {} frames/s)", fmt_num(*k));
+    }
     legend.push(Entry::new(
-        "ideal: forwarded = offered",
+        ideal,
         Swatch::Line(style::REFERENCE, Dash::Dashed, None),
     ));
     if data.series.iter().any(|s| s.mlfrr.is_some()) {
@@ -433,24 +427,30 @@ where
         ));
     }
     let area = frame::layout(root, &head, &legend)?;
-    let mut chart = builder(&area, false).build_cartesian_2d(0.0..xtop, 0.0..top)?;
+    let mut chart = builder(&area, false).build_cartesian_2d(xr.clone(), 0.0..top)?;
     mesh!(
         chart,
-        data.rate_desc("offered"),
+        data.x_desc(),
         data.rate_desc("forwarded"),
         &num,
         &num
     );
     let ct = chart.as_coord_spec();
-    let ideal = xtop.min(top);
-    line(
-        root,
-        ct,
-        &[(0.0, 0.0), (ideal, ideal)],
-        style::REFERENCE,
-        Dash::Dashed,
-        None,
-    )?;
+    for k in &slopes {
+        // y = k x across the axis, cut where it leaves 0..top.
+        let a = xr.start.max(0.0);
+        let b = xr.end.min(top / k);
+        if b > a {
+            line(
+                root,
+                ct,
+                &[(a, k * a), (b, k * b)],
+                style::REFERENCE,
+                Dash::Dashed,
+                None,
+            )?;
+        }
+    }
     for (s, pts) in data.series.iter().zip(&lines) {
         line(root, ct, pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
     }
@@ -458,7 +458,7 @@ where
         let pts: Vec<(f64, f64)> = m
             .points
             .iter()
-            .map(|p| (p.offered_pps, p.forwarded_pps))
+            .map(|p| (data.xm(p), p.forwarded_pps))
             .collect();
         points(root, ct, &pts, style::MEASURED, m.marker)?;
     }
@@ -470,8 +470,8 @@ where
         let Some(p) = s.points.iter().find(|p| p.offered_pps == r) else {
             continue;
         };
-        let at = ct.translate(&(r, p.figures.total.forwarded_pps));
-        let foot = ct.translate(&(r, 0.0));
+        let at = ct.translate(&(data.x(p), p.figures.total.forwarded_pps));
+        let foot = ct.translate(&(data.x(p), 0.0));
         polyline(
             root,
             &[(at.0, at.1 + 10), foot],
@@ -484,7 +484,7 @@ where
             continue;
         }
         let text = format!("MLFRR {} frames/s", fmt_num(r));
-        let (left, top) = ct.translate(&(0.0, top));
+        let (left, top) = ct.translate(&(xr.start, top));
         let tw = frame::text_width(root, &text, style::NOTE_SIZE) as i32;
         let y = (at.1 - 14).max(top + 20);
         let (x, h) = if at.0 - 14 - tw >= left + 4 {
@@ -499,6 +499,26 @@ where
         ))?;
     }
     Ok(())
+}
+
+/// Offered frames/s per unit of the load axis, one per distinct ratio among the result
+/// sets (1 when the axis is the offered rate itself; none without a point above 0).
+fn ideal_slopes(data: &Data) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for off in &data.offered {
+        let Some(k) = off
+            .iter()
+            .map(|(l, o)| (data.x_axis.of(*l, *o), *o))
+            .find(|(x, _)| *x > 0.0)
+            .map(|(x, o)| o / x)
+        else {
+            continue;
+        };
+        if !out.iter().any(|o| (o / k - 1.0).abs() < 1e-6) {
+            out.push(k);
+        }
+    }
+    out
 }
 
 /// Margin above the largest value of an axis that starts at 0 (a fraction of it).
@@ -521,6 +541,24 @@ const STATS: [Stat; 3] = [
     ("p99", |p| p.figures.total.latency_us.p99, Dash::Dashed),
     ("max", |p| p.figures.total.latency_us.max, Dash::Dotted),
 ];
+
+/// Most tick labels on the latency axis (beyond it: the ends and the powers of ten).
+const LATENCY_TICKS: usize = 10;
+
+/// Light grid lines of a log axis: 1 to 9 times each power of ten within `range`, other
+/// than the `ticks`.
+fn light_125(range: &std::ops::Range<f64>, ticks: &[f64]) -> Vec<f64> {
+    let k0 = range.start.log10().floor() as i32;
+    let k1 = range.end.log10().ceil() as i32;
+    (k0..=k1)
+        .flat_map(|k| (1..10).map(move |m| m as f64 * 10f64.powi(k)))
+        .filter(|v| {
+            *v >= range.start * (1.0 - 1e-9)
+                && *v <= range.end * (1.0 + 1e-9)
+                && !ticks.iter().any(|t| (t / v - 1.0).abs() < 1e-9)
+        })
+        .collect()
+}
 
 /// From this many series on, the latency figure has one panel per statistic.
 const LATENCY_PANELS_FROM: usize = 3;
@@ -550,22 +588,28 @@ where
         (false, 2) => Some(Marker::Peak),
         _ => None,
     };
-    let yr = decades(span(
-        data.series
-            .iter()
-            .flat_map(|s| {
-                s.points
-                    .iter()
-                    .flat_map(|p| STATS.iter().map(move |(_, f, _)| f(p)))
-            })
-            .chain(
-                data.measured
-                    .iter()
-                    .flat_map(|m| m.points.iter().flat_map(|p| [p.avg_us, p.max_us]))
-                    .flatten(),
-            )
-            .filter(|v| *v > 0.0),
-    ));
+    // The log axis fits the data (simulated and measured) to 1-2-5 steps, so no decade
+    // of it is empty; its ticks are those steps.
+    let (yr, yticks) = log_fit(
+        span(
+            data.series
+                .iter()
+                .flat_map(|s| {
+                    s.points
+                        .iter()
+                        .flat_map(|p| STATS.iter().map(move |(_, f, _)| f(p)))
+                })
+                .chain(
+                    data.measured
+                        .iter()
+                        .flat_map(|m| m.points.iter().flat_map(|p| [p.avg_us, p.max_us]))
+                        .flatten(),
+                )
+                .filter(|v| *v > 0.0),
+        ),
+        LATENCY_TICKS,
+    );
+    let light: Vec<f64> = light_125(&yr, &yticks);
     let mut legend = Vec::new();
     if single {
         legend.push(Entry::new(data.series[0].label.clone(), Swatch::Heading));
@@ -627,7 +671,13 @@ where
         if let Some(c) = caption {
             b.caption(*c, frame::font(style::PANEL_SIZE, style::TEXT));
         }
-        let mut chart = b.build_cartesian_2d(xr.clone(), yr.clone().log_scale())?;
+        let mut chart = b.build_cartesian_2d(
+            xr.clone(),
+            yr.clone()
+                .log_scale()
+                .with_key_points(yticks.clone())
+                .with_light_points(light.clone()),
+        )?;
         let yd = if i == 0 {
             "latency (µs, log scale)"
         } else {
@@ -934,6 +984,12 @@ where
         "one interrupt per\noffered frame",
         Swatch::Line(style::REFERENCE, Dash::Dashed, None),
     ));
+    if let Some(note) = interrupts_note(data) {
+        legend.push(Entry::new(
+            frame::wrap(root, &note, style::LEGEND_SIZE, NOTE_W, 8).join("\n"),
+            Swatch::Heading,
+        ));
+    }
     let area = frame::layout(root, &head, &legend)?;
     let mut chart = builder(&area, false).build_cartesian_2d(padded(data.x_span()), 0.0..ytop)?;
     mesh!(chart, data.x_desc(), "interrupts per second", &num, &num);
@@ -956,6 +1012,52 @@ where
         line(root, ct, pts, s.colour, Dash::Solid, Some(Marker::Dot))?;
     }
     Ok(())
+}
+
+/// Width of a note in the legend column [px] (the column is at most 330 px wide).
+const NOTE_W: u32 = 290;
+
+/// Why a line of the interrupts figure rises above one interrupt per offered frame, when
+/// one does: the interrupts that receive nothing. Those are the handler runs of ports
+/// that take interrupts without receiving a frame (the output port's transmit
+/// completions), named from the counters (`NIC.interrupts` with no `NIC.rx_frames`),
+/// with their rate at the lowest such point; without such a port, the kinds it can be.
+fn interrupts_note(data: &Data) -> Option<String> {
+    let above =
+        |p: &PointResult| p.offered_pps > 0.0 && p.figures.interrupts_per_s > 1.005 * p.offered_pps;
+    let (src, p) = data.sources.iter().find_map(|src| {
+        let mut pts: Vec<&PointResult> = src.results.points.iter().filter(|p| above(p)).collect();
+        pts.sort_by(|a, b| a.offered_pps.total_cmp(&b.offered_pps));
+        Some((src, *pts.first()?))
+    })?;
+    let c = &p.figures.counters;
+    let tx_only: Vec<(&str, f64)> = c
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_suffix(".interrupts")?, *v)))
+        .filter(|(nic, v)| *v > 0.0 && c.get(&format!("{nic}.rx_frames")).is_none_or(|r| *r == 0.0))
+        .collect();
+    let at = match data.x_axis {
+        XAxis::LoadPct => format!("{} %", fmt_num(p.load_pct)),
+        XAxis::OfferedPps => format!("{} frames/s", fmt_num(p.offered_pps)),
+    };
+    let d = src.results.duration_s;
+    Some(if tx_only.is_empty() || d <= 0.0 {
+        "Above the dashed line: interrupts that receive nothing (transmit completions, \
+         other ports, timers), counted per pass over a line"
+            .to_string()
+    } else {
+        let names: Vec<String> = tx_only
+            .iter()
+            .map(|(n, v)| format!("{n} {}/s", fmt_num(v / d)))
+            .collect();
+        format!(
+            "Above the dashed line: interrupts that receive nothing, the transmit \
+             completions of the output {} ({} at {at}), counted per pass over a line \
+             (one pass can serve several ports)",
+            if names.len() > 1 { "ports" } else { "port" },
+            names.join(", ")
+        )
+    })
 }
 
 /// Width of the strip right of the timeline panels that holds the colour bar [px].

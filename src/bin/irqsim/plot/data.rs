@@ -304,16 +304,63 @@ pub fn nice_ceil(v: f64) -> f64 {
     10.0 * e
 }
 
-/// Decades around a positive span, for log axes: [10^floor(log lo), 10^ceil(log hi)].
-pub fn decades((lo, hi): (f64, f64)) -> std::ops::Range<f64> {
-    let lo = if lo > 0.0 { lo } else { 1.0 };
-    let hi = hi.max(lo);
-    let a = 10f64.powf(lo.log10().floor());
-    let mut b = 10f64.powf(hi.log10().ceil());
+/// The 1-2-5 steps of a log axis: 1, 2 and 5 times each power of ten.
+const STEPS_125: [f64; 3] = [1.0, 2.0, 5.0];
+
+/// The 1-2-5 values (1, 2, 5 x 10^k) from a decade below `lo` to a decade above `hi`
+/// (0 < lo <= hi).
+fn steps_125(lo: f64, hi: f64) -> Vec<f64> {
+    let k0 = lo.log10().floor() as i32 - 1;
+    let k1 = hi.log10().ceil() as i32 + 1;
+    (k0..=k1)
+        .flat_map(|k| STEPS_125.map(|m| m * 10f64.powi(k)))
+        .collect()
+}
+
+/// A log axis fitted to a positive span: from the largest 1-2-5 value at or below its
+/// minimum to the smallest at or above its maximum (so no decade of the axis is empty),
+/// with its tick values: every 1-2-5 value in the range when there are at most
+/// `max_ticks` of them, else the two ends and the powers of ten between them.
+pub fn log_fit((lo, hi): (f64, f64), max_ticks: usize) -> (std::ops::Range<f64>, Vec<f64>) {
+    let lo = if lo > 0.0 && lo.is_finite() { lo } else { 1.0 };
+    let hi = if hi.is_finite() { hi.max(lo) } else { lo };
+    let mut all: Vec<f64> = steps_125(lo, hi).into_iter().filter(|v| *v > 0.0).collect();
+    // The largest step at or below lo and the smallest at or above hi.
+    let a = all
+        .iter()
+        .copied()
+        .filter(|v| *v <= lo * (1.0 + 1e-9))
+        .fold(f64::NAN, f64::max);
+    let a = if a.is_finite() { a } else { all[0] };
+    let b = all
+        .iter()
+        .copied()
+        .filter(|v| *v >= hi * (1.0 - 1e-9))
+        .fold(f64::NAN, f64::min);
+    let mut b = if b.is_finite() {
+        b
+    } else {
+        *all.last().expect("not empty")
+    };
     if b <= a {
-        b = a * 10.0;
+        // A single value on a step: the next step up.
+        b = all.iter().copied().find(|v| *v > a).unwrap_or(a * 2.0);
     }
-    a..b
+    all.retain(|v| *v >= a * (1.0 - 1e-9) && *v <= b * (1.0 + 1e-9));
+    if all.len() > max_ticks {
+        let decade = |v: &f64| {
+            let e = 10f64.powf(v.log10().round());
+            (v / e - 1.0).abs() < 1e-9
+        };
+        let n = all.len();
+        all = all
+            .into_iter()
+            .enumerate()
+            .filter(|(i, v)| *i == 0 || *i == n - 1 || decade(v))
+            .map(|(_, v)| v)
+            .collect();
+    }
+    (a..b, all)
 }
 
 /// A number with thousands separators and no more decimals than needed (at most 2):
@@ -370,7 +417,33 @@ mod tests {
         assert_eq!(nice_ceil(0.0), 1.0);
         assert_eq!(nice_ceil(2.2), 2.5);
         assert_eq!(nice_ceil(56_250.0), 60_000.0);
-        assert_eq!(decades((25.1, 9467.0)), 10.0..10_000.0);
-        assert_eq!(decades((29.1, 29.1)), 10.0..100.0);
+    }
+
+    #[test]
+    fn log_axes_fit_the_data_to_1_2_5_steps() {
+        // The reference sweep's latencies (25.1 to 9,467 us): 20 to 10,000, every
+        // 1-2-5 step a tick.
+        let (r, t) = log_fit((25.1, 9467.0), 12);
+        assert_eq!(r, 20.0..10_000.0);
+        assert_eq!(
+            t,
+            vec![
+                20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10_000.0
+            ]
+        );
+        // Less than a decade: still ticks at both ends.
+        let (r, t) = log_fit((29.1, 41.0), 12);
+        assert_eq!(r, 20.0..50.0);
+        assert_eq!(t, vec![20.0, 50.0]);
+        // On a step: that step, and the next one up for a single value.
+        assert_eq!(log_fit((100.0, 1000.0), 12).0, 100.0..1000.0);
+        assert_eq!(log_fit((29.1, 29.1), 12).0, 20.0..50.0);
+        // Many decades: the ends and the powers of ten.
+        let (r, t) = log_fit((3.0, 2.5e6), 8);
+        assert_eq!(r, 2.0..5.0e6);
+        assert_eq!(
+            t,
+            vec![2.0, 10.0, 100.0, 1000.0, 1.0e4, 1.0e5, 1.0e6, 5.0e6]
+        );
     }
 }

@@ -179,14 +179,52 @@ where
     if legend.is_empty() {
         return Ok(body);
     }
-    let lw = (widest + 2 * PAD).clamp(150, 330);
+    // Entries that do not fit under one another go on in further columns, so none is
+    // cut off at the bottom of the figure.
+    let (_, bh) = body.dim_in_pixel();
+    let columns = legend_columns(legend, bh as i32 - LEGEND_TOP);
+    let col_w = (widest + 2 * PAD).clamp(150, 330);
+    let lw = col_w * columns.len().max(1) as i32;
     let (plot, leg) = body.split_horizontally(w as i32 - lw);
-    let mut ly = 16;
-    for e in legend {
-        draw_entry(&leg, e, ly)?;
-        ly += LEGEND_LINE * e.label.lines().count().max(1) as i32 + 4;
+    for (c, col) in columns.iter().enumerate() {
+        let area = leg
+            .clone()
+            .shrink((c as i32 * col_w, 0), (col_w as u32, bh));
+        let mut ly = LEGEND_TOP;
+        for e in &legend[col.clone()] {
+            draw_entry(&area, e, ly)?;
+            ly += entry_height(e);
+        }
     }
     Ok(plot)
+}
+
+/// Top of the first legend entry in the legend column [px].
+const LEGEND_TOP: i32 = 16;
+
+/// Height of a legend entry [px].
+fn entry_height(e: &Entry) -> i32 {
+    LEGEND_LINE * e.label.lines().count().max(1) as i32 + 4
+}
+
+/// The entries of each legend column: as many under one another as fit in `height`
+/// pixels, then the next column (at least one entry per column).
+pub fn legend_columns(legend: &[Entry], height: i32) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut used) = (0, 0);
+    for (i, e) in legend.iter().enumerate() {
+        let h = entry_height(e);
+        if i > start && used + h > height {
+            out.push(start..i);
+            start = i;
+            used = 0;
+        }
+        used += h;
+    }
+    if start < legend.len() {
+        out.push(start..legend.len());
+    }
+    out
 }
 
 fn draw_entry<DB: DrawingBackend>(area: &Area<DB>, e: &Entry, y: i32) -> R
@@ -357,6 +395,19 @@ where
 #[cfg(test)]
 mod tests {
     use super::dashes;
+
+    #[test]
+    fn a_long_legend_goes_on_in_another_column() {
+        use super::{Entry, Swatch, legend_columns};
+        // 24 px per one-line entry, 44 per two-line one.
+        let one = Entry::new("a", Swatch::Heading);
+        let two = Entry::new("a\nb", Swatch::Heading);
+        let l = vec![one.clone(), two.clone(), one.clone(), one.clone()];
+        assert_eq!(legend_columns(&l, 1000), vec![0..4]);
+        assert_eq!(legend_columns(&l, 70), vec![0..2, 2..4]);
+        assert_eq!(legend_columns(&l, 10), vec![0..1, 1..2, 2..3, 3..4]);
+        assert!(legend_columns(&[], 100).is_empty());
+    }
 
     #[test]
     fn dashes_follow_the_pattern_across_vertices() {

@@ -1,13 +1,14 @@
 //! `plots/trace.{png,svg}`: the slices of a `trace.json` drawn as Perfetto shows them,
 //! for papers and for readers without a browser: one row per CPU level that ran
 //! something (a bar per slice, coloured by task), then the queues' occupancy (RX rings,
-//! ipintrq, if_snd) as step lines, with the drops marked on the time axis. Each interrupt
+//! ipintrq, if_snd) as step lines; the drops are a row of bars under the CPU rows,
+//! frames lost per bin of the window. Each interrupt
 //! line (one per NIC, or one shared by several) has a colour of its own; the legend,
 //! right of the data, names every task and queue in full.
 
 use super::data::fmt_num;
 use super::frame::{self, Area, Entry, Header, R, Swatch};
-use super::style::{self, Dash, HEIGHT, Marker, WIDTH};
+use super::style::{self, Dash, HEIGHT, WIDTH};
 use super::{encode_png, font, raster};
 use anyhow::Context;
 use irqsim::results::output::write_atomic;
@@ -123,7 +124,7 @@ const OTHER_COLOURS: [RGBColor; 3] = [
     RGBColor(0x63, 0x79, 0x39),
 ];
 
-/// Drop markers: black crosses, unlike any queue's line.
+/// Drop bars: the text colour, unlike any task's or queue's.
 const DROP: RGBColor = style::TEXT;
 
 /// What kind of CPU work a task is, in the order the legend lists them: interrupts, the
@@ -223,8 +224,21 @@ where
             Swatch::Line(style::series_colour(i), Dash::Solid, None),
         ));
     }
-    if !t.drops.is_empty() {
-        legend.push(Entry::new("drop", Swatch::Points(DROP, Marker::Cross)));
+    // Drops: frames lost per bin of the window, as bars in a row of their own under the
+    // CPU rows (one mark per drop would merge into a solid bar over a long window).
+    let drops = DropBins::new(t);
+    if let Some(d) = &drops {
+        legend.push(Entry::new(
+            legend_label(
+                root,
+                &format!(
+                    "drops: frames lost per {} µs (a full row: {})",
+                    fmt_num(d.width_us),
+                    fmt_num(d.max())
+                ),
+            ),
+            Swatch::Fill(DROP),
+        ));
     }
     let head = Header {
         title: title.to_string(),
@@ -243,12 +257,16 @@ where
     let (cpu, queues) = body.split_vertically((body.dim_in_pixel().1 as f64 * 0.45) as u32);
     let x0 = 0.0;
     let x1 = (t.to - t.from).max(1e-6);
-    let nrows = rows.len().max(1) as f64;
+    // The drops' row, at the bottom, when there are drops.
+    let drop_row = usize::from(drops.is_some());
+    let nrows = (rows.len() + drop_row).max(1) as f64;
     // Left of the data, as wide as the longest track name: the CPU rows' names, and the
     // queues' tick labels and axis description under them, so both share one time axis.
     let label_w = rows
         .iter()
         .filter_map(|tid| t.tracks.get(tid))
+        .map(String::as_str)
+        .chain(drops.as_ref().map(|_| DROP_ROW))
         .map(|n| frame::text_width(root, n, style::TICK_SIZE) + 24)
         .max()
         .unwrap_or(0)
@@ -284,8 +302,26 @@ where
             )))?;
         }
     }
-    // Frames are counted from 0: the axis starts there, ticks are whole frames, and the
-    // drops are marked on the time axis.
+    if let Some(d) = &drops {
+        let (_, py) = chart.backend_coord(&(x0, 0.5));
+        cpu.draw(&Text::new(
+            DROP_ROW,
+            (12, py - cpu.get_base_pixel().1),
+            frame::anchored(style::TICK_SIZE, style::TEXT, HPos::Left, VPos::Center),
+        ))?;
+        let max = d.max();
+        for (i, n) in d.frames.iter().enumerate().filter(|(_, n)| **n > 0.0) {
+            let a = i as f64 * d.width_us;
+            let b = (a + d.width_us).min(x1);
+            // At least a tenth of the row, so a single frame shows.
+            let h = 0.85 * (n / max).max(0.12);
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(a, 0.1), (b, 0.1 + h)],
+                DROP.filled(),
+            )))?;
+        }
+    }
+    // Frames are counted from 0: the axis starts there and ticks are whole frames.
     let top = series
         .iter()
         .flat_map(|(_, v)| v.iter().map(|p| p.1))
@@ -295,7 +331,7 @@ where
         .margin_left(10)
         .margin_right(20)
         .margin_top(10)
-        .x_label_area_size(45)
+        .x_label_area_size(58)
         .y_label_area_size(label_w)
         .build_cartesian_2d(x0..x1, 0.0..ymax)?;
     q.configure_mesh()
@@ -307,6 +343,7 @@ where
         .axis_desc_style(frame::font(style::AXIS_DESC_SIZE, style::TEXT))
         .label_style(frame::font(style::TICK_SIZE, style::TEXT))
         .x_label_formatter(&|v| fmt_num(*v))
+        .x_labels(6)
         .y_label_formatter(&count_label)
         .y_labels((ymax as usize + 1).min(8))
         .x_max_light_lines(1)
@@ -335,10 +372,54 @@ where
             style::LINE_WIDTH,
         )?;
     }
-    for (ts, _) in &t.drops {
-        frame::draw_marker(root, ct.translate(&(ts - t.from, 0.0)), Marker::Cross, DROP)?;
-    }
     Ok(())
+}
+
+/// Name of the drops' row.
+const DROP_ROW: &str = "drops";
+
+/// Bins across the window for the drops' row: at most about this many.
+const DROP_BINS: f64 = 100.0;
+
+/// Frames dropped per bin of the window.
+#[derive(Debug, PartialEq)]
+struct DropBins {
+    /// Bin width [us]: a 1-2-5 step, the smallest that cuts the window into at most
+    /// [`DROP_BINS`] bins.
+    width_us: f64,
+    /// Frames dropped in each bin, from the window's start.
+    frames: Vec<f64>,
+}
+
+impl DropBins {
+    /// The bins of `t`'s drops; None without drops.
+    fn new(t: &Trace) -> Option<DropBins> {
+        if t.drops.is_empty() {
+            return None;
+        }
+        let window = (t.to - t.from).max(1e-6);
+        let want = window / DROP_BINS;
+        let mut width_us = 10f64.powf(want.log10().floor());
+        for m in [1.0, 2.0, 5.0, 10.0] {
+            if m * width_us >= want * (1.0 - 1e-9) {
+                width_us *= m;
+                break;
+            }
+        }
+        let n = ((window / width_us) - 1e-9).ceil().max(1.0) as usize;
+        let mut frames = vec![0.0; n];
+        for (ts, f) in &t.drops {
+            let i = (((ts - t.from) / width_us).floor().max(0.0) as usize).min(n - 1);
+            // A drop event without a count is one frame.
+            frames[i] += if *f > 0.0 { *f } else { 1.0 };
+        }
+        Some(DropBins { width_us, frames })
+    }
+
+    /// The most frames of a bin.
+    fn max(&self) -> f64 {
+        self.frames.iter().copied().fold(1.0, f64::max)
+    }
 }
 
 /// Narrowest room left of the data [px]: the queues' tick labels and axis description.
@@ -398,6 +479,33 @@ mod tests {
         assert_eq!(c[2], style::CPU_LEVELS[1].1);
         assert_eq!(c[3], style::CPU_LEVELS[2].1);
         assert!(!c[..4].contains(&c[4]), "{c:?}");
+        // Drops in bins of a 1-2-5 step: a 100 ms window in 1 ms bins, a 1 ms one in
+        // 10 us bins; a drop without a count is one frame.
+        let t = Trace {
+            from: 1000.0,
+            to: 101_000.0,
+            drops: vec![
+                (1000.0, 2.0),
+                (1999.0, 1.0),
+                (2000.0, 0.0),
+                (100_999.0, 3.0),
+            ],
+            ..Trace::default()
+        };
+        let d = DropBins::new(&t).unwrap();
+        assert_eq!(d.width_us, 1000.0);
+        assert_eq!(d.frames.len(), 100);
+        assert_eq!(&d.frames[..2], &[3.0, 1.0]);
+        assert_eq!(d.frames[99], 3.0);
+        assert_eq!(d.max(), 3.0);
+        let t = Trace {
+            from: 0.0,
+            to: 1000.0,
+            drops: vec![(5.0, 1.0)],
+            ..Trace::default()
+        };
+        assert_eq!(DropBins::new(&t).unwrap().width_us, 10.0);
+        assert!(DropBins::new(&Trace::default()).is_none());
         // Whole frames only on the count axis.
         assert_eq!(count_label(&50.0), "50");
         assert_eq!(count_label(&12.5), "");
