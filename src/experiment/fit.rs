@@ -1212,7 +1212,7 @@ impl<'a> Fitter<'a> {
     }
 
     /// Fit: the search, then the uncertainty and the profiles (again from a lower
-    /// point the profiles found, twice at most), then the duration check.
+    /// point the profiles found, three times at most), then the duration check.
     pub fn fit(&self) -> Result<FitReport, FitError> {
         let start = self.start();
         let start_eval = self.evaluate(&start)?;
