@@ -48,7 +48,17 @@
 //! point with a fresh simplex of another size), until [`FitOptions::restarts`] restarts
 //! in a row lower the best objective by no more than `eps`; and a last local search
 //! from the best of all descents with a fresh, small simplex, repeated while it
-//! improves by more than `eps`. No descent starts once
+//! improves by more than `eps`. **Lattice search.** The model's costs are integer ns,
+//! so the objective is piecewise constant: a simplex smaller than a step sees a
+//! plateau and stops wherever it is. The search therefore ends on the lattice of the
+//! fields' own steps (1 for an integer field, 2^-20 of the range for a real one) with
+//! a pattern search: from the best point it polls the points a mesh step away along
+//! each parameter and along each pair of them (costs trade off along diagonals), all
+//! at once, moves to the lowest when it is lower, and otherwise halves the mesh (from
+//! 0.5 % of the range down to one step). It stops on a point no poll of one step
+//! beats, then again from the lowest point evaluated so far while that is lower, so
+//! the reported optimum scores no worse than any point the search, its restarts or
+//! the profiles evaluated within the bounds. No descent starts once
 //! [`FitOptions::max_simulations`] sweeps have been simulated; a search the budget
 //! ended before its restarts stopped improving says so in a warning. Each evaluation runs
 //! the sweep's points in parallel (rayon), independent evaluations (the sample, the
@@ -64,8 +74,12 @@
 //!   objective with the other parameters re-optimised at each value of this one: a
 //!   small Nelder-Mead over the others ([`FitOptions::profile_iters`] iterations),
 //!   warm-started from the previous step's optimum moved along the conditional path
-//!   linearised at the fit (`d_-j = -(J_-j^T J_-j)^-1 J_-j^T J_j`), each point
-//!   simulated. The ends are searched outwards from the fitted value (steps doubling
+//!   linearised at the fit (`d_-j = -(J_-j^T J_-j)^-1 J_-j^T J_j`), then the lattice
+//!   search over the others (from a mesh of 0.1 % of their ranges), each point
+//!   simulated. That is a local search: each profile value is the lowest objective it
+//!   found at that value, an upper bound of the true profile, so a value is left out
+//!   of the interval because the search found no combination of the others under the
+//!   threshold there, not because none exists. The ends are searched outwards from the fitted value (steps doubling
 //!   from the Jacobian's step, then four bisections); each end reported is the
 //!   innermost value found *above* the threshold (the interval's true end lies between
 //!   it and the last value found below), or the bound when the profile stays under the
@@ -82,9 +96,12 @@
 //!   the profile interval is more than twice as wide, the fit warns that the linearised
 //!   one understates the uncertainty.
 //!
-//! Every profile point is a full evaluation: when one scores lower than the fit by more
-//! than `eps`, the search stopped in a local minimum, so the fit descends again from
-//! there and redoes the uncertainty (twice at most, then it warns).
+//! Every profile point is a full evaluation: when one scores lower than the fit (by
+//! any amount), the search stopped in a local minimum, so the fit runs the lattice
+//! search again from there and redoes the uncertainty around the new optimum; each
+//! such restart is reported in [`FitReport::notes`]. After three, a lower point the
+//! profiles still find is reported as the fit, with a warning that its intervals are
+//! those searched around the previous point.
 //!
 //! The profile is also drawn over the whole range, for the plots (the same
 //! re-optimisation at each point, warm-started from the linearised path). A
@@ -432,6 +449,10 @@ pub struct FitReport {
     /// What the reader must know: unidentifiable, confounded, poorly determined or
     /// bound-hugging parameters.
     pub warnings: Vec<String>,
+    /// What the search did besides its plan: each restart from a point the profiles
+    /// found below the optimum of the time (see the module docs).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// How much the duration per point moves the fitted values' figures.
@@ -885,6 +906,12 @@ impl<'a> Fitter<'a> {
 
     /// The lowest objective evaluated so far within the bounds (the model's own values
     /// may lie outside) at the fit's seed and duration.
+    pub fn lowest_evaluated(&self) -> Option<Arc<Evaluation>> {
+        self.lowest()
+    }
+
+    /// The lowest objective evaluated so far within the bounds (the model's own values
+    /// may lie outside) at the fit's seed and duration.
     fn lowest(&self) -> Option<Arc<Evaluation>> {
         let tail = [self.seed, self.duration_s.to_bits()];
         let cache = self.cache.lock().expect("cache lock");
@@ -1049,7 +1076,120 @@ impl<'a> Fitter<'a> {
             }
         }
         let cut_short = stale < self.opts.restarts;
-        Ok((self.polish(best)?, cut_short))
+        let polished = self.polish(best)?;
+        Ok((self.settle(polished)?, cut_short))
+    }
+
+    /// Step of parameter `i`'s lattice: 1 for an integer field (the model's costs are
+    /// integer ns, so the objective is constant between integers), a 2^-20 of the
+    /// range for a real one.
+    fn unit(&self, i: usize) -> f64 {
+        let p = &self.params[i];
+        if p.integer {
+            1.0
+        } else {
+            (p.spec.hi - p.spec.lo) / (1u64 << 20) as f64
+        }
+    }
+
+    /// The lattice search (see the module docs) from `from` over the parameters other
+    /// than `fixed`: polls the points a mesh step away along each free axis and each
+    /// pair of them (the eight directions of the plane of the pair: costs trade off
+    /// along diagonals), all in parallel, and moves to the lowest when it is lower
+    /// than the current point; otherwise halves the mesh, down to one lattice step.
+    /// The mesh starts at the power of two of lattice steps nearest `start_frac` of
+    /// each parameter's range. It ends on a point no poll point of one step scores
+    /// lower than: a local minimum of the stepped objective on its lattice.
+    fn lattice(
+        &self,
+        from: Arc<Evaluation>,
+        fixed: Option<usize>,
+        start_frac: f64,
+    ) -> Result<Arc<Evaluation>, FitError> {
+        let free: Vec<usize> = (0..self.dim()).filter(|&i| Some(i) != fixed).collect();
+        if free.is_empty() {
+            return Ok(from);
+        }
+        let mut mult: Vec<f64> = free
+            .iter()
+            .map(|&i| {
+                let n =
+                    start_frac * (self.params[i].spec.hi - self.params[i].spec.lo) / self.unit(i);
+                if n <= 1.0 {
+                    1.0
+                } else {
+                    2f64.powi(n.log2().round() as i32)
+                }
+            })
+            .collect();
+        let mut best = from;
+        loop {
+            let mut dirs: Vec<Vec<(usize, f64)>> = Vec::new();
+            for (a, &i) in free.iter().enumerate() {
+                for sg in [-1.0, 1.0] {
+                    dirs.push(vec![(i, sg * mult[a] * self.unit(i))]);
+                }
+                for (b, &l) in free.iter().enumerate().skip(a + 1) {
+                    for (si, sl) in [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)] {
+                        dirs.push(vec![
+                            (i, si * mult[a] * self.unit(i)),
+                            (l, sl * mult[b] * self.unit(l)),
+                        ]);
+                    }
+                }
+            }
+            let mut polls: Vec<Vec<f64>> = Vec::new();
+            for d in dirs {
+                let mut v = best.values.clone();
+                for (i, step) in d {
+                    let p = &self.params[i];
+                    v[i] = (v[i] + step).clamp(p.spec.lo, p.spec.hi);
+                }
+                let v = self.round(&v);
+                if v != best.values && !polls.contains(&v) {
+                    polls.push(v);
+                }
+            }
+            // Collected in poll order, so the choice does not depend on which sweep
+            // finishes first; ties go to the first.
+            let evals = par_map_bounded(&polls, |v| self.evaluate(v))?;
+            let lowest = evals
+                .into_iter()
+                .reduce(|a, b| if b.objective < a.objective { b } else { a });
+            match lowest {
+                Some(e) if e.objective < best.objective => best = e,
+                _ => {
+                    if mult.iter().all(|&m| m <= 1.0) {
+                        return Ok(best);
+                    }
+                    for m in &mut mult {
+                        *m = (*m / 2.0).max(1.0);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The lattice search from `from`, then again from the lowest point evaluated so
+    /// far while that is lower (the descents' simplices and the profiles may have
+    /// passed through one), so that what is returned scores no worse than any point
+    /// evaluated within the bounds.
+    fn settle(&self, from: Arc<Evaluation>) -> Result<Arc<Evaluation>, FitError> {
+        let mut best = self.lattice(from, None, LATTICE_START)?;
+        for _ in 0..MAX_SETTLE {
+            let low = self.lowest().expect("something was evaluated");
+            if low.objective < best.objective {
+                best = self.lattice(low, None, LATTICE_START)?;
+            } else {
+                return Ok(best);
+            }
+        }
+        let low = self.lowest().expect("something was evaluated");
+        Ok(if low.objective < best.objective {
+            low
+        } else {
+            best
+        })
     }
 
     /// The last local search from `best`: a fresh, small simplex, again while it
@@ -1072,12 +1212,13 @@ impl<'a> Fitter<'a> {
     }
 
     /// Fit: the search, then the uncertainty and the profiles (again from a lower
-    /// point the profiles found, twice at most), then the duration check.
+    /// point the profiles found, three times at most), then the duration check.
     pub fn fit(&self) -> Result<FitReport, FitError> {
         let start = self.start();
         let start_eval = self.evaluate(&start)?;
         let model_eval = self.evaluate(&self.model_values())?;
         let (mut best, cut_short) = self.search(&start_eval)?;
+        let mut notes = Vec::new();
         let mut rounds = 0;
         let (a, eps) = loop {
             let eps = self.resolution(&best)?;
@@ -1085,22 +1226,39 @@ impl<'a> Fitter<'a> {
             // are then taken from the cache).
             self.assess(&best, eps, false)?;
             let low = self.lowest().expect("something was evaluated");
-            if low.objective < best.objective - eps && rounds < 2 {
+            if low.objective < best.objective && rounds < MAX_PROFILE_RESTARTS {
                 rounds += 1;
-                best = self.polish(low)?;
+                notes.push(self.restart_note(&low, &best, "profile intervals"));
+                best = self.settle(low)?;
                 continue;
             }
             let mut a = self.assess(&best, eps, true)?;
             let low = self.lowest().expect("something was evaluated");
-            if low.objective < best.objective - eps {
+            if low.objective < best.objective {
+                if rounds < MAX_PROFILE_RESTARTS {
+                    rounds += 1;
+                    notes.push(self.restart_note(&low, &best, "drawn profiles"));
+                    best = self.settle(low)?;
+                    continue;
+                }
+                // Out of restarts: the lowest point is what is reported, with the
+                // intervals of the last point they were searched around.
                 a.warnings.push(format!(
-                    "the search stopped in a local minimum: the profiles found objective {} at \
-                     {} against {} at the fit; widen the search (--samples, --descents, \
-                     --restarts) or start there",
+                    "the search stopped in a local minimum: after {rounds} restarts from \
+                     points the profiles found, they found objective {} at {} against {} \
+                     at {}; that lower point is reported as the fit, but its intervals, \
+                     Jacobian and correlations are those around the other point and may \
+                     exclude values the table allows; widen the search (--samples, \
+                     --descents, --restarts) or start there",
                     fmt(low.objective),
                     self.describe(&low.values),
-                    fmt(best.objective)
+                    fmt(best.objective),
+                    self.describe(&best.values)
                 ));
+                for (f, v) in a.params.iter_mut().zip(&low.values) {
+                    f.value = *v;
+                }
+                best = low;
             }
             break (a, eps);
         };
@@ -1161,7 +1319,21 @@ impl<'a> Fitter<'a> {
             start_points: start_eval.points.clone(),
             points: best.points.clone(),
             warnings,
+            notes,
         })
+    }
+
+    /// What a restart from `low`, found by `by`, below `best` says.
+    fn restart_note(&self, low: &Evaluation, best: &Evaluation, by: &str) -> String {
+        format!(
+            "the {by} evaluated objective {} at {}, below the optimum of the time ({} at \
+             {}): the search restarted from there (lattice search) and the uncertainty \
+             was searched again around the new optimum",
+            fmt(low.objective),
+            self.describe(&low.values),
+            fmt(best.objective),
+            self.describe(&best.values)
+        )
     }
 
     /// The fitted values simulated at the table's own duration per point, when the
@@ -1302,8 +1474,9 @@ impl<'a> Fitter<'a> {
                     };
                     warnings.push(format!(
                         "`{}`: the 95 % profile interval {}..{} is resolution-limited ({why}): \
-                         the objective is flat or stepped below a width of {}, so the table \
-                         does not place the value more finely than that interval",
+                         its width {} is that of the objective's steps, not of the evidence; \
+                         read it as the finest the search could resolve, with the others \
+                         re-optimised by a local (lattice) search at each probe",
                         p.spec.path,
                         fmt(iv.ends[0]),
                         fmt(iv.ends[1]),
@@ -1494,12 +1667,17 @@ impl<'a> Fitter<'a> {
     ) -> Result<Arc<Evaluation>, FitError> {
         let mut v = warm.to_vec();
         v[j] = x;
-        if self.dim() == 1 || self.opts.profile_iters == 0 {
+        if self.dim() == 1 {
             return self.evaluate(&v);
+        }
+        if self.opts.profile_iters == 0 {
+            let e = self.evaluate(&v)?;
+            return self.lattice(e, Some(j), PROFILE_LATTICE_START);
         }
         let u = self.to_unit(&v);
         let free: Vec<f64> = (0..u.len()).filter(|&i| i != j).map(|i| u[i]).collect();
-        self.descend(&free, 0.03, self.opts.profile_iters, Some((j, u[j])), eps)
+        let e = self.descend(&free, 0.03, self.opts.profile_iters, Some((j, u[j])), eps)?;
+        self.lattice(e, Some(j), PROFILE_LATTICE_START)
     }
 
     /// The objective's profile along parameter `j` over its bounds, the others
@@ -1705,6 +1883,20 @@ impl<'a> Fitter<'a> {
             .collect()
     }
 }
+
+/// The lattice search's first mesh after the descents: this fraction of each
+/// parameter's range (rounded to a power of two of lattice steps).
+const LATTICE_START: f64 = 0.005;
+
+/// The lattice search's first mesh at a profile point, over the other parameters.
+const PROFILE_LATTICE_START: f64 = 0.001;
+
+/// Lattice searches from the lowest point evaluated, after the first, before the
+/// lowest point is taken as it is.
+const MAX_SETTLE: usize = 4;
+
+/// Restarts of the search from a point the profiles found below the optimum.
+const MAX_PROFILE_RESTARTS: usize = 3;
 
 /// Bases of the Halton sequence, one per parameter (so at most eight parameters).
 const PRIMES: [usize; 8] = [2, 3, 5, 7, 11, 13, 17, 19];

@@ -883,3 +883,99 @@ fn an_exact_table_gives_a_resolution_limited_interval_that_holds_the_truth() {
         rep.warnings
     );
 }
+
+/// Issue 58, item 2: a table simulated from known costs (the issue's irq11 dispatch
+/// 16,100 ns and netisr 4,500 ns) at the fit's own duration and seed, fitted from the
+/// profile's values (13,330 / 5,180 ns). The objective is a step function of the
+/// integer-ns costs; at the truth it is only the table's 0.1 us rounding of the average
+/// latency. Before the lattice search the fit stopped on a plateau above it (at 10 s
+/// per point: 16,095 / 4,512, objective 0.1998 against 0.023 at the truth, and the
+/// netisr interval 4,504..4,521 left the truth out with no warning). Now:
+/// - the reported optimum scores no worse than any point the fit evaluated (the
+///   lowest in its cache, before the truth is evaluated here), and no worse than the
+///   truth (no tolerance: the truth is a point the search can reach on the lattice);
+/// - each true value lies in its profile interval, or the fit says it cannot tell.
+///
+/// Six load points (the loss-free 20 % and the lossy knee 26-36 %) at 0.1 s, the
+/// drawn profiles off.
+///
+/// Ignored: it FAILS today and takes about 2 minutes (2,686 sweeps). The first run
+/// (branch h58) printed: fit 16,095 / 4,491 ns, objective 0.7244 against 0.01159 at
+/// the truth (resolution 0.00802); three restarts from profile points below the
+/// optimum of the time fired and were noted (19.67 -> 8.63 -> 7.43 -> 0.7244); both
+/// profile intervals held the truth (dispatch 16,075..16,116, netisr 4,483..4,500,
+/// both flagged resolution-limited). So the reported optimum is the lowest point
+/// evaluated and the intervals hold the truth, but the lattice search still stops on
+/// a point 60 times worse than the truth, with no warning that it did. Kept as the
+/// check the remaining work must pass: `cargo test --release --test it
+/// at_the_tables_own -- --ignored`.
+#[test]
+#[ignore = "issue 58 item 2 not finished: the fit stops at 0.724 against the truth's 0.0116 (see the doc)"]
+fn at_the_tables_own_duration_the_fit_scores_no_worse_than_the_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = [16_100.0, 4_500.0];
+    let base = serde_json::json!({
+        "model": root().join("models/p3-448-dc21143-freebsd4.json"),
+        "overrides": {},
+        "workload": { "flows": [
+            { "name": "100-101", "from": "dc0", "to": "dc1", "frame_bytes": 64, "arrivals": "constant" }
+        ] },
+        "load": { "unit": "percent", "points": [20, 26, 28, 30, 32, 36] },
+        "duration_s": 0.1, "drain_s": 0.1, "seed": 1, "replications": 1
+    });
+    let mut tb = base.clone();
+    tb["seed"] = 1.into();
+    let table = {
+        let mut s = tb;
+        scenario::merge_patch(
+            &mut s["overrides"],
+            &serde_json::json!({
+                "irq_lines": { "irq11": { "dispatch": { "ns": truth[0] } } },
+                "kernel": { "netisr_per_packet": { "ns": truth[1] } }
+            }),
+        );
+        let p = dir.path().join("truth.json");
+        std::fs::write(&p, s.to_string()).unwrap();
+        let exp = scenario::load(&p, &DiskFiles).unwrap();
+        let res = runner::run(&exp, 0, &|| {}).unwrap();
+        let out = dir.path().join("truth-out");
+        output::write_all(&out, &res).unwrap();
+        out.join("smartbits.csv")
+    };
+    let mut s = base.clone();
+    s["measured"] = table.display().to_string().into();
+    let sc = dir.path().join("fit.json");
+    std::fs::write(&sc, s.to_string()).unwrap();
+    let mut opts = FitOptions::new(vec![
+        param(DISPATCH, 2_000.0, 30_000.0, 13_330.0),
+        param(NETISR, 1_000.0, 15_000.0, 5_180.0),
+    ]);
+    opts.profile_points = 0;
+    let f = Fitter::new(&sc, &DiskFiles, opts).unwrap();
+    let rep = f.fit().unwrap();
+    let lowest = f.lowest_evaluated().unwrap();
+    assert_eq!(
+        rep.objective,
+        lowest.objective,
+        "the optimum {:?} is worse than a point the fit evaluated: {:?}",
+        rep.params.iter().map(|p| p.value).collect::<Vec<_>>(),
+        lowest.values
+    );
+    let at_truth = f.evaluate(&truth).unwrap().objective;
+    eprintln!(
+        "fit {:?}: objective {} (truth {at_truth}, resolution {}), {} simulations; notes {:?}; \
+         warnings {:?}",
+        rep.params.iter().map(|p| p.value).collect::<Vec<_>>(),
+        rep.objective,
+        rep.resolution,
+        rep.simulations,
+        rep.notes,
+        rep.warnings
+    );
+    assert!(
+        rep.objective <= at_truth,
+        "the fit stopped above the truth: {} against {at_truth}",
+        rep.objective
+    );
+    check_truth(&rep, &truth);
+}

@@ -5,6 +5,7 @@ mod bad_input;
 mod baseline;
 mod capture;
 mod dc_driver;
+mod drop_counters;
 mod em_rr;
 mod fit;
 mod golden;

@@ -344,6 +344,9 @@ fn table(rep: &FitReport) -> String {
             &t(p.latency_us),
         ]);
     }
+    for n in &rep.notes {
+        s += &format!("\nnote: {n}");
+    }
     for w in &rep.warnings {
         s += &format!("\nwarning: {w}");
     }
