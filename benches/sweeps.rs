@@ -167,7 +167,7 @@ fn experiment(case: &Case) -> Experiment {
         .join("scenarios")
         .join(case.scenario);
     let mut exp =
-        scenario::load(&path, &DiskFiles).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        scenario::load(&path, &DiskFiles::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     if let Some(r) = case.replications {
         exp.replications = r;
     }

@@ -156,7 +156,7 @@ fn example_results() -> &'static Results {
     static CELL: std::sync::OnceLock<Results> = std::sync::OnceLock::new();
     CELL.get_or_init(|| {
         let mut exp =
-            scenario::load(&Path::new(ROOT).join(EXAMPLE), &DiskFiles).expect("example loads");
+            scenario::load(&Path::new(ROOT).join(EXAMPLE), &DiskFiles::default()).expect("example loads");
         exp.duration_s = 0.1;
         exp.drain_s = 0.05;
         runner::run(&exp, 0, &|| {}).expect("runs")

@@ -51,7 +51,9 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
             return ExitCode::from(2);
         }
     }
-    let imported = match import::import(&args.dir, args.profile.as_deref()) {
+    // The one budget of what this command reads: the dumps and the profile.
+    let budget = irqsim::config::read_limit::ReadBudget::new(import::dump::MAX_DUMPS_TOTAL_BYTES);
+    let imported = match import::import(&args.dir, args.profile.as_deref(), &budget) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");
