@@ -16,7 +16,9 @@
 //! are replayed in time-stamp order (a capture merged from several queues may be
 //! slightly out of order; the sort is stable).
 //!
-//! Limits: the file at most [`MAX_CAPTURE_BYTES`]; at least two frames (one frame has
+//! Limits: the file at most [`MAX_CAPTURE_BYTES`], all the captures of a scenario within
+//! the command's read budget ([`crate::config::read_limit`]), counted by their sizes
+//! before any is read; at least two frames (one frame has
 //! no rate); at most [`crate::sim::limits::MAX_FLOWS`] 5-tuples.
 
 use crate::model::capture::{CaptureTiming, Replay, ReplayFrame};

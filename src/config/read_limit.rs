@@ -236,7 +236,9 @@ fn too_large(size: u64, limit: u64) -> io::Error {
 }
 
 /// The bytes of the regular file `path`, at most `limit` of them; an error of kind
-/// `InvalidInput` (carrying a [`ReadLimitError`]) for anything else.
+/// `InvalidInput` (carrying a [`ReadLimitError`]) for anything else. Outside any
+/// command's budget: for what is not a command's input (`/proc/meminfo`, irqsim's own
+/// record of the files it wrote, checked before it writes over them).
 pub fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     read_inner(path, limit, true, None)
 }
@@ -346,6 +348,44 @@ mod tests {
             .read_bytes(&link, 1000, false)
             .unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
+    }
+
+    #[test]
+    fn a_file_counted_ahead_is_not_read_and_costs_nothing_when_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, fifo) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("f"),
+        );
+        std::fs::write(&a, [0u8; 60]).unwrap();
+        std::fs::write(&b, [0u8; 50]).unwrap();
+        let budget = ReadBudget::new(100);
+        assert_eq!(budget.reserve(&a, 1000).unwrap(), 60);
+        // Its own limit is checked too, and nothing is counted for a refusal.
+        let e = budget.reserve(&b, 40).unwrap_err();
+        assert!(
+            e.to_string().contains("larger than 40 bytes (50 bytes)"),
+            "{e}"
+        );
+        let e = budget.reserve(&b, 1000).unwrap_err();
+        assert!(
+            e.to_string().contains("past 100 bytes (50 bytes, with 60"),
+            "{e}"
+        );
+        assert_eq!(budget.used(), 60);
+        // Read after it was counted: no more of the budget.
+        assert_eq!(budget.read_bytes(&a, 1000, true).unwrap().len(), 60);
+        assert_eq!(budget.used(), 60);
+        // A file that grew since it was counted is counted at what was read.
+        std::fs::write(&a, [0u8; 90]).unwrap();
+        assert_eq!(budget.read_bytes(&a, 1000, true).unwrap().len(), 90);
+        assert_eq!(budget.used(), 90);
+        // A FIFO is refused without being opened (which would block).
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = budget.reserve(&fifo, 1000).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
     }
 
     #[test]

@@ -32,8 +32,8 @@
 use crate::config::capture::{CaptureCache, CaptureFile};
 use crate::config::error::{FileProblem, InputError};
 use crate::config::grid::{self, ALL_ELEMENTS, Grid, GridConfig};
-use crate::config::read_limit::ReadBudget;
 use crate::config::model::ModelConfig;
+use crate::config::read_limit::ReadBudget;
 use crate::config::smartbits::{self, MeasuredPoint};
 use crate::model::nic::link::Link;
 use crate::model::stats::LatencyFrom;

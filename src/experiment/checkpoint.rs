@@ -39,9 +39,9 @@
 //! reloaded and `experiment.id` are removed, then the directory if it is empty (files
 //! someone else left there stay).
 
+use crate::config::read_limit::ReadBudget;
 use crate::config::scenario::Experiment;
 pub use crate::experiment::identity::{experiment_doc, fingerprint};
-use crate::config::read_limit::ReadBudget;
 use crate::experiment::run_file::{self, ExperimentIdentity, RunFileError};
 use crate::results::output::write_named;
 use std::collections::{BTreeMap, BTreeSet};
@@ -210,8 +210,8 @@ impl Checkpoint {
                         )),
                     }));
                 }
-                let run =
-                    run_file::read(&f.path, &expected, limit, budget).map_err(CheckpointError::RunFile)?;
+                let run = run_file::read(&f.path, &expected, limit, budget)
+                    .map_err(CheckpointError::RunFile)?;
                 cp.saved.insert(f.run, run);
             }
             let keys = cp.saved.keys().copied().collect();

@@ -42,27 +42,29 @@ pub fn captures_fit(
         let most = crate::config::capture::reading_bytes_at_most(c.bytes);
         sum = sum.saturating_add(most);
         if sum > avail {
-            return Err(InputError::Invalid(vec![crate::config::error::FileProblem {
-                file: c.file.clone(),
-                problem: crate::sim::problems::Problem {
-                    path: c.field.clone(),
-                    reason: format!(
-                        "capture `{}` ({} on disk) may take up to {} while it is read \
+            return Err(InputError::Invalid(vec![
+                crate::config::error::FileProblem {
+                    file: c.file.clone(),
+                    problem: crate::sim::problems::Problem {
+                        path: c.field.clone(),
+                        reason: format!(
+                            "capture `{}` ({} on disk) may take up to {} while it is read \
                          (its bytes, and {} bytes held for each of up to {} records of \
                          {} bytes, the shortest), {} with the process and the captures \
                          before it: more than the {} of memory available ({source}); no \
                          capture was read, nothing simulated or written",
-                        c.path.display(),
-                        bytes(c.bytes),
-                        bytes(most),
-                        crate::config::capture::READ_RECORD_BYTES,
-                        c.bytes / crate::config::capture::MIN_RECORD_BYTES,
-                        crate::config::capture::MIN_RECORD_BYTES,
-                        bytes(sum),
-                        bytes(avail)
-                    ),
+                            c.path.display(),
+                            bytes(c.bytes),
+                            bytes(most),
+                            crate::config::capture::READ_RECORD_BYTES,
+                            c.bytes / crate::config::capture::MIN_RECORD_BYTES,
+                            crate::config::capture::MIN_RECORD_BYTES,
+                            bytes(sum),
+                            bytes(avail)
+                        ),
+                    },
                 },
-            }]));
+            ]));
         }
     }
     Ok(())

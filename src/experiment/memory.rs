@@ -252,7 +252,12 @@ pub fn available() -> Option<(u64, &'static str)> {
 
 /// The lesser of the kernel's figure and the address-space limit.
 fn least(meminfo: Option<(u64, &'static str)>, limit: Option<u64>) -> Option<(u64, &'static str)> {
-    let limit = limit.map(|l| (l, "the process's address-space limit, RLIMIT_AS (ulimit -v)"));
+    let limit = limit.map(|l| {
+        (
+            l,
+            "the process's address-space limit, RLIMIT_AS (ulimit -v)",
+        )
+    });
     match (meminfo, limit) {
         (Some(m), Some(l)) => Some(if l.0 < m.0 { l } else { m }),
         (m, l) => m.or(l),
@@ -327,7 +332,8 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios/dc21143-64b-1flow.json");
         let exp =
-            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles::default()).unwrap();
+            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles::default())
+                .unwrap();
         // 14 points of one flow, 10 s + 1 s: the histogram spans 1 ns..11 s.
         let m = MemoryEstimate::new(&exp, 14, 2);
         let hist = crate::model::stats::latency_bytes_max(SimTime::from_secs_f64(11.0)) as u64;
@@ -361,7 +367,8 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios/dc21143-64b-1flow.json");
         let exp =
-            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles::default()).unwrap();
+            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles::default())
+                .unwrap();
         let m = MemoryEstimate::new(&exp, 14, 2);
         assert_eq!(m.reading, 0);
         // A read peak larger than the sweep is the total; a smaller one changes nothing.

@@ -48,10 +48,10 @@
 //! run file, stays. A file that is not irqsim's but has a name the shard writes is
 //! refused before any work ([`check_dir`]).
 
+use crate::config::read_limit::ReadBudget;
 use crate::config::scenario::Experiment;
 use crate::experiment::checkpoint::SavedRun;
 pub use crate::experiment::identity::{BUILD_ID, scenario_hash};
-use crate::config::read_limit::ReadBudget;
 use crate::experiment::run_file::{self, ExperimentIdentity, RunFileError};
 use crate::results::{Results, ResultsFrame};
 use serde::{Deserialize, Serialize};
@@ -317,12 +317,10 @@ fn removable(
     let rdir = dir.join(RUNS_DIR);
     // (The manifest does not hold the models: a shard's run files are bounded by the
     // limit on what irqsim reads back, not by its runs' size.)
-    let found =
-        run_file::scan(&rdir, crate::config::read_limit::MAX_RESULT_BYTES, budget).map_err(|err| {
-            PartialError::Io {
-                file: rdir.clone(),
-                err,
-            }
+    let found = run_file::scan(&rdir, crate::config::read_limit::MAX_RESULT_BYTES, budget)
+        .map_err(|err| PartialError::Io {
+            file: rdir.clone(),
+            err,
         })?;
     let ids = frame_runs(&manifest.frame);
     let mine: std::collections::BTreeSet<_> = manifest.runs.iter().map(|&k| ids[k]).collect();

@@ -18,7 +18,8 @@ const SCENARIO: &str = concat!(
 fn sweep() -> &'static (Results, Vec<MeasuredPoint>) {
     static CELL: OnceLock<(Results, Vec<MeasuredPoint>)> = OnceLock::new();
     CELL.get_or_init(|| {
-        let exp = scenario::load(Path::new(SCENARIO), &DiskFiles::default()).expect("scenario loads");
+        let exp =
+            scenario::load(Path::new(SCENARIO), &DiskFiles::default()).expect("scenario loads");
         let measured = exp
             .measured
             .clone()

@@ -22,7 +22,8 @@ const SCENARIO: &str = concat!(
 );
 
 fn experiment(duration_s: f64) -> Experiment {
-    let mut exp = scenario::load(Path::new(SCENARIO), &DiskFiles::default()).expect("scenario loads");
+    let mut exp =
+        scenario::load(Path::new(SCENARIO), &DiskFiles::default()).expect("scenario loads");
     exp.duration_s = duration_s;
     exp.drain_s = 0.05;
     exp

@@ -472,8 +472,9 @@ fn run(
         eprintln!("estimated memory: {}", mem.describe(runs));
     }
     // A checkpoint that cannot be trusted is refused here, before any work.
-    let checkpoint = irqsim::experiment::checkpoint::Checkpoint::open(out, &exp, opts.resume, budget)
-        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+    let checkpoint =
+        irqsim::experiment::checkpoint::Checkpoint::open(out, &exp, opts.resume, budget)
+            .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     let t0 = Instant::now();
     let done = AtomicUsize::new(0);
     let offered = est.packets;
@@ -661,8 +662,9 @@ fn run_shard(
     // not write, and a checkpoint that cannot be trusted.
     shard::check_dir(out, &manifest, budget)
         .with_context(|| format!("writing the partial result under {}", out.display()))?;
-    let checkpoint = irqsim::experiment::checkpoint::Checkpoint::open(out, exp, opts.resume, budget)
-        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+    let checkpoint =
+        irqsim::experiment::checkpoint::Checkpoint::open(out, exp, opts.resume, budget)
+            .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     let t0 = Instant::now();
     let bar = progress_bar(runs, true, opts.quiet);
     let stop = stop_on_ctrl_c();
