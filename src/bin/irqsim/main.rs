@@ -282,7 +282,7 @@ fn main() -> ExitCode {
     {
         return code;
     }
-    match run(exp, opts, shard, trace, linux, &out, lock, &budget) {
+    match run(exp, opts, shard, trace, linux, lock, &budget) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -426,17 +426,18 @@ fn out_dir(exp: &Experiment, opts: &RunOpts, shard: Option<Shard>) -> PathBuf {
     })
 }
 
-/// `irqsim run`: simulate the sweep into `out`, which `lock` holds until it returns.
+/// `irqsim run`: simulate the sweep into the directory `lock` holds until it returns,
+/// reading from the command's `budget`.
 fn run(
     mut exp: Experiment,
     opts: RunOpts,
     shard: Option<Shard>,
     trace: trace_cmd::TraceArgs,
     linux: Option<Vec<irqsim::results::linux::LinuxHost>>,
-    out: &Path,
     lock: OutLock,
     budget: &ReadBudget,
 ) -> anyhow::Result<()> {
+    let out = &lock.dir().to_path_buf();
     if let Some(s) = opts.seed {
         exp.seed = s;
     }
