@@ -166,8 +166,8 @@ fn experiment(case: &Case) -> Experiment {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenarios")
         .join(case.scenario);
-    let mut exp =
-        scenario::load(&path, &DiskFiles).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut exp = scenario::load(&path, &DiskFiles::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     if let Some(r) = case.replications {
         exp.replications = r;
     }

@@ -1,7 +1,7 @@
 //! Damaged checkpoints and shard partials: the input damages the run files of an
 //! interrupted sweep's checkpoint and of a one-shard partial result (bits flipped, bytes
 //! replaced, files cut short, swapped, copied from another seed's run, or replaced by
-//! the input itself), then the checkpoint is resumed (`Checkpoint::open(.., true)` and
+//! the input itself), then the checkpoint is resumed (`Checkpoint::open(.., true, budget)` and
 //! `runner::run_with`) and the partial merged (`shard::merge`).
 //!
 //! Each must end in a refusal of the user's files (a `CheckpointError` with exit code 2,
@@ -59,7 +59,7 @@ fn base() -> &'static Base {
         sc["seed"] = json!(1);
         let path = dir.path().join("tiny.json");
         std::fs::write(&path, sc.to_string()).expect("write");
-        let exp = scenario::load(&path, &DiskFiles).expect("the tiny sweep loads");
+        let exp = scenario::load(&path, &DiskFiles::default()).expect("the tiny sweep loads");
         let clean = runner::run(&exp, 1, &|| {}).expect("runs").to_json();
         let mut checkpoint = Vec::new();
         let mut partial = Vec::new();
@@ -67,7 +67,7 @@ fn base() -> &'static Base {
             let mut e = exp.clone();
             e.seed = seed;
             let out = dir.path().join(format!("cut-{seed}"));
-            let ck = Checkpoint::open(&out, &e, false).expect("open");
+            let ck = Checkpoint::open(&out, &e, false, &irqsim::config::read_limit::ReadBudget::command()).expect("open");
             let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
             let on_done = || {
                 if done.fetch_add(1, Ordering::SeqCst) + 1 >= 2 {
@@ -82,7 +82,7 @@ fn base() -> &'static Base {
             let p = dir.path().join(format!("partial-{seed}"));
             let m = Manifest::new(&e, Shard::new(1, 1).expect("1/1"));
             let runs = runner::run_selected(&e, 1, &|| {}, None, None, &m.runs).expect("runs");
-            shard::write_partial(&p, &m, &runs).expect("write the partial");
+            shard::write_partial(&p, &m, &runs, &irqsim::config::read_limit::ReadBudget::command()).expect("write the partial");
             partial.push(p);
         }
         Base {
@@ -173,7 +173,7 @@ fuzz_target!(|data: &[u8]| {
     damage(data, &files, &|p| {
         base.checkpoint[1].join(p.file_name().expect("name"))
     });
-    match Checkpoint::open(&out, &base.exp, true) {
+    match Checkpoint::open(&out, &base.exp, true, &irqsim::config::read_limit::ReadBudget::command()) {
         Err(e) => {
             assert_eq!(e.exit_code(), 2, "refused as input: {e}");
             assert!(e.to_string().contains("/v0-p"), "names the run file: {e}");
@@ -194,7 +194,7 @@ fuzz_target!(|data: &[u8]| {
     let files = run_files(&p.join(shard::RUNS_DIR));
     let seven = base.partial[1].join(shard::RUNS_DIR);
     damage(data, &files, &|f| seven.join(f.file_name().expect("name")));
-    match shard::merge(&[p]) {
+    match shard::merge(&[p], &irqsim::config::read_limit::ReadBudget::command()) {
         Err(e) => assert!(
             e.to_string().contains("/v0-p"),
             "a refusal names the run file: {e}"

@@ -59,7 +59,11 @@ fuzz_target!(|data: &[u8]| {
     for (i, p) in parts.iter().enumerate() {
         std::fs::write(dir.path().join(NAMES[i]), p).expect("write a dump");
     }
-    if let Ok(imported) = import::import(dir.path(), &import::Options::default()) {
+    if let Ok(imported) = import::import(
+        dir.path(),
+        &import::Options::default(),
+        &irqsim::config::read_limit::ReadBudget::new(import::dump::MAX_DUMPS_TOTAL_BYTES),
+    ) {
         let report = imported.report.text(&imported.model);
         assert!(
             !report.chars().any(|c| c.is_control() && c != '\n'),

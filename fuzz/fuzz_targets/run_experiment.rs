@@ -58,7 +58,7 @@ impl FileSource for Confined<'_> {
                 "outside the fuzzing sandbox",
             ));
         }
-        DiskFiles.read(path)
+        DiskFiles::default().read(path)
     }
 }
 

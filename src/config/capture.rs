@@ -16,7 +16,9 @@
 //! are replayed in time-stamp order (a capture merged from several queues may be
 //! slightly out of order; the sort is stable).
 //!
-//! Limits: the file at most [`MAX_CAPTURE_BYTES`]; at least two frames (one frame has
+//! Limits: the file at most [`MAX_CAPTURE_BYTES`], all the captures of a scenario within
+//! the command's read budget ([`crate::config::read_limit`]), counted by their sizes
+//! before any is read; at least two frames (one frame has
 //! no rate); at most [`crate::sim::limits::MAX_FLOWS`] 5-tuples.
 
 use crate::model::capture::{CaptureTiming, Replay, ReplayFrame};
@@ -117,6 +119,18 @@ pub const READ_RECORD_BYTES: u64 = (std::mem::size_of::<RawRecord<'static>>()
     + std::mem::size_of::<SortedRecord>()
     + std::mem::size_of::<CaptureRecord>()
     + 2 * std::mem::size_of::<ReplayFrame>()) as u64;
+
+/// The fewest bytes a record takes in a file: a pcap record's 16-byte header and the
+/// 38 bytes of a frame cut right after its ports (Ethernet 14, IPv4 20, ports 4), the
+/// shortest a 5-tuple is read from (a pcapng Enhanced Packet Block takes more).
+pub const MIN_RECORD_BYTES: u64 = 16 + 38;
+
+/// The most reading a capture of `file_bytes` on disk can take [bytes], known before a
+/// byte of it is read: its bytes, and [`READ_RECORD_BYTES`] for each of the most
+/// records it can hold (one per [`MIN_RECORD_BYTES`]): about 3.8 times its size.
+pub fn reading_bytes_at_most(file_bytes: u64) -> u64 {
+    file_bytes.saturating_add((file_bytes / MIN_RECORD_BYTES).saturating_mul(READ_RECORD_BYTES))
+}
 
 /// Read a capture from its bytes.
 pub fn parse(data: &[u8]) -> Result<CaptureFile, CaptureError> {
@@ -645,43 +659,26 @@ pub fn expand(
     out
 }
 
-/// Most bytes of captures one scenario reads, all captures together [bytes]: 256 MiB,
-/// as one capture may have ([`MAX_CAPTURE_BYTES`]). A capture is read and held once
-/// however it is spelt (a path, a link to it, `./x` and `x`: by device and inode):
-/// issue 53, 40 flows naming 40 links to one 256 MiB capture read it 40 times, ran
-/// 141 s and aborted under 4 GB.
-pub const MAX_CAPTURES_TOTAL_BYTES: u64 = MAX_CAPTURE_BYTES;
-
 /// A capture read, or why not.
 pub type CaptureRead = Result<Arc<CaptureFile>, String>;
 
 /// Captures read once per file: by resolved path, and by the file's identity (device,
-/// inode) where the file source knows it; the bytes read bounded in all by
-/// [`MAX_CAPTURES_TOTAL_BYTES`].
-#[derive(Debug)]
+/// inode) where the file source knows it (issue 53: 40 flows naming 40 links to one 256
+/// MiB capture read it 40 times, ran 141 s and aborted under 4 GB). What they add up to
+/// is bounded by the command's read budget
+/// ([`crate::config::read_limit::ReadBudget`]).
+#[derive(Debug, Default)]
 pub struct CaptureCache {
     /// By resolved path.
     pub by_path: HashMap<std::path::PathBuf, CaptureRead>,
     /// By (device, inode).
     pub by_id: HashMap<(u64, u64), CaptureRead>,
-    /// What the captures read add up to.
-    pub budget: crate::config::read_limit::ReadBudget,
-}
-
-impl Default for CaptureCache {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 impl CaptureCache {
-    /// An empty cache with the whole budget.
+    /// An empty cache.
     pub fn new() -> CaptureCache {
-        CaptureCache {
-            by_path: HashMap::new(),
-            by_id: HashMap::new(),
-            budget: crate::config::read_limit::ReadBudget::new(MAX_CAPTURES_TOTAL_BYTES),
-        }
+        CaptureCache::default()
     }
 }
 

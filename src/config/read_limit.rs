@@ -10,22 +10,33 @@
 //! than the limit. The read itself stops one byte past the limit, so a file that grows
 //! while it is read is refused too.
 //!
-//! Limits, in bytes (stated in the README's "Limits" section):
+//! Limits per file, in bytes (stated in the README's "Limits and refusals" section):
 //! - [`MAX_INPUT_BYTES`] (16 MiB) for what a user writes: scenarios, models, measured
-//!   tables, `timeline.csv`;
+//!   tables, `timeline.csv`, `import-host` dumps;
+//! - [`crate::config::capture::MAX_CAPTURE_BYTES`] (256 MiB) for a capture;
 //! - [`MAX_RESULT_BYTES`] (1 GiB) for what irqsim writes and reads back: `results.json`
-//!   (`plot`, `compare`), checkpoint and shard files.
+//!   (`plot`, `compare`), checkpoint and shard files (a run file at most what a run of
+//!   its scenario can be, [`crate::experiment::run_file::max_bytes`]).
 //!
-//! One command reads many files (a scenario names a model, a measured table and
-//! captures; `import-host` reads hundreds of dumps): a [`ReadBudget`] bounds what they
-//! add up to. Each reader of such a command draws from one budget, the file's size
-//! (`fstat`) checked against what is left before a byte of it is read
-//! ([`ReadBudget::read_bytes`]); a file read twice under two spellings (links, `./x`
-//! and `x`) is counted and held once ([`ReadBudget::identity`]).
+//! **One budget per command.** One command reads many files (a scenario names a model,
+//! measured tables and captures, and a sweep over a checkpoint reads its run files;
+//! `import-host` reads hundreds of dumps; `compare` several results): each command
+//! makes one [`ReadBudget`] where it starts (the command line) and every reader of that
+//! command draws from it. The rule: a file's size (`fstat` of the open file, or of the
+//! path when the file is only counted ahead, [`ReadBudget::reserve`]) is checked against
+//! its own limit and against what is left of the budget before a byte of it is read; a
+//! file read under two spellings (links, `./x` and `x`: one device and inode,
+//! [`ReadBudget::identity`]) is counted once. The budget is [`COMMAND_BYTES`] (1 GiB,
+//! the largest file irqsim reads: every command may read its largest file, and all its
+//! files together no more); `import-host`'s is
+//! [`crate::config::import::dump::MAX_DUMPS_TOTAL_BYTES`] (64 MiB: its dumps are text a
+//! host prints, a 256-CPU host's under 1 MB).
 
+use std::collections::HashMap;
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// Largest scenario, model, measured table or timeline read [bytes]: 16 MiB, a
 /// thousand times the largest shipped scenario.
@@ -33,6 +44,11 @@ pub const MAX_INPUT_BYTES: u64 = 16 << 20;
 
 /// Largest results.json, checkpoint or shard file read back [bytes]: 1 GiB.
 pub const MAX_RESULT_BYTES: u64 = 1 << 30;
+
+/// What one command may read in all, every file counted once [bytes]: 1 GiB, the
+/// largest file irqsim reads ([`MAX_RESULT_BYTES`]) -- the budget of every command but
+/// `import-host` ([`ReadBudget::command`]).
+pub const COMMAND_BYTES: u64 = MAX_RESULT_BYTES;
 
 /// Why a file is refused before its content is read.
 #[derive(Debug, thiserror::Error)]
@@ -88,13 +104,19 @@ fn kind(t: std::fs::FileType) -> &'static str {
     }
 }
 
-/// What one command may read in all, shared by its readers.
+/// What one command may read in all, shared by its readers (by `&`, from any thread).
 #[derive(Debug)]
 pub struct ReadBudget {
     total: u64,
+    inner: Mutex<Counted>,
+}
+
+/// What a budget has counted.
+#[derive(Debug, Default)]
+struct Counted {
     used: u64,
-    /// (device, inode) of the files read, so that a file is counted once.
-    seen: Vec<(u64, u64)>,
+    /// The size counted of each file read, by (device, inode): a file is counted once.
+    seen: HashMap<(u64, u64), u64>,
 }
 
 impl ReadBudget {
@@ -102,38 +124,85 @@ impl ReadBudget {
     pub fn new(total: u64) -> ReadBudget {
         ReadBudget {
             total,
-            used: 0,
-            seen: Vec::new(),
+            inner: Mutex::new(Counted::default()),
         }
     }
 
-    /// Bytes read so far.
-    pub fn used(&self) -> u64 {
-        self.used
+    /// The budget of a command: [`COMMAND_BYTES`].
+    pub fn command() -> ReadBudget {
+        ReadBudget::new(COMMAND_BYTES)
     }
 
-    /// Count `size` bytes read by other means (a file given in memory); an error when
-    /// they would take the reads past the budget.
-    pub fn charge(&mut self, size: u64) -> io::Result<()> {
-        if self.used.saturating_add(size) > self.total {
+    /// Bytes read (or counted ahead) so far.
+    pub fn used(&self) -> u64 {
+        self.counted().used
+    }
+
+    /// The budget [bytes].
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    fn counted(&self) -> std::sync::MutexGuard<'_, Counted> {
+        // (Nothing panics while the lock is held: a poisoned lock is still right.)
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Count `size` bytes of the file `id` (or of no file), unless that file was counted
+    /// at that size or more already; an error when they would take the reads past the
+    /// budget (nothing counted then).
+    fn count(&self, id: Option<(u64, u64)>, size: u64) -> io::Result<()> {
+        let mut c = self.counted();
+        let before = id.and_then(|id| c.seen.get(&id).copied()).unwrap_or(0);
+        let more = size.saturating_sub(before);
+        if more == 0 && id.is_some() {
+            return Ok(());
+        }
+        if c.used.saturating_add(more) > self.total {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 ReadLimitError::OverBudget {
                     size,
-                    used: self.used,
+                    used: c.used - before,
                     total: self.total,
                 },
             ));
         }
-        self.used += size;
+        c.used += more;
+        if let Some(id) = id {
+            c.seen.insert(id, size);
+        }
         Ok(())
+    }
+
+    /// Count `size` bytes read by other means (a file given in memory); an error when
+    /// they would take the reads past the budget.
+    pub fn charge(&self, size: u64) -> io::Result<()> {
+        self.count(None, size)
+    }
+
+    /// Count the regular file `path` (following links) ahead of reading it: its size
+    /// (`stat`), checked against `limit` and what is left, without a byte of it read; a
+    /// later read of the same file costs nothing more (unless it has grown). Its size.
+    pub fn reserve(&self, path: &Path, limit: u64) -> io::Result<u64> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path)?;
+        check(&meta, limit)?;
+        self.count(Some((meta.dev(), meta.ino())), meta.len())?;
+        Ok(meta.len())
     }
 
     /// The bytes of the regular file `path`, at most `limit` and at most what is left of
     /// the budget (a file read before, under any spelling, costs nothing again);
     /// `follow`: whether a symbolic link is followed (`false`: refused).
-    pub fn read_bytes(&mut self, path: &Path, limit: u64, follow: bool) -> io::Result<Vec<u8>> {
+    pub fn read_bytes(&self, path: &Path, limit: u64, follow: bool) -> io::Result<Vec<u8>> {
         read_inner(path, limit, follow, Some(self))
+    }
+
+    /// The text of the regular file `path` (links followed), at most `limit` bytes of
+    /// UTF-8, drawn from the budget as [`ReadBudget::read_bytes`].
+    pub fn read_text(&self, path: &Path, limit: u64) -> io::Result<String> {
+        utf8(self.read_bytes(path, limit, true)?)
     }
 
     /// The (device, inode) of the regular file `path`: two spellings of one file give
@@ -145,8 +214,31 @@ impl ReadBudget {
     }
 }
 
+/// Refuse what is not a regular file, or is larger than `limit`.
+fn check(meta: &std::fs::Metadata, limit: u64) -> io::Result<()> {
+    if !meta.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            ReadLimitError::NotRegular(kind(meta.file_type())),
+        ));
+    }
+    if meta.len() > limit {
+        return Err(too_large(meta.len(), limit));
+    }
+    Ok(())
+}
+
+fn too_large(size: u64, limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        ReadLimitError::TooLarge { size, limit },
+    )
+}
+
 /// The bytes of the regular file `path`, at most `limit` of them; an error of kind
-/// `InvalidInput` (carrying a [`ReadLimitError`]) for anything else.
+/// `InvalidInput` (carrying a [`ReadLimitError`]) for anything else. Outside any
+/// command's budget: for what is not a command's input (`/proc/meminfo`, irqsim's own
+/// record of the files it wrote, checked before it writes over them).
 pub fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     read_inner(path, limit, true, None)
 }
@@ -155,8 +247,9 @@ fn read_inner(
     path: &Path,
     limit: u64,
     follow: bool,
-    budget: Option<&mut ReadBudget>,
+    budget: Option<&ReadBudget>,
 ) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
     let flags = libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW };
     let file = match std::fs::OpenOptions::new()
         .read(true)
@@ -172,55 +265,35 @@ fn read_inner(
         r => r?,
     };
     let meta = file.metadata()?;
-    if !meta.file_type().is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            ReadLimitError::NotRegular(kind(meta.file_type())),
-        ));
-    }
-    let too_large = |size| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            ReadLimitError::TooLarge { size, limit },
-        )
-    };
-    if meta.len() > limit {
-        return Err(too_large(meta.len()));
-    }
+    check(&meta, limit)?;
+    let id = (meta.dev(), meta.ino());
     if let Some(b) = budget {
-        use std::os::unix::fs::MetadataExt;
-        let id = (meta.dev(), meta.ino());
-        if !b.seen.contains(&id) {
-            if b.used.saturating_add(meta.len()) > b.total {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    ReadLimitError::OverBudget {
-                        size: meta.len(),
-                        used: b.used,
-                        total: b.total,
-                    },
-                ));
-            }
-            b.seen.push(id);
-            b.used += meta.len();
-        }
+        b.count(Some(id), meta.len())?;
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(too_large(bytes.len() as u64));
+        return Err(too_large(bytes.len() as u64, limit));
+    }
+    // A file that grew while it was read is counted at what was read.
+    if let Some(b) = budget {
+        b.count(Some(id), bytes.len() as u64)?;
     }
     Ok(bytes)
 }
 
-/// The text of the regular file `path`, at most `limit` bytes of UTF-8.
-pub fn read_text(path: &Path, limit: u64) -> io::Result<String> {
-    String::from_utf8(read_bytes(path, limit)?).map_err(|_| {
+fn utf8(bytes: Vec<u8>) -> io::Result<String> {
+    String::from_utf8(bytes).map_err(|_| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             "stream did not contain valid UTF-8",
         )
     })
+}
+
+/// The text of the regular file `path`, at most `limit` bytes of UTF-8.
+pub fn read_text(path: &Path, limit: u64) -> io::Result<String> {
+    utf8(read_bytes(path, limit)?)
 }
 
 #[cfg(test)]
@@ -260,7 +333,7 @@ mod tests {
         std::fs::write(&b, [0u8; 50]).unwrap();
         let link = dir.path().join("l");
         std::os::unix::fs::symlink(&a, &link).unwrap();
-        let mut budget = ReadBudget::new(100);
+        let budget = ReadBudget::new(100);
         assert_eq!(budget.read_bytes(&a, 1000, true).unwrap().len(), 60);
         // The same file through a link: no more of the budget.
         assert_eq!(budget.read_bytes(&link, 1000, true).unwrap().len(), 60);
@@ -275,6 +348,44 @@ mod tests {
             .read_bytes(&link, 1000, false)
             .unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
+    }
+
+    #[test]
+    fn a_file_counted_ahead_is_not_read_and_costs_nothing_when_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, fifo) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("f"),
+        );
+        std::fs::write(&a, [0u8; 60]).unwrap();
+        std::fs::write(&b, [0u8; 50]).unwrap();
+        let budget = ReadBudget::new(100);
+        assert_eq!(budget.reserve(&a, 1000).unwrap(), 60);
+        // Its own limit is checked too, and nothing is counted for a refusal.
+        let e = budget.reserve(&b, 40).unwrap_err();
+        assert!(
+            e.to_string().contains("larger than 40 bytes (50 bytes)"),
+            "{e}"
+        );
+        let e = budget.reserve(&b, 1000).unwrap_err();
+        assert!(
+            e.to_string().contains("past 100 bytes (50 bytes, with 60"),
+            "{e}"
+        );
+        assert_eq!(budget.used(), 60);
+        // Read after it was counted: no more of the budget.
+        assert_eq!(budget.read_bytes(&a, 1000, true).unwrap().len(), 60);
+        assert_eq!(budget.used(), 60);
+        // A file that grew since it was counted is counted at what was read.
+        std::fs::write(&a, [0u8; 90]).unwrap();
+        assert_eq!(budget.read_bytes(&a, 1000, true).unwrap().len(), 90);
+        assert_eq!(budget.used(), 90);
+        // A FIFO is refused without being opened (which would block).
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = budget.reserve(&fifo, 1000).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
     }
 
     #[test]

@@ -33,6 +33,7 @@ use crate::config::capture::{CaptureCache, CaptureFile};
 use crate::config::error::{FileProblem, InputError};
 use crate::config::grid::{self, ALL_ELEMENTS, Grid, GridConfig};
 use crate::config::model::ModelConfig;
+use crate::config::read_limit::ReadBudget;
 use crate::config::smartbits::{self, MeasuredPoint};
 use crate::model::nic::link::Link;
 use crate::model::stats::LatencyFrom;
@@ -71,44 +72,63 @@ pub trait FileSource {
         None
     }
 
-    /// A capture's bytes, drawn from `budget` (what all the captures of a scenario may
-    /// add up to): by default [`FileSource::read_bytes`], counted after the read.
-    fn read_capture(
-        &self,
-        path: &Path,
-        budget: &mut crate::config::read_limit::ReadBudget,
-    ) -> std::io::Result<Vec<u8>> {
-        let bytes = self.read_bytes(path)?;
-        budget.charge(bytes.len() as u64)?;
-        Ok(bytes)
+    /// Count the capture `path` in what the command reads, before any capture is read:
+    /// its size (`stat`) when the source knows it (the disk), checked against the
+    /// capture's limit and what is left of the command's budget; `Ok(None)` when the
+    /// source has no sizes (the built-in files).
+    fn reserve_capture(&self, path: &Path) -> std::io::Result<Option<u64>> {
+        let _ = path;
+        Ok(None)
     }
 }
 
-/// Files on disk.
-pub struct DiskFiles;
+/// Files on disk, every read drawn from the command's one [`ReadBudget`] (made where
+/// the command starts and shared with its other readers: checkpoints, results).
+#[derive(Debug, Clone)]
+pub struct DiskFiles {
+    budget: Arc<ReadBudget>,
+}
+
+impl Default for DiskFiles {
+    /// With a budget of its own ([`ReadBudget::command`]).
+    fn default() -> Self {
+        DiskFiles::new(Arc::new(ReadBudget::command()))
+    }
+}
+
+impl DiskFiles {
+    /// Reading from `budget`.
+    pub fn new(budget: Arc<ReadBudget>) -> DiskFiles {
+        DiskFiles { budget }
+    }
+
+    /// The budget every read draws from.
+    pub fn budget(&self) -> &Arc<ReadBudget> {
+        &self.budget
+    }
+}
 
 impl FileSource for DiskFiles {
     /// A regular file of at most [`crate::config::read_limit::MAX_INPUT_BYTES`].
     fn read(&self, path: &Path) -> std::io::Result<String> {
-        crate::config::read_limit::read_text(path, crate::config::read_limit::MAX_INPUT_BYTES)
+        self.budget
+            .read_text(path, crate::config::read_limit::MAX_INPUT_BYTES)
     }
 
     /// A regular file of at most [`crate::config::capture::MAX_CAPTURE_BYTES`].
     fn read_bytes(&self, path: &Path) -> std::io::Result<Vec<u8>> {
-        crate::config::read_limit::read_bytes(path, crate::config::capture::MAX_CAPTURE_BYTES)
+        self.budget
+            .read_bytes(path, crate::config::capture::MAX_CAPTURE_BYTES, true)
     }
 
     fn identity(&self, path: &Path) -> Option<(u64, u64)> {
-        crate::config::read_limit::ReadBudget::identity(path).ok()
+        ReadBudget::identity(path).ok()
     }
 
-    /// Its size checked against what is left of `budget` before it is read.
-    fn read_capture(
-        &self,
-        path: &Path,
-        budget: &mut crate::config::read_limit::ReadBudget,
-    ) -> std::io::Result<Vec<u8>> {
-        budget.read_bytes(path, crate::config::capture::MAX_CAPTURE_BYTES, true)
+    fn reserve_capture(&self, path: &Path) -> std::io::Result<Option<u64>> {
+        self.budget
+            .reserve(path, crate::config::capture::MAX_CAPTURE_BYTES)
+            .map(Some)
     }
 
     /// As the file system resolves `dir/rel`: the lexical form (which messages print)
@@ -1100,8 +1120,121 @@ fn with_model_problems(
 /// beyond any test-equipment run, and far inside the 213 days a picosecond `u64` spans.
 pub const MAX_RUN_S: f64 = 86_400.0;
 
+/// A capture a scenario names, counted in the command's budget before any capture is
+/// read ([`load_checked`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedCapture {
+    /// The scenario file.
+    pub file: String,
+    /// Where the scenario names it (`workload.flows[1].arrivals.pcap`), its first
+    /// mention when several name one file.
+    pub field: String,
+    /// Its path, as read.
+    pub path: PathBuf,
+    /// Its size on disk (`stat`) [bytes].
+    pub bytes: u64,
+}
+
+/// Check of the captures a scenario names, before any of them is read
+/// ([`load_checked`]): an error ends the load.
+pub type CapturesCheck<'a> = &'a mut dyn FnMut(&[NamedCapture]) -> Result<(), InputError>;
+
 /// Load and validate a scenario and its model through `files`.
 pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputError> {
+    load_checked(path, files, &mut |_| Ok(()))
+}
+
+/// Every `arrivals.pcap` string in the scenario `v` (its workload, its variants'
+/// workload patches), with its JSON path, in document order.
+fn pcap_fields(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                let here = join(at, k);
+                if k == "arrivals"
+                    && let Some(p) = x.get("pcap").and_then(Value::as_str)
+                {
+                    out.push((join(&here, "pcap"), p.to_string()));
+                }
+                pcap_fields(x, &here, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                pcap_fields(x, &format!("{at}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The captures the scenario `stext` (in `dir`) names, each file once, counted in the
+/// command's budget ([`FileSource::reserve_capture`]: its size checked against the
+/// capture limit and what is left, without a byte read): a capture that would take the
+/// command past its budget ends the load, naming where the scenario names it. A capture
+/// that cannot be counted for another reason (missing, not a regular file, too large)
+/// is left to its read, which reports it at its flow.
+fn reserve_captures(
+    files: &dyn FileSource,
+    (sfile, stext): (&str, &str),
+    dir: &Path,
+) -> Result<Vec<NamedCapture>, InputError> {
+    let mut fields = Vec::new();
+    if let Ok(v) = serde_json::from_str::<Value>(stext) {
+        pcap_fields(&v, "", &mut fields);
+    }
+    let mut out: Vec<NamedCapture> = Vec::new();
+    let mut ids = std::collections::HashSet::new();
+    for (field, rel) in fields {
+        let path = files.resolve(dir, &rel);
+        if out.iter().any(|c| c.path == path)
+            || files.identity(&path).is_some_and(|id| !ids.insert(id))
+        {
+            continue;
+        }
+        match files.reserve_capture(&path) {
+            Ok(Some(bytes)) => out.push(NamedCapture {
+                file: sfile.to_string(),
+                field,
+                path,
+                bytes,
+            }),
+            Ok(None) => {}
+            Err(e)
+                if e.get_ref()
+                    .and_then(|r| r.downcast_ref::<crate::config::read_limit::ReadLimitError>())
+                    .is_some_and(|r| {
+                        matches!(
+                            r,
+                            crate::config::read_limit::ReadLimitError::OverBudget { .. }
+                        )
+                    }) =>
+            {
+                return Err(InputError::Invalid(vec![FileProblem {
+                    file: sfile.to_string(),
+                    problem: Problem {
+                        path: field,
+                        reason: format!(
+                            "cannot read capture `{}`: {e}; no capture was read",
+                            path.display()
+                        ),
+                    },
+                }]));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// [`load`], with `check` given the captures the scenario names (each counted in the
+/// command's budget by its size on disk) before any of them is read: the memory they
+/// would take is checked there ([`crate::experiment::load::load`]).
+pub fn load_checked(
+    path: &Path,
+    files: &dyn FileSource,
+    check: CapturesCheck<'_>,
+) -> Result<Experiment, InputError> {
     let sfile = path.display().to_string();
     let text = read(files, path)?;
     let dir = path.parent().unwrap_or(Path::new(""));
@@ -1121,6 +1254,8 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
         }])
     })?;
     let mval: Value = parse_json(&mfile, &mtext)?;
+    // Every capture counted, and checked, before any is read.
+    check(&reserve_captures(files, (&sfile, &text), dir)?)?;
     let mut problems: Vec<FileProblem> = Vec::new();
     let scen_problem = |problem: Problem| FileProblem {
         file: sfile.clone(),
@@ -1729,7 +1864,7 @@ fn read_capture(
     }
     let shown = path.display();
     let read = files
-        .read_capture(&path, &mut cache.budget)
+        .read_bytes(&path)
         .map_err(|e| format!("cannot read capture `{shown}`: {e}"))
         .and_then(|bytes| {
             crate::config::capture::parse(&bytes)

@@ -39,6 +39,7 @@
 //! reloaded and `experiment.id` are removed, then the directory if it is empty (files
 //! someone else left there stay).
 
+use crate::config::read_limit::ReadBudget;
 use crate::config::scenario::Experiment;
 pub use crate::experiment::identity::{experiment_doc, fingerprint};
 use crate::experiment::run_file::{self, ExperimentIdentity, RunFileError};
@@ -141,8 +142,14 @@ fn is_fingerprint(text: &str) -> bool {
 
 impl Checkpoint {
     /// Open the checkpoint of `exp` under `out` (see the module documentation for what
-    /// is resumed, refused or removed). Nothing is created on disk here.
-    pub fn open(out: &Path, exp: &Experiment, resume: bool) -> Result<Checkpoint, CheckpointError> {
+    /// is resumed, refused or removed), reading its files from the command's `budget`.
+    /// Nothing is created on disk here.
+    pub fn open(
+        out: &Path,
+        exp: &Experiment,
+        resume: bool,
+        budget: &ReadBudget,
+    ) -> Result<Checkpoint, CheckpointError> {
         let dir = out.join(DIR);
         let id = fingerprint(exp);
         let id_file = dir.join(ID_FILE);
@@ -158,7 +165,7 @@ impl Checkpoint {
             saved: BTreeMap::new(),
             written: Mutex::new(Written::default()),
         };
-        let old_id = match crate::config::read_limit::read_text(&id_file, 64) {
+        let old_id = match budget.read_text(&id_file, 64) {
             Ok(t) => Some(Ok(t)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => Some(Err(e)),
@@ -166,7 +173,7 @@ impl Checkpoint {
         // A run file larger than a run of this experiment can be is refused by its size
         // before a byte of it is read.
         let limit = run_file::max_bytes(exp);
-        let found = run_file::scan(&dir, limit).map_err(io_err(&dir))?;
+        let found = run_file::scan(&dir, limit, budget).map_err(io_err(&dir))?;
         let (npoints, reps) = (exp.npoints(), exp.replications as usize);
         let in_sweep =
             |&(v, p, r): &(usize, usize, usize)| v < exp.variants.len() && p < npoints && r < reps;
@@ -203,8 +210,8 @@ impl Checkpoint {
                         )),
                     }));
                 }
-                let run =
-                    run_file::read(&f.path, &expected, limit).map_err(CheckpointError::RunFile)?;
+                let run = run_file::read(&f.path, &expected, limit, budget)
+                    .map_err(CheckpointError::RunFile)?;
                 cp.saved.insert(f.run, run);
             }
             let keys = cp.saved.keys().copied().collect();
@@ -217,7 +224,7 @@ impl Checkpoint {
         // Start afresh: remove irqsim's own files only, and only once it is known that
         // nothing there is in the way (decided first, so a refusal removes nothing).
         let mut remove = Vec::new();
-        match crate::config::read_limit::read_text(&id_file, 64) {
+        match budget.read_text(&id_file, 64) {
             Ok(t) if is_fingerprint(&t) => remove.push(id_file.clone()),
             Ok(_) => {
                 return Err(CheckpointError::NotOurs {

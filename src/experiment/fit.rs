@@ -502,6 +502,14 @@ impl FileSource for Overlay<'_> {
     fn read_bytes(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         self.base.read_bytes(path)
     }
+
+    fn identity(&self, path: &Path) -> Option<(u64, u64)> {
+        self.base.identity(path)
+    }
+
+    fn reserve_capture(&self, path: &Path) -> std::io::Result<Option<u64>> {
+        self.base.reserve_capture(path)
+    }
 }
 
 /// The value at `segs` in a model: object keys, and elements of arrays by `name` or by

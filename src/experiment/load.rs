@@ -13,11 +13,61 @@ use crate::config::scenario::{self, Experiment, FileSource};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Load the scenario at `path` and check what needs its hosts ([`check_counters`]).
+/// Load the scenario at `path`, refusing captures whose reading would not fit the
+/// machine's memory before any is read ([`captures_fit`]), and check what needs its
+/// hosts ([`check_counters`]).
 pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputError> {
-    let exp = scenario::load(path, files)?;
+    let avail = crate::experiment::memory::available();
+    let exp = scenario::load_checked(path, files, &mut |caps| captures_fit(caps, avail))?;
     check_counters(&exp)?;
     Ok(exp)
+}
+
+/// Refuse, before any capture is read, captures whose reading could take more than the
+/// memory `avail` ([`crate::experiment::memory::available`]; no check without it): the
+/// process and each capture's most ([`crate::config::capture::reading_bytes_at_most`],
+/// from its size on disk), all of them together, as the loader holds each capture read
+/// until the last. The capture that takes the sum past `avail` is named, with the
+/// figures (issue 53: a capture was read before the memory was checked).
+pub fn captures_fit(
+    caps: &[scenario::NamedCapture],
+    avail: Option<(u64, &'static str)>,
+) -> Result<(), InputError> {
+    use crate::experiment::memory::{PROCESS_BYTES, bytes};
+    let Some((avail, source)) = avail else {
+        return Ok(());
+    };
+    let mut sum = PROCESS_BYTES;
+    for c in caps {
+        let most = crate::config::capture::reading_bytes_at_most(c.bytes);
+        sum = sum.saturating_add(most);
+        if sum > avail {
+            return Err(InputError::Invalid(vec![
+                crate::config::error::FileProblem {
+                    file: c.file.clone(),
+                    problem: crate::sim::problems::Problem {
+                        path: c.field.clone(),
+                        reason: format!(
+                            "capture `{}` ({} on disk) may take up to {} while it is read \
+                         (its bytes, and {} bytes held for each of up to {} records of \
+                         {} bytes, the shortest), {} with the process and the captures \
+                         before it: more than the {} of memory available ({source}); no \
+                         capture was read, nothing simulated or written",
+                            c.path.display(),
+                            bytes(c.bytes),
+                            bytes(most),
+                            crate::config::capture::READ_RECORD_BYTES,
+                            c.bytes / crate::config::capture::MIN_RECORD_BYTES,
+                            crate::config::capture::MIN_RECORD_BYTES,
+                            bytes(sum),
+                            bytes(avail)
+                        ),
+                    },
+                },
+            ]));
+        }
+    }
+    Ok(())
 }
 
 /// Refuse a measured-rates row whose counter no run of its variant publishes
@@ -86,7 +136,7 @@ mod tests {
             format!("variant,figure,measured\ndefault,forwarded_pps,1\ndefault,{figure},5\n"),
         )
         .unwrap();
-        load(&dir.path().join("s.json"), &scenario::DiskFiles).map_err(|e| e.to_string())
+        load(&dir.path().join("s.json"), &scenario::DiskFiles::default()).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -122,7 +172,7 @@ mod tests {
             "scenarios/modern-10g-busy-read.json",
             "scenarios/modern-10g-24flows.json",
         ] {
-            let mut exp = scenario::load(&root.join(sc), &scenario::DiskFiles).unwrap();
+            let mut exp = scenario::load(&root.join(sc), &scenario::DiskFiles::default()).unwrap();
             exp.duration_s = 0.002;
             exp.drain_s = 0.0;
             for v in 0..exp.variants.len() {

@@ -8,7 +8,9 @@
 //! `irqsim run` prints this estimate beside the time one and refuses, with exit 2 and
 //! the figures, a sweep whose estimate exceeds the memory the kernel says is available
 //! ([`available`]): the rule is `estimate > MemAvailable` (MemTotal when the kernel
-//! gives no MemAvailable); where /proc/meminfo cannot be read there is no check.
+//! gives no MemAvailable, and the process's address-space limit, `ulimit -v`, when that
+//! is less); where neither is known there is no check. Captures are checked before any
+//! is read, from their sizes on disk ([`crate::experiment::load::captures_fit`]).
 //!
 //! The figures per flow and per run were measured with `/usr/bin/time -f %M` (peak
 //! resident memory) on `irqsim run --threads 1 --no-plots`, 64-byte frames through the
@@ -236,14 +238,41 @@ impl MemoryEstimate {
     }
 }
 
-/// The memory the kernel says is available [bytes], and the field it came from:
-/// `MemAvailable` of /proc/meminfo, or `MemTotal` when there is no `MemAvailable`;
-/// `None` when /proc/meminfo cannot be read (another system): then nothing is refused.
+/// The memory the process may use [bytes], and where that figure came from:
+/// `MemAvailable` of /proc/meminfo (or `MemTotal` when there is no `MemAvailable`), or
+/// the process's address-space limit (`RLIMIT_AS`, `ulimit -v`) when that is less;
+/// `None` when neither is known (another system, no limit): then nothing is refused.
 pub fn available() -> Option<(u64, &'static str)> {
-    let text =
+    let meminfo =
         crate::config::read_limit::read_text(std::path::Path::new("/proc/meminfo"), 64 << 10)
-            .ok()?;
-    parse_meminfo(&text)
+            .ok()
+            .and_then(|t| parse_meminfo(&t));
+    least(meminfo, address_space_limit())
+}
+
+/// The lesser of the kernel's figure and the address-space limit.
+fn least(meminfo: Option<(u64, &'static str)>, limit: Option<u64>) -> Option<(u64, &'static str)> {
+    let limit = limit.map(|l| {
+        (
+            l,
+            "the process's address-space limit, RLIMIT_AS (ulimit -v)",
+        )
+    });
+    match (meminfo, limit) {
+        (Some(m), Some(l)) => Some(if l.0 < m.0 { l } else { m }),
+        (m, l) => m.or(l),
+    }
+}
+
+/// The process's address-space limit (`RLIMIT_AS`) [bytes], `None` when unlimited.
+fn address_space_limit() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given, nothing else.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0;
+    (ok && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
 }
 
 /// [`available`] from the text of /proc/meminfo (`MemAvailable:  1234 kB`).
@@ -256,8 +285,8 @@ pub fn parse_meminfo(text: &str) -> Option<(u64, &'static str)> {
         })
     };
     field("MemAvailable")
-        .map(|b| (b, "MemAvailable"))
-        .or_else(|| field("MemTotal").map(|b| (b, "MemTotal")))
+        .map(|b| (b, "MemAvailable in /proc/meminfo"))
+        .or_else(|| field("MemTotal").map(|b| (b, "MemTotal in /proc/meminfo")))
 }
 
 /// A size as people read it: `512 B`, `12.3 KB`, `45.6 MB`, `7.8 GB` (powers of 1,000).
@@ -283,10 +312,19 @@ mod tests {
         let both = "MemTotal:        8000000 kB\nMemFree:  10 kB\nMemAvailable:    6000000 kB\n";
         assert_eq!(
             parse_meminfo(both),
-            Some((6_000_000 * 1024, "MemAvailable"))
+            Some((6_000_000 * 1024, "MemAvailable in /proc/meminfo"))
         );
-        assert_eq!(parse_meminfo("MemTotal: 4 kB\n"), Some((4096, "MemTotal")));
+        assert_eq!(
+            parse_meminfo("MemTotal: 4 kB\n"),
+            Some((4096, "MemTotal in /proc/meminfo"))
+        );
         assert_eq!(parse_meminfo("nothing here\n"), None);
+        // An address-space limit below the kernel's figure is what the process has.
+        let m = Some((8000, "MemAvailable in /proc/meminfo"));
+        assert_eq!(least(m, Some(9000)), m);
+        assert_eq!(least(m, Some(7000)).map(|a| a.0), Some(7000));
+        assert_eq!(least(None, Some(7000)).map(|a| a.0), Some(7000));
+        assert_eq!(least(None, None), None);
     }
 
     #[test]
@@ -294,7 +332,8 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios/dc21143-64b-1flow.json");
         let exp =
-            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles).unwrap();
+            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles::default())
+                .unwrap();
         // 14 points of one flow, 10 s + 1 s: the histogram spans 1 ns..11 s.
         let m = MemoryEstimate::new(&exp, 14, 2);
         let hist = crate::model::stats::latency_bytes_max(SimTime::from_secs_f64(11.0)) as u64;
@@ -328,7 +367,8 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios/dc21143-64b-1flow.json");
         let exp =
-            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles).unwrap();
+            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles::default())
+                .unwrap();
         let m = MemoryEstimate::new(&exp, 14, 2);
         assert_eq!(m.reading, 0);
         // A read peak larger than the sweep is the total; a smaller one changes nothing.

@@ -59,6 +59,13 @@ pub struct OutLock {
 }
 
 impl OutLock {
+    /// The directory it locks.
+    pub fn dir(&self) -> &Path {
+        self.path
+            .parent()
+            .expect("the lock file is in the directory it locks")
+    }
+
     /// Create `dir` if needed and lock it for this process, or say who holds it.
     pub fn acquire(dir: &Path) -> Result<OutLock, LockError> {
         let path = dir.join(FILE);

@@ -32,6 +32,7 @@
 //! **What counts as irqsim's own file** ([`is_own`]): a file named as irqsim names run
 //! files, in this format, whose checksum holds. Only such files are ever deleted.
 
+use crate::config::read_limit::ReadBudget;
 use crate::model::timeline::TimelineRow;
 use crate::results::PointFigures;
 use serde::{Deserialize, Serialize};
@@ -341,27 +342,35 @@ pub fn max_bytes(exp: &crate::config::scenario::Experiment) -> u64 {
 }
 
 /// Read and check the run file at `path`, which must be run `expected`; a file of more
-/// than `limit` bytes ([`max_bytes`]) is refused by its size, before it is read.
-pub fn read(path: &Path, expected: &RunIdentity, limit: u64) -> Result<SavedRun, RunFileError> {
+/// than `limit` bytes ([`max_bytes`]) or more than is left of the command's `budget` is
+/// refused by its size, before it is read.
+pub fn read(
+    path: &Path,
+    expected: &RunIdentity,
+    limit: u64,
+    budget: &ReadBudget,
+) -> Result<SavedRun, RunFileError> {
     let err = |problem| RunFileError {
         file: path.to_path_buf(),
         problem,
     };
-    let text =
-        crate::config::read_limit::read_text(path, limit).map_err(|e| err(Problem::Read(e)))?;
+    let text = budget
+        .read_text(path, limit)
+        .map_err(|e| err(Problem::Read(e)))?;
     decode(&text, expected).map_err(err)
 }
 
 /// Whether the file at `path` is irqsim's own run file (named as irqsim names them, in
-/// this format, its checksum holding, at most `limit` bytes), and if not, why not.
-pub fn is_own(path: &Path, limit: u64) -> Result<(), Problem> {
+/// this format, its checksum holding, at most `limit` bytes), and if not, why not (read
+/// from the command's `budget`).
+pub fn is_own(path: &Path, limit: u64, budget: &ReadBudget) -> Result<(), Problem> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if parse_name(name).is_none() {
         return Err(Problem::Format(format!(
             "`{name}` is not named as irqsim names run files (v<variant>-p<point>-r<replication>.json)"
         )));
     }
-    let text = crate::config::read_limit::read_text(path, limit).map_err(Problem::Read)?;
+    let text = budget.read_text(path, limit).map_err(Problem::Read)?;
     parse(&text).map(|_| ())
 }
 
@@ -377,8 +386,9 @@ pub struct Found {
 }
 
 /// The files in `dir` named as run files, each checked by [`is_own`] (at most `limit`
-/// bytes read of each); other files are not looked at. A missing directory holds none.
-pub fn scan(dir: &Path, limit: u64) -> io::Result<Vec<Found>> {
+/// bytes read of each, from the command's `budget`); other files are not looked at. A
+/// missing directory holds none.
+pub fn scan(dir: &Path, limit: u64, budget: &ReadBudget) -> io::Result<Vec<Found>> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -392,7 +402,7 @@ pub fn scan(dir: &Path, limit: u64) -> io::Result<Vec<Found>> {
             continue;
         };
         let path = e.path();
-        let own = is_own(&path, limit);
+        let own = is_own(&path, limit, budget);
         found.push(Found { path, run, own });
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));

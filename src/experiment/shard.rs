@@ -48,6 +48,7 @@
 //! run file, stays. A file that is not irqsim's but has a name the shard writes is
 //! refused before any work ([`check_dir`]).
 
+use crate::config::read_limit::ReadBudget;
 use crate::config::scenario::Experiment;
 use crate::experiment::checkpoint::SavedRun;
 pub use crate::experiment::identity::{BUILD_ID, scenario_hash};
@@ -295,11 +296,15 @@ impl PartialError {
 /// reads only the run files a manifest lists. A file that is not irqsim's but has the
 /// name of a file this shard writes (`shard.json`, or one of its run files) is refused. Checked before the shard simulates anything, and again when it
 /// writes.
-fn removable(dir: &Path, manifest: &Manifest) -> Result<Vec<PathBuf>, PartialError> {
+fn removable(
+    dir: &Path,
+    manifest: &Manifest,
+    budget: &ReadBudget,
+) -> Result<Vec<PathBuf>, PartialError> {
     let mut remove = Vec::new();
     let mpath = dir.join(MANIFEST);
     if mpath.exists() || mpath.is_symlink() {
-        match read_manifest(dir) {
+        match read_manifest(dir, budget) {
             Ok(_) => remove.push(mpath),
             Err(e) => {
                 return Err(PartialError::NotOurs {
@@ -312,12 +317,10 @@ fn removable(dir: &Path, manifest: &Manifest) -> Result<Vec<PathBuf>, PartialErr
     let rdir = dir.join(RUNS_DIR);
     // (The manifest does not hold the models: a shard's run files are bounded by the
     // limit on what irqsim reads back, not by its runs' size.)
-    let found =
-        run_file::scan(&rdir, crate::config::read_limit::MAX_RESULT_BYTES).map_err(|err| {
-            PartialError::Io {
-                file: rdir.clone(),
-                err,
-            }
+    let found = run_file::scan(&rdir, crate::config::read_limit::MAX_RESULT_BYTES, budget)
+        .map_err(|err| PartialError::Io {
+            file: rdir.clone(),
+            err,
         })?;
     let ids = frame_runs(&manifest.frame);
     let mine: std::collections::BTreeSet<_> = manifest.runs.iter().map(|&k| ids[k]).collect();
@@ -339,9 +342,10 @@ fn removable(dir: &Path, manifest: &Manifest) -> Result<Vec<PathBuf>, PartialErr
 }
 
 /// Check, before any work, that the partial result `manifest` can be written into `dir`
-/// without writing over a file irqsim did not write.
-pub fn check_dir(dir: &Path, manifest: &Manifest) -> Result<(), PartialError> {
-    removable(dir, manifest).map(|_| ())
+/// without writing over a file irqsim did not write (what is read of it drawn from the
+/// command's `budget`).
+pub fn check_dir(dir: &Path, manifest: &Manifest, budget: &ReadBudget) -> Result<(), PartialError> {
+    removable(dir, manifest, budget).map(|_| ())
 }
 
 /// Write a partial result into `dir` (created if needed): the runs of `manifest`, in
@@ -351,6 +355,7 @@ pub fn write_partial(
     dir: &Path,
     manifest: &Manifest,
     runs: &[SavedRun],
+    budget: &ReadBudget,
 ) -> Result<(), PartialError> {
     assert_eq!(
         manifest.runs.len(),
@@ -361,7 +366,7 @@ pub fn write_partial(
         let file = file.to_path_buf();
         move |err| PartialError::Io { file, err }
     };
-    for f in removable(dir, manifest)? {
+    for f in removable(dir, manifest, budget)? {
         std::fs::remove_file(&f).map_err(io_err(&f))?;
     }
     let rdir = dir.join(RUNS_DIR);
@@ -387,8 +392,8 @@ pub fn write_partial(
 /// build, shard and runs; the frame included) and every run file it lists exists. Such
 /// a shard run again would write the same bytes. Whether the run files hold what they
 /// should is for [`merge`] to check, as for any partial.
-pub fn finished(dir: &Path, manifest: &Manifest) -> bool {
-    match read_manifest(dir) {
+pub fn finished(dir: &Path, manifest: &Manifest, budget: &ReadBudget) -> bool {
+    match read_manifest(dir, budget) {
         Ok(m) if m == *manifest => {
             let ids = frame_runs(&m.frame);
             m.runs.iter().all(|&k| run_file(dir, ids[k]).is_file())
@@ -488,14 +493,11 @@ pub enum MergeError {
     },
 }
 
-/// Read the manifest of the partial result in `dir`.
-pub fn read_manifest(dir: &Path) -> Result<Manifest, MergeError> {
+/// Read the manifest of the partial result in `dir`, from the command's `budget`.
+pub fn read_manifest(dir: &Path, budget: &ReadBudget) -> Result<Manifest, MergeError> {
     let path = dir.join(MANIFEST);
     let file = path.display().to_string();
-    let text = match crate::config::read_limit::read_text(
-        &path,
-        crate::config::read_limit::MAX_RESULT_BYTES,
-    ) {
+    let text = match budget.read_text(&path, crate::config::read_limit::MAX_RESULT_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(MergeError::NotPartial {
@@ -562,12 +564,12 @@ pub struct Merged {
 
 /// Merge the partial results in `dirs` (in any order) into the results of the whole
 /// sweep, after checking that they are the N shards of one sweep by one irqsim build,
-/// each once, each complete.
-pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
+/// each once, each complete; what is read drawn from the command's `budget`.
+pub fn merge(dirs: &[PathBuf], budget: &ReadBudget) -> Result<Merged, MergeError> {
     let shown = |d: &Path| d.display().to_string();
     let manifests = dirs
         .iter()
-        .map(|d| read_manifest(d))
+        .map(|d| read_manifest(d, budget))
         .collect::<Result<Vec<_>, _>>()?;
     let first = manifests.first().ok_or(MergeError::Nothing)?;
     let want = first.identity();
@@ -637,6 +639,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
                 &path,
                 &expected,
                 crate::config::read_limit::MAX_RESULT_BYTES,
+                budget,
             )
             .map_err(MergeError::RunFile)?;
             runs[k] = Some(run);

@@ -45,11 +45,11 @@ fn write(dir: &Path, name: &str, sc: &Value) -> std::path::PathBuf {
 }
 
 fn load(dir: &Path, sc: &Value) -> Experiment {
-    scenario::load(&write(dir, "case.json", sc), &DiskFiles).expect("the scenario loads")
+    scenario::load(&write(dir, "case.json", sc), &DiskFiles::default()).expect("the scenario loads")
 }
 
 fn problems(dir: &Path, sc: &Value) -> String {
-    match scenario::load(&write(dir, "bad.json", sc), &DiskFiles) {
+    match scenario::load(&write(dir, "bad.json", sc), &DiskFiles::default()) {
         Ok(_) => panic!("accepted: {sc}"),
         Err(e) => e.to_string(),
     }

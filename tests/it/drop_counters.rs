@@ -90,7 +90,8 @@ fn every_drop_sites_total_equals_its_counters_on_every_shipped_scenario() {
     let mut uncounted: BTreeMap<String, f64> = BTreeMap::new();
     let mut failures = Vec::new();
     for f in &files {
-        let mut exp = scenario::load(f, &DiskFiles).unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        let mut exp =
+            scenario::load(f, &DiskFiles::default()).unwrap_or_else(|e| panic!("{f:?}: {e}"));
         exp.duration_s = exp.duration_s.min(0.02);
         exp.drain_s = exp.drain_s.min(0.02);
         exp.replications = 1;

@@ -15,7 +15,7 @@ use std::path::Path;
 /// Transactions/s of each variant of the scenario.
 fn scenario_rates() -> (f64, f64) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/em-rr-freebsd62.json");
-    let exp = load(&path, &DiskFiles).expect("scenario loads");
+    let exp = load(&path, &DiskFiles::default()).expect("scenario loads");
     let r = runner::run(&exp, 0, &|| {}).expect("the runs");
     let tps = |v: &str| {
         r.points

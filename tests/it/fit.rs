@@ -74,7 +74,7 @@ fn known_costs_are_recovered_from_a_simulated_table() {
     // costs the seed changes nothing, so the true values have a zero residual: what is
     // tested is that the search finds them from 50 % off on a rugged surface.
     let truth_sc = scenario_file(dir.path(), "truth", &POINTS, 0.2, truth, None, 2);
-    let exp = scenario::load(&truth_sc, &DiskFiles).unwrap();
+    let exp = scenario::load(&truth_sc, &DiskFiles::default()).unwrap();
     let res = runner::run(&exp, 0, &|| {}).unwrap();
     let out = dir.path().join("truth-out");
     output::write_all(&out, &res).unwrap();
@@ -95,7 +95,8 @@ fn known_costs_are_recovered_from_a_simulated_table() {
     opts.profile_points = 0;
     opts.max_simulations = 150;
     opts.profile_iters = 3;
-    let fitter = Fitter::new(&sc, &DiskFiles, opts).unwrap();
+    let disk = DiskFiles::default();
+    let fitter = Fitter::new(&sc, &disk, opts).unwrap();
     let rep = fitter.fit().unwrap();
     eprintln!(
         "recovered {:?} objective {} -> {} in {} simulations; warnings {:?}",
@@ -134,7 +135,8 @@ fn the_seed_tables_hand_derived_costs_are_recovered() {
     opts.profile_points = 0;
     opts.max_simulations = 150;
     opts.profile_iters = 3;
-    let fitter = Fitter::new(&sc, &DiskFiles, opts).unwrap();
+    let disk = DiskFiles::default();
+    let fitter = Fitter::new(&sc, &disk, opts).unwrap();
     let rep = fitter.fit().unwrap();
     eprintln!(
         "seed fit {:?} objective {} -> {} in {} simulations; ci {:?}; warnings {:?}",
@@ -194,7 +196,8 @@ fn a_cost_the_table_cannot_see_is_reported_not_identifiable() {
         latency: 0.0,
     };
     opts.profile_points = 5;
-    let rep = Fitter::new(&sc, &DiskFiles, opts).unwrap().fit().unwrap();
+    let disk = DiskFiles::default();
+    let rep = Fitter::new(&sc, &disk, opts).unwrap().fit().unwrap();
     eprintln!("loss-free fit {:?}", rep);
     let p = &rep.params[0];
     assert!(!p.identifiable);
@@ -226,7 +229,8 @@ fn costs_seen_only_as_a_sum_are_reported_confounded() {
     opts.restarts = 1;
     opts.max_simulations = 60;
     opts.profile_iters = 2;
-    let rep = Fitter::new(&sc, &DiskFiles, opts).unwrap().fit().unwrap();
+    let disk = DiskFiles::default();
+    let rep = Fitter::new(&sc, &disk, opts).unwrap().fit().unwrap();
     eprintln!(
         "sum fit {:?} corr {:?} warnings {:?} in {} simulations",
         rep.params.iter().map(|p| p.value).collect::<Vec<_>>(),
@@ -246,10 +250,11 @@ fn costs_seen_only_as_a_sum_are_reported_confounded() {
 #[test]
 fn bad_parameters_are_refused_with_the_reason() {
     let sc = root().join("scenarios/dc21143-64b-1flow.json");
-    let refuse = |p: ParamSpec| match Fitter::new(&sc, &DiskFiles, FitOptions::new(vec![p])) {
-        Err(e) => e.to_string(),
-        Ok(_) => panic!("accepted"),
-    };
+    let refuse =
+        |p: ParamSpec| match Fitter::new(&sc, &DiskFiles::default(), FitOptions::new(vec![p])) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted"),
+        };
     let e = refuse(param("kernel.no_such_field", 1.0, 2.0, 1.5));
     assert!(e.contains("is not a field of the model"), "{e}");
     let e = refuse(param("kernel.netisr_per_packet", 1.0, 9.0, 5.0));
@@ -262,7 +267,7 @@ fn bad_parameters_are_refused_with_the_reason() {
     // A scenario with variants is one model too many.
     let e = match Fitter::new(
         &root().join("scenarios/dc21143-64b-phy-paths.json"),
-        &DiskFiles,
+        &DiskFiles::default(),
         FitOptions::new(vec![param(NETISR, 1_000.0, 9_000.0, 5_000.0)]),
     ) {
         Err(e) => e.to_string(),
@@ -284,7 +289,8 @@ fn the_fit_does_not_depend_on_the_thread_count() {
         opts.restarts = 0;
         opts.profile_points = 3;
         opts.threads = threads;
-        Fitter::new(&sc, &DiskFiles, opts).unwrap().fit().unwrap()
+        let disk = DiskFiles::default();
+        Fitter::new(&sc, &disk, opts).unwrap().fit().unwrap()
     };
     assert_eq!(fit(1), fit(2));
 }
@@ -385,7 +391,7 @@ fn simulated_table(dir: &Path, base: &serde_json::Value, truth: serde_json::Valu
     s["seed"] = 2.into();
     let p = dir.join("truth.json");
     std::fs::write(&p, serde_json::to_string_pretty(&s).unwrap()).unwrap();
-    let exp = scenario::load(&p, &DiskFiles).unwrap();
+    let exp = scenario::load(&p, &DiskFiles::default()).unwrap();
     let res = runner::run(&exp, 0, &|| {}).unwrap();
     let out = dir.join("truth-out");
     output::write_all(&out, &res).unwrap();
@@ -476,9 +482,10 @@ fn a_candidate_that_forwards_nothing_pays_the_censored_latency_residual() {
         Some(&table),
         1,
     );
+    let disk = DiskFiles::default();
     let f = Fitter::new(
         &sc,
-        &DiskFiles,
+        &disk,
         FitOptions::new(vec![param(NETISR, 1_000.0, 3e9, 5_180.0)]),
     )
     .unwrap();
@@ -548,7 +555,8 @@ fn fitted_intervals_contain_known_costs_or_say_they_cannot_tell() {
         param(NETISR, 1_000.0, 15_000.0, 5_180.0),
     ]);
     opts.profile_points = 0;
-    let rep = fit_to_the_truths_basin(&Fitter::new(&sc, &DiskFiles, opts).unwrap(), &truth);
+    let disk = DiskFiles::default();
+    let rep = fit_to_the_truths_basin(&Fitter::new(&sc, &disk, opts).unwrap(), &truth);
     // 8 points, a loss and a latency residual each, all forwarded: 16 - 2.
     assert_eq!(rep.dof, 14);
     check_truth(&rep, &truth);
@@ -585,7 +593,8 @@ fn a_napi_hosts_intervals_contain_known_costs_or_say_they_cannot_tell() {
     let mut opts = FitOptions::new(NAPI.iter().map(|p| param(p.0, p.1, p.2, p.3)).collect());
     opts.profile_points = 0;
     let truth: Vec<f64> = NAPI.iter().map(|p| p.4).collect();
-    let rep = fit_to_the_truths_basin(&Fitter::new(&sc, &DiskFiles, opts).unwrap(), &truth);
+    let disk = DiskFiles::default();
+    let rep = fit_to_the_truths_basin(&Fitter::new(&sc, &disk, opts).unwrap(), &truth);
     check_truth(&rep, &truth);
 }
 
@@ -615,7 +624,8 @@ fn a_duration_that_moves_the_figures_more_than_the_residuals_is_warned() {
     opts.descents = 1;
     opts.restarts = 0;
     opts.profile_points = 0;
-    let rep = Fitter::new(&sc, &DiskFiles, opts).unwrap().fit().unwrap();
+    let disk = DiskFiles::default();
+    let rep = Fitter::new(&sc, &disk, opts).unwrap().fit().unwrap();
     let c = rep.duration_check.clone().expect("a duration check");
     eprintln!("{c:?}; {:?}", rep.warnings);
     assert!((c.table_duration_s - 0.5).abs() < 1e-3, "{c:?}");
@@ -657,10 +667,11 @@ fn a_cost_in_cycles_fitted_through_ns_names_the_cycles_field() {
     s["workload"]["flows"][0]["to"] = "xl1".into();
     let sc = dir.path().join("p100.json");
     std::fs::write(&sc, s.to_string()).unwrap();
-    let refuse = |p: ParamSpec| match Fitter::new(&sc, &DiskFiles, FitOptions::new(vec![p])) {
-        Err(e) => e.to_string(),
-        Ok(_) => panic!("accepted"),
-    };
+    let refuse =
+        |p: ParamSpec| match Fitter::new(&sc, &DiskFiles::default(), FitOptions::new(vec![p])) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted"),
+        };
     let e = refuse(param(NETISR, 1_000.0, 9_000.0, 5_000.0));
     assert!(
         e.contains("is not a field of the model")
@@ -672,7 +683,7 @@ fn a_cost_in_cycles_fitted_through_ns_names_the_cycles_field() {
     let sc = root().join("scenarios/dc21143-64b-1flow.json");
     let e = match Fitter::new(
         &sc,
-        &DiskFiles,
+        &DiskFiles::default(),
         FitOptions::new(vec![param(
             "kernel.netisr_per_packet.cycles",
             1.0,
@@ -766,7 +777,8 @@ fn a_search_cut_short_by_its_budget_says_so() {
     let mut opts = FitOptions::new(vec![param(NETISR, 1_000.0, 12_000.0, 5_180.0)]);
     opts.max_simulations = 3;
     opts.profile_points = 0;
-    let rep = Fitter::new(&sc, &DiskFiles, opts).unwrap().fit().unwrap();
+    let disk = DiskFiles::default();
+    let rep = Fitter::new(&sc, &disk, opts).unwrap().fit().unwrap();
     assert!(
         rep.warnings
             .iter()
@@ -821,7 +833,8 @@ fn points_where_neither_side_forwards_do_not_count_as_degrees_of_freedom() {
     let mut opts = FitOptions::new(vec![param(NETISR, 1e9, 3e9, 2e9)]);
     opts.max_simulations = 10;
     opts.profile_points = 0;
-    let f = Fitter::new(&sc, &DiskFiles, opts).unwrap();
+    let disk = DiskFiles::default();
+    let f = Fitter::new(&sc, &disk, opts).unwrap();
     let e = f.evaluate(&[2e9]).unwrap();
     let missing: Vec<f64> = e
         .points
@@ -865,7 +878,8 @@ fn an_exact_table_gives_a_resolution_limited_interval_that_holds_the_truth() {
     let mut opts = FitOptions::new(vec![param(NETISR, 1_000.0, 15_000.0, 5_180.0)]);
     opts.profile_points = 0;
     opts.max_simulations = 80;
-    let f = Fitter::new(&sc, &DiskFiles, opts).unwrap();
+    let disk = DiskFiles::default();
+    let f = Fitter::new(&sc, &disk, opts).unwrap();
     let rep = fit_to_the_truths_basin(&f, &[truth]);
     let p = &rep.params[0];
     let width = p.resolution_limited.expect("a resolution-limited interval");
@@ -936,7 +950,7 @@ fn at_the_tables_own_duration_the_fit_scores_no_worse_than_the_truth() {
         );
         let p = dir.path().join("truth.json");
         std::fs::write(&p, s.to_string()).unwrap();
-        let exp = scenario::load(&p, &DiskFiles).unwrap();
+        let exp = scenario::load(&p, &DiskFiles::default()).unwrap();
         let res = runner::run(&exp, 0, &|| {}).unwrap();
         let out = dir.path().join("truth-out");
         output::write_all(&out, &res).unwrap();
@@ -951,7 +965,8 @@ fn at_the_tables_own_duration_the_fit_scores_no_worse_than_the_truth() {
         param(NETISR, 1_000.0, 15_000.0, 5_180.0),
     ]);
     opts.profile_points = 0;
-    let f = Fitter::new(&sc, &DiskFiles, opts).unwrap();
+    let files = DiskFiles::default();
+    let f = Fitter::new(&sc, &files, opts).unwrap();
     let rep = f.fit().unwrap();
     let lowest = f.lowest_evaluated().unwrap();
     assert_eq!(

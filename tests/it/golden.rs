@@ -27,7 +27,7 @@ fn scenarios() -> Vec<PathBuf> {
 /// The files `write_all` writes for a shortened run of `path`, with the repository's
 /// location taken out of the paths they mention.
 fn outputs(path: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut exp = scenario::load(path, &DiskFiles).expect("scenario loads");
+    let mut exp = scenario::load(path, &DiskFiles::default()).expect("scenario loads");
     exp.duration_s = exp.duration_s.min(0.05);
     exp.drain_s = exp.drain_s.min(0.02);
     exp.replications = exp.replications.min(2);

@@ -155,8 +155,8 @@ fn a_grid_applies_after_the_scenario_overrides_and_multiplies_variants() {
 fn example_results() -> &'static Results {
     static CELL: std::sync::OnceLock<Results> = std::sync::OnceLock::new();
     CELL.get_or_init(|| {
-        let mut exp =
-            scenario::load(&Path::new(ROOT).join(EXAMPLE), &DiskFiles).expect("example loads");
+        let mut exp = scenario::load(&Path::new(ROOT).join(EXAMPLE), &DiskFiles::default())
+            .expect("example loads");
         exp.duration_s = 0.1;
         exp.drain_s = 0.05;
         runner::run(&exp, 0, &|| {}).expect("runs")

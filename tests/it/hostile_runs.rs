@@ -152,9 +152,16 @@ fn interrupt(scenario: &Path, out: &Path, seed: u64, k: usize) {
     use irqsim::experiment::runner::{RunError, run_with};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let mut exp =
-        irqsim::config::scenario::load(scenario, &irqsim::config::scenario::DiskFiles).unwrap();
+        irqsim::config::scenario::load(scenario, &irqsim::config::scenario::DiskFiles::default())
+            .unwrap();
     exp.seed = seed;
-    let ck = Checkpoint::open(out, &exp, false).unwrap();
+    let ck = Checkpoint::open(
+        out,
+        &exp,
+        false,
+        &irqsim::config::read_limit::ReadBudget::command(),
+    )
+    .unwrap();
     let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
     let on_done = || {
         if done.fetch_add(1, Ordering::SeqCst) + 1 >= k {
@@ -633,12 +640,21 @@ fn a_shard_deletes_only_its_own_run_files() {
 #[test]
 fn no_checkpoint_is_made_before_the_first_run_is_saved() {
     let f = fixture();
-    let mut exp =
-        irqsim::config::scenario::load(&f.scenario, &irqsim::config::scenario::DiskFiles).unwrap();
+    let mut exp = irqsim::config::scenario::load(
+        &f.scenario,
+        &irqsim::config::scenario::DiskFiles::default(),
+    )
+    .unwrap();
     exp.seed = 1;
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let cp = irqsim::experiment::checkpoint::Checkpoint::open(&out, &exp, false).unwrap();
+    let cp = irqsim::experiment::checkpoint::Checkpoint::open(
+        &out,
+        &exp,
+        false,
+        &irqsim::config::read_limit::ReadBudget::command(),
+    )
+    .unwrap();
     assert!(!out.exists(), "opened: nothing on disk yet");
     drop(cp);
     // A refused resume (another experiment's checkpoint) creates nothing either.

@@ -101,7 +101,7 @@ fn a_recorded_kvm_guest_imports_and_its_scenario_runs_with_linux_counters() {
     assert!(notes["cpu.irq_affinity.eth0"].contains("irq-affinity line 33"));
     assert!(notes["nics.eth0.moderation"].starts_with("none: rx-usecs 0"));
 
-    let exp = irqsim::experiment::load::load(&dir.join("vm-scenario.json"), &DiskFiles)
+    let exp = irqsim::experiment::load::load(&dir.join("vm-scenario.json"), &DiskFiles::default())
         .expect("the scenario loads");
     assert_eq!(exp.flows.len(), 1);
     assert_eq!(
@@ -256,7 +256,7 @@ fn a_router_gets_a_flow_per_queue() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
-    let exp = irqsim::experiment::load::load(&t.path().join("start.json"), &DiskFiles)
+    let exp = irqsim::experiment::load::load(&t.path().join("start.json"), &DiskFiles::default())
         .expect("the scenario loads");
     assert!(irqsim::config::hairpin::warnings(&exp).is_empty());
     let m = &exp.variants[0].model;

@@ -18,7 +18,8 @@ const SCENARIO: &str = concat!(
 fn sweep() -> &'static (Results, Vec<MeasuredPoint>) {
     static CELL: OnceLock<(Results, Vec<MeasuredPoint>)> = OnceLock::new();
     CELL.get_or_init(|| {
-        let exp = scenario::load(Path::new(SCENARIO), &DiskFiles).expect("scenario loads");
+        let exp =
+            scenario::load(Path::new(SCENARIO), &DiskFiles::default()).expect("scenario loads");
         let measured = exp
             .measured
             .clone()
@@ -220,7 +221,7 @@ fn cpu_fractions_sum_to_one() {
 
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
-    let exp = scenario::load(Path::new(SCENARIO), &DiskFiles).unwrap();
+    let exp = scenario::load(Path::new(SCENARIO), &DiskFiles::default()).unwrap();
     let mut short = exp.clone();
     short.duration_s = 0.2;
     short.replications = 2;

@@ -263,7 +263,7 @@ fn a_start_taken_back_after_another_core_unmasked_the_chip_stands() {
     use irqsim::experiment::runner;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/undo-after-busy-poll/scenario.json");
-    let exp = scenario::load(&path, &DiskFiles).expect("scenario");
+    let exp = scenario::load(&path, &DiskFiles::default()).expect("scenario");
     for (v, p, r) in runner::runs(&exp) {
         let spec = runner::run_spec(&exp, v, p, r);
         let cfg = &exp.variants[v].model;

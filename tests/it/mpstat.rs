@@ -22,7 +22,7 @@ fn run(file: &str, names: &[&str], load: f64, secs: f64) -> Results {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenarios")
         .join(file);
-    let mut exp = scenario::load(&path, &DiskFiles).expect("scenario loads");
+    let mut exp = scenario::load(&path, &DiskFiles::default()).expect("scenario loads");
     exp.variants.retain(|v| names.contains(&v.name.as_str()));
     assert_eq!(
         exp.variants.len(),

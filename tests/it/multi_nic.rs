@@ -309,7 +309,7 @@ fn sweep_600() -> &'static Results {
             env!("CARGO_MANIFEST_DIR"),
             "/scenarios/dc21143-600b-4flows.json"
         );
-        let exp = scenario::load(Path::new(path), &DiskFiles).expect("scenario loads");
+        let exp = scenario::load(Path::new(path), &DiskFiles::default()).expect("scenario loads");
         irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
     })
 }
@@ -345,7 +345,7 @@ fn the_shared_line_takes_all_four_ports_in_one_pass_when_the_tester_is_in_step()
         env!("CARGO_MANIFEST_DIR"),
         "/scenarios/dc21143-600b-4flows-in-step.json"
     );
-    let exp = scenario::load(Path::new(path), &DiskFiles).expect("scenario loads");
+    let exp = scenario::load(Path::new(path), &DiskFiles::default()).expect("scenario loads");
     let mut exp = exp;
     exp.retain_points(|p| p.load_pct <= 30.0 + 1e-9);
     let rx_only: ModelConfig = serde_json::from_value(dc_model_rx_only()).expect("model");
@@ -403,7 +403,7 @@ fn a_fixed_rate_background_flow_keeps_its_rate_across_the_sweep() {
         "drain_s": 0.1
     });
     std::fs::write(&path, sc.to_string()).expect("write");
-    let exp = scenario::load(&path, &DiskFiles).expect("scenario loads");
+    let exp = scenario::load(&path, &DiskFiles::default()).expect("scenario loads");
     let r = irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs");
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(r.points.len(), 3);

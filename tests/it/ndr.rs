@@ -31,8 +31,11 @@ fn root() -> &'static Path {
 /// point with more than 0.5 % loss.
 #[test]
 fn the_search_finds_the_first_loss_of_a_non_monotone_router() {
-    let mut exp = scenario::load(&root().join("scenarios/dc21143-64b-1flow.json"), &DiskFiles)
-        .expect("scenario");
+    let mut exp = scenario::load(
+        &root().join("scenarios/dc21143-64b-1flow.json"),
+        &DiskFiles::default(),
+    )
+    .expect("scenario");
     exp.duration_s = 2.0;
     let opts = NdrOptions {
         frame_bytes: vec![64],

@@ -38,7 +38,8 @@ const SEED_MAX_INPUT_PPS: f64 = 12_781.5;
 const PRODUCTION_PPS: f64 = 169.2;
 
 fn experiment() -> Experiment {
-    let mut exp = scenario::load(Path::new(SCENARIO), &DiskFiles).expect("scenario loads");
+    let mut exp =
+        scenario::load(Path::new(SCENARIO), &DiskFiles::default()).expect("scenario loads");
     exp.duration_s = TEST_DURATION_S;
     exp
 }

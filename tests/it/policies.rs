@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 fn run(name: &str) -> Results {
     let path = format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
-    let exp = scenario::load(Path::new(&path), &DiskFiles).expect("scenario loads");
+    let exp = scenario::load(Path::new(&path), &DiskFiles::default()).expect("scenario loads");
     irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
 }
 
@@ -241,7 +241,7 @@ fn polling_reads_the_status_registers_one_tick_in_reg_frac() {
     // checks, each costing the driver's `poll_status_check` (2 us here) on top of the
     // poll call, at the netisr's level. Nothing else changes.
     let path = format!("{}/scenarios/policies-64b.json", env!("CARGO_MANIFEST_DIR"));
-    let mut exp = scenario::load(Path::new(&path), &DiskFiles).expect("scenario loads");
+    let mut exp = scenario::load(Path::new(&path), &DiskFiles::default()).expect("scenario loads");
     exp.variants.retain(|v| v.name == "freebsd-polling");
     exp.retain_points(|p| (p.load_pct - 10.0).abs() < 1e-9);
     exp.duration_s = 1.0;

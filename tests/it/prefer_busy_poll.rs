@@ -24,7 +24,7 @@ use std::path::Path;
 fn results() -> Results {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/prefer-busy-poll-udp-pingpong.json");
-    let exp = scenario::load(&path, &DiskFiles).expect("the scenario loads");
+    let exp = scenario::load(&path, &DiskFiles::default()).expect("the scenario loads");
     runner::run(&exp, 0, &|| {}).expect("the sweep runs")
 }
 

@@ -148,13 +148,21 @@ fn an_interrupted_sweep_resumes_to_the_same_bytes_at_any_moment() {
     sc["model"] = json!(format!("{ROOT}/models/p3-448-dc21143-freebsd4.json"));
     sc["measured"] = json!(format!("{ROOT}/scenarios/measured/test_25Mx64x1.csv"));
     std::fs::write(&path, sc.to_string()).unwrap();
-    let exp = irqsim::config::scenario::load(&path, &irqsim::config::scenario::DiskFiles).unwrap();
+    let exp =
+        irqsim::config::scenario::load(&path, &irqsim::config::scenario::DiskFiles::default())
+            .unwrap();
     let whole = irqsim::experiment::runner::run(&exp, 1, &|| {})
         .unwrap()
         .to_json();
     for k in [1usize, 4, 7, 10, 13] {
         let out = tmp.path().join(format!("cut-{k}"));
-        let ck = Checkpoint::open(&out, &exp, false).unwrap();
+        let ck = Checkpoint::open(
+            &out,
+            &exp,
+            false,
+            &irqsim::config::read_limit::ReadBudget::command(),
+        )
+        .unwrap();
         let stop = AtomicBool::new(false);
         let done = AtomicUsize::new(0);
         let on_done = || {
@@ -166,7 +174,13 @@ fn an_interrupted_sweep_resumes_to_the_same_bytes_at_any_moment() {
             Err(RunError::Interrupted { done, total }) => assert_eq!((done, total), (k, 14)),
             other => panic!("expected an interruption after {k} runs: {other:?}"),
         }
-        let ck = Checkpoint::open(&out, &exp, true).unwrap();
+        let ck = Checkpoint::open(
+            &out,
+            &exp,
+            true,
+            &irqsim::config::read_limit::ReadBudget::command(),
+        )
+        .unwrap();
         let resumed = run_with(&exp, 1, &|| {}, Some(&ck), None)
             .unwrap()
             .to_json();

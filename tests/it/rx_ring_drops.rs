@@ -19,7 +19,7 @@ use std::path::Path;
 #[test]
 fn rx_ring_drops_count_the_frames_dropped_without_a_descriptor() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/xdp-paper-xdp-drop.json");
-    let mut exp = scenario::load(&path, &DiskFiles).expect("scenario loads");
+    let mut exp = scenario::load(&path, &DiskFiles::default()).expect("scenario loads");
     // The 1-3 queue variants (each variant's run is keyed by its point and replication
     // only, so it is the run of the whole sweep).
     exp.variants.truncate(3);

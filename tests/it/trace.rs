@@ -22,7 +22,8 @@ const SCENARIO: &str = concat!(
 );
 
 fn experiment(duration_s: f64) -> Experiment {
-    let mut exp = scenario::load(Path::new(SCENARIO), &DiskFiles).expect("scenario loads");
+    let mut exp =
+        scenario::load(Path::new(SCENARIO), &DiskFiles::default()).expect("scenario loads");
     exp.duration_s = duration_s;
     exp.drain_s = 0.05;
     exp
@@ -207,7 +208,7 @@ fn several_flows_into_one_nic_and_a_cut_window_keep_slices_apart_and_inside() {
         env!("CARGO_MANIFEST_DIR"),
         "/scenarios/dc21143-600b-4flows.json"
     );
-    let mut exp = scenario::load(Path::new(path), &DiskFiles).expect("scenario loads");
+    let mut exp = scenario::load(Path::new(path), &DiskFiles::default()).expect("scenario loads");
     // The third flow moved onto dc0 beside the first: two independent arrival streams
     // on one input wire.
     exp.variants[0].flows[2].from = "dc0".to_string();

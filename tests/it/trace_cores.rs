@@ -26,7 +26,8 @@ const SCENARIO: &str = concat!(
 
 /// The scenario with `duration` of sending and 0.2 ms of drain; the index of `variant`.
 fn experiment(variant: &str, duration: SimTime) -> (Experiment, usize) {
-    let mut exp = scenario::load(Path::new(SCENARIO), &DiskFiles).expect("scenario loads");
+    let mut exp =
+        scenario::load(Path::new(SCENARIO), &DiskFiles::default()).expect("scenario loads");
     exp.duration_s = duration.as_secs_f64();
     exp.drain_s = 0.0002;
     let v = exp

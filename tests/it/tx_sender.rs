@@ -13,7 +13,7 @@ use std::path::Path;
 #[test]
 fn tx_sender_mbuf_matches_the_thread() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tx-sender-mbuf.json");
-    let exp = load(&path, &DiskFiles).expect("scenario loads");
+    let exp = load(&path, &DiskFiles::default()).expect("scenario loads");
     let r = runner::run(&exp, 0, &|| {}).expect("the sweep runs");
     let point = |v: &str| {
         r.points

@@ -230,7 +230,7 @@ fn problems_in_a_workload_patch_are_reported_where_the_patch_sets_them() {
 fn the_shipped_frame_size_by_policy_scenario_is_one_file() {
     let exp = scenario::load(
         &Path::new(ROOT).join("scenarios/frame-size-x-policy.json"),
-        &scenario::DiskFiles,
+        &scenario::DiskFiles::default(),
     )
     .expect("loads");
     assert_eq!(exp.variants.len(), 3 * 7);

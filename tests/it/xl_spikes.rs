@@ -14,7 +14,7 @@ fn sweep() -> &'static Results {
             env!("CARGO_MANIFEST_DIR"),
             "/scenarios/xl-stats-overflow.json"
         );
-        let exp = scenario::load(Path::new(path), &DiskFiles).expect("scenario loads");
+        let exp = scenario::load(Path::new(path), &DiskFiles::default()).expect("scenario loads");
         irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
     })
 }

@@ -58,6 +58,7 @@ pub struct FitArgs {
 
 /// Run the fit and report it.
 pub fn fit(
+    files: &DiskFiles,
     args: &FitArgs,
     out: &Option<PathBuf>,
     seed: Option<u64>,
@@ -117,7 +118,7 @@ pub fn fit(
     if let Some(n) = args.max_simulations {
         opts.max_simulations = n;
     }
-    let fitter = match Fitter::new(&args.scenario, &DiskFiles, opts) {
+    let fitter = match Fitter::new(&args.scenario, files, opts) {
         Ok(f) => f,
         Err(FitError::Input(e)) => return crate::input_error(&e),
         Err(e) => {

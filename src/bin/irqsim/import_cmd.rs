@@ -118,7 +118,9 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
         clock_mhz: args.clock_mhz,
         line_rates: args.line_rate.clone(),
     };
-    let imported = match import::import(&args.dir, &opts) {
+    // The one budget of what this command reads: the dumps and the profile.
+    let budget = irqsim::config::read_limit::ReadBudget::new(import::dump::MAX_DUMPS_TOTAL_BYTES);
+    let imported = match import::import(&args.dir, &opts, &budget) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");
@@ -185,7 +187,7 @@ fn write_scenario(
         eprintln!("error: writing {}: {e}", path.display());
         return Err(ExitCode::from(1));
     }
-    match irqsim::experiment::load::load(path, &irqsim::config::scenario::DiskFiles) {
+    match irqsim::experiment::load::load(path, &irqsim::config::scenario::DiskFiles::default()) {
         Ok(exp) => {
             if !quiet {
                 for w in irqsim::config::hairpin::warnings(&exp) {

@@ -11,6 +11,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use irqsim::config::error::InputError;
+use irqsim::config::read_limit::ReadBudget;
 use irqsim::config::scenario::{
     self, BUILTIN_SCENARIO, BuiltinFiles, DiskFiles, Experiment, FileSource,
 };
@@ -22,6 +23,7 @@ use irqsim::results::{output, report};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -183,13 +185,17 @@ struct RunOpts {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let opts = cli.opts;
+    // The one budget of what this command reads, shared by every reader of it
+    // (`irqsim::config::read_limit` states its value and rule).
+    let budget = Arc::new(ReadBudget::command());
+    let disk = DiskFiles::new(budget.clone());
     let (path, files, shard, trace, linux): (PathBuf, &dyn FileSource, _, _, _) = match cli.cmd {
         Some(Cmd::Run {
             scenario,
             shard,
             linux_counters,
             trace,
-        }) => (scenario, &DiskFiles, shard, trace, linux_counters),
+        }) => (scenario, &disk, shard, trace, linux_counters),
         None => (
             PathBuf::from(BUILTIN_SCENARIO),
             &BuiltinFiles,
@@ -197,11 +203,12 @@ fn main() -> ExitCode {
             trace_cmd::TraceArgs::default(),
             false,
         ),
-        Some(Cmd::Merge { dirs }) => return merge_cmd(&dirs, &opts),
-        Some(Cmd::Plot { results }) => return plot_cmd(&[results], false, &opts),
-        Some(Cmd::Compare { results }) => return plot_cmd(&results, true, &opts),
+        Some(Cmd::Merge { dirs }) => return merge_cmd(&dirs, &opts, &budget),
+        Some(Cmd::Plot { results }) => return plot_cmd(&[results], false, &opts, &budget),
+        Some(Cmd::Compare { results }) => return plot_cmd(&results, true, &opts, &budget),
         Some(Cmd::Fit(args)) => {
             return fit_cmd::fit(
+                &disk,
                 &args,
                 &opts.out,
                 opts.seed,
@@ -212,6 +219,7 @@ fn main() -> ExitCode {
         }
         Some(Cmd::Ndr(args)) => {
             return ndr_cmd::ndr(
+                &disk,
                 &args,
                 &opts.out,
                 opts.seed,
@@ -280,7 +288,7 @@ fn main() -> ExitCode {
     {
         return code;
     }
-    match run(exp, opts, shard, trace, linux, &out, lock) {
+    match run(exp, opts, shard, trace, linux, lock, &budget) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -322,8 +330,7 @@ fn check_memory(
     if mem.least > avail {
         eprintln!(
             "error: {}: the sweep would need at least {} ({} with every latency histogram \
-             at its largest), more than the {} of memory available ({field} in \
-             /proc/meminfo); nothing was simulated or written. Use fewer flows, load \
+             at its largest), more than the {} of memory available ({field}); nothing was simulated or written. Use fewer flows, load \
              points, variants or replications, a shorter run, or fewer --threads",
             exp.path,
             irqsim::experiment::memory::bytes(mem.least),
@@ -336,7 +343,7 @@ fn check_memory(
         eprintln!(
             "warning: {}: the sweep needs at least {}, but up to {} if its latencies grow \
              to the run's length (every latency histogram at its largest), more than the {} \
-             of memory available ({field} in /proc/meminfo)",
+             of memory available ({field})",
             exp.path,
             irqsim::experiment::memory::bytes(mem.least),
             mem.describe(runs),
@@ -439,21 +446,23 @@ fn duration_note(duration_s: f64) -> Option<String> {
     })
 }
 
-/// `irqsim run`: simulate the sweep into `out`, which `lock` holds until it returns.
+/// `irqsim run`: simulate the sweep into the directory `lock` holds until it returns,
+/// reading from the command's `budget`.
 fn run(
     mut exp: Experiment,
     opts: RunOpts,
     shard: Option<Shard>,
     trace: trace_cmd::TraceArgs,
     linux: Option<Vec<irqsim::results::linux::LinuxHost>>,
-    out: &Path,
     lock: OutLock,
+    budget: &ReadBudget,
 ) -> anyhow::Result<()> {
+    let out = &lock.dir().to_path_buf();
     if let Some(s) = opts.seed {
         exp.seed = s;
     }
     if let Some(s) = shard {
-        return run_shard(&exp, &opts, s, out, lock);
+        return run_shard(&exp, &opts, s, out, lock, budget);
     }
     if let Some(note) = duration_note(exp.duration_s) {
         // Printed even with --quiet: a unit slip costs hours, and nothing else says so.
@@ -488,8 +497,9 @@ fn run(
         eprintln!("estimated memory: {}", mem.describe(runs));
     }
     // A checkpoint that cannot be trusted is refused here, before any work.
-    let checkpoint = irqsim::experiment::checkpoint::Checkpoint::open(out, &exp, opts.resume)
-        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+    let checkpoint =
+        irqsim::experiment::checkpoint::Checkpoint::open(out, &exp, opts.resume, budget)
+            .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     let t0 = Instant::now();
     let done = AtomicUsize::new(0);
     let offered = est.packets;
@@ -622,9 +632,10 @@ fn run_shard(
     shard: Shard,
     out: &Path,
     lock: OutLock,
+    budget: &ReadBudget,
 ) -> anyhow::Result<()> {
     let manifest = shard::Manifest::new(exp, shard);
-    if shard::finished(out, &manifest) {
+    if shard::finished(out, &manifest, budget) {
         eprintln!(
             "irqsim: shard {shard} is already finished in {} (its {} is this scenario's, \
              seed's and irqsim build's, with all its runs): nothing simulated, nothing \
@@ -674,10 +685,11 @@ fn run_shard(
     }
     // Refuse, before any work, a partial there that irqsim would write over but did
     // not write, and a checkpoint that cannot be trusted.
-    shard::check_dir(out, &manifest)
+    shard::check_dir(out, &manifest, budget)
         .with_context(|| format!("writing the partial result under {}", out.display()))?;
-    let checkpoint = irqsim::experiment::checkpoint::Checkpoint::open(out, exp, opts.resume)
-        .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+    let checkpoint =
+        irqsim::experiment::checkpoint::Checkpoint::open(out, exp, opts.resume, budget)
+            .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
     let t0 = Instant::now();
     let bar = progress_bar(runs, true, opts.quiet);
     let stop = stop_on_ctrl_c();
@@ -703,7 +715,7 @@ fn run_shard(
         }
         Err(e) => anyhow::bail!("{}: {e}", exp.path),
     };
-    shard::write_partial(out, &manifest, &saved)
+    shard::write_partial(out, &manifest, &saved, budget)
         .with_context(|| format!("writing the partial result under {}", out.display()))?;
     checkpoint
         .finish()
@@ -725,7 +737,7 @@ fn run_shard(
 
 /// `irqsim merge DIR...`: check the partial results, assemble them and write what a
 /// whole run writes.
-fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts) -> ExitCode {
+fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts, budget: &ReadBudget) -> ExitCode {
     // Options of a run that a merge cannot honour are refused, not ignored.
     for (given, name) in [
         (opts.seed.is_some(), "--seed"),
@@ -739,7 +751,7 @@ fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let merged = match shard::merge(dirs) {
+    let merged = match shard::merge(dirs, budget) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: cannot merge");
@@ -937,12 +949,12 @@ fn si(v: f64) -> String {
     }
 }
 
-/// Read a saved results.json.
-fn load_results(path: &Path) -> Result<Results, InputError> {
+/// Read a saved results.json, from the command's `budget`.
+fn load_results(path: &Path, budget: &ReadBudget) -> Result<Results, InputError> {
     let file = path.display().to_string();
-    let text =
-        irqsim::config::read_limit::read_text(path, irqsim::config::read_limit::MAX_RESULT_BYTES)
-            .map_err(|source| InputError::Read {
+    let text = budget
+        .read_text(path, irqsim::config::read_limit::MAX_RESULT_BYTES)
+        .map_err(|source| InputError::Read {
             file: file.clone(),
             source,
         })?;
@@ -971,6 +983,7 @@ fn load_results(path: &Path) -> Result<Results, InputError> {
 fn own_timeline(
     path: &Path,
     results: &Results,
+    budget: &ReadBudget,
 ) -> Result<Option<Vec<plot::timeline::TimelineRow>>, InputError> {
     let tl = path.with_file_name(plot::timeline::FILE);
     let Some(sum) = &results.timeline_csv_fnv1a else {
@@ -984,10 +997,7 @@ fn own_timeline(
         return Ok(None);
     };
     let file = tl.display().to_string();
-    let bytes = match irqsim::config::read_limit::read_bytes(
-        &tl,
-        irqsim::config::read_limit::MAX_RESULT_BYTES,
-    ) {
+    let bytes = match budget.read_bytes(&tl, irqsim::config::read_limit::MAX_RESULT_BYTES, true) {
         Ok(b) => b,
         Err(e) => {
             eprintln!(
@@ -1014,10 +1024,20 @@ fn own_timeline(
 }
 
 /// `irqsim plot` (one file) and `irqsim compare` (several).
-fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts) -> ExitCode {
+fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts, budget: &ReadBudget) -> ExitCode {
+    // Every results.json counted in the budget before any is read: files that add up to
+    // more than it are refused, naming the one that goes past, with nothing read.
+    for p in paths {
+        if let Err(source) = budget.reserve(p, irqsim::config::read_limit::MAX_RESULT_BYTES) {
+            return input_error(&InputError::Read {
+                file: p.display().to_string(),
+                source,
+            });
+        }
+    }
     let mut sets = Vec::new();
     for p in paths {
-        match load_results(p) {
+        match load_results(p, budget) {
             Ok(r) => sets.push(r),
             Err(e) => return input_error(&e),
         }
@@ -1033,7 +1053,7 @@ fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts) -> ExitCode {
     let timeline = if compare {
         None
     } else {
-        match own_timeline(&paths[0], &sets[0]) {
+        match own_timeline(&paths[0], &sets[0], budget) {
             Ok(t) => t,
             Err(e) => return input_error(&e),
         }
@@ -1074,7 +1094,7 @@ mod tests {
     #[test]
     fn estimate_counts_the_frames_the_tester_sends() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/dc21143-64b-1flow.json");
-        let exp = scenario::load(&path, &DiskFiles).expect("scenario loads");
+        let exp = scenario::load(&path, &DiskFiles::default()).expect("scenario loads");
         let est = Estimate::new(&exp, 2);
         // 10-36 % of 148,810 frames/s, 14 points of 10 s; the runs send 4,791,660.
         assert!((est.packets - 4_791_667.0).abs() < 1.0, "{}", est.packets);

@@ -30,6 +30,7 @@ pub struct NdrArgs {
 
 /// Run the searches and report them.
 pub fn ndr(
+    files: &DiskFiles,
     args: &NdrArgs,
     out: &Option<PathBuf>,
     seed: Option<u64>,
@@ -37,7 +38,7 @@ pub fn ndr(
     quiet: bool,
     no_plots: bool,
 ) -> ExitCode {
-    let mut exp = match irqsim::experiment::load::load(&args.scenario, &DiskFiles) {
+    let mut exp = match irqsim::experiment::load::load(&args.scenario, files) {
         Ok(e) => e,
         Err(e) => return crate::input_error(&e),
     };

@@ -18,9 +18,11 @@ use std::path::Path;
 /// host with a thousand vectors is about 2.5 MB.
 pub const MAX_DUMP_BYTES: u64 = crate::config::read_limit::MAX_INPUT_BYTES;
 
-/// Most bytes one import reads from all its dumps together [bytes]: 64 MiB, some 25
-/// times the largest real dump directory (a 256-CPU host's `/proc/interrupts` of 2.5
-/// MB and 330 small files); without it 4,096 files of 16 MiB each could be read.
+/// Most bytes `import-host` reads, its dumps and `--profile` together [bytes]: 64 MiB,
+/// some 25 times the largest real dump directory (a 256-CPU host's `/proc/interrupts` of
+/// 2.5 MB and 330 small files); without it 4,096 files of 16 MiB each could be read. The
+/// command's one read budget ([`crate::config::read_limit::ReadBudget`]), made where the
+/// command starts.
 pub const MAX_DUMPS_TOTAL_BYTES: u64 = 64 << 20;
 
 /// `s` with its control characters escaped (`\u{1b}`, `\n`), for a message: a dump's
@@ -224,7 +226,7 @@ impl Dump {
     pub fn read(
         dir: &Path,
         name: &str,
-        budget: &mut crate::config::read_limit::ReadBudget,
+        budget: &crate::config::read_limit::ReadBudget,
     ) -> Result<Option<Dump>, String> {
         let path = dir.join(name);
         match std::fs::symlink_metadata(&path) {

@@ -330,7 +330,7 @@ impl Report {
 
 /// Read a dump that must be there: a fault when it is absent or unreadable.
 fn required(
-    (dir, budget): (&Path, &mut ReadBudget),
+    (dir, budget): (&Path, &ReadBudget),
     name: &str,
     cmd: &str,
     f: &mut Findings,
@@ -357,7 +357,7 @@ fn required(
 
 /// Read a dump that may be absent; unreadable is a fault.
 fn optional(
-    (dir, budget): (&Path, &mut ReadBudget),
+    (dir, budget): (&Path, &ReadBudget),
     name: &str,
     f: &mut Findings,
     read: &mut Vec<String>,
@@ -376,7 +376,11 @@ fn optional(
 }
 
 /// Read every dump of `dir` ([`HostDumps`]); what the parsers find goes to `f`.
-pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError> {
+pub fn read_dumps(
+    dir: &Path,
+    f: &mut Findings,
+    budget: &ReadBudget,
+) -> Result<HostDumps, ImportError> {
     let dir_err = |reason: String| ImportError::Dir {
         dir: dir.display().to_string(),
         reason,
@@ -425,8 +429,6 @@ pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError
         }
         bad.is_none()
     });
-    let mut budget = ReadBudget::new(dump::MAX_DUMPS_TOTAL_BYTES);
-    let budget = &mut budget;
     let mut read = Vec::new();
     let lscpu = required((dir, budget), LSCPU, "LC_ALL=C lscpu > lscpu", f, &mut read)
         .map(|d| lscpu::parse(&d, f))
@@ -451,7 +453,7 @@ pub fn read_dumps(dir: &Path, f: &mut Findings) -> Result<HostDumps, ImportError
     for i in &ifaces {
         let mut req = |opt: &str, f: &mut Findings| {
             required(
-                (dir, &mut *budget),
+                (dir, budget),
                 &format!("ethtool-{opt}-{i}"),
                 &format!("ethtool -{opt} {i} > ethtool-{opt}-{i}"),
                 f,
@@ -580,18 +582,20 @@ pub fn parse_clock_mhz(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// Import the host whose dumps are in `dir`, with what `opts` gives. Nothing is
-/// written here; the caller writes [`Imported::text`].
-pub fn import(dir: &Path, opts: &Options) -> Result<Imported, ImportError> {
+/// Import the host whose dumps are in `dir`, with what `opts` gives, every file (the
+/// dumps and the profile) read from the command's `budget`
+/// ([`dump::MAX_DUMPS_TOTAL_BYTES`]). Nothing is written here; the caller writes
+/// [`Imported::text`].
+pub fn import(dir: &Path, opts: &Options, budget: &ReadBudget) -> Result<Imported, ImportError> {
     let label = dir.display().to_string();
     let profile = opts
         .profile
         .as_deref()
-        .map(profile::Profile::load)
+        .map(|p| profile::Profile::load(p, budget))
         .transpose()
         .map_err(ImportError::Profile)?;
     let mut f = Findings::default();
-    let dumps = read_dumps(dir, &mut f)?;
+    let dumps = read_dumps(dir, &mut f, budget)?;
     for r in &opts.line_rates {
         if let Some(i) = &r.iface
             && !dumps.nics.iter().any(|n| &n.name == i)

@@ -31,14 +31,17 @@ pub struct Profile {
 
 impl Profile {
     /// Read and check the model file `path`.
-    pub fn load(path: &Path) -> Result<Profile, InputError> {
+    pub fn load(
+        path: &Path,
+        budget: &crate::config::read_limit::ReadBudget,
+    ) -> Result<Profile, InputError> {
         let file = path.display().to_string();
-        let text =
-            crate::config::read_limit::read_text(path, crate::config::read_limit::MAX_INPUT_BYTES)
-                .map_err(|source| InputError::Read {
-                    file: file.clone(),
-                    source,
-                })?;
+        let text = budget
+            .read_text(path, crate::config::read_limit::MAX_INPUT_BYTES)
+            .map_err(|source| InputError::Read {
+                file: file.clone(),
+                source,
+            })?;
         let config: ModelConfig = crate::config::scenario::parse_json_all(&file, &text)?;
         let mut p = Problems::new();
         config.validate(&mut p);

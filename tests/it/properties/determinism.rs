@@ -39,7 +39,7 @@ fn poisson_scenario(dir: &Path, seed: u64) -> irqsim::config::scenario::Experime
     });
     let path = dir.join("scenarios").join(format!("poisson-{seed}.json"));
     std::fs::write(&path, sc.to_string()).expect("write scenario");
-    scenario::load(&path, &DiskFiles).expect("determinism scenario loads")
+    scenario::load(&path, &DiskFiles::default()).expect("determinism scenario loads")
 }
 
 proptest! {

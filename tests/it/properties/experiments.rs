@@ -786,7 +786,7 @@ impl Sandbox {
         let path = self.scenario_path();
         std::fs::write(&path, case.scenario.to_string()).expect("write");
         let loaded = catch_unwind(AssertUnwindSafe(|| {
-            let r = scenario::load(&path, &DiskFiles);
+            let r = scenario::load(&path, &DiskFiles::default());
             let msg = r.as_ref().err().map(|e| e.to_string());
             (r, msg)
         }));
@@ -1178,7 +1178,13 @@ pub(super) fn resumes_to_the_same_bytes(
     let total = exp.variants.len() * exp.npoints() * exp.replications as usize;
     let k = at.index(total + 1);
     let out = sb.dir.path().join("out");
-    let ckpt = Checkpoint::open(&out, exp, false).map_err(io)?;
+    let ckpt = Checkpoint::open(
+        &out,
+        exp,
+        false,
+        &irqsim::config::read_limit::ReadBudget::command(),
+    )
+    .map_err(io)?;
     let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(k == 0);
     let on_done = || {
@@ -1206,7 +1212,13 @@ pub(super) fn resumes_to_the_same_bytes(
             )));
         }
     }
-    let ckpt = Checkpoint::open(&out, exp, true).map_err(io)?;
+    let ckpt = Checkpoint::open(
+        &out,
+        exp,
+        true,
+        &irqsim::config::read_limit::ReadBudget::command(),
+    )
+    .map_err(io)?;
     let resumed = sweep("the resumed sweep", || {
         irqsim::experiment::runner::run_with(exp, threads, &|| {}, Some(&ckpt), None)
     })?;

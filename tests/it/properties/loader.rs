@@ -472,7 +472,7 @@ fn sandbox_loads_every_shipped_scenario() {
     let mut sb = Sandbox::new();
     for (name, v) in &shipped_files().scenarios {
         std::fs::write(sb.scenario_path(), v.to_string()).expect("write");
-        if let Err(e) = scenario::load(&sb.scenario_path(), &DiskFiles) {
+        if let Err(e) = scenario::load(&sb.scenario_path(), &DiskFiles::default()) {
             panic!("{name} does not load in the sandbox: {e}");
         }
         sb.check(v.to_string().as_bytes(), None).expect("loads");

@@ -6,7 +6,7 @@
 //!    types, by negative, zero, huge, out-of-range or not-a-number texts, by strings for
 //!    numbers, by deeply nested arrays, by pieces of other shipped files...), also inside
 //!    `overrides` and `variants`, are written into a temporary copy of the repository
-//!    layout and loaded with `scenario::load(path, &DiskFiles)`. Every input must give
+//!    layout and loaded with `scenario::load(path, &DiskFiles::default())`. Every input must give
 //!    either an experiment or an error that names a file and a reason; a panic is caught
 //!    with `catch_unwind` and reported with the input that caused it.
 //! 2. **Model.** Random hosts (every receive policy, ring sizes 1-256, queue lengths
@@ -187,7 +187,7 @@ impl Sandbox {
         let path = self.scenario_path();
         std::fs::write(&path, scenario).expect("write");
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let r = scenario::load(&path, &DiskFiles);
+            let r = scenario::load(&path, &DiskFiles::default());
             // The message the CLI prints must not panic either.
             let msg = r.as_ref().err().map(|e| e.to_string());
             (r, msg)
