@@ -31,6 +31,13 @@
 //! files together no more); `import-host`'s is
 //! [`crate::config::import::dump::MAX_DUMPS_TOTAL_BYTES`] (64 MiB: its dumps are text a
 //! host prints, a 256-CPU host's under 1 MB).
+//!
+//! **Outside the budget**, each with its own limit: `/proc/meminfo` (64 KiB), and the
+//! checks irqsim makes of its own outputs before it writes over or removes them (is this
+//! file one irqsim wrote, unchanged since?). Those never hold the file: a checksum is
+//! hashed as it is read, 64 KiB at a time ([`fnv1a_file`]), and a results.json or a
+//! model is parsed as a stream keeping only the field checked ([`open_stream`]); only the
+//! records of written files (`.irqsim-written`, at most 1 MiB and 16 MiB) are read whole.
 
 use std::collections::HashMap;
 use std::io::{self, Read};
@@ -243,13 +250,14 @@ pub fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     read_inner(path, limit, true, None)
 }
 
-fn read_inner(
+/// The regular file `path` opened for reading without blocking, with what `fstat` says
+/// of it, when it is at most `limit` bytes; `follow`: whether a symbolic link is
+/// followed (`false`: refused).
+fn open_checked(
     path: &Path,
     limit: u64,
     follow: bool,
-    budget: Option<&ReadBudget>,
-) -> io::Result<Vec<u8>> {
-    use std::os::unix::fs::MetadataExt;
+) -> io::Result<(std::fs::File, std::fs::Metadata)> {
     let flags = libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW };
     let file = match std::fs::OpenOptions::new()
         .read(true)
@@ -266,6 +274,68 @@ fn read_inner(
     };
     let meta = file.metadata()?;
     check(&meta, limit)?;
+    Ok((file, meta))
+}
+
+/// A reader of the regular file `path` (links followed) that gives at most `limit`
+/// bytes and then fails, for a parser that streams (`serde_json::from_reader`) and so
+/// holds only what it keeps, never the file. Outside any command's budget: for checks
+/// of irqsim's own outputs before it writes over them.
+pub fn open_stream(path: &Path, limit: u64) -> io::Result<impl Read + use<>> {
+    let (file, _) = open_checked(path, limit, true)?;
+    Ok(Bounded {
+        inner: io::BufReader::with_capacity(STREAM_CHUNK, file),
+        left: limit,
+    })
+}
+
+/// The size of one read of a stream [bytes]: 64 KiB, all a streamed check holds.
+const STREAM_CHUNK: usize = 64 << 10;
+
+/// A reader that fails past its limit (a file that grew after it was checked).
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        // One byte more than is left, so that growth past the limit is seen.
+        let want = buf.len().min(usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        if n as u64 > self.left {
+            return Err(too_large(n as u64, self.left));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// The FNV-1a (64 bits) of the regular file `path` (links followed) of at most `limit`
+/// bytes, read in 64 KiB pieces: what a check of a file irqsim wrote (is it unchanged
+/// since?) costs in memory, whatever the file's size. Outside any command's budget, as
+/// [`open_stream`].
+pub fn fnv1a_file(path: &Path, limit: u64) -> io::Result<u64> {
+    let mut r = open_stream(path, limit)?;
+    let mut h = crate::sim::rng::FNV1A_START;
+    let mut buf = vec![0u8; STREAM_CHUNK];
+    loop {
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            return Ok(h);
+        }
+        h = crate::sim::rng::fnv1a_more(h, &buf[..n]);
+    }
+}
+
+fn read_inner(
+    path: &Path,
+    limit: u64,
+    follow: bool,
+    budget: Option<&ReadBudget>,
+) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
+    let (file, meta) = open_checked(path, limit, follow)?;
     let id = (meta.dev(), meta.ino());
     if let Some(b) = budget {
         b.count(Some(id), meta.len())?;
@@ -323,6 +393,38 @@ mod tests {
         std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
         let e = read_text(&link, MAX_INPUT_BYTES).unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
+    }
+
+    #[test]
+    fn a_streamed_check_hashes_as_the_whole_and_keeps_the_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        // Three and a half 64 KiB pieces: the streamed hash is the hash of the whole.
+        let bytes: Vec<u8> = (0..(STREAM_CHUNK * 7 / 2)).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&f, &bytes).unwrap();
+        let len = bytes.len() as u64;
+        assert_eq!(
+            fnv1a_file(&f, len).unwrap(),
+            crate::sim::rng::fnv1a(&bytes)
+        );
+        // One byte over the limit, a device and a FIFO: refused, as read_bytes refuses them.
+        let e = fnv1a_file(&f, len - 1).unwrap_err();
+        assert!(e.to_string().contains("larger than"), "{e}");
+        let e = fnv1a_file(Path::new("/dev/zero"), MAX_RESULT_BYTES).unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(fnv1a_file(&fifo, MAX_RESULT_BYTES).is_err());
+        // A stream stops with an error once it passes its limit (a file that grew after
+        // it was checked reads as one past the limit here).
+        let mut r = Bounded {
+            inner: &bytes[..],
+            left: 10,
+        };
+        let mut out = Vec::new();
+        let e = r.read_to_end(&mut out).unwrap_err();
+        assert!(e.to_string().contains("larger than 10 bytes"), "{e}");
     }
 
     #[test]

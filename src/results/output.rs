@@ -270,20 +270,28 @@ pub const TIMELINE: &str = "timeline.csv";
 
 /// The timeline checksum the results.json in `dir` records, if it is there, readable
 /// and records one.
+///
+/// The file is streamed: only that field is kept, whatever the file's size.
 fn recorded_timeline(dir: &Path) -> Option<String> {
-    let text = crate::config::read_limit::read_text(
+    #[derive(serde::Deserialize)]
+    struct Recorded {
+        timeline_csv_fnv1a: Option<String>,
+    }
+    let r = crate::config::read_limit::open_stream(
         &dir.join("results.json"),
         crate::config::read_limit::MAX_RESULT_BYTES,
     )
     .ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get("timeline_csv_fnv1a")?.as_str().map(str::to_string)
+    serde_json::from_reader::<_, Recorded>(r)
+        .ok()?
+        .timeline_csv_fnv1a
 }
 
-/// Whether the file at `path` is there, readable, and has the checksum `sum`.
+/// Whether the file at `path` is there, readable, and has the checksum `sum` (hashed as
+/// it is read, never held).
 pub fn timeline_matches(path: &Path, sum: &str) -> bool {
-    crate::config::read_limit::read_bytes(path, crate::config::read_limit::MAX_RESULT_BYTES)
-        .is_ok_and(|b| timeline_checksum(&b) == sum)
+    crate::config::read_limit::fnv1a_file(path, crate::config::read_limit::MAX_RESULT_BYTES)
+        .is_ok_and(|h| format!("{h:016x}") == sum)
 }
 
 #[cfg(test)]

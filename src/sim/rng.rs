@@ -24,9 +24,18 @@ fn mix(mut z: u64) -> u64 {
 /// FNV-1a 64-bit hash: stable across builds and platforms. Names the random streams
 /// (so they are named, not numbered) and fingerprints checkpoints.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+    fnv1a_more(FNV1A_START, bytes)
+}
+
+/// FNV-1a's offset basis: the hash of no bytes.
+pub const FNV1A_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a continued from the hash `h` of what came before over `bytes`: a file hashed
+/// piece by piece hashes as its whole (`fnv1a_more(fnv1a(a), b) == fnv1a(a ++ b)`).
+pub fn fnv1a_more(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// Identifies one simulation run inside a sweep; streams are derived from it.

@@ -279,16 +279,22 @@ fn check_file(path: &Path, dir: &Path, kind: Kind) -> Result<(), String> {
     if !t.is_file() {
         return Err("not a regular file (a device, a FIFO or a socket): refused".into());
     }
+    // Streamed: only the description and the notes' keys are kept, whatever the file.
+    #[derive(serde::Deserialize)]
+    struct Written {
+        description: Option<String>,
+        notes: Option<std::collections::BTreeMap<String, serde::de::IgnoredAny>>,
+    }
     let ours =
-        irqsim::config::read_limit::read_text(path, irqsim::config::read_limit::MAX_INPUT_BYTES)
+        irqsim::config::read_limit::open_stream(path, irqsim::config::read_limit::MAX_INPUT_BYTES)
             .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|r| serde_json::from_reader::<_, Written>(r).ok())
             .is_some_and(|v| {
-                let desc = v.get("description").and_then(|d| d.as_str());
+                let desc = v.description.as_deref();
                 match kind {
                     Kind::Model => {
                         desc.is_some_and(|d| d.starts_with("Host imported from "))
-                            && v.get("notes").is_some_and(|n| n.is_object())
+                            && v.notes.is_some()
                     }
                     Kind::Scenario => {
                         desc.is_some_and(|d| d.starts_with(import::scenario::DESCRIPTION_PREFIX))

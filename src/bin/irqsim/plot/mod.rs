@@ -165,8 +165,8 @@ fn is_own(own: &std::collections::BTreeMap<String, String>, path: &Path) -> bool
         return false;
     };
     own.get(&name).is_some_and(|sum| {
-        irqsim::config::read_limit::read_bytes(path, irqsim::config::read_limit::MAX_RESULT_BYTES)
-            .is_ok_and(|b| format!("{:016x}", irqsim::sim::rng::fnv1a(&b)) == *sum)
+        irqsim::config::read_limit::fnv1a_file(path, irqsim::config::read_limit::MAX_RESULT_BYTES)
+            .is_ok_and(|h| format!("{h:016x}") == *sum)
     })
 }
 
