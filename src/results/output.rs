@@ -16,44 +16,34 @@ use std::io;
 use std::path::Path;
 
 /// Write `bytes` to `path` atomically: into a new temporary file beside it
-/// (`.<name>.<pid>-<n>.tmp`, created exclusively and without following a symbolic link,
-/// so a link planted at that name cannot send the write outside the directory), then
+/// (`.<name>.<random>.tmp`, `tempfile::NamedTempFile`: created exclusively, so a link
+/// planted at that name cannot send the write outside the directory), then
 /// renamed over `path` (a link at `path` itself is replaced, not followed). When
 /// writing or renaming fails (a full disk: ENOSPC), the temporary file is removed, so a
 /// failed write leaves `path` as it was and nothing beside it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
+    use std::os::unix::fs::PermissionsExt;
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
         .to_string_lossy()
         .into_owned();
-    let (tmp, mut file) = loop {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let tmp = path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-        {
-            Ok(f) => break (tmp, f),
-            // Someone else's file (or link) there: never touched, another name taken.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        // The first error is the one to report.
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    // 0o666 less the umask, as a file created by `File::create` (tempfile's own
+    // default, 0o600, would hide the results from the user's group).
+    let mut file = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    // On an error the temporary file is dropped, which removes it.
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// [`write_atomic`], with the file named in the error (`<path>: No space left on
