@@ -663,7 +663,7 @@ pub fn expand(
 pub type CaptureRead = Result<Arc<CaptureFile>, String>;
 
 /// Captures read once per file: by resolved path, and by the file's identity (device,
-/// inode) where the file source knows it (issue 53: 40 flows naming 40 links to one 256
+/// inode) where the file source knows it (40 flows naming 40 links to one 256
 /// MiB capture read it 40 times, ran 141 s and aborted under 4 GB). What they add up to
 /// is bounded by the command's read budget
 /// ([`crate::config::read_limit::ReadBudget`]).

@@ -500,7 +500,7 @@ pub fn expand(cfg: &GridConfig, bases: &[(String, Value)], p: &mut Problems) -> 
             p.push(&format!("{at}.values"), "give at least one value");
         }
         // More values than variants may be are refused before they are looked at one by
-        // one (issue 53: 10^6 values went through a quadratic check for minutes).
+        // one (10^6 values went through a quadratic check for minutes).
         if par.values.len() > MAX_CELLS {
             p.push(
                 &format!("{at}.values"),
@@ -636,7 +636,7 @@ pub fn expand(cfg: &GridConfig, bases: &[(String, Value)], p: &mut Problems) -> 
         }
     }
     // A cell's name names its files (`smartbits-<cell>.csv`, `linux/<cell>/`): the
-    // longest is checked here, not when the sweep's files are written (issue 53).
+    // longest is checked here, not when the sweep's files are written.
     if let Some(c) = cells.iter().max_by_key(|c| c.variant.len())
         && let Err(e) = crate::config::names::check_variant(&c.variant)
     {

@@ -95,7 +95,7 @@ const COLUMNS: [&str; 3] = ["variant", "figure", "measured"];
 const SOURCE: &str = "source";
 
 /// Most rows of a measured-rates table: 10,000 (ten figures for each of the 1,000
-/// variants a scenario may have; issue 53: 400,000 rows took 754 MB).
+/// variants a scenario may have; 400,000 rows once took 754 MB).
 pub const MAX_ROWS: usize = 10_000;
 
 /// Read a measured-rates table of a scenario whose variants are `variants`.
@@ -110,7 +110,7 @@ pub fn read_table(
         msg,
     };
     // A quote opened and never closed: the CSV reader would take the rest of the file
-    // as the field (issue 53: an unclosed quote in the last field was accepted). Quotes
+    // as the field (an unclosed quote in the last field was accepted). Quotes
     // inside a quoted field are doubled, so a table's quotes (comments aside) come in
     // pairs.
     let mut quotes = 0usize;
@@ -225,7 +225,7 @@ const NEAREST: usize = 3;
 /// that no run of its variant can publish: `names(variant)` gives every counter name a
 /// run of that variant publishes (its host as assembled, and the counters published
 /// only once they count). The error names the line, the column, the counter and the
-/// known names nearest to it (issue 53: a typo ran with exit 0 and printed "no such
+/// known names nearest to it (a typo ran with exit 0 and printed "no such
 /// counter" after the sweep).
 pub fn check_counters<'a>(
     file: &str,

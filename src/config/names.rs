@@ -4,7 +4,7 @@
 //! `plots/grid-<metric>-<variant>.svg`; the scenario's name (its file's stem) becomes
 //! the default output directory `irqsim-out/<scenario>/`, and is carried in
 //! `shard.json` to `irqsim merge`, which writes there too. A name with a `/`, or one
-//! that is `.` or `..`, would put those files outside the output directory (issue 33:
+//! that is `.` or `..`, would put those files outside the output directory (for example
 //! a variant `../x` read back from results.json, a shard.json scenario `../../../X`, a
 //! scenario file `...json` whose stem is `..`). So every such name, whether written in a
 //! scenario or read back from a file irqsim wrote earlier, passes [`check`]: non-empty

@@ -546,7 +546,7 @@ pub fn parse_json<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, Inpu
 /// JSON text as a [`Value`], or its syntax error. Anything after the document (a
 /// second value, stray bytes) is an error, not silently ignored; so is a key given
 /// twice in one object ([`NoDuplicateKeys`]: JSON parsers keep the last or the first,
-/// RFC 8259 section 4 leaves it open, and issue 53 found the last one quietly winning).
+/// RFC 8259 section 4 leaves it open, and the last one used to win quietly).
 fn parse_value(file: &str, text: &str) -> Result<Value, InputError> {
     let syntax = |e: serde_json::Error| InputError::Syntax {
         file: file.into(),
@@ -1780,7 +1780,7 @@ fn build_workload(
             Err(e) => p.push(&format!("flows[{i}].arrivals.pcap"), e),
         }
     }
-    // (Without a capture, the count of flows below says it: issue 53, a 10^5-flow
+    // (Without a capture, the count of flows below says it: a 10^5-flow
     // patch was refused with a message about a capture's 5-tuples.)
     if captures > 0 && replayed > crate::sim::limits::MAX_FLOWS {
         p.push(
@@ -1807,7 +1807,7 @@ fn build_workload(
             p.at(format!("flows[{i}]"), |p| check_flow(f, unit, p));
         }
         // Results, traces and counters name each flow (its `name`, else `<from>-<to>`):
-        // two flows of one name would be one in them (issue 53: accepted quietly).
+        // two flows of one name would be one in them (accepted quietly).
         let mut names: Vec<(String, usize)> =
             flows.iter().map(|f| f.display_name()).zip(0..).collect();
         names.sort();
@@ -2351,7 +2351,7 @@ fn load_values(l: &LoadSpec, p: &mut Problems) -> Vec<f64> {
             p.positive(&format!("load.points[{i}]"), *v, unit_name(l.unit));
         }
         // A point given twice would be run twice and reported as two rows of one load
-        // (issue 53: accepted quietly); found by sorting, not pair by pair.
+        // (accepted quietly); found by sorting, not pair by pair.
         let mut order: Vec<(f64, usize)> = vals.iter().copied().zip(0..).collect();
         order.sort_by(|a, b| {
             a.0.partial_cmp(&b.0)

@@ -6,7 +6,7 @@
 //! depend on the model and the flows, so each variant's host is assembled (no event is
 //! simulated) and asked ([`crate::host::counter_names`]); a name it does not have is
 //! refused before any work, where it used to run and print "no such counter" after the
-//! sweep (issue 53).
+//! sweep.
 
 use crate::config::error::InputError;
 use crate::config::scenario::{self, Experiment, FileSource};
@@ -28,7 +28,7 @@ pub fn load(path: &Path, files: &dyn FileSource) -> Result<Experiment, InputErro
 /// process and each capture's most ([`crate::config::capture::reading_bytes_at_most`],
 /// from its size on disk), all of them together, as the loader holds each capture read
 /// until the last. The capture that takes the sum past `avail` is named, with the
-/// figures (issue 53: a capture was read before the memory was checked).
+/// figures (a capture was read before the memory was checked).
 pub fn captures_fit(
     caps: &[scenario::NamedCapture],
     avail: Option<(u64, &'static str)>,

@@ -3,7 +3,7 @@
 //!
 //! A sweep holds, at once: the runs being simulated (one per worker thread), each with
 //! its flows' counters and latency histograms, and the figures of every finished run
-//! (kept until results.json is written). Before issue 33 nothing was estimated: 10,000
+//! (kept until results.json is written). Once nothing was estimated: 10,000
 //! flows took 5 GB for a 500-frame run whose time estimate said "0.00 s". Now
 //! `irqsim run` prints this estimate beside the time one and refuses, with exit 2 and
 //! the figures, a sweep whose estimate exceeds the memory the kernel says is available
@@ -57,7 +57,7 @@ pub const FLOW_KEPT_BYTES: u64 = 5 << 10;
 /// What the inputs a sweep holds for its whole length take [bytes]: each replayed
 /// capture's frames (a [`crate::model::capture::ReplayFrame`] each, counted once per
 /// capture however many flows and variants replay it) and the rows of the measured
-/// tables (issue 53: a 256 MiB capture was not in the estimate at all). Sizes of the
+/// tables (a 256 MiB capture was not in the estimate at all). Sizes of the
 /// data as held (`size_of` and the strings' lengths), not measured peaks: reading a
 /// capture costs more while it is read (its bytes and the records being sorted), and
 /// that peak is before the estimate.
@@ -95,7 +95,7 @@ pub fn inputs_bytes(exp: &Experiment) -> u64 {
 /// capture's bytes and its records as parsed
 /// ([`crate::config::capture::READ_RECORD_BYTES`] each), counted once per capture (by
 /// its FNV-1a) however many flows and variants replay it, all captures together (the
-/// loader holds each one read until the last). Issue 53: a 256 MiB capture peaked at
+/// loader holds each one read until the last). A 256 MiB capture peaked at
 /// 852 MB while the estimate said 10.7 MB; the peak comes and goes before the sweep,
 /// so the estimate's total is the larger of it and the sweep's.
 pub fn reading_bytes(exp: &Experiment) -> u64 {

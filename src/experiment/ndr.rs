@@ -323,7 +323,7 @@ pub fn search_goal(
 /// rates searched (at most some 100 ms) is a whole number of ns, so rates closer than
 /// about 1e-8 relative give the same gaps and the same trial; below some 1e-13 %
 /// the bounds' widths reach f64's rounding (2.2e-16) and the search stopped after 4
-/// trials with an NDR of 0 pps (issue 53: 1e-15 gave 0 where 0.5 to 1e-14 gave
+/// trials with an NDR of 0 pps (1e-15 gave 0 where 0.5 to 1e-14 gave
 /// 196.8 pps).
 pub const MIN_RESOLUTION_PCT: f64 = 1e-6;
 

@@ -2,7 +2,7 @@
 //!
 //! Two runs into one `--out` used to both succeed, and the results.json of the second
 //! (seed 2) held points of the first (seed 1): each wrote its runs into the same
-//! `.checkpoint/` and resumed the other's (issue 33). Every command that writes into an
+//! `.checkpoint/` and resumed the other's. Every command that writes into an
 //! output directory (`run`, `run --shard`, `merge`, `plot`, `compare`, `fit`, `run
 //! --trace`) holds an advisory lock ([`std::fs::File::try_lock`], `flock(2)` on Linux)
 //! on [`FILE`] in it for as long as it writes there; a second command finds it held and
@@ -118,7 +118,7 @@ impl OutLock {
                 .and_then(|()| file.write_all(pid.as_bytes()))
             {
                 // Removed while still locked (as on release): a full disk must not
-                // keep an empty lock file (issue 53), which no command wrote a pid in.
+                // keep an empty lock file, which no command wrote a pid in.
                 let _ = std::fs::remove_file(&path);
                 return Err(io_err(&path)(e));
             }

@@ -316,7 +316,7 @@ pub const NIC_BYTES: u64 = 64 << 10;
 pub const TIMELINE_ROW_BYTES: u64 = 1 << 10;
 
 /// The largest a run file of a run of `exp` can be [bytes], and so the most irqsim
-/// reads of one (issue 53: a damaged 1 GiB checkpoint file was read whole before it was
+/// reads of one (a damaged 1 GiB checkpoint file was read whole before it was
 /// refused): for the variant with the most, [`RUN_BASE_BYTES`] and [`FLOW_BYTES`] per
 /// flow, [`CORE_BYTES`] per core, [`NIC_BYTES`] per NIC, and [`TIMELINE_ROW_BYTES`] per
 /// timeline bucket; at most [`crate::config::read_limit::MAX_RESULT_BYTES`]. The bounds

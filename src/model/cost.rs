@@ -328,7 +328,7 @@ mod tests {
         use crate::sim::limits::{MAX_CLOCK_MHZ, MAX_COST_CYCLES, MIN_CLOCK_MHZ};
         use crate::sim::problems::MAX_TIME_NS;
         // The most cycles accepted, at the lowest clock accepted: exactly the cap in ns
-        // (issue 33: 2,321 cycles at 1e-6 MHz were 2.3e12 ns and accepted).
+        // (2,321 cycles at 1e-6 MHz were 2.3e12 ns and accepted).
         let most = parse(r#"{"cycles": 1e9}"#);
         assert!(most.check().is_ok());
         assert_eq!(most.mean_ns(MIN_CLOCK_MHZ), MAX_TIME_NS);

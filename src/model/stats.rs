@@ -9,7 +9,7 @@
 //! under 2 us, 8 KiB more per doubling of the largest, 248 KiB to span the full 1,000
 //! s. Made up front over the full range it cost those 248 KiB per histogram, whatever
 //! the run, held twice at the end of a run (about 0.5 MB a flow: 10,000 flows took 5
-//! GB for a 500-frame run, issue 33). A resized histogram keeps every value where the full one has it (the
+//! GB for a 500-frame run). A resized histogram keeps every value where the full one has it (the
 //! bucket of a value depends only on the lowest value and the significant digits, not
 //! on the highest), so percentiles are the same. A latency never exceeds the run
 //! (sending plus drain), so [`latency_bytes_max`] bounds a histogram's memory from the
@@ -426,7 +426,7 @@ mod tests {
 
     #[test]
     fn grown_histogram_gives_the_full_ranges_percentiles_in_less_memory() {
-        // The histogram made up front over 1 ns..1e12 ns (as before issue 33) against
+        // The histogram made up front over 1 ns..1e12 ns (as before the resize) against
         // the one grown on demand, fed the same latencies: 1 ns to 1,000 s and beyond
         // (clamped to the cap), spread over every octave.
         let mut full = Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, 3).unwrap();

@@ -806,7 +806,7 @@ const PACKETS_PER_S_PER_THREAD: f64 = 4.6e6;
 /// CPU time of a run besides its packets [s]: building the host, the figures, saving
 /// them. Measured with `/usr/bin/time` on `irqsim run --threads 1 --no-plots` of 10,000
 /// and 20,000 load points of one flow sending 1 frame each (64-byte dc21143 model): 4.1
-/// and 17.5 CPU-s, 0.41 and 0.87 ms per run; issue 33's 1e6 points took 10.5 min of
+/// and 17.5 CPU-s, 0.41 and 0.87 ms per run; 1e6 points took 10.5 min of
 /// CPU where the packets alone gave 2 min, 0.51 ms per run. 0.5 ms.
 const RUN_FIXED_S: f64 = 0.5e-3;
 

@@ -45,7 +45,7 @@ pub struct TraceArgs {
 }
 
 /// Largest `--trace-limit-mb` [MB]: 1,000. The trace is held in memory until it is
-/// written, so the limit bounds memory too (issue 53: 1e12 was taken).
+/// written, so the limit bounds memory too (1e12 was taken).
 pub const MAX_TRACE_LIMIT_MB: f64 = 1000.0;
 
 /// Parse `--trace-limit-mb`: more than 0, at most [`MAX_TRACE_LIMIT_MB`].
@@ -91,7 +91,7 @@ pub fn parse_time(s: &str) -> Result<SimTime, String> {
         return Err(format!("`{t}`: must be a time of at least 0"));
     }
     // Beyond u64 picoseconds (213 days) the conversion saturated: a window ending at
-    // 1e9 s was reported as ending at 18446744.07 s (issue 33).
+    // 1e9 s was reported as ending at 18446744.07 s.
     let ps_f = (v * ps).round();
     if ps_f >= u64::MAX as f64 {
         return Err(format!(

@@ -133,7 +133,7 @@ impl fmt::Display for Fault {
 
 /// Lines not understood kept per file with their text (the report prints them); the
 /// others are only counted ([`Findings::unparsed_more`]), so that a file of junk costs
-/// a count, not a copy of each line (issue 53: one 16 MiB dump of junk took 1.9 GB).
+/// a count, not a copy of each line (one 16 MiB dump of junk took 1.9 GB).
 pub const UNPARSED_KEPT: usize = 20;
 
 /// What the parsers found besides the values.
@@ -433,7 +433,7 @@ mod tests {
         assert_eq!(cpu_list("0-70000"), None);
     }
 
-    /// Issue 53, case 1: `0-65535` repeated 100,000 times (0.8 MB) aborted with "memory
+    /// `0-65535` repeated 100,000 times (0.8 MB) aborted with "memory
     /// allocation of 4294967296 bytes failed": each range was expanded before
     /// duplicates were removed. Now one range of 65,536 CPUs.
     #[test]

@@ -768,7 +768,7 @@ mod tests {
             .validate(&mut p);
             p.list.iter().map(|x| x.path.clone()).collect::<Vec<_>>()
         };
-        // [1, 10,000] MHz (crate::sim::limits), finite; 1e-6 and 1e-12 MHz are issue 33's
+        // [1, 10,000] MHz (crate::sim::limits), finite; 1e-6 and 1e-12 MHz are the hostile inputs'
         // clocks that let a cost in cycles escape the 1,000 s cap or vanish.
         assert!(bad(448.0).is_empty());
         assert!(bad(1.0).is_empty());

@@ -1,7 +1,7 @@
 //! Linux-format counters of a load point: the files a Linux user reads after a test,
 //! `/proc/net/softnet_stat`, `/proc/interrupts`, `/proc/net/dev` and `ethtool -S <nic>`,
 //! each in the exact layout the kernel or the tool prints, filled from the point's
-//! counters and drops in `results.json` (issue 37, part 3).
+//! counters and drops in `results.json`.
 //!
 //! `irqsim run SCENARIO --linux-counters` writes them under the output directory as
 //! `linux/<variant>/<point>/softnet_stat`, `interrupts`, `net-dev` and
