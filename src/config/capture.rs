@@ -29,10 +29,10 @@ use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 
-/// Largest capture read [bytes]: 256 MiB, some 3 million minimum-size frames.
+/// Largest capture read \[bytes\]: 256 MiB, some 3 million minimum-size frames.
 pub const MAX_CAPTURE_BYTES: u64 = 256 << 20;
 
-/// Longest span of a capture's time stamps [ns]: 10^6 s (11.6 days), so that every
+/// Longest span of a capture's time stamps \[ns\]: 10^6 s (11.6 days), so that every
 /// start in picoseconds fits 64 bits with room for the loop.
 pub const MAX_SPAN_NS: u64 = 1_000_000 * 1_000_000_000;
 
@@ -69,7 +69,7 @@ pub enum CaptureError {
         max = MAX_SPAN_NS / 1_000_000_000
     )]
     TooLong {
-        /// The span [s].
+        /// The span \[s\].
         span_s: f64,
         /// The record with the earliest stamp, from 1.
         first: usize,
@@ -81,9 +81,9 @@ pub enum CaptureError {
 /// One frame of a capture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CaptureRecord {
-    /// Its time stamp after the first frame's [ns].
+    /// Its time stamp after the first frame's \[ns\].
     pub stamp_ns: u64,
-    /// Its size on the wire, FCS included [bytes].
+    /// Its size on the wire, FCS included \[bytes\].
     pub bytes: u32,
     /// Its 5-tuple, an index into [`CaptureFile::tuples`].
     pub tuple: usize,
@@ -99,15 +99,15 @@ pub struct CaptureFile {
     pub tuples: Vec<TupleConfig>,
     /// FNV-1a of the file's bytes.
     pub fnv1a: u64,
-    /// The file's size [bytes] (for the memory estimate of reading it).
+    /// The file's size \[bytes\] (for the memory estimate of reading it).
     pub file_bytes: u64,
 }
 
-/// A record as [`parse`] first holds it: time stamp [ns], original length, captured
+/// A record as [`parse`] first holds it: time stamp \[ns\], original length, captured
 /// bytes.
 type RawRecord<'d> = (u128, u32, &'d [u8]);
 
-/// A record as [`finish`] sorts it: time stamp [ns], size, 5-tuple, record number.
+/// A record as [`finish`] sorts it: time stamp \[ns\], size, 5-tuple, record number.
 type SortedRecord = (u128, u32, usize, usize);
 
 /// Bytes held for each record while a capture is read, besides the file's own bytes:
@@ -125,7 +125,7 @@ pub const READ_RECORD_BYTES: u64 = (std::mem::size_of::<RawRecord<'static>>()
 /// shortest a 5-tuple is read from (a pcapng Enhanced Packet Block takes more).
 pub const MIN_RECORD_BYTES: u64 = 16 + 38;
 
-/// The most reading a capture of `file_bytes` on disk can take [bytes], known before a
+/// The most reading a capture of `file_bytes` on disk can take \[bytes\], known before a
 /// byte of it is read: its bytes, and [`READ_RECORD_BYTES`] for each of the most
 /// records it can hold (one per [`MIN_RECORD_BYTES`]): about 3.8 times its size.
 pub fn reading_bytes_at_most(file_bytes: u64) -> u64 {
@@ -241,7 +241,7 @@ fn block_kind(t: u32) -> &'static str {
 /// length, and the options the replay needs: `if_tsresol` (9), `if_fcslen` (13),
 /// `if_tsoffset` (14). Read here rather than by pcap-file, which refuses every
 /// `if_tzone` (10) option: it wants 1 byte where the specification has 4.
-/// (link type, snaplen, ts resolution byte, offset [s], FCS bytes).
+/// (link type, snaplen, ts resolution byte, offset \[s\], FCS bytes).
 fn idb<B: byteorder_slice::ByteOrder>(body: &[u8]) -> Result<(u16, u32, u8, i64, u32), String> {
     if body.len() < 8 {
         return Err(format!(
@@ -586,7 +586,7 @@ fn sizes_of(bytes: impl Iterator<Item = u32>) -> FrameSize {
     })
 }
 
-/// The capture's loop period [ns]: its span times `N / (N - 1)`.
+/// The capture's loop period \[ns\]: its span times `N / (N - 1)`.
 fn loop_ns(capture: &CaptureFile) -> u128 {
     let n = capture.records.len() as u128;
     let span = capture.records.last().map_or(0, |r| r.stamp_ns) as u128;
@@ -779,7 +779,7 @@ mod tests {
     }
 
     /// A little-endian microsecond pcap written by hand: snapshot length `snap`,
-    /// records (time stamp [us], original length, captured bytes).
+    /// records (time stamp \[us\], original length, captured bytes).
     fn raw_pcap(snap: u32, records: &[(u64, u32, &[u8])]) -> Vec<u8> {
         let mut f = Vec::new();
         for w in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, snap, 1] {

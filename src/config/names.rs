@@ -12,7 +12,7 @@
 //! variant name joins checked names with `,` and `=` (`napi,rx_ring_slots=16`):
 //! [`check_variant`] checks each part.
 
-/// Longest name [bytes]: 200, so that the longest file name irqsim makes of it
+/// Longest name \[bytes\]: 200, so that the longest file name irqsim makes of it
 /// (`smartbits-<name>.csv`, `grid-mlfrr-<name>.svg`, `ethtool-S-<name>`; at most 16
 /// bytes more) is within `NAME_MAX` (255).
 pub const MAX_NAME_BYTES: usize = 200;

@@ -45,14 +45,14 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Mutex;
 
-/// Largest scenario, model, measured table or timeline read [bytes]: 16 MiB, a
+/// Largest scenario, model, measured table or timeline read \[bytes\]: 16 MiB, a
 /// thousand times the largest shipped scenario.
 pub const MAX_INPUT_BYTES: u64 = 16 << 20;
 
-/// Largest results.json, checkpoint or shard file read back [bytes]: 1 GiB.
+/// Largest results.json, checkpoint or shard file read back \[bytes\]: 1 GiB.
 pub const MAX_RESULT_BYTES: u64 = 1 << 30;
 
-/// What one command may read in all, every file counted once [bytes]: 1 GiB, the
+/// What one command may read in all, every file counted once \[bytes\]: 1 GiB, the
 /// largest file irqsim reads ([`MAX_RESULT_BYTES`]) -- the budget of every command but
 /// `import-host` ([`ReadBudget::command`]).
 pub const COMMAND_BYTES: u64 = MAX_RESULT_BYTES;
@@ -71,11 +71,11 @@ pub enum ReadLimitError {
          bytes read already from other files): a limit on all the files one command reads"
     )]
     OverBudget {
-        /// The file's size [bytes].
+        /// The file's size \[bytes\].
         size: u64,
-        /// Read already [bytes].
+        /// Read already \[bytes\].
         used: u64,
-        /// The budget [bytes].
+        /// The budget \[bytes\].
         total: u64,
     },
     /// A symbolic link where irqsim reads only a file of the directory itself.
@@ -86,9 +86,9 @@ pub enum ReadLimitError {
     /// Larger than the limit.
     #[error("is larger than {limit} bytes ({size} bytes), the most irqsim reads from such a file")]
     TooLarge {
-        /// Its size, or at least how much could be read [bytes].
+        /// Its size, or at least how much could be read \[bytes\].
         size: u64,
-        /// The limit [bytes].
+        /// The limit \[bytes\].
         limit: u64,
     },
 }
@@ -145,7 +145,7 @@ impl ReadBudget {
         self.counted().used
     }
 
-    /// The budget [bytes].
+    /// The budget \[bytes\].
     pub fn total(&self) -> u64 {
         self.total
     }
@@ -289,7 +289,7 @@ pub fn open_stream(path: &Path, limit: u64) -> io::Result<impl Read + use<>> {
     })
 }
 
-/// The size of one read of a stream [bytes]: 64 KiB, all a streamed check holds.
+/// The size of one read of a stream \[bytes\]: 64 KiB, all a streamed check holds.
 const STREAM_CHUNK: usize = 64 << 10;
 
 /// A reader that fails past its limit (a file that grew after it was checked).

@@ -60,7 +60,7 @@ pub trait FileSource {
     }
 
     /// The path of `rel` (as written in a file in `dir`) to read it by: `dir/rel` with
-    /// `.` and `..` resolved lexically (see [`normalize`]).
+    /// `.` and `..` resolved lexically (see `normalize`).
     fn resolve(&self, dir: &Path, rel: &str) -> PathBuf {
         normalize(&dir.join(rel))
     }
@@ -279,10 +279,10 @@ pub struct ScenarioFile {
     pub workload: WorkloadConfig,
     /// Load points.
     pub load: LoadSpec,
-    /// Sending time of each point [s]: 1 ns to a day (86,400 s, with `drain_s`).
+    /// Sending time of each point \[s\]: 1 ns to a day (86,400 s, with `drain_s`).
     #[schemars(range(min = 1e-9, max = MAX_RUN_S))]
     pub duration_s: f64,
-    /// Time after sending stops during which frames are still counted [s] (default 1).
+    /// Time after sending stops during which frames are still counted \[s\] (default 1).
     #[serde(default = "d_drain")]
     #[schemars(range(min = 0.0, max = MAX_RUN_S))]
     pub drain_s: f64,
@@ -317,7 +317,7 @@ pub struct ScenarioFile {
     /// `"last-bit"`).
     #[serde(default, skip_serializing_if = "is_last_bit")]
     pub latency_from: LatencyFrom,
-    /// A latency objective [us], 0.001 to 1,000,000: each flow's and the total's
+    /// A latency objective \[us\], 0.001 to 1,000,000: each flow's and the total's
     /// `latency_us.share_under_slo` then gives the share of delivered frames whose
     /// latency is at most this (from the latency histogram: 3 significant digits)
     /// (default none: no share reported).
@@ -334,7 +334,7 @@ fn is_last_bit(x: &LatencyFrom) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimelineConfig {
-    /// Bucket width [ms] (more than 0).
+    /// Bucket width \[ms\] (more than 0).
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub bucket_ms: f64,
 }
@@ -444,9 +444,9 @@ pub struct Experiment {
     /// The scenario's flows as written, before any variant's or grid cell's `workload`
     /// patch: what a run offers is its variant's [`Variant::flows`].
     pub flows: Vec<FlowConfig>,
-    /// Sending time of each point [s].
+    /// Sending time of each point \[s\].
     pub duration_s: f64,
-    /// Drain time [s].
+    /// Drain time \[s\].
     pub drain_s: f64,
     /// Seed.
     pub seed: u64,
@@ -458,11 +458,11 @@ pub struct Experiment {
     pub measured: Option<(String, Vec<MeasuredPoint>)>,
     /// Measured rates per variant, if named: the table's path and its rows.
     pub measured_rates: Option<(String, Vec<crate::config::measured_rates::MeasuredRate>)>,
-    /// Latency-timeline bucket width [ms], if asked for.
+    /// Latency-timeline bucket width \[ms\], if asked for.
     pub timeline_bucket_ms: Option<f64>,
     /// Where latency starts.
     pub latency_from: LatencyFrom,
-    /// The latency objective [us] whose share is reported, if given.
+    /// The latency objective \[us\] whose share is reported, if given.
     pub latency_slo_us: Option<f64>,
     /// The grid, when the scenario has one: its variants are [`Experiment::variants`],
     /// in the order of [`Grid::cells`].
@@ -1116,7 +1116,7 @@ fn with_model_problems(
     InputError::Invalid(problems)
 }
 
-/// Largest `duration_s + drain_s` accepted [s]: a day of simulated time per point is far
+/// Largest `duration_s + drain_s` accepted \[s\]: a day of simulated time per point is far
 /// beyond any test-equipment run, and far inside the 213 days a picosecond `u64` spans.
 pub const MAX_RUN_S: f64 = 86_400.0;
 
@@ -1131,7 +1131,7 @@ pub struct NamedCapture {
     pub field: String,
     /// Its path, as read.
     pub path: PathBuf,
-    /// Its size on disk (`stat`) [bytes].
+    /// Its size on disk (`stat`) \[bytes\].
     pub bytes: u64,
 }
 

@@ -45,13 +45,13 @@ pub struct Row {
     pub lost: f64,
     /// Frames out of sequence.
     pub out_of_sequence: f64,
-    /// Latency [us].
+    /// Latency \[us\].
     pub min_us: f64,
-    /// Latency [us].
+    /// Latency \[us\].
     pub avg_us: f64,
-    /// Latency [us].
+    /// Latency \[us\].
     pub max_us: f64,
-    /// Latency [us].
+    /// Latency \[us\].
     pub stddev_us: f64,
 }
 

@@ -293,7 +293,7 @@ pub struct FitOptions {
     pub max_simulations: usize,
     /// Iterations per descent [default 40].
     pub max_iters: u64,
-    /// Sending time per point [s], replacing the scenario's (a shorter fit is faster;
+    /// Sending time per point \[s\], replacing the scenario's (a shorter fit is faster;
     /// start-up transients weigh more).
     pub duration_s: Option<f64>,
     /// Seed, replacing the scenario's.
@@ -340,9 +340,9 @@ pub struct PointFit {
     pub measured_loss_pct: f64,
     /// Simulated loss [% of sent].
     pub loss_pct: f64,
-    /// Measured average latency [us].
+    /// Measured average latency \[us\].
     pub measured_latency_us: f64,
-    /// Simulated average latency [us].
+    /// Simulated average latency \[us\].
     pub latency_us: f64,
     /// Loss residual [percentage points].
     pub loss_residual: f64,
@@ -412,7 +412,7 @@ pub struct FitReport {
     pub model: String,
     /// Measured table fitted to.
     pub measured: String,
-    /// Sending time per point of the simulations [s].
+    /// Sending time per point of the simulations \[s\].
     pub duration_s: f64,
     /// Seed.
     pub seed: u64,
@@ -458,9 +458,9 @@ pub struct FitReport {
 /// How much the duration per point moves the fitted values' figures.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DurationCheck {
-    /// The fit's sending time per point [s].
+    /// The fit's sending time per point \[s\].
     pub fit_duration_s: f64,
-    /// The table's, from its `Sent` column [s].
+    /// The table's, from its `Sent` column \[s\].
     pub table_duration_s: f64,
     /// RMS over the table's points of the change of the weighted loss and latency
     /// terms between the two durations (same units as the residuals).
@@ -1981,7 +1981,7 @@ struct ProfileInterval {
     probes: Vec<[f64; 2]>,
 }
 
-/// Print step of the average latency in SmartBits tables [us] (the reference tables and
+/// Print step of the average latency in SmartBits tables \[us\] (the reference tables and
 /// irqsim's `smartbits.csv` give one decimal).
 const TABLE_LATENCY_STEP_US: f64 = 0.1;
 

@@ -35,26 +35,26 @@
 use crate::config::scenario::Experiment;
 use crate::sim::time::SimTime;
 
-/// The process before any run [bytes]: 7.4 MB measured, rounded up.
+/// The process before any run \[bytes\]: 7.4 MB measured, rounded up.
 pub const PROCESS_BYTES: u64 = 8 << 20;
 
-/// A worker thread while it simulates, besides its flows [bytes]: its stack (2 MiB,
+/// A worker thread while it simulates, besides its flows \[bytes\]: its stack (2 MiB,
 /// rayon's default) -- the host's rings and queues are within the process's figure.
 pub const RUN_LIVE_BYTES: u64 = 2 << 20;
 
-/// A flow in a run being simulated, besides its latency histograms [bytes]: 5.7 KB
+/// A flow in a run being simulated, besides its latency histograms \[bytes\]: 5.7 KB
 /// measured, rounded up.
 pub const FLOW_LIVE_BYTES: u64 = 6 << 10;
 
-/// A finished run's figures, kept until the results are written [bytes]: 32 KB
+/// A finished run's figures, kept until the results are written \[bytes\]: 32 KB
 /// measured.
 pub const RUN_KEPT_BYTES: u64 = 32 << 10;
 
-/// Each flow of a finished run, kept until the results are written [bytes]: 5 KB
+/// Each flow of a finished run, kept until the results are written \[bytes\]: 5 KB
 /// measured.
 pub const FLOW_KEPT_BYTES: u64 = 5 << 10;
 
-/// What the inputs a sweep holds for its whole length take [bytes]: each replayed
+/// What the inputs a sweep holds for its whole length take \[bytes\]: each replayed
 /// capture's frames (a [`crate::model::capture::ReplayFrame`] each, counted once per
 /// capture however many flows and variants replay it) and the rows of the measured
 /// tables (a 256 MiB capture was not in the estimate at all). Sizes of the
@@ -91,7 +91,7 @@ pub fn inputs_bytes(exp: &Experiment) -> u64 {
     total
 }
 
-/// The peak of reading the captures a sweep replays [bytes], before it starts: each
+/// The peak of reading the captures a sweep replays \[bytes\], before it starts: each
 /// capture's bytes and its records as parsed
 /// ([`crate::config::capture::READ_RECORD_BYTES`] each), counted once per capture (by
 /// its FNV-1a) however many flows and variants replay it, all captures together (the
@@ -118,7 +118,7 @@ pub fn reading_bytes(exp: &Experiment) -> u64 {
     total
 }
 
-/// The memory a sweep will need, in parts [bytes].
+/// The memory a sweep will need, in parts \[bytes\].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryEstimate {
     /// One run being simulated.
@@ -238,7 +238,7 @@ impl MemoryEstimate {
     }
 }
 
-/// The memory the process may use [bytes], and where that figure came from:
+/// The memory the process may use \[bytes\], and where that figure came from:
 /// `MemAvailable` of /proc/meminfo (or `MemTotal` when there is no `MemAvailable`), or
 /// the process's address-space limit (`RLIMIT_AS`, `ulimit -v`) when that is less;
 /// `None` when neither is known (another system, no limit): then nothing is refused.
@@ -264,7 +264,7 @@ fn least(meminfo: Option<(u64, &'static str)>, limit: Option<u64>) -> Option<(u6
     }
 }
 
-/// The process's address-space limit (`RLIMIT_AS`) [bytes], `None` when unlimited.
+/// The process's address-space limit (`RLIMIT_AS`) \[bytes\], `None` when unlimited.
 fn address_space_limit() -> Option<u64> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,

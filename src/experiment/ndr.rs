@@ -56,7 +56,7 @@ use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-/// RFC 2544 section 9.1's frame sizes for Ethernet [bytes].
+/// RFC 2544 section 9.1's frame sizes for Ethernet \[bytes\].
 pub const RFC2544_FRAME_BYTES: [u32; 7] = [64, 128, 256, 512, 1024, 1280, 1518];
 
 /// Trials one phase of one goal's search may run at most: a guard (a search of both
@@ -71,7 +71,7 @@ pub const MAX_STEP_ABOVE_LOWER: f64 = 0.10;
 /// What to search.
 #[derive(Clone, Debug)]
 pub struct NdrOptions {
-    /// Frame sizes [bytes] (default RFC 2544's seven).
+    /// Frame sizes \[bytes\] (default RFC 2544's seven).
     pub frame_bytes: Vec<u32>,
     /// PDR's loss goal [% of frames sent] (default 0.5).
     pub pdr_loss_pct: f64,
@@ -113,7 +113,7 @@ pub enum NdrError {
     Trial {
         /// Variant name.
         variant: String,
-        /// Frame size [bytes].
+        /// Frame size \[bytes\].
         frame_bytes: u32,
         /// Offered load [frames/s].
         offered_pps: f64,
@@ -127,7 +127,7 @@ pub enum NdrError {
 pub struct Trial {
     /// Phase, from 0; the last is at the scenario's full duration.
     pub phase: usize,
-    /// Sending time [s].
+    /// Sending time \[s\].
     pub duration_s: f64,
     /// Offered load, all flows [frames/s].
     pub offered_pps: f64,
@@ -140,7 +140,7 @@ pub struct Trial {
     /// Lost, (sent - received) / sent [%].
     pub loss_pct: f64,
     /// Latency of the frames delivered per stream, as CSIT's LATENCY line has it
-    /// ([`streams`]): `[min, avg, max]` [us], null for a stream that delivered nothing
+    /// ([`streams`]): `[min, avg, max]` \[us\], null for a stream that delivered nothing
     /// or that the scenario does not have.
     #[serde(default)]
     pub latency_us: [Option<[f64; 3]>; 2],
@@ -163,7 +163,7 @@ pub fn streams(flows: &[crate::model::traffic::FlowConfig]) -> Vec<usize> {
 pub struct NdrResult {
     /// Variant name.
     pub variant: String,
-    /// Frame size [bytes].
+    /// Frame size \[bytes\].
     pub frame_bytes: u32,
     /// 100 %: the total at which the busiest input port carries its line rate
     /// [frames/s].
@@ -195,7 +195,7 @@ pub struct NdrReport {
     pub pdr_loss_pct: f64,
     /// Final relative width goal [%].
     pub resolution_pct: f64,
-    /// Each phase's trial duration [s].
+    /// Each phase's trial duration \[s\].
     pub phase_durations_s: Vec<f64>,
     /// Per variant, then frame size.
     pub results: Vec<NdrResult>,

@@ -293,29 +293,29 @@ pub fn decode(text: &str, expected: &RunIdentity) -> Result<SavedRun, Problem> {
     Ok(stored.run)
 }
 
-/// The fixed part of a run file's bound ([`max_bytes`]) [bytes]: format, checksum,
+/// The fixed part of a run file's bound ([`max_bytes`]) \[bytes\]: format, checksum,
 /// identity (a variant name is at most 200 bytes), the totals and the model-wide
 /// counters. 64 KiB; the reference run's whole file is 2.7 KB.
 pub const RUN_BASE_BYTES: u64 = 64 << 10;
 
-/// Each flow's figures in a run file, at most [bytes]: 4 KiB (a flow is 480 bytes in
+/// Each flow's figures in a run file, at most \[bytes\]: 4 KiB (a flow is 480 bytes in
 /// the reference run; fewer than 60 numbers of at most 25 characters and its name).
 pub const FLOW_BYTES: u64 = 4 << 10;
 
-/// Each core's figures and counters (`cores`, `mpstat`, `cpu<k>.*`), at most [bytes]:
+/// Each core's figures and counters (`cores`, `mpstat`, `cpu<k>.*`), at most \[bytes\]:
 /// 4 KiB (about 800 bytes a core in modern-10g-24flows).
 pub const CORE_BYTES: u64 = 4 << 10;
 
-/// Each NIC's counters, with those of each of its queues, at most [bytes]: 64 KiB
+/// Each NIC's counters, with those of each of its queues, at most \[bytes\]: 64 KiB
 /// (modern-10g-24flows: 235 counters of about 30 bytes for two six-queue NICs and six
 /// cores).
 pub const NIC_BYTES: u64 = 64 << 10;
 
-/// Each timeline row (replication 0 only), at most [bytes]: 1 KiB (a variant name of at
+/// Each timeline row (replication 0 only), at most \[bytes\]: 1 KiB (a variant name of at
 /// most 200 bytes and five numbers).
 pub const TIMELINE_ROW_BYTES: u64 = 1 << 10;
 
-/// The largest a run file of a run of `exp` can be [bytes], and so the most irqsim
+/// The largest a run file of a run of `exp` can be \[bytes\], and so the most irqsim
 /// reads of one (a damaged 1 GiB checkpoint file was read whole before it was
 /// refused): for the variant with the most, [`RUN_BASE_BYTES`] and [`FLOW_BYTES`] per
 /// flow, [`CORE_BYTES`] per core, [`NIC_BYTES`] per NIC, and [`TIMELINE_ROW_BYTES`] per

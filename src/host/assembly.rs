@@ -360,7 +360,7 @@ pub fn simulate(cfg: &ModelConfig, spec: &RunSpec) -> Result<RunStats, SimError>
 }
 
 /// Every counter name a run of `cfg` with `spec`'s flows can publish
-/// ([`Host::counter_names`]): the host is validated and assembled as [`simulate`] does,
+/// (`Host::counter_names`): the host is validated and assembled as [`simulate`] does,
 /// and asked its counters before any event (cheap: no frame is simulated). Per-NIC,
 /// per-queue, per-core and per-policy names depend on the model and the flows, so this
 /// is the one honest list of them.

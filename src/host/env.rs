@@ -1,4 +1,4 @@
-//! The host as a component's environment: a receive policy's ([`RxEnv`]'s role traits),
+//! The host as a component's environment: a receive policy's (`RxEnv`'s role traits),
 //! an interrupt handler's ([`IsrEnv`]), a line's, the software-interrupt dispatcher's and
 //! the sender's ([`SendEnv`]); each query and signal routed to the component that
 //! answers it.

@@ -16,7 +16,7 @@
 //! (round robin for tasks that yield). A task is a small state machine: when it gets the
 //! CPU it returns its first burst ([`Step::Run`]), and at the end of each burst it does
 //! that step's action (enqueue a packet, unmask a chip...) and returns the next one, or
-//! [`Step::Yield`] / [`Step::Done`]. After every event [`Host::reschedule`] asks the
+//! [`Step::Yield`] / [`Step::Done`]. After every event `Host::reschedule` asks the
 //! [`Cpu`](crate::model::cpu::Cpu) which level runs.
 //!
 //! **What lives here.** `Host` (this file: its fields, the event loop, the packet path,
@@ -104,8 +104,8 @@ pub struct RunSpec {
 /// The host's timer events, kept in the scheduler's heap: each names its handler, so
 /// an event is dispatched once. The one-of-a-kind events (a CPU burst's completion, the
 /// end of the burst on the bus, a flow's next frame, a frame's end on a wire) are not
-/// events of this type but places of their own ([`Host::events`]), dispatched by
-/// their source ([`Host::fire`]).
+/// events of this type but places of their own (`Host::events`), dispatched by
+/// their source (`Host::fire`).
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// An interrupt-moderation timer of NIC `0` expired (a keyed timer: a no-op unless
@@ -172,21 +172,21 @@ pub struct RunStats {
     /// Sum over flows.
     pub total: FlowStats,
     /// CPU time per level, then idle, during the sending period, summed over the cores
-    /// [ps].
+    /// \[ps\].
     pub cpu_ps: [u64; LEVELS + 1],
-    /// The same for each core, on a host with more than one (empty with one) [ps].
+    /// The same for each core, on a host with more than one (empty with one) \[ps\].
     pub core_cpu_ps: Vec<[u64; LEVELS + 1]>,
     /// Each core's time in normal-priority kernel threads (ksoftirqd, NAPI threads),
-    /// part of its User level in `core_cpu_ps` (empty with one core) [ps].
+    /// part of its User level in `core_cpu_ps` (empty with one core) \[ps\].
     pub core_ksoftirqd_ps: Vec<u64>,
-    /// CPU time of the user process and of ksoftirqd during the sending period [ps].
+    /// CPU time of the user process and of ksoftirqd during the sending period \[ps\].
     pub task_ps: [u64; 2],
     /// Each core's CPU time during the sending period in the categories a Linux kernel
     /// accounts (mpstat's `%usr`, `%sys`, `%irq`, `%soft`, `%idle`:
-    /// [`crate::model::cpu::cputime`]), one per core, also with one core [ps].
+    /// [`crate::model::cpu::cputime`]), one per core, also with one core \[ps\].
     pub core_cputime_ps: Vec<CpuTimes>,
     /// Each core's residency in each idle state at the end of the sending period, by
-    /// state name (cpuidle's `stateK/time`; a period still open then included) [ps];
+    /// state name (cpuidle's `stateK/time`; a period still open then included) \[ps\];
     /// empty without idle states (`cpu.idle`).
     pub core_idle_state_ps: Vec<Vec<(String, u64)>>,
     /// Interrupts taken (passes over each line's handler chain; one per handler on a
@@ -215,9 +215,9 @@ pub struct RunStats {
 pub struct SenderStats {
     /// Index of its flow in [`RunStats::flows`].
     pub flow: usize,
-    /// TCP payload per packet [bytes].
+    /// TCP payload per packet \[bytes\].
     pub payload_bytes: u32,
-    /// Its CPU time during the sending period [ps].
+    /// Its CPU time during the sending period \[ps\].
     pub cpu_ps: u64,
 }
 
@@ -265,7 +265,7 @@ fn tag(task: Task, busy_polling: bool) -> u8 {
     }
 }
 
-/// Time of `tags` in `tag_ps` [ps].
+/// Time of `tags` in `tag_ps` \[ps\].
 fn tags_ps(tag_ps: &[u64; TAGS], tags: &[u8]) -> u64 {
     tags.iter().map(|&t| tag_ps[t as usize]).sum()
 }
@@ -653,7 +653,7 @@ impl<M: Shape> Host<M> {
         self.sender_room(nic);
     }
 
-    /// The driver restarts `nic`'s transmitter after an underrun ([`Nic::tx_restart_on`]).
+    /// The driver restarts `nic`'s transmitter after an underrun (`Nic::tx_restart_on`).
     pub(crate) fn tx_restart(&mut self, nic: usize, now: SimTime, s: &mut Scheduler<Event>) {
         self.queue_restart(nic, now, s);
         self.sender_room(nic);

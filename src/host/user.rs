@@ -94,7 +94,7 @@ impl<M: Shape> Host<M> {
         self.user.as_ref().is_some_and(|u| u.busy_loop().is_some())
     }
 
-    /// Unit cost of the cpu-bound job [ns] (0 for screend).
+    /// Unit cost of the cpu-bound job \[ns\] (0 for screend).
     pub(crate) fn user_unit_ns(&self) -> f64 {
         self.user.as_ref().map_or(0.0, |u| u.unit_ns())
     }

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BusConfig {
-    /// Bus clock [MHz] (default 33.33: PCI).
+    /// Bus clock \[MHz\] (default 33.33: PCI).
     #[serde(default = "d_clock")]
     #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1e5))]
     pub clock_mhz: f64,
@@ -45,27 +45,27 @@ pub struct BusConfig {
     #[serde(default = "d_width")]
     #[schemars(range(min = 1))]
     pub width_bytes: u32,
-    /// Largest burst a DMA engine makes [bytes] (default 64: 16 longwords).
+    /// Largest burst a DMA engine makes \[bytes\] (default 64: 16 longwords).
     #[serde(default = "d_burst")]
     #[schemars(range(min = 1))]
     pub burst_bytes: u32,
     /// Fixed cost of a burst the device writes to memory: arbitration, address phase,
-    /// turnaround; posted by a bridge [ns] (default 120).
+    /// turnaround; posted by a bridge \[ns\] (default 120).
     #[serde(default = "d_overhead")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub write_overhead_ns: f64,
     /// Bus time of a burst the device reads from memory beyond its data clocks
-    /// (default 120) [ns].
+    /// (default 120) \[ns\].
     #[serde(default = "d_overhead")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub read_overhead_ns: f64,
     /// Time a read burst waits before it can use the bus, without holding it: memory
     /// latency and, behind a PCI-PCI bridge, the delayed transaction the bridge runs on
-    /// the primary bus while the device is told to retry (default 0) [ns].
+    /// the primary bus while the device is told to retry (default 0) \[ns\].
     #[serde(default)]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub read_latency_ns: f64,
-    /// Size of a descriptor fetch or write-back [bytes] (default 16).
+    /// Size of a descriptor fetch or write-back \[bytes\] (default 16).
     #[serde(default = "d_desc")]
     #[schemars(range(min = 1))]
     pub descriptor_bytes: u32,
@@ -107,7 +107,7 @@ fn d_width() -> u32 {
 fn d_burst() -> u32 {
     64
 }
-/// Default overhead of a burst, write or read [ns]: 4 clocks at 33 MHz.
+/// Default overhead of a burst, write or read \[ns\]: 4 clocks at 33 MHz.
 fn d_overhead() -> f64 {
     120.0
 }
@@ -147,7 +147,7 @@ pub struct Burst {
     pub nic: u16,
     /// Receive write to memory or transmit read from it.
     pub dir: Dir,
-    /// Bytes carried [bytes].
+    /// Bytes carried \[bytes\].
     pub bytes: u32,
 }
 
@@ -171,16 +171,16 @@ pub(crate) struct Bus {
     /// Read bursts hold the bus for their request only (`full_duplex`) -- parameter.
     read_request_only: bool,
     /// Data time of a burst of `b` bytes for every `b` up to the largest burst or
-    /// descriptor (at most 4,096 entries), computed once as `duration` would [ps].
+    /// descriptor (at most 4,096 entries), computed once as `duration` would \[ps\].
     data_ps: Vec<u64>,
-    /// Time spent carrying bursts [ps] -- counter.
+    /// Time spent carrying bursts \[ps\] -- counter.
     pub busy_ps: u64,
     /// Bursts carried -- counter.
     pub bursts: u64,
 }
 
 impl Bus {
-    /// Its counters: `bus.busy_ms` (time carrying bursts [ms]) and `bus.bursts`.
+    /// Its counters: `bus.busy_ms` (time carrying bursts \[ms\]) and `bus.bursts`.
     pub fn counters(&self, c: &mut std::collections::BTreeMap<String, f64>) {
         c.insert("bus.busy_ms".into(), self.busy_ps as f64 / 1e9);
         c.insert("bus.bursts".into(), self.bursts as f64);
@@ -210,7 +210,7 @@ impl Bus {
         self.pending.len() + self.current.is_some() as usize
     }
 
-    /// Data clocks of `bytes` bytes [ps] (+ 0.5 and truncation: round half up without
+    /// Data clocks of `bytes` bytes \[ps\] (+ 0.5 and truncation: round half up without
     /// a libm call).
     fn data_time(ps_per_byte: f64, bytes: u32) -> u64 {
         (bytes as f64 * ps_per_byte + 0.5) as u64

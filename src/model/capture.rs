@@ -90,9 +90,9 @@ impl PartialEq for CaptureArrivals {
 /// One frame of a replayed flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReplayFrame {
-    /// Its start (first bit) after the capture's first frame's [ps].
+    /// Its start (first bit) after the capture's first frame's \[ps\].
     pub start_ps: u64,
-    /// Its size on the wire, FCS included [bytes].
+    /// Its size on the wire, FCS included \[bytes\].
     pub bytes: u32,
 }
 
@@ -101,11 +101,11 @@ pub struct ReplayFrame {
 pub struct Replay {
     /// Its frames, in order.
     pub frames: Arc<[ReplayFrame]>,
-    /// The capture's loop period [ps]: its span times `N / (N - 1)`.
+    /// The capture's loop period \[ps\]: its span times `N / (N - 1)`.
     pub loop_ps: u64,
     /// Frames in the whole capture (all its 5-tuples).
     pub capture_frames: u64,
-    /// The capture file's size [bytes] (for the memory estimate of reading it).
+    /// The capture file's size \[bytes\] (for the memory estimate of reading it).
     pub file_bytes: u64,
 }
 
@@ -121,7 +121,7 @@ impl Replay {
     }
 
     /// Where frame number `k` (from 0, over the loops) starts with its captured times
-    /// multiplied by `scale` ([`Replay::scale_for`]), before the link's pacing [ps].
+    /// multiplied by `scale` ([`Replay::scale_for`]), before the link's pacing \[ps\].
     #[inline]
     pub fn start_ps(&self, k: u64, scale: f64) -> f64 {
         let n = self.frames.len() as u64;
@@ -129,7 +129,7 @@ impl Replay {
         (lap as f64 * self.loop_ps as f64 + self.frames[i].start_ps as f64) * scale
     }
 
-    /// The size of frame number `k` [bytes].
+    /// The size of frame number `k` \[bytes\].
     #[inline]
     pub fn bytes(&self, k: u64) -> u32 {
         self.frames[(k % self.frames.len() as u64) as usize].bytes

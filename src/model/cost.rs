@@ -47,7 +47,7 @@ pub struct CostSpec {
     /// Distribution shape; `constant` when absent.
     #[serde(default, skip_serializing_if = "is_constant")]
     pub dist: DistKind,
-    /// Constant cost [ns].
+    /// Constant cost \[ns\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub ns: Option<f64>,
@@ -56,19 +56,19 @@ pub struct CostSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = crate::sim::limits::MAX_COST_CYCLES))]
     pub cycles: Option<f64>,
-    /// Mean [ns] (exponential, normal, lognormal).
+    /// Mean \[ns\] (exponential, normal, lognormal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub mean_ns: Option<f64>,
-    /// Standard deviation [ns] (normal, lognormal).
+    /// Standard deviation \[ns\] (normal, lognormal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub stddev_ns: Option<f64>,
-    /// Lower bound [ns] (uniform).
+    /// Lower bound \[ns\] (uniform).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub min_ns: Option<f64>,
-    /// Upper bound [ns] (uniform).
+    /// Upper bound \[ns\] (uniform).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub max_ns: Option<f64>,
@@ -174,7 +174,7 @@ impl CostParam {
         Ok(())
     }
 
-    /// Mean of the cost [ns] at a CPU clock of `clock_mhz`.
+    /// Mean of the cost \[ns\] at a CPU clock of `clock_mhz`.
     pub fn mean_ns(&self, clock_mhz: f64) -> f64 {
         let s = &self.0;
         match s.dist {

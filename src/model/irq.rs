@@ -37,10 +37,10 @@
 //!
 //! Counters: `<line>.passes` (interrupts taken on the line: chain passes).
 //!
-//! **Interface.** A pass is [`Line::step`], one CPU burst at a time: it reads each
-//! device's status and runs each handler through a [`LineEnv`] (the handlers are
+//! **Interface.** A pass is `Line::step`, one CPU burst at a time: it reads each
+//! device's status and runs each handler through a `LineEnv` (the handlers are
 //! components of their own, [`crate::model::policy::interrupt::Handler`]), and a device
-//! asserting while a folded burst runs is [`Line::device_asserted`]. The line knows
+//! asserting while a folded burst runs is `Line::device_asserted`. The line knows
 //! nothing of the host; its unit tests drive it against a scripted chain.
 
 use crate::model::cost::{Cost, CostParam};
@@ -59,11 +59,11 @@ pub struct IrqLineConfig {
     /// NICs whose handlers are chained on this line, in call (attach) order.
     pub chain: Vec<String>,
     /// Interrupt entry up to the first handler: PIC mask and EOI (slow ISA-bus I/O),
-    /// register save, the multiplexer (default 0) [cost].
+    /// register save, the multiplexer (default 0) \[cost\].
     #[serde(default)]
     pub dispatch: CostParam,
     /// After the last modelled handler: handlers of other devices on the line, PIC
-    /// unmask, return from interrupt (default 0) [cost].
+    /// unmask, return from interrupt (default 0) \[cost\].
     #[serde(default)]
     pub release: CostParam,
 }

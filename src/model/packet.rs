@@ -8,7 +8,7 @@ use crate::sim::time::SimTime;
 pub struct Packet {
     /// Index of the flow it belongs to.
     pub flow: u32,
-    /// Frame size [bytes].
+    /// Frame size \[bytes\].
     pub bytes: u32,
     /// Per-flow sequence number.
     pub seq: u64,

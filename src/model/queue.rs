@@ -1,7 +1,7 @@
 //! A bounded FIFO of packets: the shape shared by BSD's `struct ifqueue` (ipintrq,
 //! if_snd) and by descriptor rings.
 //!
-//! Parameters: `capacity` [packets]. Behaviour: `push` on a full queue refuses the packet
+//! Parameters: `capacity` \[packets\]. Behaviour: `push` on a full queue refuses the packet
 //! and counts a drop (BSD's `IF_QFULL` / `IF_DROP`); nothing is allocated after creation
 //! while the queue stays within the capacity given at creation.
 //!

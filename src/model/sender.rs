@@ -53,9 +53,9 @@ use crate::sim::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Ethernet header (14) and FCS (4) [bytes].
+/// Ethernet header (14) and FCS (4) \[bytes\].
 const ETHER_BYTES: u32 = 18;
-/// IPv4 (20) and TCP (20) headers without options [bytes].
+/// IPv4 (20) and TCP (20) headers without options \[bytes\].
 const IP_TCP_BYTES: u32 = 40;
 
 /// The sending application as written in a model file.
@@ -67,16 +67,16 @@ pub struct SenderConfig {
     /// Flow name in results (default `"sender"`).
     #[serde(default = "d_name")]
     pub name: String,
-    /// Frame size on the wire, Ethernet header and FCS included: MTU + 18 [bytes]
+    /// Frame size on the wire, Ethernet header and FCS included: MTU + 18 \[bytes\]
     /// (default 1518).
     #[serde(default = "d_frame")]
     #[schemars(range(min = 59, max = 65_553))]
     pub frame_bytes: u32,
-    /// Size of an mbuf cluster [bytes] (default 2048, MCLBYTES).
+    /// Size of an mbuf cluster \[bytes\] (default 2048, MCLBYTES).
     #[serde(default = "d_cluster")]
     #[schemars(range(min = 1))]
     pub cluster_bytes: u32,
-    /// Per packet: the system call's share, sosend's loop, uio and sbspace checks [cost]
+    /// Per packet: the system call's share, sosend's loop, uio and sbspace checks \[cost\]
     /// (default 0).
     #[serde(default)]
     pub sosend: CostParam,
@@ -84,23 +84,23 @@ pub struct SenderConfig {
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 1e6))]
     pub copyin_ns_per_byte: f64,
-    /// Allocating one mbuf with its cluster (MGET + MCLGET) [cost] (default 0).
+    /// Allocating one mbuf with its cluster (MGET + MCLGET) \[cost\] (default 0).
     #[serde(default)]
     pub mbuf_per_cluster: CostParam,
     /// Mbufs visited per packet by the linear walk of the socket buffer's chain
     /// (sbappend without a tail pointer, m_copym skipping unacknowledged data)
-    /// [mbufs] (default 0).
+    /// \[mbufs\] (default 0).
     #[serde(default)]
     #[schemars(range(max = 1_000_000))]
     pub sbappend_walk_mbufs: u32,
-    /// Visiting one mbuf of that walk [cost] (default 0).
+    /// Visiting one mbuf of that walk \[cost\] (default 0).
     #[serde(default)]
     pub sbappend_per_mbuf: CostParam,
-    /// Per packet: tcp_output, ip_output, ether_output [cost] (default 0).
+    /// Per packet: tcp_output, ip_output, ether_output \[cost\] (default 0).
     #[serde(default)]
     pub tcp_output: CostParam,
     /// Per packet: the driver's start routine putting the frame on descriptors
-    /// (bge_encap) [cost] (default 0).
+    /// (bge_encap) \[cost\] (default 0).
     #[serde(default)]
     pub driver_encap: CostParam,
 }
@@ -154,7 +154,7 @@ impl SenderConfig {
         }
     }
 
-    /// TCP payload of one packet [bytes].
+    /// TCP payload of one packet \[bytes\].
     pub fn payload_bytes(&self) -> u32 {
         self.frame_bytes.saturating_sub(ETHER_BYTES + IP_TCP_BYTES)
     }
@@ -184,7 +184,7 @@ pub struct Sender {
     /// Output NIC.
     pub nic: usize,
     frame_bytes: u32,
-    /// TCP payload per packet [bytes].
+    /// TCP payload per packet \[bytes\].
     pub payload_bytes: u32,
     clusters: u32,
     walk: u32,
@@ -202,7 +202,7 @@ pub struct Sender {
     building: bool,
     /// Sleeping on a full if_snd.
     blocked: bool,
-    /// CPU time since it last got the CPU [ps].
+    /// CPU time since it last got the CPU \[ps\].
     slice_used: SimTime,
     /// Packets handed to if_output -- counter.
     pub packets: u64,

@@ -25,7 +25,7 @@ use crate::sim::time::SimTime;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-/// Highest latency the histogram can hold [ns] (1,000 s); larger values are clamped.
+/// Highest latency the histogram can hold \[ns\] (1,000 s); larger values are clamped.
 const HIST_MAX_NS: u64 = 1_000_000_000_000;
 
 /// Where packets were lost.
@@ -136,7 +136,7 @@ fn new_hist() -> Histogram<u64> {
 }
 
 /// Largest memory of one latency histogram in a run whose sending plus drain time is
-/// `horizon` [bytes]: the histogram spanning 1 ns to the horizon (at most to the 1,000
+/// `horizon` \[bytes\]: the histogram spanning 1 ns to the horizon (at most to the 1,000
 /// s cap), which no latency of the run can exceed.
 pub fn latency_bytes_max(horizon: SimTime) -> usize {
     let top = (horizon.0 / SimTime::PS_PER_NS).clamp(2, HIST_MAX_NS);
@@ -169,22 +169,22 @@ impl Default for LatencyStats {
     }
 }
 
-/// Summary of a latency distribution [us].
+/// Summary of a latency distribution \[us\].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
-    /// Smallest [us].
+    /// Smallest \[us\].
     pub min: f64,
-    /// Mean [us].
+    /// Mean \[us\].
     pub avg: f64,
-    /// Largest [us].
+    /// Largest \[us\].
     pub max: f64,
-    /// Population standard deviation [us].
+    /// Population standard deviation \[us\].
     pub stddev: f64,
-    /// Median [us] (histogram, 3 significant digits).
+    /// Median \[us\] (histogram, 3 significant digits).
     pub p50: f64,
-    /// 99th percentile [us].
+    /// 99th percentile \[us\].
     pub p99: f64,
-    /// 99.9th percentile [us].
+    /// 99.9th percentile \[us\].
     pub p999: f64,
     /// Share of the delivered frames whose latency is at most the scenario's
     /// `latency_slo_us` (0 to 1; from the histogram, so a frame within 0.1 % of the

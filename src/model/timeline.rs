@@ -35,30 +35,30 @@ pub struct TimelineRow {
     pub variant: String,
     /// Offered load [% of line rate].
     pub load_pct: f64,
-    /// Start of the bucket [ms].
+    /// Start of the bucket \[ms\].
     pub t_ms: f64,
     /// Packets that arrived in the bucket.
     pub packets: u64,
-    /// Their mean latency [us].
+    /// Their mean latency \[us\].
     pub avg_latency_us: f64,
-    /// Their largest latency [us].
+    /// Their largest latency \[us\].
     pub max_latency_us: f64,
 }
 
 /// What results.json says about a timeline.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimelineSummary {
-    /// Bucket width [ms].
+    /// Bucket width \[ms\].
     pub bucket_ms: f64,
     /// Buckets with packets.
     pub buckets: f64,
-    /// Latency above which a bucket counts as a spike: 10 x the median bucket maximum [us].
+    /// Latency above which a bucket counts as a spike: 10 x the median bucket maximum \[us\].
     pub spike_threshold_us: f64,
     /// Number of spike buckets.
     pub spikes: f64,
-    /// Mean time between the starts of consecutive spikes [ms] (0 with fewer than two).
+    /// Mean time between the starts of consecutive spikes \[ms\] (0 with fewer than two).
     pub mean_spike_interval_ms: f64,
-    /// Largest bucket maximum [us].
+    /// Largest bucket maximum \[us\].
     pub max_latency_us: f64,
 }
 

@@ -60,7 +60,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 
-/// Smallest and largest frame accepted [bytes] (64-byte minimum Ethernet frame, FCS
+/// Smallest and largest frame accepted \[bytes\] (64-byte minimum Ethernet frame, FCS
 /// included; 16 KiB covers jumbo frames).
 pub const FRAME_BYTES_RANGE: (u32, u32) = (64, 16_384);
 
@@ -169,16 +169,16 @@ pub enum FrameSize {
 pub enum FrameDist {
     /// Uniform integer size in [`min`, `max`] bytes.
     Uniform {
-        /// Smallest frame [bytes].
+        /// Smallest frame \[bytes\].
         #[schemars(range(min = 64, max = 16_384))]
         min: u32,
-        /// Largest frame [bytes].
+        /// Largest frame \[bytes\].
         #[schemars(range(min = 64, max = 16_384))]
         max: u32,
     },
     /// `sizes[i]` bytes with probability `weights[i] / sum(weights)`.
     Mix {
-        /// Frame sizes [bytes].
+        /// Frame sizes \[bytes\].
         #[schemars(length(min = 1), inner(range(min = 64, max = 16_384)))]
         sizes: Vec<u32>,
         /// Relative weights (not necessarily summing to 1).
@@ -261,7 +261,7 @@ impl<'de> Deserialize<'de> for FrameSize {
 }
 
 impl FrameSize {
-    /// Mean frame size [bytes]: the size used to turn a load in % of line rate into frames/s.
+    /// Mean frame size \[bytes\]: the size used to turn a load in % of line rate into frames/s.
     pub fn mean_bytes(&self) -> f64 {
         match self {
             FrameSize::Fixed(b) => *b as f64,
@@ -331,7 +331,7 @@ pub struct FlowConfig {
     pub from: String,
     /// Name of the NIC the host forwards them out of.
     pub to: String,
-    /// Frame size [bytes], FCS included (default 64).
+    /// Frame size \[bytes\], FCS included (default 64).
     #[serde(default = "default_frame")]
     pub frame_bytes: FrameSize,
     /// Arrival process (default `constant`), or a capture replayed
@@ -340,7 +340,7 @@ pub struct FlowConfig {
     pub arrivals: FlowArrivals,
     /// For `closed-loop` flows: the peer's time from receiving a response (last bit)
     /// to starting the next request (first bit): its NIC, interrupt coalescing and
-    /// stack [ns] (default 0).
+    /// stack \[ns\] (default 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     #[schemars(range(min = 0.0))]
     pub turnaround_ns: f64,
@@ -356,7 +356,7 @@ pub struct FlowConfig {
     #[serde(default, skip_serializing_if = "OrRandom::is_zero")]
     #[schemars(extend("minimum" = 0, "exclusiveMaximum" = 1))]
     pub start_phase: OrRandom,
-    /// Frequency error of the tester port's clock for a `constant` flow [ppm]: the
+    /// Frequency error of the tester port's clock for a `constant` flow \[ppm\]: the
     /// frames are `1 + clock_ppm / 1e6` times their nominal period apart (the count is
     /// unchanged), so flows of nominally equal rates slide against each other; or
     /// `"random"`, uniform in [-100, 100] ppm (IEEE 802.3's tolerance) for every run
@@ -567,7 +567,7 @@ pub struct Frame {
     pub start: SimTime,
     /// Last bit received by the host (start + wire time).
     pub end: SimTime,
-    /// Size [bytes].
+    /// Size \[bytes\].
     pub bytes: u32,
     /// Per-flow sequence number, from 0.
     pub seq: u64,
@@ -578,12 +578,12 @@ pub struct Frame {
 #[serde(deny_unknown_fields)]
 pub struct PeerCoalescing {
     /// Receive coalescing ticks: the peer's interrupt at the latest this long after a
-    /// response arrived (`bge_rx_coal_ticks`, 1 us units; 0 = at once) [ns].
+    /// response arrived (`bge_rx_coal_ticks`, 1 us units; 0 = at once) \[ns\].
     #[serde(default)]
     #[schemars(range(min = 0.0))]
     pub rx_ticks_ns: f64,
     /// Send coalescing ticks: the peer's interrupt this long after its request was sent
-    /// (`bge_tx_coal_ticks`; 0 = off) [ns].
+    /// (`bge_tx_coal_ticks`; 0 = off) \[ns\].
     #[serde(default)]
     #[schemars(range(min = 0.0))]
     pub tx_ticks_ns: f64,

@@ -46,29 +46,29 @@ use std::collections::BTreeMap;
 pub enum UserConfig {
     /// A compute job that is always runnable.
     CpuBound {
-        /// CPU time of one unit of work [cost] (default 1,000 ns); a distribution is
+        /// CPU time of one unit of work \[cost\] (default 1,000 ns); a distribution is
         /// allowed, but only its mean counts (work done = CPU time / mean unit).
         #[serde(default = "d_unit")]
         work_unit: CostParam,
     },
     /// A user-level packet consumer between the kernel's input and output.
     Screend {
-        /// CPU time per packet (required) [cost].
+        /// CPU time per packet (required) \[cost\].
         per_packet: CostParam,
-        /// Queue between kernel and process [packets] (default 32).
+        /// Queue between kernel and process \[packets\] (default 32).
         #[serde(default = "d_qlen")]
         #[schemars(range(min = 1))]
         queue_len: u32,
         /// Socket busy polling (SO_BUSY_POLL / net.core.busy_read): how long a recv()
         /// that finds the queue empty polls the device of its last packet before it
-        /// sleeps [us] (default 0: off; Linux recommends 50). Needs the `napi` policy
+        /// sleeps \[us\] (default 0: off; Linux recommends 50). Needs the `napi` policy
         /// on the receiving NICs.
         #[serde(default, skip_serializing_if = "is_zero")]
         #[schemars(range(min = 0.0))]
         busy_read_us: f64,
         /// Busy polling in epoll_wait() (net.core.busy_poll): the process waits for its
         /// socket in epoll_wait(), whose ep_busy_loop polls the socket's NAPI instance
-        /// (the same napi_busy_loop as recv()'s) for this long before it sleeps [us]
+        /// (the same napi_busy_loop as recv()'s) for this long before it sleeps \[us\]
         /// (default 0: off; Linux recommends 50). When set, it is the process's busy
         /// window, in place of `busy_read_us`. Needs the `napi` policy on the
         /// receiving NICs.
@@ -86,7 +86,7 @@ pub enum UserConfig {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         prefer_busy_poll: bool,
         /// SO_BUSY_POLL_BUDGET (Linux 5.11): frames one poll of the busy loop may take
-        /// [frames] (default 8, BUSY_POLL_BUDGET in include/net/busy_poll.h; the socket
+        /// \[frames\] (default 8, BUSY_POLL_BUDGET in include/net/busy_poll.h; the socket
         /// option takes at most 65,535, U16_MAX; setting it needs CAP_NET_ADMIN).
         #[serde(default = "d_budget", skip_serializing_if = "is_d_budget")]
         #[schemars(range(min = 1, max = 65535))]
@@ -306,7 +306,7 @@ impl UserProcess {
         self.queue.as_ref().map_or(0, |q| q.len()) + self.current.is_some() as usize
     }
 
-    /// Unit cost of the cpu-bound job [ns] (0 for screend).
+    /// Unit cost of the cpu-bound job \[ns\] (0 for screend).
     pub fn unit_ns(&self) -> f64 {
         self.unit_ns
     }

@@ -22,7 +22,7 @@
 //!
 //! Uses [`crate::sim`], [`crate::model`] (per-flow statistics, the timeline, CPU levels),
 //! [`crate::config`] (SmartBits tables, grids, names, bounded reads) and [`crate::host`]
-//! (the [`RunStats`](crate::host::RunStats) of a run); not [`crate::trace`]. Nothing below
+//! (the [`RunStats`] of a run); not [`crate::trace`]. Nothing below
 //! it imports it: [`crate::experiment`] and the binary do.
 
 pub mod books;
@@ -42,12 +42,12 @@ use serde_json::Value;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::collections::BTreeMap;
 
-/// Latency of delivered frames [us]: the summary of one run's distribution
+/// Latency of delivered frames \[us\]: the summary of one run's distribution
 /// ([`LatencySummary`]), or across replications the extremes over them and the means of
 /// the other figures.
 pub use crate::model::stats::LatencySummary;
 
-/// Frames lost, by where [frames].
+/// Frames lost, by where \[frames\].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DropsResult {
     /// RX descriptor ring full.
@@ -111,11 +111,11 @@ pub struct FlowResult {
     /// counts them.
     #[serde(default)]
     pub drained: f64,
-    /// Drops by site [frames].
+    /// Drops by site \[frames\].
     pub drops: DropsResult,
-    /// Latency [us].
+    /// Latency \[us\].
     pub latency_us: LatencySummary,
-    /// Request/response flows: round trip per transaction at the peer [us]
+    /// Request/response flows: round trip per transaction at the peer \[us\]
     /// (`forwarded_pps` is then the transaction rate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_us: Option<LatencySummary>,
@@ -142,7 +142,7 @@ pub struct CpuResult {
 }
 
 impl CpuResult {
-    /// The split of `cpu_ps` (time per level, then idle [ps]), of which `ksoftirqd_ps`
+    /// The split of `cpu_ps` (time per level, then idle \[ps\]), of which `ksoftirqd_ps`
     /// at the User level was the receive policies' tasks' there (ksoftirqd, NAPI
     /// kthreads, DPDK lcores; counted as software-interrupt time).
     pub fn split(cpu_ps: &[u64; LEVELS + 1], ksoftirqd_ps: u64) -> CpuResult {
@@ -203,7 +203,7 @@ pub struct MpstatRow {
 }
 
 impl MpstatRow {
-    /// The row of `t` [ps], in % of its total time (all 0 when it has none).
+    /// The row of `t` \[ps\], in % of its total time (all 0 when it has none).
     pub fn of(t: &crate::model::cpu::cputime::CpuTimes) -> MpstatRow {
         let total = t.total_ps();
         let pct = |ps: u64| {
@@ -240,7 +240,7 @@ impl MpstatRow {
 }
 
 impl MpstatResult {
-    /// The rows of each core's times [ps] (`cores`, in core order) and of their sum,
+    /// The rows of each core's times \[ps\] (`cores`, in core order) and of their sum,
     /// with the idle time split by each core's idle-state residencies `idle_states`
     /// (empty without idle states).
     pub fn of(
@@ -392,14 +392,14 @@ pub struct Results {
     pub model: String,
     /// Seed.
     pub seed: u64,
-    /// Sending time per point [s].
+    /// Sending time per point \[s\].
     pub duration_s: f64,
     /// Replications per point.
     pub replications: u32,
     /// Where the latencies start: the input frame's `last-bit` or `first-bit`.
     #[serde(default)]
     pub latency_from: crate::model::stats::LatencyFrom,
-    /// The scenario's latency objective [us], whose share each flow's
+    /// The scenario's latency objective \[us\], whose share each flow's
     /// `latency_us.share_under_slo` gives (absent when the scenario sets none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_slo_us: Option<f64>,
@@ -443,13 +443,13 @@ pub struct ResultsFrame {
     pub model: String,
     /// Seed.
     pub seed: u64,
-    /// Sending time per point [s].
+    /// Sending time per point \[s\].
     pub duration_s: f64,
     /// Replications per point.
     pub replications: u32,
     /// Where the latencies start.
     pub latency_from: crate::model::stats::LatencyFrom,
-    /// The latency objective [us], if any.
+    /// The latency objective \[us\], if any.
     pub latency_slo_us: Option<f64>,
     /// Measured table compared with, if any.
     pub measured: Option<Measured>,
@@ -640,7 +640,7 @@ pub struct VariantSummary {
     /// Forwarded rate at the highest load point [frames/s]: below `peak_pps` under
     /// livelock.
     pub top_forwarded_pps: f64,
-    /// 99th-percentile latency at the grid's `latency_at` point [us]; `null` when no
+    /// 99th-percentile latency at the grid's `latency_at` point \[us\]; `null` when no
     /// frame was delivered there (or the point was not run).
     pub p99_us: Option<f64>,
 }

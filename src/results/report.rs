@@ -334,7 +334,7 @@ fn flow_rows(points: &[&PointResult], duration_s: f64) -> String {
 /// load point (its load and offered rate; sets that offer different rates at one load
 /// get a row each), and per series (a variant of a set, named `label` or
 /// `label / variant`) the forwarded rate [frames/s], the loss [% of sent] and the
-/// average latency [us]; `-` where a series has no such point.
+/// average latency \[us\]; `-` where a series has no such point.
 pub fn compare_table(sets: &[(String, &Results)]) -> String {
     // (name, points by offered rate)
     let mut series: Vec<(String, Vec<&PointResult>)> = Vec::new();

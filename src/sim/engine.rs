@@ -400,7 +400,7 @@ impl KeyPacking {
         ((k.at.0 as u128) << 64) | ((k.seq << self.bits) as u128)
     }
 
-    /// Slot `i`'s key `k` packed ([`SlotTable::EMPTY`] for none).
+    /// Slot `i`'s key `k` packed (`SlotTable::EMPTY` for none).
     #[inline(always)]
     pub fn pack(self, i: usize, k: Option<Slot>) -> u128 {
         let Some(k) = k else {
@@ -420,7 +420,7 @@ impl KeyPacking {
         ((k.at.0 as u128) << 64) | (((seq << self.bits) | i as u64) as u128)
     }
 
-    /// A packed key's slot and key (not [`SlotTable::EMPTY`]).
+    /// A packed key's slot and key (not `SlotTable::EMPTY`).
     #[inline(always)]
     pub fn unpack(self, k: u128) -> (usize, Slot) {
         let seq = (k as u64) >> self.bits;
@@ -454,7 +454,7 @@ pub trait Slots {
     fn earliest(&self) -> Option<(usize, Slot)>;
     /// How [`Slots::earliest_key`] packs a key.
     fn packing(&self) -> KeyPacking;
-    /// The earliest slot and its key packed by [`Slots::packing`] ([`SlotTable::EMPTY`]
+    /// The earliest slot and its key packed by [`Slots::packing`] (`SlotTable::EMPTY`
     /// if none), for a model that compares it with keys of its own packed alike.
     fn earliest_key(&self) -> u128;
     /// Slot `i` is set on most events (a NIC's output wire): a hint, with no effect on
@@ -794,7 +794,7 @@ impl ArrivalQueue {
         (k != SlotTable::EMPTY).then(|| (i, self.packing.unpack(k).1))
     }
 
-    /// The earliest pending arrival's packed key ([`SlotTable::EMPTY`] if none) and
+    /// The earliest pending arrival's packed key (`SlotTable::EMPTY` if none) and
     /// member.
     #[inline(always)]
     pub fn first(&self) -> (u128, usize) {

@@ -36,13 +36,13 @@ pub const MAX_RUNS: usize = 1_000_000;
 /// run).
 pub const MAX_FLOWS: usize = 10_000;
 
-/// Lowest CPU clock a model may give [MHz]: 1 MHz, below the 4.77 MHz of the first
+/// Lowest CPU clock a model may give \[MHz\]: 1 MHz, below the 4.77 MHz of the first
 /// IBM PC. A cost in cycles converts at this clock; a lower one would turn a few
 /// thousand cycles into more than [`crate::sim::problems::MAX_TIME_NS`], and a clock near 0
 /// (1e-12 MHz) into costs that overflow simulated time.
 pub const MIN_CLOCK_MHZ: f64 = 1.0;
 
-/// Highest CPU clock a model may give [MHz]: 10 GHz, above any shipped processor's
+/// Highest CPU clock a model may give \[MHz\]: 10 GHz, above any shipped processor's
 /// clock (the fastest boost clocks are about 6 GHz).
 pub const MAX_CLOCK_MHZ: f64 = 10_000.0;
 

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-/// Largest time or cost a model may give [ns] (1,000 s): sums of a few of them stay far
+/// Largest time or cost a model may give \[ns\] (1,000 s): sums of a few of them stay far
 /// inside the 213 days a `u64` of picoseconds holds.
 pub const MAX_TIME_NS: f64 = 1e12;
 

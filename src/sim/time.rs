@@ -8,7 +8,7 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
-/// A point in simulated time, or a duration, in picoseconds [ps].
+/// A point in simulated time, or a duration, in picoseconds \[ps\].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SimTime(pub u64);
 

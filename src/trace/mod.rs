@@ -85,7 +85,7 @@ pub struct TraceSpec {
     /// Also capture the frames entering and leaving the host as pcap.
     pub pcap: bool,
     /// Most bytes the trace and captures may take; the window ends where they would
-    /// exceed it [bytes] (default [`TraceSpec::DEFAULT_LIMIT_BYTES`]).
+    /// exceed it \[bytes\] (default [`TraceSpec::DEFAULT_LIMIT_BYTES`]).
     pub limit_bytes: u64,
     /// Frames whose per-flow sequence number is a multiple of this get flow arrows
     /// (default 16; 0 for none).
@@ -150,7 +150,7 @@ pub const DROP_SITES: [&str; 10] = [
 /// The host's counters at one instant, as the recorder compares them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counters {
-    /// CPU time per level, then idle [ps].
+    /// CPU time per level, then idle \[ps\].
     pub cpu_ps: [u64; LEVELS + 1],
     /// Interrupts taken (passes over the lines' chains).
     pub interrupts: u64,
@@ -162,11 +162,11 @@ pub struct Counters {
     pub drops_at: Vec<[u64; 10]>,
     /// Chip resets per NIC.
     pub resets: Vec<u64>,
-    /// On a host with several cores: each core's CPU time per level, then idle [ps]
+    /// On a host with several cores: each core's CPU time per level, then idle \[ps\]
     /// (empty with one core).
     pub core_cpu_ps: Vec<[u64; LEVELS + 1]>,
     /// Each core's time in User-level kernel threads (ksoftirqd, NAPI threads), part of
-    /// its User time [ps] (empty with one core).
+    /// its User time \[ps\] (empty with one core).
     pub core_kthread_ps: Vec<u64>,
 }
 
@@ -312,17 +312,17 @@ pub struct TraceOutput {
 /// The figures of a trace window (`trace-window.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WindowSummary {
-    /// Start of the window [s].
+    /// Start of the window \[s\].
     pub from_s: f64,
-    /// End of the window [s] (earlier than asked when the size limit cut it).
+    /// End of the window \[s\] (earlier than asked when the size limit cut it).
     pub to_s: f64,
-    /// End asked for [s].
+    /// End asked for \[s\].
     pub asked_to_s: f64,
     /// Whether the size limit cut the window short.
     pub truncated: bool,
-    /// CPU time per level in the window [us], by level name, and `idle`.
+    /// CPU time per level in the window \[us\], by level name, and `idle`.
     pub cpu_us: std::collections::BTreeMap<String, f64>,
-    /// CPU time per level in the window [ps] (exact), by level name, and `idle`.
+    /// CPU time per level in the window \[ps\] (exact), by level name, and `idle`.
     pub cpu_ps: std::collections::BTreeMap<String, u64>,
     /// Interrupts taken in the window (passes over the lines' chains).
     pub interrupts: u64,
@@ -346,10 +346,10 @@ pub struct WindowSummary {
 pub struct CoreWindowSummary {
     /// The core's number (its process in the trace is `cpu<core>`).
     pub core: usize,
-    /// CPU time per level in the window [ps] (exact), by level name, and `idle`.
+    /// CPU time per level in the window \[ps\] (exact), by level name, and `idle`.
     pub cpu_ps: std::collections::BTreeMap<String, u64>,
     /// Of its `user` time, the User-level kernel threads' (ksoftirqd and NAPI threads)
-    /// [ps].
+    /// \[ps\].
     pub kthread_ps: u64,
     /// CPU slices written on its tracks.
     pub slices: u64,
@@ -365,7 +365,7 @@ pub struct FlowWindowSummary {
     pub frames_in: u64,
     /// Frames whose first bit left the output port in the window.
     pub frames_out: u64,
-    /// Latency of the frames that left in the window [us], computed as results.json
+    /// Latency of the frames that left in the window \[us\], computed as results.json
     /// computes it.
     pub latency: LatencySummary,
 }

@@ -27,9 +27,9 @@ use super::Captured;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 
-/// Ethernet + IPv4 + UDP headers [bytes].
+/// Ethernet + IPv4 + UDP headers \[bytes\].
 pub const HEADERS: usize = 14 + 20 + 8;
-/// The signature at the start of the payload [bytes].
+/// The signature at the start of the payload \[bytes\].
 pub const SIGNATURE: usize = 2 + 8 + 8;
 
 /// Bytes a record of a `frame_bytes` frame takes in a pcap file.
@@ -88,7 +88,7 @@ fn checksum(h: &[u8]) -> u16 {
     !(sum as u16)
 }
 
-/// The signature a frame carries: flow, sequence number, tester time stamp [ns].
+/// The signature a frame carries: flow, sequence number, tester time stamp \[ns\].
 pub fn signature(data: &[u8]) -> Option<(u16, u64, u64)> {
     let s = data.get(HEADERS..HEADERS + SIGNATURE)?;
     Some((

@@ -75,7 +75,7 @@ impl Notes {
     }
 }
 
-/// `(<file> line <n>: `<text>`)`.
+/// `(<file> line <n>: <text>)`.
 fn at<T>(s: &Sourced<T>) -> String {
     format!("({}: `{}`)", s.at, s.text)
 }
@@ -131,7 +131,7 @@ fn family(driver: &str) -> Family {
     }
 }
 
-/// Linux's default transmit queue length of an Ethernet device [packets].
+/// Linux's default transmit queue length of an Ethernet device \[packets\].
 const LINUX_TXQUEUELEN: u64 = 1000;
 
 /// The drivers whose coalescing irqsim knows, for messages.

@@ -19,7 +19,7 @@ use super::dump::{Dump, Findings, Sourced, key_value};
 /// What the model takes from `/proc/cpuinfo`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CpuInfo {
-    /// The highest `cpu MHz` [MHz], with its line.
+    /// The highest `cpu MHz` \[MHz\], with its line.
     pub max_mhz: Option<Sourced<f64>>,
     /// How many `cpu MHz` lines gave a number.
     pub readings: usize,

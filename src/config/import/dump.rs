@@ -13,12 +13,12 @@
 use std::fmt;
 use std::path::Path;
 
-/// Largest dump file read [bytes]: 16 MiB, the limit of every input irqsim reads
+/// Largest dump file read \[bytes\]: 16 MiB, the limit of every input irqsim reads
 /// ([`crate::config::read_limit::MAX_INPUT_BYTES`]); `/proc/interrupts` of a 256-CPU
 /// host with a thousand vectors is about 2.5 MB.
 pub const MAX_DUMP_BYTES: u64 = crate::config::read_limit::MAX_INPUT_BYTES;
 
-/// Most bytes `import-host` reads, its dumps and `--profile` together [bytes]: 64 MiB,
+/// Most bytes `import-host` reads, its dumps and `--profile` together \[bytes\]: 64 MiB,
 /// some 25 times the largest real dump directory (a 256-CPU host's `/proc/interrupts` of
 /// 2.5 MB and 330 small files); without it 4,096 files of 16 MiB each could be read. The
 /// command's one read budget ([`crate::config::read_limit::ReadBudget`]), made where the

@@ -119,7 +119,7 @@ fn field(
     }
 }
 
-/// `ethtool -g`: the current and the largest ring sizes [descriptors].
+/// `ethtool -g`: the current and the largest ring sizes \[descriptors\].
 #[derive(Clone, Debug, Default)]
 pub struct Rings {
     /// Current RX ring.
@@ -185,13 +185,13 @@ pub struct Coalesce {
     pub adaptive_rx: Option<Sourced<Flag>>,
     /// `CQE mode RX:` (ethtool 5.15 on): the CQ period restarts with each completion.
     pub cqe_mode_rx: Option<Sourced<Flag>>,
-    /// `rx-usecs:` [us].
+    /// `rx-usecs:` \[us\].
     pub rx_usecs: Option<Sourced<Num>>,
-    /// `rx-frames:` [frames].
+    /// `rx-frames:` \[frames\].
     pub rx_frames: Option<Sourced<Num>>,
-    /// `tx-usecs:` [us].
+    /// `tx-usecs:` \[us\].
     pub tx_usecs: Option<Sourced<Num>>,
-    /// `tx-frames:` [frames].
+    /// `tx-frames:` \[frames\].
     pub tx_frames: Option<Sourced<Num>>,
 }
 

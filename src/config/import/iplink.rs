@@ -8,7 +8,7 @@
 use super::dump::{Dump, Findings, Sourced, whole};
 use std::collections::BTreeMap;
 
-/// `qlen` by interface name [frames].
+/// `qlen` by interface name \[frames\].
 pub type Qlen = BTreeMap<String, Sourced<u64>>;
 
 /// Parse `ip link show`'s output.

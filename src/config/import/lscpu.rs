@@ -33,14 +33,14 @@ pub struct Lscpu {
     pub sockets: Option<Sourced<u32>>,
     /// `Model name:`.
     pub model_name: Option<Sourced<String>>,
-    /// The clock [MHz] and which line gave it.
+    /// The clock \[MHz\] and which line gave it.
     pub clock_mhz: Option<Sourced<f64>>,
     /// How the clock was read: `nominal`, `max` or `current`.
     pub clock_kind: &'static str,
 }
 
 /// The nominal clock of an Intel brand string (`Intel(R) Xeon(R) CPU E5-1650 v4 @
-/// 3.60GHz`) [MHz].
+/// 3.60GHz`) \[MHz\].
 fn nominal_mhz(model: &str) -> Option<f64> {
     let (_, tail) = model.rsplit_once('@')?;
     let t = tail.trim();

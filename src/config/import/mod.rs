@@ -558,7 +558,7 @@ impl std::str::FromStr for LineRate {
 pub struct Options {
     /// `--profile MODEL`: the costs.
     pub profile: Option<std::path::PathBuf>,
-    /// `--clock-mhz`: the clock [MHz], before every dump's.
+    /// `--clock-mhz`: the clock \[MHz\], before every dump's.
     pub clock_mhz: Option<f64>,
     /// `--line-rate`: line rates, before ethtool's `Speed:`.
     pub line_rates: Vec<LineRate>,

@@ -40,7 +40,7 @@ const STARTING_COSTS_TEXT: &str = include_str!("../../../models/xeon-e5-1650v4-m
 /// be written over; any other file is refused).
 pub const DESCRIPTION_PREFIX: &str = "Starting scenario for the host imported from ";
 
-/// The frame size of the flows [bytes].
+/// The frame size of the flows \[bytes\].
 pub const FRAME_BYTES: u32 = 64;
 
 /// The receive queue the model's RSS picks for UDP from `src` to `dst` on `nic`: the

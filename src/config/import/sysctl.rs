@@ -5,10 +5,10 @@
 //! and not used). Read, from `net/core/sysctl_net_core.c` (Linux 4.18 to 6.x):
 //!
 //! - `net.core.netdev_budget` (frames one NET_RX softirq run may take, default 300);
-//! - `net.core.netdev_budget_usecs` (its time limit [us], since 4.12, default 2 jiffies);
+//! - `net.core.netdev_budget_usecs` (its time limit \[us\], since 4.12, default 2 jiffies);
 //! - `net.core.dev_weight` (frames one poll of a CPU's backlog takes, default 64);
-//! - `net.core.netdev_max_backlog` (each CPU's backlog [frames], default 1000);
-//! - `net.core.busy_poll`, `net.core.busy_read` (socket busy polling [us], default 0).
+//! - `net.core.netdev_max_backlog` (each CPU's backlog \[frames\], default 1000);
+//! - `net.core.busy_poll`, `net.core.busy_read` (socket busy polling \[us\], default 0).
 //!
 //! A malformed value of one of these is a fault; a missing one keeps the model's
 //! default (the Linux default) and says so. A line that is not `key = value` is

@@ -58,18 +58,18 @@ impl CpuTime {
     }
 }
 
-/// CPU time by category, of one core or summed over cores [ps] -- counter.
+/// CPU time by category, of one core or summed over cores \[ps\] -- counter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuTimes {
-    /// `%usr` time [ps].
+    /// `%usr` time \[ps\].
     pub usr_ps: u64,
-    /// `%sys` time [ps].
+    /// `%sys` time \[ps\].
     pub sys_ps: u64,
-    /// `%irq` time [ps].
+    /// `%irq` time \[ps\].
     pub irq_ps: u64,
-    /// `%soft` time [ps].
+    /// `%soft` time \[ps\].
     pub soft_ps: u64,
-    /// `%idle` time, all idle states together [ps] (a split by idle state goes beside
+    /// `%idle` time, all idle states together \[ps\] (a split by idle state goes beside
     /// it with idle states: results' `mpstat.*.idle_states`).
     pub idle_ps: u64,
 }
@@ -121,7 +121,7 @@ impl CpuTimes {
         self.idle_ps += o.idle_ps;
     }
 
-    /// All the time counted [ps].
+    /// All the time counted \[ps\].
     pub fn total_ps(&self) -> u64 {
         self.usr_ps + self.sys_ps + self.irq_ps + self.soft_ps + self.idle_ps
     }

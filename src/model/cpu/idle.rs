@@ -54,8 +54,8 @@
 //! QoS CPU latency request, `/dev/cpu_dma_latency`), and `next_timer_us`.
 //!
 //! Counters (per state, as `/sys/devices/system/cpu/cpuN/cpuidle/stateK/{usage,time}`):
-//! entries and residency [ps]; wake-ups by work and the exit latency they paid [ps];
-//! wake-ups with cold caches and the refill time they paid [ps].
+//! entries and residency \[ps\]; wake-ups by work and the exit latency they paid \[ps\];
+//! wake-ups with cold caches and the refill time they paid \[ps\].
 
 use crate::sim::problems::Problems;
 use crate::sim::time::SimTime;
@@ -69,11 +69,11 @@ pub struct IdleStateConfig {
     /// `C6`, ...).
     #[schemars(length(min = 1, max = 16))]
     pub name: String,
-    /// Worst-case time from the wake-up event to the first instruction [us]
+    /// Worst-case time from the wake-up event to the first instruction \[us\]
     /// (`exit_latency`), 0 to 100,000.
     #[schemars(range(max = 100_000))]
     pub exit_latency_us: u32,
-    /// Shortest stay for which the state saves energy [us] (`target_residency`), 0 to
+    /// Shortest stay for which the state saves energy \[us\] (`target_residency`), 0 to
     /// 1,000,000.
     #[schemars(range(max = 1_000_000))]
     pub target_residency_us: u32,
@@ -129,13 +129,13 @@ pub struct IdleConfig {
     /// never enters an idle state, so a wake-up costs nothing (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub idle_poll: bool,
-    /// A PM QoS CPU latency limit [us] (a process holding `/dev/cpu_dma_latency`
+    /// A PM QoS CPU latency limit \[us\] (a process holding `/dev/cpu_dma_latency`
     /// open with this value, as tuned's latency-performance profile does): no state
     /// with a longer exit latency is chosen; 0 keeps the core in the polling state
     /// (default: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_limit_us: Option<u32>,
-    /// The distance to the next timer event with the tick stopped [us], what
+    /// The distance to the next timer event with the tick stopped \[us\], what
     /// `tick_nohz_get_sleep_length` returns; irqsim models no kernel timer on these
     /// cores but the tick, so it is a constant, 1 to 10,000,000 and more than one tick
     /// (1,000 us at HZ 1000: a model's validation checks it against `kernel.clock.hz`)
@@ -145,7 +145,7 @@ pub struct IdleConfig {
     #[schemars(range(min = 1, max = 10_000_000))]
     pub next_timer_us: u32,
     /// CPU time the first work after a wake-up from a state that `flushes_caches` takes
-    /// beyond its warm cost, refetching its code and data from the L3 [ns], 0 to
+    /// beyond its warm cost, refetching its code and data from the L3 \[ns\], 0 to
     /// 1,000,000 (default 0: not modelled). It depends on the work's footprint, not on
     /// the state, so it is one figure per model; it is CPU time (busy, at the level of
     /// that first work), not exit latency (idle).
@@ -288,10 +288,10 @@ pub struct Idle {
     names: Vec<String>,
     /// Every idle period in the polling state, no governor (`idle=poll`).
     poll_only: bool,
-    /// PM QoS limit [us] (`PM_QOS_CPU_DMA_LAT_DEFAULT_VALUE`, 2,000 s, when none).
+    /// PM QoS limit \[us\] (`PM_QOS_CPU_DMA_LAT_DEFAULT_VALUE`, 2,000 s, when none).
     latency_req_us: u64,
     next_timer_us: u64,
-    /// The tick period [ps] and [us].
+    /// The tick period \[ps\] and \[us\].
     tick_ps: u64,
     tick_us: u64,
     /// The tick is stopped (see [`Idle::tick_stopped`]); it runs at time 0.
@@ -301,17 +301,17 @@ pub struct Idle {
     interval_ptr: usize,
     /// Entries per state -- counter (`stateK/usage`).
     pub usage: Vec<u64>,
-    /// Residency per state [ps] -- counter (`stateK/time`, of the periods that ended).
+    /// Residency per state \[ps\] -- counter (`stateK/time`, of the periods that ended).
     pub time_ps: Vec<u64>,
     /// Wake-ups by work (not by the tick) -- counter.
     pub wakeups: u64,
-    /// Exit latency paid by those wake-ups [ps] -- counter.
+    /// Exit latency paid by those wake-ups \[ps\] -- counter.
     pub exit_ps: u64,
-    /// The refill cost of a wake-up from a state that flushes the core's caches [ps].
+    /// The refill cost of a wake-up from a state that flushes the core's caches \[ps\].
     refill_ps: u64,
     /// Wake-ups by work from a state that flushed the core's caches -- counter.
     pub cold_wakeups: u64,
-    /// CPU time those wake-ups' first work spent refilling the caches [ps] -- counter.
+    /// CPU time those wake-ups' first work spent refilling the caches \[ps\] -- counter.
     pub cache_refill_ps: u64,
 }
 

@@ -65,7 +65,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CpuConfig {
-    /// Core clock [MHz], 1 MHz to 10 GHz (a lower clock turns a cost in cycles into more
+    /// Core clock \[MHz\], 1 MHz to 10 GHz (a lower clock turns a cost in cycles into more
     /// than 1,000 s); costs written in cycles are converted with it. Required.
     #[schemars(range(min = crate::sim::limits::MIN_CLOCK_MHZ, max = crate::sim::limits::MAX_CLOCK_MHZ))]
     pub clock_mhz: f64,
@@ -218,9 +218,9 @@ pub struct Cpu {
     since: SimTime,
     /// A burst, want or clear changed what may run since the last pick.
     dirty: bool,
-    /// Time spent per level [ps], then idle at index `LEVELS` -- counter.
+    /// Time spent per level \[ps\], then idle at index `LEVELS` -- counter.
     pub busy_ps: [u64; LEVELS + 1],
-    /// Time spent per burst tag [ps] (tags tell apart tasks sharing a level) -- counter.
+    /// Time spent per burst tag \[ps\] (tags tell apart tasks sharing a level) -- counter.
     pub tag_ps: [u64; TAGS],
     /// Bursts preempted by a higher level -- counter.
     pub preemptions: u64,
@@ -228,10 +228,10 @@ pub struct Cpu {
     idle: Option<Box<Idle>>,
     /// When the core went idle, while it is (only with idle states).
     idle_since: Option<SimTime>,
-    /// What is left of the exit latency the running burst waits for [ps].
+    /// What is left of the exit latency the running burst waits for \[ps\].
     wake_left: SimTime,
     /// The cache refill the next dispatched burst pays after a wake-up from a state
-    /// that flushed the core's caches [ps].
+    /// that flushed the core's caches \[ps\].
     refill_next: SimTime,
 }
 
@@ -258,7 +258,7 @@ impl Cpu {
         self.idle.as_deref()
     }
 
-    /// Residency in each idle state up to `now` [ps], an idle period still open at
+    /// Residency in each idle state up to `now` \[ps\], an idle period still open at
     /// `now` included (booked to the states the governor would have chosen, without
     /// changing the core), if the core has idle states.
     pub fn idle_residency_at(&self, now: SimTime) -> Option<Vec<u64>> {
@@ -491,7 +491,7 @@ impl Cpu {
         }
     }
 
-    /// Busy time per level and idle time, and time per tag, up to `now` [ps], without
+    /// Busy time per level and idle time, and time per tag, up to `now` \[ps\], without
     /// changing state.
     pub fn snapshot(&self, now: SimTime) -> ([u64; LEVELS + 1], [u64; TAGS]) {
         let mut b = self.busy_ps;

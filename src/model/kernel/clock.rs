@@ -9,7 +9,7 @@
 //! something (`hardclock` above 0); FreeBSD polling's tick and NAPI's timers are their
 //! policies' own.
 //!
-//! Parameters ([`ClockConfig`]): `hz` [1/s] (default 100), `hardclock` [cost] (default 0:
+//! Parameters ([`ClockConfig`]): `hz` [1/s] (default 100), `hardclock` \[cost\] (default 0:
 //! no clock interrupt). Counters: none (its CPU time is the Clock level's).
 
 use crate::model::cost::{Cost, CostParam};
@@ -28,7 +28,7 @@ pub struct ClockConfig {
     #[serde(default = "d_hz")]
     #[schemars(range(min = 1, max = 100_000))]
     pub hz: u32,
-    /// Cost of one hardclock [cost] (default 0: no clock interrupt is simulated).
+    /// Cost of one hardclock \[cost\] (default 0: no clock interrupt is simulated).
     #[serde(default)]
     pub hardclock: CostParam,
 }

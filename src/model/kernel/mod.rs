@@ -56,19 +56,19 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KernelConfig {
-    /// Maximum length of ipintrq [packets] (default 50, IFQ_MAXLEN).
+    /// Maximum length of ipintrq \[packets\] (default 50, IFQ_MAXLEN).
     #[serde(default = "d_ifq")]
     #[schemars(range(min = 1))]
     pub ipintrq_maxlen: u32,
-    /// Maximum length of each interface's if_snd [packets] (default 50, IFQ_MAXLEN).
+    /// Maximum length of each interface's if_snd \[packets\] (default 50, IFQ_MAXLEN).
     #[serde(default = "d_ifq")]
     #[schemars(range(min = 1))]
     pub if_snd_maxlen: u32,
     /// CPU cost of forwarding one packet: ip_input, ip_forward, ip_output,
-    /// ether_output, if_start (required) [cost].
+    /// ether_output, if_start (required) \[cost\].
     pub netisr_per_packet: CostParam,
     /// Time slice of the round robin between normal-priority tasks (user process,
-    /// ksoftirqd) [ns] (default 10,000,000: 10 ms, the order of 4.4BSD's and Linux
+    /// ksoftirqd) \[ns\] (default 10,000,000: 10 ms, the order of 4.4BSD's and Linux
     /// CFS's scheduling periods).
     #[serde(default = "d_slice")]
     #[schemars(range(min = 1.0, max = crate::sim::problems::MAX_TIME_NS))]
@@ -86,7 +86,7 @@ pub struct KernelConfig {
     #[serde(default)]
     pub mogul: MogulConfig,
     /// The route lookup's cost per forwarded frame beyond the one `netisr_per_packet`
-    /// includes (a table of one route) [cost]: it depends on the routing table (its
+    /// includes (a table of one route) \[cost\]: it depends on the routing table (its
     /// size and how the lookups walk it; Linux's fib_table_lookup over an LC-trie), so
     /// a scenario gives it per table (default none: the table `netisr_per_packet` was
     /// measured with).
@@ -111,7 +111,7 @@ pub struct KernelConfig {
 #[serde(deny_unknown_fields)]
 pub struct PreroutingDrop {
     /// CPU cost of one frame's protocol work up to and with the rule (ip_rcv, the
-    /// netfilter hook, the raw table's rule, kfree_skb) [cost] (required).
+    /// netfilter hook, the raw table's rule, kfree_skb) \[cost\] (required).
     pub cost: CostParam,
 }
 

@@ -38,7 +38,7 @@
 //! profile uses is two choices, its mean and its variance, the latter standing for the
 //! variation of the whole per-frame path, which no source measures.
 //!
-//! Parameters: `hold` (a cost, required) [ns]. Counters: `kernel.section.entries`,
+//! Parameters: `hold` (a cost, required) \[ns\]. Counters: `kernel.section.entries`,
 //! `kernel.section.contended` (entries that found it held), `kernel.section.spin_ns`
 //! (CPU time spent waiting), `kernel.section.held_ns` (time it was held).
 
@@ -53,7 +53,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SectionConfig {
-    /// How long one frame holds the section [cost] (required).
+    /// How long one frame holds the section \[cost\] (required).
     pub hold: CostParam,
 }
 

@@ -36,7 +36,7 @@ pub struct RssConfig {
     /// default false: UDP by its addresses, TCP always by its 4-tuple.
     #[serde(default)]
     pub udp_4tuple: bool,
-    /// Indirection table size [entries], a power of two (default 128).
+    /// Indirection table size \[entries\], a power of two (default 128).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indirection_entries: Option<usize>,
 }
@@ -86,7 +86,7 @@ pub struct NicConfig {
     #[serde(default = "d_line_rate")]
     #[schemars(range(min = LINE_RATE_BPS_RANGE.0, max = LINE_RATE_BPS_RANGE.1))]
     pub line_rate_bps: f64,
-    /// Receive descriptors [slots] (default 64).
+    /// Receive descriptors \[slots\] (default 64).
     #[serde(default = "d_rx_slots")]
     #[schemars(range(min = 1))]
     pub rx_ring_slots: u32,
@@ -131,21 +131,21 @@ pub struct NicConfig {
     /// only, a 128-entry round-robin indirection table, Microsoft's default key).
     #[serde(default, skip_serializing_if = "RssConfig::is_default")]
     pub rss: RssConfig,
-    /// Transmit descriptors [slots] (default 256).
+    /// Transmit descriptors \[slots\] (default 256).
     #[serde(default = "d_tx_slots")]
     #[schemars(range(min = 1))]
     pub tx_ring_slots: u32,
     /// From a frame's last bit on the wire to its descriptor being complete and the
-    /// interrupt asserted: PHY, receive FIFO and DMA [ns] (default 0).
+    /// interrupt asserted: PHY, receive FIFO and DMA \[ns\] (default 0).
     #[serde(default)]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub rx_latency_ns: f64,
     /// From a frame handed to the TX ring to its first bit on the wire: descriptor
-    /// fetch, DMA, FIFO threshold [ns] (default 0).
+    /// fetch, DMA, FIFO threshold \[ns\] (default 0).
     #[serde(default)]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub tx_latency_ns: f64,
-    /// Period of the transmitter's automatic descriptor poll when idle [ns]; 0 means
+    /// Period of the transmitter's automatic descriptor poll when idle \[ns\]; 0 means
     /// the driver issues a transmit poll demand for every frame (default 0).
     #[serde(default)]
     #[schemars(extend("anyOf" = [{"const": 0}, {"minimum": 1, "maximum": 1e12}]))]
@@ -171,7 +171,7 @@ pub struct NicConfig {
     /// given).
     #[serde(default)]
     pub driver: DriverConfig,
-    /// Depth of this interface's send queue `if_snd` [frames] (default: the kernel's
+    /// Depth of this interface's send queue `if_snd` \[frames\] (default: the kernel's
     /// `if_snd_maxlen`; dc(4) sets DC_TX_LIST_CNT - 1 = 255).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
@@ -196,7 +196,7 @@ pub struct TxCompletionConfig {
     /// Every Nth frame asks for an interrupt on completion (TX_OK; de(4)'s
     /// TxWANTINTR on every frame is 1); 0 for none (default 0). At most the TX ring's
     /// length unless `interrupt_on_idle` is set, or the ring would fill with
-    /// unreclaimed descriptors first [frames].
+    /// unreclaimed descriptors first \[frames\].
     #[serde(default)]
     pub interrupt_every: u32,
     /// The transmitter raises "transmit buffer unavailable" (TX_NOBUF, in dc(4)'s

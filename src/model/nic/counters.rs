@@ -15,8 +15,8 @@
 //! floor(r T / threshold) overflow interrupts per period: none below threshold / T.
 //!
 //! Parameters ([`StatsCountersConfig`], `nics[i].stats_counters`): `threshold`
-//! (required) [frames], `bits` 10, `overflow_interrupt` true, `overflow_harvest`
-//! (required) [cost], `periodic_harvest` [cost] (default: `overflow_harvest`),
+//! (required) \[frames\], `bits` 10, `overflow_interrupt` true, `overflow_harvest`
+//! (required) \[cost\], `periodic_harvest` \[cost\] (default: `overflow_harvest`),
 //! `harvest_period_ns` 1e9, `periodic_spl` `softclock`, `harvest_phase_ns` (default one
 //! period).
 //!
@@ -46,29 +46,29 @@ pub enum Spl {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatsCountersConfig {
-    /// Count at which the chip raises STATSOFLOW (required) [frames].
+    /// Count at which the chip raises STATSOFLOW (required) \[frames\].
     #[schemars(range(min = 1))]
     pub threshold: u32,
-    /// Counter width [bits] (default 10).
+    /// Counter width \[bits\] (default 10).
     #[serde(default = "d_bits")]
     #[schemars(range(min = 1, max = 32))]
     pub bits: u32,
     /// Whether STATSOFLOW is an enabled interrupt cause (default true).
     #[serde(default = "d_true")]
     pub overflow_interrupt: bool,
-    /// Cost of the harvest run by the interrupt handler at splimp (required) [cost].
+    /// Cost of the harvest run by the interrupt handler at splimp (required) \[cost\].
     pub overflow_harvest: CostParam,
-    /// Cost of the periodic harvest [cost] (default: `overflow_harvest`).
+    /// Cost of the periodic harvest \[cost\] (default: `overflow_harvest`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub periodic_harvest: Option<CostParam>,
-    /// Period of the periodic harvest [ns] (default 1e9: once a second).
+    /// Period of the periodic harvest \[ns\] (default 1e9: once a second).
     #[serde(default = "d_period")]
     #[schemars(range(min = 1.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub harvest_period_ns: f64,
     /// Priority of the periodic harvest (default `softclock`).
     #[serde(default)]
     pub periodic_spl: Spl,
-    /// Time of the first periodic harvest after the start of a run [ns] (default: one
+    /// Time of the first periodic harvest after the start of a run \[ns\] (default: one
     /// period). Interfaces brought up at different times harvest at different phases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harvest_phase_ns: Option<f64>,

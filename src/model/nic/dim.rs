@@ -143,9 +143,9 @@ const USEC_PER_MSEC: u64 = 1_000;
 /// (`struct dim_cq_moder`, `dim.h`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Moderation {
-    /// Longest hold of an interrupt [µs].
+    /// Longest hold of an interrupt \[µs\].
     pub usecs: u16,
-    /// Completions that fire the interrupt at once [packets].
+    /// Completions that fire the interrupt at once \[packets\].
     pub pkts: u16,
 }
 
@@ -252,7 +252,7 @@ impl DimConfig {
 /// dim_sample`, `dim.h`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sample {
-    /// `ktime_get()` at the sample [ns].
+    /// `ktime_get()` at the sample \[ns\].
     pub time_ns: u64,
     /// Packets so far, modulo 2^32.
     pub pkt_ctr: u32,
@@ -538,7 +538,7 @@ impl Dim {
 
     /// Its counters as of `now` under NIC `nic`'s name: `<nic>.dim.profile` (the
     /// profile programmed at the end), `.dim.measurements`, `.dim.profile_changes` and
-    /// `.dim.profile<i>_ms` (time with profile `i` programmed [ms]).
+    /// `.dim.profile<i>_ms` (time with profile `i` programmed \[ms\]).
     pub fn report(&self, nic: &str, now: SimTime, c: &mut std::collections::BTreeMap<String, f64>) {
         let k = &self.counters;
         c.insert(

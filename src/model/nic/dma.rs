@@ -45,8 +45,8 @@
 //! `crate::model::bus::Bus`, completed receive frames to the NIC's RX ring, started and
 //! complete transmit frames to the output wire.
 //!
-//! Parameters: per NIC ([`NicDmaConfig`]) `rx_fifo_bytes` 2048 [bytes],
-//! `tx_thresholds_bytes` [128, 256, 512, 1024] [bytes] (the 21143's CSR6 TR field at
+//! Parameters: per NIC ([`NicDmaConfig`]) `rx_fifo_bytes` 2048 \[bytes\],
+//! `tx_thresholds_bytes` [128, 256, 512, 1024] \[bytes\] (the 21143's CSR6 TR field at
 //! 100 Mbit/s; NetBSD's tlp_10_100_txthresh_tab); from the bus ([`BusConfig`])
 //! `burst_bytes` 64, `descriptor_bytes` 16 (a 21143 descriptor), `read_latency_ns` 0.
 //!
@@ -61,21 +61,21 @@ use crate::sim::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// Bytes of preamble the wire sends before a frame's first byte [bytes].
+/// Bytes of preamble the wire sends before a frame's first byte \[bytes\].
 const PREAMBLE_BYTES: u32 = 8;
 
 /// A NIC's FIFOs and transmit thresholds, used when the model has a bus.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NicDmaConfig {
-    /// Receive FIFO [bytes] (default 2048); a multi-queue NIC's queues share it (the
+    /// Receive FIFO \[bytes\] (default 2048); a multi-queue NIC's queues share it (the
     /// port's one packet buffer).
     #[serde(default = "d_rx_fifo")]
     #[schemars(range(min = 64))]
     pub rx_fifo_bytes: u32,
     /// Transmit start thresholds, in the order the driver steps through them after
     /// each underrun; after the last one the chip is put in store-and-forward mode
-    /// [bytes] (default [128, 256, 512, 1024]).
+    /// \[bytes\] (default [128, 256, 512, 1024]).
     #[serde(default = "d_thresholds")]
     #[schemars(extend("items" = {"type": "integer", "minimum": 1}))]
     pub tx_thresholds_bytes: Vec<u32>,
@@ -178,7 +178,7 @@ struct TxFetch {
     eligible: SimTime,
     /// Whether the descriptor has been fetched.
     desc_done: bool,
-    /// Frame bytes in the FIFO or already sent [bytes].
+    /// Frame bytes in the FIFO or already sent \[bytes\].
     fetched: u32,
     /// First bit on the wire, once the threshold was reached.
     start: Option<SimTime>,
@@ -195,11 +195,11 @@ pub(crate) struct NicDma {
     nic: u16,
     /// Frames in the RX FIFO; the head is being written to memory.
     rx_fifo: VecDeque<Packet>,
-    /// Bytes held in the RX FIFO [bytes].
+    /// Bytes held in the RX FIFO \[bytes\].
     rx_fifo_used: u32,
-    /// RX FIFO size (`rx_fifo_bytes`) [bytes] -- parameter.
+    /// RX FIFO size (`rx_fifo_bytes`) \[bytes\] -- parameter.
     rx_fifo_cap: u32,
-    /// Bytes of the head frame (plus descriptor) written so far [bytes].
+    /// Bytes of the head frame (plus descriptor) written so far \[bytes\].
     rx_written: u32,
     /// A receive burst is queued or on the bus.
     rx_busy: bool,
@@ -208,7 +208,7 @@ pub(crate) struct NicDma {
     /// A transmit burst is queued or on the bus.
     tx_busy: bool,
     /// Transmit thresholds, in the order an underrun steps through them
-    /// (`tx_thresholds_bytes`) [bytes] -- parameter.
+    /// (`tx_thresholds_bytes`) \[bytes\] -- parameter.
     thresholds: Vec<u32>,
     /// Current threshold step; `thresholds.len()` means store-and-forward -- counter.
     threshold_step: usize,
@@ -216,9 +216,9 @@ pub(crate) struct NicDma {
     stale_rx: bool,
     /// The same for the transmit engine.
     stale_tx: bool,
-    /// Largest burst (`burst_bytes`) [bytes] -- parameter.
+    /// Largest burst (`burst_bytes`) \[bytes\] -- parameter.
     burst_bytes: u32,
-    /// Descriptor fetch or write-back (`descriptor_bytes`) [bytes] -- parameter.
+    /// Descriptor fetch or write-back (`descriptor_bytes`) \[bytes\] -- parameter.
     descriptor_bytes: u32,
     /// Wait before a read burst can use the bus (`read_latency_ns`) -- parameter.
     read_latency: SimTime,
@@ -460,7 +460,7 @@ impl NicDma {
         self.tx_underruns += 1;
     }
 
-    /// Bytes the transmitter waits for before starting a frame of `bytes` [bytes].
+    /// Bytes the transmitter waits for before starting a frame of `bytes` \[bytes\].
     #[inline]
     pub fn threshold(&self, bytes: u32) -> u32 {
         self.thresholds
@@ -511,7 +511,7 @@ impl NicDma {
         self.rx_fifo.is_empty() && !self.rx_busy && self.tx.is_none() && !self.tx_busy
     }
 
-    /// Bytes of this engine's frames in the RX FIFO [bytes].
+    /// Bytes of this engine's frames in the RX FIFO \[bytes\].
     #[inline]
     pub fn rx_fifo_bytes(&self) -> u32 {
         self.rx_fifo_used

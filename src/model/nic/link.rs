@@ -7,7 +7,7 @@
 
 use crate::sim::time::SimTime;
 
-/// Preamble (8) plus inter-frame gap (12) carried on the wire with every frame [bytes].
+/// Preamble (8) plus inter-frame gap (12) carried on the wire with every frame \[bytes\].
 pub const WIRE_OVERHEAD_BYTES: u32 = 20;
 
 /// A point-to-point link of a given line rate.

@@ -37,11 +37,11 @@
 //!
 //! Parameters ([`LinkWatchConfig`]) with defaults: `reinit_on_underrun` true,
 //! `reinit_on_rx_error` false, `reinit` 0 (CPU cost of dc_init at interrupt level)
-//! [cost], `tick_period_ns` 1e9 (hz ticks), `tick_period_link_down_ns` none (the same
+//! \[cost\], `tick_period_ns` 1e9 (hz ticks), `tick_period_link_down_ns` none (the same
 //! period while the link is down), `tick` 0 (CPU cost of one dc_tick without mii_tick)
-//! [cost], `tick_spl` `softclock` (where the body runs: `softclock` or `splimp`),
-//! `mii_tick` 0 [cost], `mii_tick_when` `always` (`always`, `idle`, `link-down`),
-//! `pollstat` 0 (the mii_pollstat of a tick that finds the link down) [cost].
+//! \[cost\], `tick_spl` `softclock` (where the body runs: `softclock` or `splimp`),
+//! `mii_tick` 0 \[cost\], `mii_tick_when` `always` (`always`, `idle`, `link-down`),
+//! `pollstat` 0 (the mii_pollstat of a tick that finds the link down) \[cost\].
 //!
 //! Counters: `<nic>.resets`, `<nic>.ticks` (dc_tick bodies run), `<nic>.mii_ticks`
 //! (ticks that ran mii_tick), `<nic>.pollstats` (ticks that ran mii_pollstat),
@@ -68,19 +68,19 @@ pub struct LinkWatchConfig {
     /// CRC) re-initialises the chip, as dc_rxeof does (default false).
     #[serde(default)]
     pub reinit_on_rx_error: bool,
-    /// CPU cost of the re-initialisation, in the interrupt handler (default 0) [cost].
+    /// CPU cost of the re-initialisation, in the interrupt handler (default 0) \[cost\].
     #[serde(default)]
     pub reinit: CostParam,
-    /// Period of the link check callout [ns] (default 1e9: dc_tick every hz ticks).
+    /// Period of the link check callout \[ns\] (default 1e9: dc_tick every hz ticks).
     #[serde(default = "d_period")]
     #[schemars(range(min = 1.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub tick_period_ns: f64,
-    /// Period of the link check while the driver considers the link down [ns]
+    /// Period of the link check while the driver considers the link down \[ns\]
     /// (default: `tick_period_ns`; dc(4) with DC_21143_NWAY re-arms every hz/10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub tick_period_link_down_ns: Option<f64>,
-    /// CPU cost of one link check without `mii_tick` (default 0) [cost].
+    /// CPU cost of one link check without `mii_tick` (default 0) \[cost\].
     #[serde(default)]
     pub tick: CostParam,
     /// Where the tick body runs: `softclock` (below the network software interrupt)
@@ -89,14 +89,14 @@ pub struct LinkWatchConfig {
     #[serde(default)]
     pub tick_spl: Spl,
     /// CPU cost of `mii_tick` when the tick calls it: the PHY driver's status reads
-    /// (default 0) [cost].
+    /// (default 0) \[cost\].
     #[serde(default)]
     pub mii_tick: CostParam,
     /// When the tick calls `mii_tick` (default `always`).
     #[serde(default)]
     pub mii_tick_when: MiiTickWhen,
     /// CPU cost of `mii_pollstat`, which the tick runs while the driver considers the
-    /// link down, to bring it up (default 0) [cost].
+    /// link down, to bring it up (default 0) \[cost\].
     #[serde(default)]
     pub pollstat: CostParam,
 }
@@ -177,7 +177,7 @@ pub struct LinkWatch {
     pub mii_ticks: u64,
     /// Ticks that ran mii_pollstat -- counter.
     pub pollstats: u64,
-    /// Time the link was considered down [ps] -- counter.
+    /// Time the link was considered down \[ps\] -- counter.
     pub down_ps: u64,
 }
 
@@ -339,7 +339,7 @@ impl LinkWatch {
     }
 
     /// Its counters as of `now` under NIC `nic`'s name: `<nic>.resets`, `.ticks`,
-    /// `.mii_ticks`, `.pollstats` and `.link_down_ms` (time with the link down [ms]).
+    /// `.mii_ticks`, `.pollstats` and `.link_down_ms` (time with the link down \[ms\]).
     pub fn counters(
         &self,
         nic: &str,

@@ -363,7 +363,7 @@ impl Nic {
     /// `if_output`: queue a forwarded frame on if_snd and run the driver's start
     /// routine, which fills free TX descriptors. Returns a transmission to record if the
     /// idle transmitter starts one; a full if_snd drops the frame (`Err`). `wire` is the
-    /// port's wire as this queue sees it (its port, [`super::port::TxPort`], says): a
+    /// port's wire as this queue sees it (its port, `super::port::TxPort`, says): a
     /// [`Wire::Held`] one keeps the frame for the queue's turn.
     #[inline]
     pub fn output_on(

@@ -66,33 +66,33 @@ pub use crate::model::nic::dim::CqPeriodMode;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModerationConfig {
-    /// Frames that raise the interrupt at once (0 = off) [frames].
+    /// Frames that raise the interrupt at once (0 = off) \[frames\].
     #[serde(default)]
     pub packets: u32,
-    /// Packet delay timer, restarted by every frame (RDTR; 0 = off) [ns].
+    /// Packet delay timer, restarted by every frame (RDTR; 0 = off) \[ns\].
     #[serde(default)]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub packet_timer_ns: f64,
-    /// Absolute delay timer from the first frame (RADV; 0 = off) [ns].
+    /// Absolute delay timer from the first frame (RADV; 0 = off) \[ns\].
     #[serde(default)]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub absolute_timer_ns: f64,
-    /// Minimum time between two interrupts (ITR; 0 = off) [ns].
+    /// Minimum time between two interrupts (ITR; 0 = off) \[ns\].
     #[serde(default)]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub min_interval_ns: f64,
     /// Transmit interrupt delay, restarted by every completion (TIDV; 0 = off: transmit
-    /// causes follow the receive timers) [ns].
+    /// causes follow the receive timers) \[ns\].
     #[serde(default, skip_serializing_if = "is_zero")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub tx_packet_timer_ns: f64,
     /// Transmit absolute delay from the first completion since the last interrupt
-    /// (TADV; 0 = off) [ns].
+    /// (TADV; 0 = off) \[ns\].
     #[serde(default, skip_serializing_if = "is_zero")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub tx_absolute_timer_ns: f64,
     /// mlx5's CQ moderation period (`cq_period` of the CQ context), counted as
-    /// `cq_period_mode` says (0 = off; default 0) [ns].
+    /// `cq_period_mode` says (0 = off; default 0) \[ns\].
     #[serde(default, skip_serializing_if = "is_zero")]
     #[schemars(range(min = 0.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub cq_period_ns: f64,

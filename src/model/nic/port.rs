@@ -317,7 +317,7 @@ mod tests {
         }
     }
 
-    /// `x` [ns].
+    /// `x` \[ns\].
     fn ns(x: u64) -> SimTime {
         SimTime(x * 1000)
     }

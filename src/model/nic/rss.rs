@@ -31,10 +31,10 @@
 //!   drivers load by default. Upstream Linux drivers instead fill a random key once per
 //!   boot (`netdev_rss_key_fill`, up to `NETDEV_RSS_KEY_LEN` = 52 bytes), so a flow's
 //!   queue there differs from boot to boot.
-//! - `entries`: indirection table size [entries], a power of two; default
+//! - `entries`: indirection table size \[entries\], a power of two; default
 //!   [`DEFAULT_ENTRIES`] = 128 (the "most common hardware implementation" in
 //!   `scaling.rst`: the low 7 bits of the hash; e.g. Intel 82599).
-//! - `queues`: number of receive queues [queues], 1 ..= 65,535.
+//! - `queues`: number of receive queues \[queues\], 1 ..= 65,535.
 //! - `udp_4tuple`: whether UDP ports enter the hash; default off.
 //!
 //! Not modelled: IPv6 (the same function over 36- or 32-byte inputs), IP fragments
@@ -53,7 +53,7 @@ pub const DEFAULT_KEY: [u8; 40] = [
     0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 ];
 
-/// Default indirection table size [entries] (128: the low 7 bits of the hash).
+/// Default indirection table size \[entries\] (128: the low 7 bits of the hash).
 pub const DEFAULT_ENTRIES: usize = 128;
 
 /// Key byte `i`, or 0 past the end of the key.

@@ -41,7 +41,7 @@ pub struct DeferredParams {
     #[serde(default = "d_limit")]
     #[schemars(range(min = 1))]
     pub process_limit: u32,
-    /// Cost of one task run: taskqueue dispatch and thread switch (default 0) [cost].
+    /// Cost of one task run: taskqueue dispatch and thread switch (default 0) \[cost\].
     #[serde(default)]
     pub task_overhead: CostParam,
     /// Whether the task runs the protocol code inline (net.isr.direct = 1) instead

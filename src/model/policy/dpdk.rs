@@ -30,10 +30,10 @@
 //!
 //! Parameters (in each NIC's `policy`, the same for every NIC that uses it: one
 //! application owns them all, which validation checks): `action` (`rxonly` or
-//! `io-fwd`, required), `burst` [frames] (default 32: testpmd's `--burst`,
-//! DEF_PKT_BURST), `poll` [cost] (one `rte_eth_rx_burst` call, required, at least
-//! 1 ns), `rx` [cost] (the PMD's receive of one frame, with the engine's work on it:
-//! rxonly's free, required), `tx` [cost] (the transmit of one frame for `io-fwd`:
+//! `io-fwd`, required), `burst` \[frames\] (default 32: testpmd's `--burst`,
+//! DEF_PKT_BURST), `poll` \[cost\] (one `rte_eth_rx_burst` call, required, at least
+//! 1 ns), `rx` \[cost\] (the PMD's receive of one frame, with the engine's work on it:
+//! rxonly's free, required), `tx` \[cost\] (the transmit of one frame for `io-fwd`:
 //! required there, refused with `rxonly`). No figure splits the cost of a burst
 //! between the call and its frames: a model gives the call an estimate and the frames
 //! the rest of a measured rate (`models/xeon-e5-1650v4-mlx5-linux.json`'s notes); the
@@ -87,12 +87,12 @@ pub struct DpdkParams {
     #[serde(default = "d_burst")]
     #[schemars(range(min = 1, max = 65536))]
     pub burst: u32,
-    /// One `rte_eth_rx_burst` call, whether or not it finds frames [cost] (at least 1 ns).
+    /// One `rte_eth_rx_burst` call, whether or not it finds frames \[cost\] (at least 1 ns).
     pub poll: CostParam,
-    /// The PMD's receive of one frame, with the engine's work on it [cost].
+    /// The PMD's receive of one frame, with the engine's work on it \[cost\].
     pub rx: CostParam,
     /// The transmit of one frame with `io-fwd` (`rte_eth_tx_burst`, the reclaim of sent
-    /// descriptors included) [cost]; refused with `rxonly`.
+    /// descriptors included) \[cost\]; refused with `rxonly`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx: Option<CostParam>,
 }

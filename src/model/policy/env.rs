@@ -8,7 +8,7 @@
 //! (the driver's costs), [`StackEnv`] (the protocol path, its queues, the software
 //! interrupts) and [`SchedEnv`] (time, the interrupt mask, wake-ups, timers, cores). The host
 //! implements the trait over its components when it routes a task step to a policy;
-//! unit tests implement it with [`mock::Script`], a host of plain queues and constant
+//! unit tests implement it with `mock::Script`, a host of plain queues and constant
 //! costs that records every signal the policy sends.
 //!
 //! The trait is generic (static dispatch): the host's implementation is inlined into
@@ -185,7 +185,7 @@ pub(crate) mod mock {
         pub hash: u32,
         /// The user process's socket holds a packet.
         pub socket_ready: bool,
-        /// Constant costs [ns]: rx per frame, poll call, txeof per descriptor, forward.
+        /// Constant costs \[ns\]: rx per frame, poll call, txeof per descriptor, forward.
         pub rx_ns: u64,
         pub poll_ns: u64,
         pub txeof_ns: u64,

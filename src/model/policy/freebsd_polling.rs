@@ -18,7 +18,7 @@
 //! 1000, `burst_start` (poll_burst at the start of a run; default `burst_max`, see the
 //! field), `burst_max` 150,
 //! `each_burst` 5,
-//! `user_frac` 50 [%], `reg_frac` 20 [ticks], `idle_poll` false. Invariant (checked):
+//! `user_frac` 50 [%], `reg_frac` 20 \[ticks\], `idle_poll` false. Invariant (checked):
 //! 1 <= each_burst <= burst_max, 10 <= burst_max <= 1000.
 //!
 //! Counters (as sysctl kern.polling.*): `ticks`, `polls` (poll-routine calls),
@@ -56,7 +56,7 @@ pub struct PollingConfig {
     /// when the clock interrupt is simulated (polling runs from hardclock, at HZ).
     #[serde(default = "d_hz")]
     pub hz: u32,
-    /// poll_burst when the run starts [frames] (default: burst_max. kern_poll.c boots
+    /// poll_burst when the run starts \[frames\] (default: burst_max. kern_poll.c boots
     /// with 5 and adds one per tick while the kernel is under its share, so an idle
     /// system reaches burst_max within burst_max ticks, before any test traffic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,13 +64,13 @@ pub struct PollingConfig {
     /// Largest poll_burst [frames per tick] (default 150).
     #[serde(default = "d_burst_max")]
     pub burst_max: u32,
-    /// Frames per poll-routine call [frames] (default 5).
+    /// Frames per poll-routine call \[frames\] (default 5).
     #[serde(default = "d_each")]
     pub each_burst: u32,
     /// CPU share reserved for user processes [%] (default 50).
     #[serde(default = "d_user_frac")]
     pub user_frac: u32,
-    /// Ticks between status-register checks [ticks] (default 20).
+    /// Ticks between status-register checks \[ticks\] (default 20).
     #[serde(default = "d_reg_frac")]
     pub reg_frac: u32,
     /// Also poll from the idle loop (default false).

@@ -60,24 +60,24 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct DriverConfig {
     /// Fixed cost of one handler invocation up to its first ring check (required when
-    /// the NIC's handler runs) [cost].
+    /// the NIC's handler runs) \[cost\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isr_entry: Option<CostParam>,
     /// Cost of receiving one frame (rxeof): in the handler loop, or in a poll
-    /// (required when the NIC receives) [cost].
+    /// (required when the NIC receives) \[cost\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_per_packet: Option<CostParam>,
     /// Fixed cost after the last ring check until return from interrupt (required
-    /// when the NIC's handler runs) [cost].
+    /// when the NIC's handler runs) \[cost\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isr_exit: Option<CostParam>,
     /// Cost of one call of the driver's poll routine, before its frames (default 0)
-    /// [cost].
+    /// \[cost\].
     #[serde(default)]
     pub poll_call: CostParam,
     /// Reading and acknowledging the status register in a poll called with
     /// POLL_AND_CHECK_STATUS (FreeBSD polling, one tick in `reg_frac`; dc_poll reads
-    /// CSR5), on top of `poll_call` (default 0) [cost].
+    /// CSR5), on top of `poll_call` (default 0) \[cost\].
     #[serde(default)]
     pub poll_status_check: CostParam,
     /// Copy of each received frame into a fresh mbuf (`m_devget`), on top of
@@ -85,11 +85,11 @@ pub struct DriverConfig {
     #[serde(default)]
     pub rx_copy_ns_per_byte: f64,
     /// Handler invocation on a shared line when its device has nothing pending: mask,
-    /// read the status register, unmask (default 0) [cost].
+    /// read the status register, unmask (default 0) \[cost\].
     #[serde(default)]
     pub isr_idle: CostParam,
     /// Reclaiming one transmitted frame's descriptor and freeing its mbuf (`txeof`),
-    /// when the NIC's transmit completions are handled by the driver (default 0) [cost].
+    /// when the NIC's transmit completions are handled by the driver (default 0) \[cost\].
     #[serde(default)]
     pub tx_per_packet: CostParam,
     /// Reaction to a transmit underrun and periodic link check, dc(4)'s dc_init and
@@ -100,7 +100,7 @@ pub struct DriverConfig {
     /// Most frames one handler invocation takes before it returns with work left (the
     /// device then interrupts again); a bound on the handler's loop such as later
     /// dc_intr's 16 rounds or an rx process limit (default 0: loop until the ring is
-    /// empty) [frames].
+    /// empty) \[frames\].
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub max_frames_per_interrupt: u32,
 }

@@ -7,7 +7,7 @@
 //! [`crate::model::nic::moderation`]) that
 //! combines with every interrupt-driven policy.
 //!
-//! The policies are listed once, one line each, in [`with_policies!`]: that list
+//! The policies are listed once, one line each, in `with_policies!`: that list
 //! declares their modules, makes their variants of [`PolicyConfig`] (the scenario
 //! field, its JSON Schema and its checks) and is the host's registry
 //! (`src/host/policies.rs`), which drives each policy through the hooks of
@@ -25,7 +25,7 @@
 //!
 //! Uses [`crate::sim`], and of the other components the CPU's levels and tasks, the
 //! kernel's netisr, the NIC's configuration and its DIM, packets and costs; a policy
-//! reaches the host only through its environment's role traits ([`env`]), never the
+//! reaches the host only through its environment's role traits ([`mod@env`]), never the
 //! host itself or anything above it.
 
 pub mod env;
@@ -66,7 +66,7 @@ macro_rules! policy_validators {
     ($($(#[$doc:meta])* $name:ident($params:ident) => $file:ident :: $ty:ident,)*) => {
         /// Every registered policy's checks against the rest of the model, in registry
         /// order; `ctx` gives a policy's build context from its registry index (its
-        /// line's place in [`with_policies!`]).
+        /// line's place in `with_policies!`).
         pub fn validate_model<'a>(ctx: impl Fn(u8) -> BuildCtx<'a>, p: &mut Problems) {
             let mut kind = 0u8;
             $(
@@ -289,7 +289,7 @@ pub trait RxPolicy: Sized {
     fn timer(&mut self, _env: &mut impl RxEnv) -> Option<SimTime> {
         None
     }
-    /// A one-shot timer it armed ([`RxEnv::set_alarm`]) fired, on the core that armed it.
+    /// A one-shot timer it armed (`RxEnv::set_alarm`) fired, on the core that armed it.
     fn alarm(&mut self, _arg: u16, _env: &mut impl RxEnv) {}
     /// One step of the user process's socket busy loop on `nic` (`start`: the loop
     /// begins, to end at `deadline`, with the socket's options `opts`); `Done` when the
@@ -388,7 +388,7 @@ pub struct SocketBusyPoll {
     /// NAPI_STATE_PREFER_BUSY_POLL, and busy_poll_stop keeps its interrupt masked
     /// (the gro_flush_timeout hrtimer armed) when napi_defer_hard_irqs is set.
     pub prefer_busy_poll: bool,
-    /// SO_BUSY_POLL_BUDGET: frames one poll of the loop may take [frames]
+    /// SO_BUSY_POLL_BUDGET: frames one poll of the loop may take \[frames\]
     /// (BUSY_POLL_BUDGET, 8, by default).
     pub budget: u32,
     /// The loop is epoll_wait()'s ep_busy_loop (net.core.busy_poll), not recv()'s:
@@ -417,7 +417,7 @@ pub struct BuildCtx<'a> {
     pub nics: &'a [PolicyConfig],
     /// The kernel's parameters (`kernel.polling`, `kernel.napi`, `kernel.mogul`...).
     pub kernel: &'a KernelConfig,
-    /// The CPU clock [MHz] (to build costs given in cycles).
+    /// The CPU clock \[MHz\] (to build costs given in cycles).
     pub clock_mhz: f64,
     /// The scheduler's time slice for normal-priority tasks.
     pub timeslice: SimTime,

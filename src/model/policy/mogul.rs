@@ -62,7 +62,7 @@ pub struct MogulConfig {
     #[serde(default = "d_limit")]
     #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 100))]
     pub cycle_limit_pct: f64,
-    /// Period over which the cycle limit is measured [ns] (default 10 ms).
+    /// Period over which the cycle limit is measured \[ns\] (default 10 ms).
     #[serde(default = "d_period")]
     #[schemars(range(min = 1.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub period_ns: f64,

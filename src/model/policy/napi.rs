@@ -40,14 +40,14 @@
 //! ends with events re-arms the timer for the suspension; one that times out schedules
 //! the device.
 //!
-//! **Threaded NAPI** (`threaded`, /sys/class/net/<dev>/threaded): napi_schedule wakes
+//! **Threaded NAPI** (`threaded`, `/sys/class/net/<dev>/threaded`): napi_schedule wakes
 //! the device's kernel thread `napi/<dev>` instead of raising NET_RX; the thread
 //! (napi_threaded_poll) polls the device, `weight` frames a poll, until a poll completes
 //! it, at normal priority: it yields to other normal-priority tasks after a time slice.
 //! It runs on the core that woke it (the scheduler's wake-affine choice; the thread is
 //! not pinned).
 //!
-//! **RPS** (`rps_cpus`, the rx queue's /sys/class/net/<dev>/queues/rx-N/rps_cpus):
+//! **RPS** (`rps_cpus`, the rx queue's `/sys/class/net/<dev>/queues/rx-N/rps_cpus`):
 //! netif_receive_skb asks get_rps_cpu for a core, `rps_cpus[reciprocal_scale(hash,
 //! len)]` with the frame's flow hash (the NIC's RSS hash, skb->hash), and
 //! enqueue_to_backlog puts the frame on that core's backlog (`input_pkt_queue`, at most
@@ -72,14 +72,14 @@
 //! `driver.tx_per_packet` each) and runs the start routine for the freed descriptors,
 //! then does its receive work; a poll that leaves completions is not done, like one
 //! that used its weight. Such a device's channel counters are kept under mlx5's
-//! `ethtool -S` names ([`Channel`]).
+//! `ethtool -S` names (`Channel`).
 //!
 //! Parameters: per NIC [`NapiParams`] (`weight` 64, `threaded` false, `defer_hard_irqs`
 //! 0, `gro_flush_timeout_ns` 0, `rps_cpus` none, `xdp` none, `tx_work_limit` 128
-//! [completions]); [`NapiConfig`] (`kernel.napi`):
-//! `netdev_budget` 300 [frames], `netdev_budget_usecs` 2,000 [us], `max_restart` 10,
-//! `max_restart_ns` 2,000,000 (MAX_SOFTIRQ_TIME 2 ms), `dev_weight` 64 [frames],
-//! `netdev_max_backlog` 1,000 [frames], `rps_per_packet` 0 [cost].
+//! \[completions\]); [`NapiConfig`] (`kernel.napi`):
+//! `netdev_budget` 300 \[frames\], `netdev_budget_usecs` 2,000 \[us\], `max_restart` 10,
+//! `max_restart_ns` 2,000,000 (MAX_SOFTIRQ_TIME 2 ms), `dev_weight` 64 \[frames\],
+//! `netdev_max_backlog` 1,000 \[frames\], `rps_per_packet` 0 \[cost\].
 //!
 //! Counters: `napi.polls`, `napi.complete`, `napi.time_squeeze`, `napi.softirq_runs`,
 //! `napi.ksoftirqd_wakeups`; when a device uses the mechanism, `napi.deferred_irqs` (completions that left the interrupt
@@ -122,14 +122,14 @@ pub struct NapiParams {
     #[schemars(range(min = 1))]
     pub weight: u32,
     /// Poll in the device's own kernel thread, `napi/<dev>`, instead of the NET_RX
-    /// softirq (/sys/class/net/<dev>/threaded; default false).
+    /// softirq (`/sys/class/net/<dev>/threaded`; default false).
     #[serde(default)]
     pub threaded: bool,
     /// napi_defer_hard_irqs: empty polls after which the interrupt is re-enabled, while
-    /// the hrtimer of `gro_flush_timeout_ns` polls instead [polls] (default 0: off).
+    /// the hrtimer of `gro_flush_timeout_ns` polls instead \[polls\] (default 0: off).
     #[serde(default)]
     pub defer_hard_irqs: u32,
-    /// gro_flush_timeout: the delay of that hrtimer [ns] (default 0: off; with it 0,
+    /// gro_flush_timeout: the delay of that hrtimer \[ns\] (default 0: off; with it 0,
     /// `defer_hard_irqs` has no effect, as in the kernel).
     #[serde(default)]
     pub gro_flush_timeout_ns: f64,
@@ -140,7 +140,7 @@ pub struct NapiParams {
     /// arms the device's hrtimer for this long, so its interrupt stays masked while the
     /// application keeps finding work; when its busy loop times out without events,
     /// napi_resume_irqs schedules the device, and the `defer_hard_irqs` /
-    /// `gro_flush_timeout_ns` behaviour takes over again [ns] (default 0: off).
+    /// `gro_flush_timeout_ns` behaviour takes over again \[ns\] (default 0: off).
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub irq_suspend_timeout_ns: f64,
     /// RPS: the cores the device's received frames are steered to by flow hash
@@ -154,7 +154,7 @@ pub struct NapiParams {
     /// Transmit completions one poll reclaims at most, before its receive work, when
     /// the NIC's transmit completions interrupt (`tx_completion`): more left means the
     /// poll is not done (mlx5's MLX5E_TX_CQ_POLL_BUDGET, 128, the default; ixgbe's
-    /// tx_work_limit is 256) [completions].
+    /// tx_work_limit is 256) \[completions\].
     #[serde(default = "d_tx_work_limit", skip_serializing_if = "is_d_tx_work_limit")]
     #[schemars(range(min = 1))]
     pub tx_work_limit: u32,
@@ -236,31 +236,31 @@ pub enum RxAction {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NapiConfig {
-    /// Frames one NET_RX softirq run may handle [frames] (default 300).
+    /// Frames one NET_RX softirq run may handle \[frames\] (default 300).
     #[serde(default = "d_budget")]
     #[schemars(range(min = 1))]
     pub netdev_budget: u32,
-    /// Time one NET_RX softirq run may take [us] (default 2000).
+    /// Time one NET_RX softirq run may take \[us\] (default 2000).
     #[serde(default = "d_budget_us")]
     pub netdev_budget_usecs: f64,
-    /// Times __do_softirq restarts before waking ksoftirqd [restarts] (default 10).
+    /// Times __do_softirq restarts before waking ksoftirqd \[restarts\] (default 10).
     #[serde(default = "d_restart")]
     pub max_restart: u32,
-    /// Time __do_softirq may run before waking ksoftirqd [ns] (default 2,000,000).
+    /// Time __do_softirq may run before waking ksoftirqd \[ns\] (default 2,000,000).
     #[serde(default = "d_restart_ns")]
     pub max_restart_ns: f64,
-    /// Frames one poll of a core's RPS backlog may take (net.core.dev_weight) [frames]
+    /// Frames one poll of a core's RPS backlog may take (net.core.dev_weight) \[frames\]
     /// (default 64).
     #[serde(default = "d_weight")]
     #[schemars(range(min = 1))]
     pub dev_weight: u32,
-    /// Length of each core's RPS backlog (net.core.netdev_max_backlog) [frames]
+    /// Length of each core's RPS backlog (net.core.netdev_max_backlog) \[frames\]
     /// (default 1000).
     #[serde(default = "d_backlog")]
     #[schemars(range(min = 1))]
     pub netdev_max_backlog: u32,
     /// CPU cost of steering one frame to a backlog (get_rps_cpu and enqueue_to_backlog),
-    /// on the polling core [cost] (default 0).
+    /// on the polling core \[cost\] (default 0).
     #[serde(default)]
     pub rps_per_packet: CostParam,
     /// How net_rx_action walks its poll list: `live-list` (Linux 2.6-3.19) or
@@ -268,7 +268,7 @@ pub struct NapiConfig {
     #[serde(default)]
     pub net_rx_action: RxAction,
     /// CPU cost of one round of napi_busy_loop besides the driver's poll: the bottom-half
-    /// disable and enable, the socket check, cpu_relax [cost] (default 100 ns, an
+    /// disable and enable, the socket check, cpu_relax \[cost\] (default 100 ns, an
     /// estimate; more than 0: it paces a loop that finds nothing).
     #[serde(default = "d_busy_loop")]
     pub busy_poll_loop: CostParam,
@@ -496,7 +496,7 @@ pub struct Napi {
 
 impl Napi {
     /// State from the parameters, each NIC's parameters (`None` for NICs that do not
-    /// use NAPI), the number of cores, the CPU clock [MHz] and the scheduler's time
+    /// use NAPI), the number of cores, the CPU clock \[MHz\] and the scheduler's time
     /// slice (for ksoftirqd and the NAPI threads).
     pub fn new(
         cfg: &NapiConfig,

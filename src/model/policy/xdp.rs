@@ -42,11 +42,11 @@ use std::collections::BTreeMap;
 pub struct XdpParams {
     /// The program's verdict on every frame.
     pub action: XdpAction,
-    /// The driver's receive of one frame before an skb exists [cost] (required for
+    /// The driver's receive of one frame before an skb exists \[cost\] (required for
     /// `drop`, `redirect` and `tx`, refused for `pass`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx: Option<CostParam>,
-    /// The program's run and its verdict's work in the driver, per frame [cost].
+    /// The program's run and its verdict's work in the driver, per frame \[cost\].
     pub program: CostParam,
 }
 

@@ -33,8 +33,8 @@
 //!
 //! # The files
 //!
-//! One module each, with its layout and its fields: [`softnet_stat`], [`interrupts`],
-//! [`net_dev`] and [`ethtool`].
+//! One module each, with its layout and its fields: `softnet_stat`, `interrupts`,
+//! `net_dev` and `ethtool`.
 
 use crate::config::model::ModelConfig;
 use crate::config::scenario::LoadUnit;
