@@ -62,31 +62,7 @@ fn sandbox() -> &'static Sandbox {
     })
 }
 
-/// KNOWN BUG (src/config/scenario.rs, `load_values`): a load range of 2^64 or more
-/// steps overflows `n + 1` when overflow checks are on (`cargo fuzz run -a`). Skipped
-/// so the fuzzer can look for other findings, unless `IRQSIM_FUZZ_KNOWN_BUGS` is set;
-/// remove once fixed.
-fn hits_known_bug(data: &[u8]) -> bool {
-    static SHOW: OnceLock<bool> = OnceLock::new();
-    if *SHOW.get_or_init(|| std::env::var_os("IRQSIM_FUZZ_KNOWN_BUGS").is_some()) {
-        return false;
-    }
-    let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) else {
-        return false;
-    };
-    let l = &v["load"];
-    match (l["from"].as_f64(), l["to"].as_f64(), l["step"].as_f64()) {
-        (Some(from), Some(to), Some(step)) if step > 0.0 && from <= to => {
-            ((to - from) / step + 1e-9).floor() >= 2f64.powi(64)
-        }
-        _ => false,
-    }
-}
-
 fuzz_target!(|data: &[u8]| {
-    if hits_known_bug(data) {
-        return;
-    }
     let sb = sandbox();
     std::fs::write(&sb.scenario, data).expect("write the scenario");
     if let Err(e) = scenario::load(&sb.scenario, &Confined(&sb.root)) {

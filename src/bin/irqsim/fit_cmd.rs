@@ -28,7 +28,7 @@ pub struct FitArgs {
     /// point.
     #[arg(long, default_value_t = 1.0, value_name = "W")]
     weight_latency: f64,
-    /// Sending time per point \[s\], replacing the scenario's: shorter is faster.
+    /// Sending time per point [s], replacing the scenario's: shorter is faster.
     #[arg(long, value_name = "S")]
     duration: Option<f64>,
     /// Points of the global Halton sample before the descents [default: 12 per

@@ -20,7 +20,7 @@ pub struct ImportArgs {
     /// a note naming it [default: none; costs are left to `irqsim fit`].
     #[arg(long, value_name = "MODEL")]
     profile: Option<PathBuf>,
-    /// The CPU clock \[MHz\], taken before the dumps' (lscpu's brand string, `CPU max
+    /// The CPU clock [MHz], taken before the dumps' (lscpu's brand string, `CPU max
     /// MHz`, `CPU MHz`, then /proc/cpuinfo's `cpu MHz`): for a host whose dumps give none
     /// (arm64) or give the wrong one [default: from the dumps; none there is refused].
     #[arg(long, value_name = "MHZ", value_parser = import::parse_clock_mhz)]

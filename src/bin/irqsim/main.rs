@@ -803,14 +803,14 @@ fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts, budget: &ReadBudget) -> ExitCode 
 /// factor of a few.
 const PACKETS_PER_S_PER_THREAD: f64 = 4.6e6;
 
-/// CPU time of a run besides its packets \[s\]: building the host, the figures, saving
+/// CPU time of a run besides its packets [s]: building the host, the figures, saving
 /// them. Measured with `/usr/bin/time` on `irqsim run --threads 1 --no-plots` of 10,000
 /// and 20,000 load points of one flow sending 1 frame each (64-byte dc21143 model): 4.1
 /// and 17.5 CPU-s, 0.41 and 0.87 ms per run; 1e6 points took 10.5 min of
 /// CPU where the packets alone gave 2 min, 0.51 ms per run. 0.5 ms.
 const RUN_FIXED_S: f64 = 0.5e-3;
 
-/// CPU time of each flow of a run besides its packets \[s\]: measured as above with
+/// CPU time of each flow of a run besides its packets [s]: measured as above with
 /// 2,000 points of 100 flows (9.3 CPU-s, 4.7 ms per run, 42 us per flow after the run's
 /// own 0.5 ms) and one point of 10,000 flows (0.54 CPU-s, 54 us per flow). 50 us.
 const FLOW_FIXED_S: f64 = 50e-6;
@@ -867,14 +867,14 @@ impl Estimate {
         }
     }
 
-    /// CPU time of the simulation \[s\]: the packets, and each run's and each of its
+    /// CPU time of the simulation [s]: the packets, and each run's and each of its
     /// flows' fixed cost.
     fn cpu_s(&self) -> f64 {
         self.packets / PACKETS_PER_S_PER_THREAD
             + self.runs as f64 * (RUN_FIXED_S + self.flows * FLOW_FIXED_S)
     }
 
-    /// Expected wall time of the simulation \[s\] (plots and files not included).
+    /// Expected wall time of the simulation [s] (plots and files not included).
     fn wall_s(&self) -> f64 {
         self.cpu_s() / self.threads as f64
     }

@@ -39,9 +39,9 @@ pub struct MeasuredPt {
     pub loss_pct: f64,
     /// Forwarded rate [frames/s].
     pub forwarded_pps: f64,
-    /// Average latency \[us\] (None when nothing was received).
+    /// Average latency [us] (None when nothing was received).
     pub avg_us: Option<f64>,
-    /// Maximum latency \[us\] (None when nothing was received).
+    /// Maximum latency [us] (None when nothing was received).
     pub max_us: Option<f64>,
 }
 

@@ -8,7 +8,7 @@
 //! | `grid-mlfrr` | MLFRR [frames/s], the MLFRR point's load under it |
 //! | `grid-peak` | peak forwarded rate [frames/s], and the load where it occurs |
 //! | `grid-top` | forwarded rate at the highest load [frames/s], and its share of the peak |
-//! | `grid-p99` | 99th-percentile latency at the grid's `latency_at` point \[us\] (log scale when the values span a factor of 10 or more) |
+//! | `grid-p99` | 99th-percentile latency at the grid's `latency_at` point [us] (log scale when the values span a factor of 10 or more) |
 //!
 //! With scenario variants the files are `grid-<metric>-<variant>`. Cells without a value
 //! (no loss-free point, no frame delivered) are grey and say why.

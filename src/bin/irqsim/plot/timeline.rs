@@ -21,13 +21,13 @@ pub struct TimelineRow {
     pub variant: String,
     /// Offered load of the point [% of line rate].
     pub load_pct: f64,
-    /// Time of the bucket \[ms\].
+    /// Time of the bucket [ms].
     pub t_ms: f64,
     /// Frames delivered in the bucket.
     pub packets: f64,
-    /// Their average latency \[us\].
+    /// Their average latency [us].
     pub avg_latency_us: f64,
-    /// Their largest latency \[us\].
+    /// Their largest latency [us].
     pub max_latency_us: f64,
 }
 
@@ -96,7 +96,7 @@ pub fn loads(rows: &[TimelineRow]) -> Vec<f64> {
     v
 }
 
-/// Width of a bucket \[ms\], inferred from the file: the smallest gap between the starts of
+/// Width of a bucket [ms], inferred from the file: the smallest gap between the starts of
 /// two buckets of one point. Only buckets with frames have rows, so a sparse point alone
 /// can overstate it; results.json's timeline summary, when there is one, says it exactly.
 /// None when no point has two buckets.
@@ -109,7 +109,7 @@ pub fn bucket_ms(rows: &[TimelineRow]) -> Option<f64> {
         .min_by(f64::total_cmp)
 }
 
-/// The median time \[ms\] between the starts of consecutive buckets with frames of one
+/// The median time [ms] between the starts of consecutive buckets with frames of one
 /// point (sorted by time, as [`panels`] leaves them): how often its latency is sampled.
 /// A point offered fewer frames than there are buckets has empty buckets between its
 /// frames that say nothing about latency, and a figure drawing columns narrower than
@@ -128,7 +128,7 @@ pub fn typical_gap_ms(buckets: &[&TimelineRow]) -> Option<f64> {
     Some(gaps[gaps.len() / 2])
 }
 
-/// The largest latency \[us\] in each of `n` equal columns over `span` = (start, end) \[ms\]:
+/// The largest latency [us] in each of `n` equal columns over `span` = (start, end) [ms]:
 /// the buckets (starting at `t_ms`, `width_ms` wide) count in every column they overlap,
 /// so a spike one bucket wide shows however many buckets share a column. None where no
 /// bucket with frames falls.

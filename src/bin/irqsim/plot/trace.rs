@@ -22,17 +22,17 @@ use std::path::Path;
 /// What the figure needs from a trace.
 #[derive(Debug, Default)]
 pub struct Trace {
-    /// Window \[us\].
+    /// Window [us].
     pub from: f64,
-    /// Window end \[us\].
+    /// Window end [us].
     pub to: f64,
     /// Track names by thread id.
     pub tracks: BTreeMap<u64, String>,
-    /// CPU slices: track, task name, start, end \[us\].
+    /// CPU slices: track, task name, start, end [us].
     pub slices: Vec<(u64, String, f64, f64)>,
-    /// Counter samples by name: time \[us\], value.
+    /// Counter samples by name: time [us], value.
     pub counters: BTreeMap<String, Vec<(f64, f64)>>,
-    /// Drops: time \[us\], frames.
+    /// Drops: time [us], frames.
     pub drops: Vec<(f64, f64)>,
 }
 
@@ -384,7 +384,7 @@ const DROP_BINS: f64 = 100.0;
 /// Frames dropped per bin of the window.
 #[derive(Debug, PartialEq)]
 struct DropBins {
-    /// Bin width \[us\]: a 1-2-5 step, the smallest that cuts the window into at most
+    /// Bin width [us]: a 1-2-5 step, the smallest that cuts the window into at most
     /// [`DROP_BINS`] bins.
     width_us: f64,
     /// Frames dropped in each bin, from the window's start.
