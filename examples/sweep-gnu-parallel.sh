@@ -7,8 +7,8 @@
 #   SCENARIO  a scenario file (paths inside it are relative to it)
 #   OUT       output directory: the merged results go here, the shards under OUT/shards/K
 #   N         number of shards [default: the number of cores]; shard K holds about
-#             1/N of the runs (points x variants x replications), see README.md,
-#             "Sweeps on several machines"
+#             1/N of the runs (points x variants x replications), see the book,
+#             book/src/sweeps.md, "Sweeps on several machines"
 #   IRQSIM-RUN-OPTIONS  passed to every `irqsim run`, e.g. --seed 7
 #
 # Environment:
