@@ -1180,7 +1180,10 @@ impl Napi {
                 return Step::Done;
             }
         }
-        if env.socket_ready() || now >= b.deadline {
+        // napi_busy_loop polls before it asks sk_busy_loop_end / ep_busy_loop_end: the
+        // first round always runs, so a zero window (epoll_wait() with
+        // SO_PREFER_BUSY_POLL and busy_poll_usecs 0) is one poll.
+        if !start && (env.socket_ready() || now >= b.deadline) {
             if !b.owned {
                 self.epoll_busy_loop_end(b.dev, b.opts, env);
                 return Step::Done;
@@ -1991,6 +1994,40 @@ mod tests {
             let mut n = napi_with(300, std::slice::from_ref(&p), 1);
             busy_loop(&mut n, &mut env, o, 2);
             assert_eq!((n.irq_suspends, n.irq_resumes), (0, 0));
+        }
+    }
+
+    #[test]
+    fn a_zero_window_epoll_loop_polls_once_then_suspends_or_resumes() {
+        // epoll_wait() with SO_PREFER_BUSY_POLL and busy_poll_usecs 0 (EPIOCSPARAMS):
+        // ep_busy_loop_on holds for the preference alone, and napi_busy_loop polls
+        // before it asks ep_busy_loop_end, so the loop is one poll. Frames found: the
+        // events suspend the interrupt (irq_suspend_timeout 20 ms); none:
+        // napi_resume_irqs schedules the device.
+        let p = NapiParams {
+            defer_hard_irqs: 100,
+            gro_flush_timeout_ns: 20_000.0,
+            irq_suspend_timeout_ns: 20e6,
+            ..NapiParams::default()
+        };
+        let epoll = SocketBusyPoll {
+            epoll: true,
+            ..opts(true, 64)
+        };
+        for (frames, suspends, resumes) in [(3, 1, 0), (0, 0, 1)] {
+            let mut env = Script::new(&[frames]);
+            let mut n = napi_with(300, std::slice::from_ref(&p), 1);
+            let deadline = env.now;
+            let mut start = true;
+            while let Step::Run(d) = n.busy_step(0, start, deadline, epoll, &mut env) {
+                start = false;
+                env.now += d;
+                env.socket_ready = n.busy_packets > 0;
+            }
+            assert_eq!(n.busy_polls, 1, "{frames} frames");
+            assert_eq!(n.busy_packets, frames as u64);
+            assert_eq!((n.irq_suspends, n.irq_resumes), (suspends, resumes));
+            assert_eq!(n.devs[0].scheduled, frames == 0);
         }
     }
 
