@@ -7,11 +7,76 @@
 //! the shipped scenario `scenarios/irq-suspend-memcached.json` (its notes give every
 //! assumption; docs/model.md "IRQ suspension: Damato and Karsten's memcached").
 //!
-//! TABLE
+//! The host is the shipped mlx5 Linux model with the EPYC's clock and acpi_idle states;
+//! one of the 8 queue/core/thread triples runs at an eighth of the load; memcached's
+//! per-request cost is calibrated on ONE point, fullbusy at MAX (1,159,578 queries/s
+//! at 100 % of 8 cores); every 200 k - 1 M row is a prediction. The simulated latency
+//! is the host's (first bit in, last bit out), mutilate's adds its clients and the
+//! network, so latencies are compared by their order only. Simulated against measured
+//! (results-v1; "(miss)": CPU more than 10 points off):
 //!
-//! What is checked, as the issue asks: the order of the variants at each load, CPU
-//! within 10 points, and the 1 M point where base and defer collapse while suspend and
-//! busy polling hold. Misses are printed and explained below, never pinned.
+//! | load | variant | measured k q/s, avg, p99 [us], CPU % | simulated (host only) |
+//! |---|---|---|---|
+//! | 200 k | base | 200.0, 114.0, 423.3, 27.7 | 199.5, 336.4, 839.7, 17.6 (miss) |
+//! | 200 k | defer20 | 200.0, 59.1, 149.3, 26.2 | 199.6, 21.3, 34.9, 20.4 |
+//! | 200 k | defer200 | 200.0, 164.7, 315.9, 17.9 | 199.4, 336.4, 612.4, 17.3 |
+//! | 200 k | napibusy | 200.0, 100.4, 272.9, 56.1 | 199.6, 94.5, 599.0, 73.1 (miss) |
+//! | 200 k | fullbusy | 200.0, 47.2, 158.0, 100.0 | 199.6, 9.2, 17.2, 100.0 |
+//! | 200 k | suspend20 | 200.0, 57.8, 177.6, 28.6 | 199.6, 20.2, 34.2, 20.1 |
+//! | 200 k | suspend200 | 200.0, 149.3, 298.0, 19.5 | 199.6, 256.6, 609.8, 17.4 |
+//! | 400 k | base | 400.0, 141.2, 729.5, 42.5 | 401.4, 636.6, 1,501.2, 34.9 |
+//! | 400 k | defer20 | 400.0, 66.9, 166.8, 46.0 | 401.8, 23.6, 41.2, 37.8 |
+//! | 400 k | defer200 | 400.0, 183.4, 349.4, 33.6 | 401.3, 351.5, 622.6, 34.8 |
+//! | 400 k | napibusy | 399.9, 77.9, 295.0, 83.4 | 401.8, 19.2, 386.6, 97.8 (miss) |
+//! | 400 k | fullbusy | 400.1, 51.6, 148.9, 100.0 | 401.8, 10.4, 24.1, 100.0 |
+//! | 400 k | suspend20 | 400.0, 61.1, 158.0, 47.1 | 401.8, 21.5, 40.2, 37.2 |
+//! | 400 k | suspend200 | 400.0, 154.7, 326.4, 35.4 | 401.6, 281.3, 619.0, 34.8 |
+//! | 600 k | base | 600.0, 164.3, 723.1, 64.3 | 593.8, 770.5, 1,337.3, 51.4 (miss) |
+//! | 600 k | defer20 | 600.0, 78.0, 196.0, 67.9 | 595.0, 26.9, 52.6, 54.4 (miss) |
+//! | 600 k | defer200 | 599.9, 204.4, 372.4, 48.2 | 594.9, 374.9, 634.4, 51.5 |
+//! | 600 k | napibusy | 600.1, 66.2, 257.1, 96.1 | 595.0, 12.5, 34.2, 100.0 |
+//! | 600 k | fullbusy | 599.9, 58.8, 201.9, 100.0 | 595.0, 12.4, 33.6, 100.0 |
+//! | 600 k | suspend20 | 600.0, 68.8, 215.3, 64.5 | 595.0, 23.8, 49.7, 53.6 (miss) |
+//! | 600 k | suspend200 | 600.0, 159.7, 360.3, 50.7 | 594.6, 270.4, 629.2, 51.5 |
+//! | 800 k | base | 800.1, 366.8, 2,386.5, 84.0 | 800.0, 739.2, 1,150.0, 69.2 (miss) |
+//! | 800 k | defer20 | 799.9, 283.3, 2,667.1, 89.3 | 801.4, 33.0, 78.8, 72.2 (miss) |
+//! | 800 k | defer200 | 800.0, 264.2, 813.0, 73.2 | 800.7, 389.3, 646.1, 69.3 |
+//! | 800 k | napibusy | 800.0, 80.4, 452.9, 99.3 | 801.4, 16.8, 54.7, 100.0 |
+//! | 800 k | fullbusy | 800.0, 64.6, 191.3, 100.0 | 801.4, 16.8, 54.7, 100.0 |
+//! | 800 k | suspend20 | 800.1, 111.5, 1,224.3, 80.9 | 801.4, 28.3, 74.8, 71.1 |
+//! | 800 k | suspend200 | 800.1, 163.4, 379.9, 67.0 | 800.4, 283.1, 642.6, 69.2 |
+//! | 1000 k | base | 962.7, 4,238.4, 7,568.9, 99.1 | 1,000.5, 682.8, 1,009.2, 86.5 (miss) |
+//! | 1000 k | defer20 | 896.3, 4,759.8, 7,144.0, 99.5 | 1,001.9, 56.8, 191.5, 89.5 (miss) |
+//! | 1000 k | defer200 | 979.7, 3,540.4, 7,475.5, 97.8 | 1,001.5, 374.1, 675.8, 86.6 (miss) |
+//! | 1000 k | napibusy | 1,000.0, 108.5, 643.0, 99.9 | 1,002.0, 31.9, 120.1, 100.0 |
+//! | 1000 k | fullbusy | 1,000.1, 89.5, 474.0, 100.0 | 1,002.0, 31.9, 120.1, 100.0 |
+//! | 1000 k | suspend20 | 1,000.1, 115.7, 847.5, 92.4 | 1,001.9, 47.7, 164.4, 88.1 |
+//! | 1000 k | suspend200 | 999.9, 181.9, 681.4, 83.5 | 1,001.1, 278.2, 662.0, 86.5 |
+//! | MAX | base | 982.2, 4,455.9, 7,162.8, 99.5 | 1,118.0, 3,989.5, 4,130.8, 100.0 |
+//! | MAX | defer20 | 966.1, 4,561.3, 6,065.3, 100.0 | 1,083.3, 4,087.3, 4,186.1, 100.0 |
+//! | MAX | defer200 | 1,023.0, 4,283.5, 6,427.7, 99.5 | 1,116.9, 3,987.5, 4,118.5, 100.0 |
+//! | MAX | napibusy | 1,067.1, 4,085.5, 9,845.9, 99.2 | 1,117.4, 3,982.0, 4,118.5, 100.0 |
+//! | MAX | fullbusy | 1,159.6, 3,788.1, 4,389.9, 100.0 | 1,159.7, 7,043.3, 7,376.9, 100.0 |
+//! | MAX | suspend20 | 1,150.8, 3,816.7, 4,370.4, 99.9 | 1,159.7, 7,043.3, 7,376.9, 100.0 |
+//! | MAX | suspend200 | 1,128.9, 3,887.3, 4,468.9, 100.0 | 1,159.7, 7,043.3, 7,376.9, 100.0 |
+//!
+//! What is checked: the order of the variants at each load (66 of the 70 pairs whose
+//! measured averages differ by more than 25 % are in the measured order; the orders the
+//! paper's result rests on are asserted), CPU within 10 points (24 of 35 rows; each miss
+//! is on the side its mechanism gives), and the 1 M point where the four variants that
+//! hold in the measurements hold here too. Misses, printed and explained here and in
+//! docs/model.md, never pinned as expected values:
+//!
+//! - the 1 M collapse of base and defer is not reproduced: the model's base pays what
+//!   busy polling pays per query (6.91 us against 6.90), so its capacity stays above
+//!   1 M, where the measured base pays 8.14 us a query at MAX; the missing 1.24 us (the
+//!   thread's wake-ups, the softirq and the application taking turns on the core, the
+//!   interrupts at their measured rate) is also the CPU misses of base and defer20;
+//! - base's latency is too high: the model's DIM parks on its deepest CQE profile (64
+//!   us, 64 completions), 12-44 queries an interrupt from 400 k on where the measured
+//!   base takes 4-11, and C2's declared 400 us exit adds to it at 200 k;
+//! - napibusy's CPU at 200 and 400 k is too high: its 64 us loop finds the next Poisson
+//!   request before it times out more often than the real one.
 
 use irqsim::config::scenario::{self, DiskFiles};
 use irqsim::experiment::runner;
