@@ -77,7 +77,8 @@
 //! Parameters: per NIC [`NapiParams`] (`weight` 64, `threaded` false, `defer_hard_irqs`
 //! 0, `gro_flush_timeout_ns` 0, `irq_suspend_timeout_ns` 0, `watchdog_irq_ns` 0 (the
 //! hrtimer interrupt's CPU time, charged to the poll napi_watchdog schedules),
-//! `rps_cpus` none, `xdp` none, `tx_work_limit` 128 [completions]); [`NapiConfig`] (`kernel.napi`):
+//! `rps_cpus` none, `xdp` none, `tx_work_limit` 128 [completions]); [`NapiConfig`]
+//! (`kernel.napi`):
 //! `netdev_budget` 300 [frames], `netdev_budget_usecs` 2,000 [us], `max_restart` 10,
 //! `max_restart_ns` 2,000,000 (MAX_SOFTIRQ_TIME 2 ms), `dev_weight` 64 [frames],
 //! `netdev_max_backlog` 1,000 [frames], `rps_per_packet` 0 [cost].
@@ -2046,7 +2047,7 @@ mod tests {
                 env.socket_ready = n.busy_packets > 0;
             }
             assert_eq!(n.busy_polls, 1, "{frames} frames");
-            assert_eq!(n.busy_packets, frames as u64);
+            assert_eq!(n.busy_packets, frames);
             assert_eq!((n.irq_suspends, n.irq_resumes), (suspends, resumes));
             assert_eq!(n.devs[0].scheduled, frames == 0);
         }
