@@ -17,6 +17,9 @@
 //!   [`crate::model::policy::napi`]). With `busy_poll_us` > 0 (net.core.busy_poll) the process
 //!   waits for its socket in epoll_wait() instead, whose ep_busy_loop runs the same
 //!   napi_busy_loop on the socket's NAPI instance for `busy_poll_us` before it sleeps.
+//!   With `epoll` and `prefer_busy_poll` (per-epoll settings, EPIOCSPARAMS) the loop
+//!   runs even with `busy_poll_us` 0: one poll (Linux 6.13's ep_busy_loop_on), whose
+//!   end suspends or resumes the device's interrupt under `irq_suspend_timeout_ns`.
 //!
 //! Both run at user priority: every interrupt, softirq and kernel thread preempts them,
 //! which is why they starve under receive livelock.
@@ -25,7 +28,8 @@
 //! 1,000 ns); screend `per_packet` (required),
 //! `queue_len` (default 32), `busy_read_us` and `busy_poll_us` (default 0: off),
 //! `prefer_busy_poll` (SO_PREFER_BUSY_POLL, default false) and `busy_poll_budget`
-//! (SO_BUSY_POLL_BUDGET, default 8 frames), both Linux 5.11.
+//! (SO_BUSY_POLL_BUDGET, default 8 frames), both Linux 5.11, and `epoll` (default
+//! false).
 //!
 //! Reported per point: `user.cpu_share`, `user.work_per_s`; counters `user.packets`.
 
@@ -91,6 +95,16 @@ pub enum UserConfig {
         #[serde(default = "d_budget", skip_serializing_if = "is_d_budget")]
         #[schemars(range(min = 1, max = 65535))]
         busy_poll_budget: u32,
+        /// The process waits for its socket in epoll_wait() (default false; a
+        /// `busy_poll_us` above 0 implies it), with its busy-poll settings given per
+        /// epoll instance as EPIOCSPARAMS (Linux 6.9) sets them. With
+        /// `prefer_busy_poll`, epoll_wait() busy-polls even with `busy_poll_us` 0:
+        /// ep_busy_loop_on (fs/eventpoll.c, Linux 6.13) is true when the epoll
+        /// instance prefers busy polling, and napi_busy_loop then polls the device
+        /// once before its zero timeout ends the loop -- the one-poll loop whose end
+        /// suspends or resumes the interrupt under `irq_suspend_timeout_ns`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        epoll: bool,
     },
 }
 
@@ -131,6 +145,7 @@ impl UserConfig {
                 busy_poll_us,
                 prefer_busy_poll,
                 busy_poll_budget,
+                epoll,
             } => {
                 if let Err(e) = per_packet.check() {
                     p.push("per_packet", e);
@@ -144,10 +159,11 @@ impl UserConfig {
                         ),
                     );
                 }
-                if *prefer_busy_poll && *busy_read_us == 0.0 && *busy_poll_us == 0.0 {
+                if *prefer_busy_poll && *busy_read_us == 0.0 && *busy_poll_us == 0.0 && !*epoll {
                     p.push(
                         "prefer_busy_poll",
-                        "has no effect without busy polling: set busy_read_us or busy_poll_us",
+                        "has no effect without busy polling: set busy_read_us, busy_poll_us \
+                         or epoll",
                     );
                 }
                 p.at_least("queue_len", *queue_len as u64, 1, "packet");
@@ -174,8 +190,11 @@ pub struct UserProcess {
     current: Option<Packet>,
     rng: StreamRng,
     /// Socket busy polling: the longest busy loop, in recv() (`busy_read_us`) or in
-    /// epoll_wait() (`busy_poll_us`) (0: off).
+    /// epoll_wait() (`busy_poll_us`) (0: off, unless `busy_loop_on`).
     busy_window: SimTime,
+    /// Whether a socket found empty starts a busy loop: a `busy_window` above 0, or
+    /// epoll_wait() with SO_PREFER_BUSY_POLL (one poll with a zero window).
+    busy_loop_on: bool,
     /// The NIC (NAPI instance) of the last packet it took (sk_napi_id).
     napi_nic: Option<usize>,
     /// The deadline of the busy loop in progress, if one is.
@@ -203,6 +222,7 @@ impl UserProcess {
                 current: None,
                 rng,
                 busy_window: SimTime::ZERO,
+                busy_loop_on: false,
                 napi_nic: None,
                 busy_until: None,
                 busy_opts: SocketBusyPoll::default(),
@@ -215,6 +235,7 @@ impl UserProcess {
                 busy_poll_us,
                 prefer_busy_poll,
                 busy_poll_budget,
+                epoll,
             } => UserProcess {
                 quantum: SimTime::ZERO,
                 unit_ns: 0.0,
@@ -229,12 +250,15 @@ impl UserProcess {
                         *busy_read_us
                     } * 1e3,
                 ),
+                busy_loop_on: *busy_read_us > 0.0
+                    || *busy_poll_us > 0.0
+                    || (*epoll && *prefer_busy_poll),
                 napi_nic: None,
                 busy_until: None,
                 busy_opts: SocketBusyPoll {
                     prefer_busy_poll: *prefer_busy_poll,
                     budget: *busy_poll_budget,
-                    epoll: *busy_poll_us > 0.0,
+                    epoll: *epoll || *busy_poll_us > 0.0,
                 },
                 packets: 0,
             },
@@ -260,7 +284,7 @@ impl UserProcess {
     /// recv() found the socket empty: a busy loop (sk_busy_loop) begins at `now`, if
     /// busy polling is on and the socket has a NAPI instance. Its deadline and NIC.
     pub fn begin_busy_loop(&mut self, now: SimTime) -> Option<(SimTime, usize)> {
-        if self.busy_window == SimTime::ZERO {
+        if !self.busy_loop_on {
             return None;
         }
         let nic = self.napi_nic?;
@@ -390,6 +414,34 @@ mod tests {
         assert_eq!(u.next(false, true), Step::Yield);
         assert!(!u.consumes_packets());
         assert_eq!(u.enqueue(pkt(1)), Err(pkt(1)));
+    }
+
+    #[test]
+    fn epoll_with_prefer_busy_poll_busy_polls_with_a_zero_window() {
+        // EPIOCSPARAMS busy_poll_usecs 0 with prefer_busy_poll: ep_busy_loop_on holds,
+        // so a socket found empty starts a loop whose deadline is now (one poll).
+        let mut u = process(
+            r#"{ "kind": "screend", "per_packet": 1000, "epoll": true,
+                 "prefer_busy_poll": true, "busy_poll_budget": 64 }"#,
+        );
+        let now = SimTime::from_ns_f64(5_000.0);
+        assert_eq!(u.begin_busy_loop(now), None, "no NAPI instance yet");
+        u.took_from(0);
+        assert_eq!(u.begin_busy_loop(now), Some((now, 0)));
+        let o = u.busy_opts();
+        assert!(o.epoll && o.prefer_busy_poll && o.budget == 64);
+        // Without the preference (or without epoll) a zero window is no loop, and the
+        // loader says the preference would have no effect.
+        let mut u = process(r#"{ "kind": "screend", "per_packet": 1000, "epoll": true }"#);
+        u.took_from(0);
+        assert_eq!(u.begin_busy_loop(now), None);
+        let cfg: UserConfig = serde_json::from_str(
+            r#"{ "kind": "screend", "per_packet": 1000, "prefer_busy_poll": true }"#,
+        )
+        .expect("config");
+        let mut p = Problems::default();
+        cfg.validate(&mut p);
+        assert!(format!("{p:?}").contains("prefer_busy_poll"), "{p:?}");
     }
 
     #[test]

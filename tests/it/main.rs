@@ -15,6 +15,7 @@ mod hostile_inputs;
 mod hostile_runs;
 mod import_host;
 mod import_vm;
+mod irq_suspend;
 mod layout_doc;
 mod linux_counters;
 mod livelock_table;

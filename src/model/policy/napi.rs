@@ -75,8 +75,10 @@
 //! `ethtool -S` names (`Channel`).
 //!
 //! Parameters: per NIC [`NapiParams`] (`weight` 64, `threaded` false, `defer_hard_irqs`
-//! 0, `gro_flush_timeout_ns` 0, `rps_cpus` none, `xdp` none, `tx_work_limit` 128
-//! \[completions\]); [`NapiConfig`] (`kernel.napi`):
+//! 0, `gro_flush_timeout_ns` 0, `irq_suspend_timeout_ns` 0, `watchdog_irq_ns` 0 (the
+//! hrtimer interrupt's CPU time, charged to the poll napi_watchdog schedules),
+//! `rps_cpus` none, `xdp` none, `tx_work_limit` 128 \[completions\]); [`NapiConfig`]
+//! (`kernel.napi`):
 //! `netdev_budget` 300 \[frames\], `netdev_budget_usecs` 2,000 \[us\], `max_restart` 10,
 //! `max_restart_ns` 2,000,000 (MAX_SOFTIRQ_TIME 2 ms), `dev_weight` 64 \[frames\],
 //! `netdev_max_backlog` 1,000 \[frames\], `rps_per_packet` 0 \[cost\].
@@ -143,6 +145,15 @@ pub struct NapiParams {
     /// `gro_flush_timeout_ns` behaviour takes over again \[ns\] (default 0: off).
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub irq_suspend_timeout_ns: f64,
+    /// CPU time of the interrupt in which the device's hrtimer expires and
+    /// napi_watchdog schedules its poll (the local APIC timer's entry and exit,
+    /// hrtimer_interrupt, napi_watchdog's napi_schedule and the softirq's start),
+    /// charged to the poll it schedules \[ns\] (default 0: not modelled). What the
+    /// device's own interrupt costs (`driver.isr_entry` + `driver.isr_exit`) is the
+    /// natural estimate: the same entry, a handler that only schedules the poll, the
+    /// same exit.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub watchdog_irq_ns: f64,
     /// RPS: the cores the device's received frames are steered to by flow hash
     /// (rps_cpus of its receive queues; default empty: RPS off).
     #[serde(default)]
@@ -184,6 +195,7 @@ impl Default for NapiParams {
             defer_hard_irqs: 0,
             gro_flush_timeout_ns: 0.0,
             irq_suspend_timeout_ns: 0.0,
+            watchdog_irq_ns: 0.0,
             rps_cpus: Vec::new(),
             xdp: None,
             tx_work_limit: d_tx_work_limit(),
@@ -199,6 +211,7 @@ impl NapiParams {
         for (name, v) in [
             ("gro_flush_timeout_ns", self.gro_flush_timeout_ns),
             ("irq_suspend_timeout_ns", self.irq_suspend_timeout_ns),
+            ("watchdog_irq_ns", self.watchdog_irq_ns),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 p.push(name, format!("must be a duration of 0 ns or more, got {v}"));
@@ -381,6 +394,10 @@ struct Dev {
     defer_hard_irqs: u32,
     gro_flush_timeout: SimTime,
     irq_suspend_timeout: SimTime,
+    /// CPU time of the hrtimer interrupt that schedules a poll (`watchdog_irq_ns`).
+    watchdog_irq: SimTime,
+    /// napi_watchdog scheduled the device: its next poll pays `watchdog_irq`.
+    watchdog_fired: bool,
     rps: Vec<u16>,
     /// Its XDP program, if any.
     xdp: Option<Xdp>,
@@ -514,6 +531,7 @@ impl Napi {
                     defer_hard_irqs: p.defer_hard_irqs,
                     gro_flush_timeout: SimTime::from_ns_f64(p.gro_flush_timeout_ns),
                     irq_suspend_timeout: SimTime::from_ns_f64(p.irq_suspend_timeout_ns),
+                    watchdog_irq: SimTime::from_ns_f64(p.watchdog_irq_ns),
                     rps: p.rps_cpus.clone(),
                     xdp: p.xdp.as_ref().map(|x| Xdp::new(x, clock_mhz)),
                     tx_work_limit: p.tx_work_limit,
@@ -575,8 +593,11 @@ impl Napi {
     /// queue's wake-up). Returns the CPU time: the call and `driver.tx_per_packet` per
     /// completion.
     fn poll_begin(&mut self, dev: usize, env: &mut (impl RingEnv + CostEnv)) -> SimTime {
-        let call = env.poll_call_cost(dev);
+        let mut call = env.poll_call_cost(dev);
         let d = &mut self.devs[dev];
+        if std::mem::take(&mut d.watchdog_fired) {
+            call += d.watchdog_irq;
+        }
         let Some(ch) = &mut d.channel else {
             return call;
         };
@@ -1043,6 +1064,7 @@ impl Napi {
         d.timer_at = None;
         if !d.scheduled {
             d.prefer_busy_poll = false;
+            d.watchdog_fired = d.watchdog_irq > SimTime::ZERO;
             self.watchdog += 1;
             self.schedule(dev, env);
         }
@@ -1180,7 +1202,10 @@ impl Napi {
                 return Step::Done;
             }
         }
-        if env.socket_ready() || now >= b.deadline {
+        // napi_busy_loop polls before it asks sk_busy_loop_end / ep_busy_loop_end: the
+        // first round always runs, so a zero window (epoll_wait() with
+        // SO_PREFER_BUSY_POLL and busy_poll_usecs 0) is one poll.
+        if !start && (env.socket_ready() || now >= b.deadline) {
             if !b.owned {
                 self.epoll_busy_loop_end(b.dev, b.opts, env);
                 return Step::Done;
@@ -1992,6 +2017,67 @@ mod tests {
             busy_loop(&mut n, &mut env, o, 2);
             assert_eq!((n.irq_suspends, n.irq_resumes), (0, 0));
         }
+    }
+
+    #[test]
+    fn a_zero_window_epoll_loop_polls_once_then_suspends_or_resumes() {
+        // epoll_wait() with SO_PREFER_BUSY_POLL and busy_poll_usecs 0 (EPIOCSPARAMS):
+        // ep_busy_loop_on holds for the preference alone, and napi_busy_loop polls
+        // before it asks ep_busy_loop_end, so the loop is one poll. Frames found: the
+        // events suspend the interrupt (irq_suspend_timeout 20 ms); none:
+        // napi_resume_irqs schedules the device.
+        let p = NapiParams {
+            defer_hard_irqs: 100,
+            gro_flush_timeout_ns: 20_000.0,
+            irq_suspend_timeout_ns: 20e6,
+            ..NapiParams::default()
+        };
+        let epoll = SocketBusyPoll {
+            epoll: true,
+            ..opts(true, 64)
+        };
+        for (frames, suspends, resumes) in [(3, 1, 0), (0, 0, 1)] {
+            let mut env = Script::new(&[frames]);
+            let mut n = napi_with(300, std::slice::from_ref(&p), 1);
+            let deadline = env.now;
+            let mut start = true;
+            while let Step::Run(d) = n.busy_step(0, start, deadline, epoll, &mut env) {
+                start = false;
+                env.now += d;
+                env.socket_ready = n.busy_packets > 0;
+            }
+            assert_eq!(n.busy_polls, 1, "{frames} frames");
+            assert_eq!(n.busy_packets, frames);
+            assert_eq!((n.irq_suspends, n.irq_resumes), (suspends, resumes));
+            assert_eq!(n.devs[0].scheduled, frames == 0);
+        }
+    }
+
+    #[test]
+    fn the_hrtimer_interrupt_is_charged_to_the_poll_it_schedules() {
+        // watchdog_irq_ns 700: the poll napi_watchdog schedules pays the timer
+        // interrupt's 700 ns on top of its call; the polls after it do not.
+        let p = NapiParams {
+            defer_hard_irqs: 2,
+            gro_flush_timeout_ns: 200_000.0,
+            watchdog_irq_ns: 700.0,
+            ..NapiParams::default()
+        };
+        let mut env = Script::new(&[0]);
+        let mut n = napi_with(300, &[p], 1);
+        let plain = n.poll_begin(0, &mut env);
+        n.arm_timer(0, &mut env);
+        env.now = ns(200_000);
+        n.watchdog(0, &mut env);
+        assert!(n.devs[0].scheduled);
+        assert_eq!(n.poll_begin(0, &mut env), plain + ns(700));
+        assert_eq!(n.poll_begin(0, &mut env), plain);
+        // By default (0) the timer's interrupt costs nothing, as before.
+        let mut n = deferring(64);
+        n.arm_timer(0, &mut env);
+        env.now = ns(400_000);
+        n.watchdog(0, &mut env);
+        assert_eq!(n.poll_begin(0, &mut env), plain);
     }
 
     #[test]
