@@ -301,7 +301,9 @@ struct Bounded<R> {
 impl<R: Read> Read for Bounded<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         // One byte more than is left, so that growth past the limit is seen.
-        let want = buf.len().min(usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX));
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX));
         let n = self.inner.read(&mut buf[..want])?;
         if n as u64 > self.left {
             return Err(too_large(n as u64, self.left));
@@ -400,13 +402,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("f");
         // Three and a half 64 KiB pieces: the streamed hash is the hash of the whole.
-        let bytes: Vec<u8> = (0..(STREAM_CHUNK * 7 / 2)).map(|i| (i % 251) as u8).collect();
+        let bytes: Vec<u8> = (0..(STREAM_CHUNK * 7 / 2))
+            .map(|i| (i % 251) as u8)
+            .collect();
         std::fs::write(&f, &bytes).unwrap();
         let len = bytes.len() as u64;
-        assert_eq!(
-            fnv1a_file(&f, len).unwrap(),
-            crate::sim::rng::fnv1a(&bytes)
-        );
+        assert_eq!(fnv1a_file(&f, len).unwrap(), crate::sim::rng::fnv1a(&bytes));
         // One byte over the limit, a device and a FIFO: refused, as read_bytes refuses them.
         let e = fnv1a_file(&f, len - 1).unwrap_err();
         assert!(e.to_string().contains("larger than"), "{e}");
