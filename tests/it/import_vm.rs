@@ -301,11 +301,14 @@ fn a_router_gets_a_flow_per_queue() {
     assert!(stderr(&o).contains("a file import-host did not write"));
 }
 
+/// A driver's name of queue k's vector of interface `iface`, port `p`: `(iface, p, k)`.
+type VectorName = fn(&str, usize, usize) -> String;
+
 /// The ixgbe router's dumps (`ixgbe_host`) as a host of `driver`: `ethtool -i` names
 /// it and each queue's vector has its name in /proc/interrupts (`name(iface, port,
 /// k)`); gve's transmit queues' notification blocks (the first half, 0-7) are added,
 /// as a real gVNIC has them.
-fn host_of(dir: &Path, driver: &str, name: fn(&str, usize, usize) -> String) {
+fn host_of(dir: &Path, driver: &str, name: VectorName) {
     ixgbe_host(dir, 0);
     let mut ints = std::fs::read_to_string(dir.join("proc-interrupts")).unwrap();
     for (p, iface) in ["eth0", "eth1"].iter().enumerate() {
@@ -345,13 +348,7 @@ fn host_of(dir: &Path, driver: &str, name: fn(&str, usize, usize) -> String) {
 /// driver names them.
 #[test]
 fn the_imported_nics_of_each_driver_write_their_counters() {
-    let cases: [(
-        &str,
-        LinuxDriver,
-        fn(&str, usize, usize) -> String,
-        &str,
-        &str,
-    ); 6] = [
+    let cases: [(&str, LinuxDriver, VectorName, &str, &str); 6] = [
         (
             "igb",
             LinuxDriver::Igb,
