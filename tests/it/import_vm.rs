@@ -340,7 +340,7 @@ fn host_of(dir: &Path, driver: &str, name: VectorName) {
     std::fs::write(dir.join("proc-interrupts"), ints).unwrap();
 }
 
-/// import-host names `linux_driver` for igb, i40e, ice, ena, gve and vmxnet3 (the
+/// import-host names `linux_driver` for ixgbevf, igb, i40e, ice, ena, gve and vmxnet3 (the
 /// drivers whose `ethtool -S` irqsim writes), binds each queue's vector by the name the
 /// driver gives it (eth0's queue k on CPU k), and the scenario it writes runs with
 /// `--linux-counters` (one point of 1 % per flow, 2 ms): each port has an
@@ -348,7 +348,14 @@ fn host_of(dir: &Path, driver: &str, name: VectorName) {
 /// driver names them.
 #[test]
 fn the_imported_nics_of_each_driver_write_their_counters() {
-    let cases: [(&str, LinuxDriver, VectorName, &str, &str); 6] = [
+    let cases: [(&str, LinuxDriver, VectorName, &str, &str); 7] = [
+        (
+            "ixgbevf",
+            LinuxDriver::Ixgbevf,
+            |i, _, k| format!("{i}-TxRx-{k}"),
+            "eth0-TxRx-1",
+            "rx_queue_1_packets",
+        ),
         (
             "igb",
             LinuxDriver::Igb,

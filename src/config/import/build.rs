@@ -140,7 +140,7 @@ const KNOWN_DRIVERS: &str =
 
 /// The `ethtool -i` drivers that get a `linux_driver`, for messages.
 const LINUX_DRIVERS: &str =
-    "mlx5_core, ixgbe, e1000, tulip, virtio_net, igb, i40e, ice, ena, gve and vmxnet3";
+    "mlx5_core, ixgbe, e1000, tulip, virtio_net, ixgbevf, igb, i40e, ice, ena, gve and vmxnet3";
 
 /// The `linux_driver` of an `ethtool -i` driver: the drivers whose `ethtool -S`
 /// irqsim writes (`--linux-counters`, [`crate::results::linux`]).
@@ -151,6 +151,7 @@ fn linux_driver(driver: &str) -> Option<&'static str> {
         "e1000" => Some("e1000"),
         "tulip" => Some("tulip"),
         "virtio_net" => Some("virtio_net"),
+        "ixgbevf" => Some("ixgbevf"),
         "igb" => Some("igb"),
         "i40e" => Some("i40e"),
         "ice" => Some("ice"),

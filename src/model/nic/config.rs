@@ -74,6 +74,10 @@ pub enum LinuxDriver {
     /// MSI-X vector per receive virtqueue (`virtio<N>-input.<k>`).
     #[serde(rename = "virtio_net")]
     VirtioNet,
+    /// Intel 82599/X540/X550 virtual function, an SR-IOV VF as a virtual machine sees it
+    /// (drivers/net/ethernet/intel/ixgbevf): an MSI-X vector per queue pair
+    /// (`<nic>-TxRx-<k>`).
+    Ixgbevf,
     /// Intel 82575/82576/82580/I350/I210/I211 (drivers/net/ethernet/intel/igb): an
     /// MSI-X vector per queue pair (`<nic>-TxRx-<k>`).
     Igb,
@@ -136,7 +140,8 @@ pub struct NicConfig {
     /// the Linux-format files `irqsim run --linux-counters` writes
     /// ([`crate::results::linux`]): `mlx5` (mlx5_core, ConnectX-4/5), `ixgbe` (Intel
     /// 82599/X540/X550), `e1000` (Intel 8254x, em(4)'s hardware), `tulip` (DEC 21143,
-    /// dc(4)'s hardware), `virtio_net` (a KVM guest's virtio-net), `igb` (Intel
+    /// dc(4)'s hardware), `virtio_net` (a KVM guest's virtio-net), `ixgbevf` (an 82599/X540/X550
+    /// virtual function), `igb` (Intel
     /// 82576/I350/I210), `i40e` (Intel X710/XL710), `ice` (Intel E810), `ena` (AWS),
     /// `gve` (Google Cloud) or `vmxnet3` (VMware). Default none: a NIC of a FreeBSD profile, or one whose driver
     /// is not named; a model with no NIC naming one is not a Linux host, and no Linux

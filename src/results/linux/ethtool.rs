@@ -41,6 +41,14 @@
 //!   written 0, not modelled: `rx_drops` (frames the driver drops, e.g. too short: a full
 //!   ring drops in the hypervisor, which the guest never counts), the kicks (the guest's
 //!   notifications to the device), `tx_xdp_tx*` and `tx_tx_timeouts`.
+//! - **ixgbevf** (drivers/net/ethernet/intel/ixgbevf/ethtool.c, 4.18,
+//!   `ixgbevf_gstrings_stats` and ixgbevf_get_strings): `rx_packets`, `tx_packets`,
+//!   `rx_bytes`, `tx_bytes` (dev_get_stats', the rings' counts: frame size - 4), then
+//!   `tx_queue_<k>_packets`, `tx_queue_<k>_bytes` and `rx_queue_<k>_packets`,
+//!   `rx_queue_<k>_bytes`. Not written, not modelled: `tx_busy`, `tx_restart_queue`,
+//!   `tx_timeout_count`, `multicast`, the checksum and allocation counters, and the XDP
+//!   transmit queues' `xdp_queue_<k>_*` (listed when an XDP program is attached). A
+//!   VF has no drop counter of its own: the ring's and the FIFO's drops are in no file.
 //! - **igb** (drivers/net/ethernet/intel/igb/igb_ethtool.c, 4.18, `igb_gstrings_stats`,
 //!   `igb_gstrings_net_stats` and igb_get_strings): `rx_packets` (GPRC), `tx_packets`
 //!   (GPTC), `rx_bytes`, `tx_bytes` (GORC and GOTC, with the FCS, as e1000's),
@@ -248,6 +256,22 @@ impl LinuxHost {
             // tulip's ethtool_ops have no statistics: `ethtool -S` prints
             // "no stats available".
             LinuxDriver::Tulip => return None,
+            LinuxDriver::Ixgbevf => {
+                put("rx_packets".into(), st.rx_packets);
+                put("tx_packets".into(), st.tx_packets);
+                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
+                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
+                    put(format!("tx_queue_{k}_packets"), pk);
+                    put(format!("tx_queue_{k}_bytes"), pk * n.tx_bytes);
+                }
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.rx_frames", n.queue(k)));
+                    put(format!("rx_queue_{k}_packets"), pk);
+                    put(format!("rx_queue_{k}_bytes"), pk * n.rx_bytes);
+                }
+            }
             LinuxDriver::Igb => {
                 let (mpc, rqdpc) = igb_drops(n, &st);
                 put("rx_packets".into(), st.rx_packets);

@@ -28,7 +28,8 @@
 //!   `<nic>-TxRx-<k>` (ixgbe_request_msix_irqs), mlx5 `mlx5_comp<k>@pci:<nic>`
 //!   (mlx5's `mlx5_comp%d@pci:%s` with the NIC's name where the PCI address would be),
 //!   virtio_net `virtio<N>-input.<k>` (N the NIC's index among the model's), igb
-//!   `<nic>-TxRx-<k>` (igb_request_msix), i40e and ice `i40e-<nic>-TxRx-<k>` and
+//!   `<nic>-TxRx-<k>` (igb_request_msix; ixgbevf the same,
+//!   ixgbevf_request_msix_irqs), i40e and ice `i40e-<nic>-TxRx-<k>` and
 //!   `ice-<nic>-TxRx-<k>` (i40e_vsi_request_irq_msix, ice_vsi_req_irq_msix, 4.18),
 //!   ena `<nic>-Tx-Rx-<k>` (ena_setup_io_intr, 4.18), gve
 //!   `gve-ntfy-blk<queues + k>@pci:<nic>` (gve_alloc_notify_blocks of the 6.x tree

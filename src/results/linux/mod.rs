@@ -12,7 +12,7 @@
 //!
 //! A model is a Linux host when at least one of its NICs names its Linux driver
 //! (`nics[].linux_driver`: `mlx5`, `ixgbe`, `e1000`, `tulip` -- the Linux driver of the
-//! 21143 that FreeBSD's dc(4) drives --, `virtio_net`, `igb`, `i40e`, `ice`, `ena`,
+//! 21143 that FreeBSD's dc(4) drives --, `virtio_net`, `ixgbevf`, `igb`, `i40e`, `ice`, `ena`,
 //! `gve` or `vmxnet3`); the FreeBSD profiles (dc, xl, de, ed, bge, em)
 //! name none, and no Linux files are written for them: they model FreeBSD kernels
 //! (netisr, ipintrq, spl), whose counters are netstat's and vmstat's, not these. A
@@ -63,7 +63,8 @@ pub enum LinuxHostError {
     /// No NIC names its Linux driver.
     #[error(
         "the model is not a Linux host: no NIC names its Linux driver (`nics[].linux_driver`, \
-         mlx5, ixgbe, e1000, tulip, virtio_net, igb, i40e, ice, ena, gve or vmxnet3), so it \
+         mlx5, ixgbe, e1000, tulip, virtio_net, ixgbevf, igb, i40e, ice, ena, gve or vmxnet3), \
+         so it \
          has no Linux counters to write"
     )]
     NotLinux,
@@ -266,6 +267,8 @@ impl LinuxHost {
                     let n = nics.iter().position(|x| x.name == nic.name).unwrap_or(0);
                     format!("virtio{n}-input.{k}")
                 }
+                // ixgbevf_request_msix_irqs: `%s-TxRx-%u`, as ixgbe.
+                Some(LinuxDriver::Ixgbevf) => format!("{}-TxRx-{k}", nic.name),
                 // igb_request_msix: `%s-TxRx-%u`, the netdev's name and the queue.
                 Some(LinuxDriver::Igb) => format!("{}-TxRx-{k}", nic.name),
                 // i40e_vsi_request_irq_msix and ice_vsi_req_irq_msix: `%s-%s-%d` of
@@ -767,6 +770,36 @@ mod tests {
     }
 
     #[test]
+    fn ixgbevf_has_its_rings_counts_and_no_drops() {
+        // Expected: ixgbevf_gstrings_stats' netdev stats, then the tx queues and the
+        // rx queues (ixgbevf_get_strings, 4.18); bytes 60 a frame; no drop counter in
+        // either file: the drop column has the backlog's 3 only.
+        let p = two_queue_point();
+        let h = host_of("ixgbevf", 2);
+        assert_eq!(
+            stats(&h.ethtool_s("eth0", &p).expect("ixgbevf")),
+            [
+                "rx_packets: 30",
+                "tx_packets: 0",
+                "rx_bytes: 1800",
+                "tx_bytes: 0",
+                "tx_queue_0_packets: 0",
+                "tx_queue_0_bytes: 0",
+                "tx_queue_1_packets: 0",
+                "tx_queue_1_bytes: 0",
+                "rx_queue_0_packets: 10",
+                "rx_queue_0_bytes: 600",
+                "rx_queue_1_packets: 20",
+                "rx_queue_1_bytes: 1200",
+            ]
+        );
+        assert!(
+            h.net_dev(&p)
+                .contains("\n  eth0:    1800      30    0    3    0     0 ")
+        );
+    }
+
+    #[test]
     fn i40e_and_ice_name_their_queues_and_port() {
         // Expected: i40e_get_stat_strings (4.18): the VSI's net stats, its queues
         // (tx then rx of each pair), then the port's; ice_get_strings (4.18): the VSI's
@@ -893,6 +926,10 @@ mod tests {
         // k on block queues + k; vmxnet3_request_irqs `%s-rxtx-%d`. MSI-X rows.
         let p = point(&[]);
         for (driver, want) in [
+            (
+                "ixgbevf",
+                ["eth0-TxRx-0", "eth0-TxRx-1", "eth1-TxRx-0", "eth1-TxRx-1"],
+            ),
             (
                 "igb",
                 ["eth0-TxRx-0", "eth0-TxRx-1", "eth1-TxRx-0", "eth1-TxRx-1"],
