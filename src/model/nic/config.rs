@@ -140,12 +140,12 @@ pub struct NicConfig {
     /// the Linux-format files `irqsim run --linux-counters` writes
     /// ([`crate::results::linux`]): `mlx5` (mlx5_core, ConnectX-4/5), `ixgbe` (Intel
     /// 82599/X540/X550), `e1000` (Intel 8254x, em(4)'s hardware), `tulip` (DEC 21143,
-    /// dc(4)'s hardware), `virtio_net` (a KVM guest's virtio-net), `ixgbevf` (an 82599/X540/X550
-    /// virtual function), `igb` (Intel
-    /// 82576/I350/I210), `i40e` (Intel X710/XL710), `ice` (Intel E810), `ena` (AWS),
-    /// `gve` (Google Cloud) or `vmxnet3` (VMware). Default none: a NIC of a FreeBSD profile, or one whose driver
-    /// is not named; a model with no NIC naming one is not a Linux host, and no Linux
-    /// files are written for it. Not used by the simulation.
+    /// dc(4)'s hardware), `virtio_net` (a KVM guest's virtio-net), `ixgbevf` (an
+    /// 82599/X540/X550 virtual function), `igb` (Intel 82576/I350/I210), `i40e` (Intel
+    /// X710/XL710), `ice` (Intel E810), `ena` (AWS), `gve` (Google Cloud) or `vmxnet3`
+    /// (VMware). Default none: a NIC of a FreeBSD profile, or one whose driver is not
+    /// named; a model with no NIC naming one is not a Linux host, and no Linux files are
+    /// written for it. Not used by the simulation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linux_driver: Option<LinuxDriver>,
     /// Set when the host expands a multi-queue NIC: this device is queue `index` of
