@@ -300,3 +300,171 @@ fn a_router_gets_a_flow_per_queue() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("a file import-host did not write"));
 }
+
+/// A driver's name of queue k's vector of interface `iface`, port `p`: `(iface, p, k)`.
+type VectorName = fn(&str, usize, usize) -> String;
+
+/// The ixgbe router's dumps (`ixgbe_host`) as a host of `driver`: `ethtool -i` names
+/// it and each queue's vector has its name in /proc/interrupts (`name(iface, port,
+/// k)`); gve's transmit queues' notification blocks (the first half, 0-7) are added,
+/// as a real gVNIC has them.
+fn host_of(dir: &Path, driver: &str, name: VectorName) {
+    ixgbe_host(dir, 0);
+    let mut ints = std::fs::read_to_string(dir.join("proc-interrupts")).unwrap();
+    for (p, iface) in ["eth0", "eth1"].iter().enumerate() {
+        let f = dir.join(format!("ethtool-i-{iface}"));
+        let text = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(
+            &f,
+            text.replace("driver: ixgbe", &format!("driver: {driver}")),
+        )
+        .unwrap();
+        for k in 0..8 {
+            let old = format!("      {iface}-TxRx-{k}\n");
+            assert!(ints.contains(&old));
+            ints = ints.replace(&old, &format!("      {}\n", name(iface, p, k)));
+        }
+        if driver == "gve" {
+            let mut tx = String::new();
+            for b in 0..8 {
+                tx.push_str(&format!(
+                    " {:>3}:{}  IR-PCI-MSI {}-edge      gve-ntfy-blk{b}@pci:0000:01:00.{p}\n",
+                    100 + 10 * p + b,
+                    "          0".repeat(8),
+                    600_000 + 10 * p + b
+                ));
+            }
+            ints = ints.replace(" NMI:", &format!("{tx} NMI:"));
+        }
+    }
+    std::fs::write(dir.join("proc-interrupts"), ints).unwrap();
+}
+
+/// import-host names `linux_driver` for ixgbevf, igb, i40e, ice, ena, gve and vmxnet3 (the
+/// drivers whose `ethtool -S` irqsim writes), binds each queue's vector by the name the
+/// driver gives it (eth0's queue k on CPU k), and the scenario it writes runs with
+/// `--linux-counters` (one point of 1 % per flow, 2 ms): each port has an
+/// `ethtool-S-<if>` in its driver's names, and /proc/interrupts shows the vectors as the
+/// driver names them.
+#[test]
+fn the_imported_nics_of_each_driver_write_their_counters() {
+    let cases: [(&str, LinuxDriver, VectorName, &str, &str); 7] = [
+        (
+            "ixgbevf",
+            LinuxDriver::Ixgbevf,
+            |i, _, k| format!("{i}-TxRx-{k}"),
+            "eth0-TxRx-1",
+            "rx_queue_1_packets",
+        ),
+        (
+            "igb",
+            LinuxDriver::Igb,
+            |i, _, k| format!("{i}-TxRx-{k}"),
+            "eth0-TxRx-1",
+            "rx_missed_errors",
+        ),
+        (
+            "i40e",
+            LinuxDriver::I40e,
+            |i, _, k| format!("i40e-{i}-TxRx-{k}"),
+            "i40e-eth0-TxRx-1",
+            "rx-1.rx_packets",
+        ),
+        (
+            "ice",
+            LinuxDriver::Ice,
+            |i, _, k| format!("ice-{i}-TxRx-{k}"),
+            "ice-eth0-TxRx-1",
+            "rx-queue-1.rx_packets",
+        ),
+        (
+            "ena",
+            LinuxDriver::Ena,
+            |i, _, k| format!("{i}-Tx-Rx-{k}"),
+            "eth0-Tx-Rx-1",
+            "queue_1_rx_cnt",
+        ),
+        (
+            "gve",
+            LinuxDriver::Gve,
+            |_, p, k| format!("gve-ntfy-blk{}@pci:0000:01:00.{p}", 8 + k),
+            "gve-ntfy-blk9@pci:eth0",
+            "rx_bytes[1]",
+        ),
+        (
+            "vmxnet3",
+            LinuxDriver::Vmxnet3,
+            |i, _, k| format!("{i}-rxtx-{k}"),
+            "eth0-rxtx-1",
+            "  ucast pkts rx",
+        ),
+    ];
+    for (driver, want, name, vector, counter) in cases {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path();
+        host_of(&dir.join("dumps"), driver, name);
+        let o = irqsim(
+            &[
+                "import-host",
+                "dumps",
+                "--out",
+                "host.json",
+                "--scenario",
+                "start.json",
+            ],
+            dir,
+        );
+        let err = stderr(&o);
+        assert!(o.status.success(), "{driver}: {err}");
+        assert!(
+            err.contains("lines not understood: none"),
+            "{driver}: {err}"
+        );
+        let m = load_model(&dir.join("host.json"));
+        for n in &m.nics {
+            assert_eq!(n.linux_driver, Some(want), "{driver}");
+        }
+        assert!(
+            m.notes["nics.eth0.linux_driver"].contains(&format!("({driver})")),
+            "{driver}: {}",
+            m.notes["nics.eth0.linux_driver"]
+        );
+        for k in 0..8u16 {
+            assert_eq!(m.cpu.irq_affinity[&format!("eth0-q{k}")], k, "{driver}");
+        }
+        // One short point, so that the test stays quick.
+        let path = dir.join("start.json");
+        let mut sc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        sc["load"] = serde_json::json!({ "unit": "percent", "points": [1.0] });
+        sc["duration_s"] = serde_json::json!(0.002);
+        sc["drain_s"] = serde_json::json!(0.001);
+        std::fs::write(&path, sc.to_string()).unwrap();
+        let o = irqsim(
+            &[
+                "run",
+                "start.json",
+                "--linux-counters",
+                "--no-plots",
+                "--quiet",
+                "--out",
+                "run",
+            ],
+            dir,
+        );
+        assert!(o.status.success(), "{driver}: {}", stderr(&o));
+        let point = dir.join("run/linux/as-imported/0-1pct");
+        let eth = std::fs::read_to_string(point.join("ethtool-S-eth0")).unwrap();
+        assert!(eth.starts_with("NIC statistics:\n"), "{driver}: {eth}");
+        assert!(
+            eth.contains(&format!("\n     {counter}: ")),
+            "{driver}: {eth}"
+        );
+        assert!(point.join("ethtool-S-eth1").exists(), "{driver}");
+        let ints = std::fs::read_to_string(point.join("interrupts")).unwrap();
+        assert!(
+            ints.lines().any(|l| l.ends_with(&format!("  {vector}"))),
+            "{driver}: {ints}"
+        );
+    }
+}

@@ -138,6 +138,10 @@ const LINUX_TXQUEUELEN: u64 = 1000;
 const KNOWN_DRIVERS: &str =
     "mlx5_core, ixgbe, ixgbevf, igb, igc, i40e, iavf, ice, virtio_net, ena, gve, vmxnet3";
 
+/// The `ethtool -i` drivers that get a `linux_driver`, for messages.
+const LINUX_DRIVERS: &str =
+    "mlx5_core, ixgbe, e1000, tulip, virtio_net, ixgbevf, igb, i40e, ice, ena, gve and vmxnet3";
+
 /// The `linux_driver` of an `ethtool -i` driver: the drivers whose `ethtool -S`
 /// irqsim writes (`--linux-counters`, [`crate::results::linux`]).
 fn linux_driver(driver: &str) -> Option<&'static str> {
@@ -147,6 +151,13 @@ fn linux_driver(driver: &str) -> Option<&'static str> {
         "e1000" => Some("e1000"),
         "tulip" => Some("tulip"),
         "virtio_net" => Some("virtio_net"),
+        "ixgbevf" => Some("ixgbevf"),
+        "igb" => Some("igb"),
+        "i40e" => Some("i40e"),
+        "ice" => Some("ice"),
+        "ena" => Some("ena"),
+        "gve" => Some("gve"),
+        "vmxnet3" => Some("vmxnet3"),
         _ => None,
     }
 }
@@ -921,10 +932,10 @@ pub fn model(
             None => notes.missing(
                 format!("{p}.linux_driver"),
                 format!(
-                    "not written: irqsim has no ethtool -S layout for {driver} (it has mlx5_core, \
-                     ixgbe, e1000, tulip and virtio_net), so run --linux-counters refuses a \
-                     model none of whose NICs names one; set linux_driver to the nearest by \
-                     hand if its counter names will do"
+                    "not written: irqsim has no ethtool -S layout for {driver} (it has \
+                     {LINUX_DRIVERS}), so run --linux-counters refuses a model none of whose \
+                     NICs names one; set linux_driver to the nearest by hand if its counter \
+                     names will do"
                 ),
             ),
         }

@@ -74,6 +74,29 @@ pub enum LinuxDriver {
     /// MSI-X vector per receive virtqueue (`virtio<N>-input.<k>`).
     #[serde(rename = "virtio_net")]
     VirtioNet,
+    /// Intel 82599/X540/X550 virtual function, an SR-IOV VF as a virtual machine sees it
+    /// (drivers/net/ethernet/intel/ixgbevf): an MSI-X vector per queue pair
+    /// (`<nic>-TxRx-<k>`).
+    Ixgbevf,
+    /// Intel 82575/82576/82580/I350/I210/I211 (drivers/net/ethernet/intel/igb): an
+    /// MSI-X vector per queue pair (`<nic>-TxRx-<k>`).
+    Igb,
+    /// Intel X710/XL710/XXV710 (drivers/net/ethernet/intel/i40e): an MSI-X vector per
+    /// queue pair (`i40e-<nic>-TxRx-<k>`).
+    I40e,
+    /// Intel E810 (drivers/net/ethernet/intel/ice): an MSI-X vector per queue pair
+    /// (`ice-<nic>-TxRx-<k>`).
+    Ice,
+    /// Amazon's Elastic Network Adapter, an EC2 instance's NIC
+    /// (drivers/net/ethernet/amazon/ena): an MSI-X vector per queue pair
+    /// (`<nic>-Tx-Rx-<k>`).
+    Ena,
+    /// Google's gVNIC, a Compute Engine instance's NIC (drivers/net/ethernet/google/gve):
+    /// an MSI-X vector per notification block (`gve-ntfy-blk<b>@pci:<bus>`).
+    Gve,
+    /// VMware's paravirtual vmxnet3 (drivers/net/vmxnet3): an MSI-X vector per queue
+    /// pair (`<nic>-rxtx-<k>`).
+    Vmxnet3,
 }
 
 /// NIC parameters as written in a model file.
@@ -117,9 +140,12 @@ pub struct NicConfig {
     /// the Linux-format files `irqsim run --linux-counters` writes
     /// ([`crate::results::linux`]): `mlx5` (mlx5_core, ConnectX-4/5), `ixgbe` (Intel
     /// 82599/X540/X550), `e1000` (Intel 8254x, em(4)'s hardware), `tulip` (DEC 21143,
-    /// dc(4)'s hardware) or `virtio_net` (a KVM guest's virtio-net). Default none: a NIC of a FreeBSD profile, or one whose driver
-    /// is not named; a model with no NIC naming one is not a Linux host, and no Linux
-    /// files are written for it. Not used by the simulation.
+    /// dc(4)'s hardware), `virtio_net` (a KVM guest's virtio-net), `ixgbevf` (an
+    /// 82599/X540/X550 virtual function), `igb` (Intel 82576/I350/I210), `i40e` (Intel
+    /// X710/XL710), `ice` (Intel E810), `ena` (AWS), `gve` (Google Cloud) or `vmxnet3`
+    /// (VMware). Default none: a NIC of a FreeBSD profile, or one whose driver is not
+    /// named; a model with no NIC naming one is not a Linux host, and no Linux files are
+    /// written for it. Not used by the simulation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linux_driver: Option<LinuxDriver>,
     /// Set when the host expands a multi-queue NIC: this device is queue `index` of

@@ -41,6 +41,80 @@
 //!   written 0, not modelled: `rx_drops` (frames the driver drops, e.g. too short: a full
 //!   ring drops in the hypervisor, which the guest never counts), the kicks (the guest's
 //!   notifications to the device), `tx_xdp_tx*` and `tx_tx_timeouts`.
+//! - **ixgbevf** (drivers/net/ethernet/intel/ixgbevf/ethtool.c, 4.18,
+//!   `ixgbevf_gstrings_stats` and ixgbevf_get_strings): `rx_packets`, `tx_packets`,
+//!   `rx_bytes`, `tx_bytes` (dev_get_stats', the rings' counts: frame size - 4), then
+//!   `tx_queue_<k>_packets`, `tx_queue_<k>_bytes` and `rx_queue_<k>_packets`,
+//!   `rx_queue_<k>_bytes`. Not written, not modelled: `tx_busy`, `tx_restart_queue`,
+//!   `tx_timeout_count`, `multicast`, the checksum and allocation counters, and the XDP
+//!   transmit queues' `xdp_queue_<k>_*` (listed when an XDP program is attached). A
+//!   VF has no drop counter of its own: the ring's and the FIFO's drops are in no file.
+//! - **igb** (drivers/net/ethernet/intel/igb/igb_ethtool.c, 4.18, `igb_gstrings_stats`,
+//!   `igb_gstrings_net_stats` and igb_get_strings): `rx_packets` (GPRC), `tx_packets`
+//!   (GPTC), `rx_bytes`, `tx_bytes` (GORC and GOTC, with the FCS, as e1000's),
+//!   `rx_missed_errors` (MPC: with one queue `drops.rx_ring + drops.rx_fifo`, with
+//!   several `drops.rx_fifo`: igb sets SRRCTL.DROP_EN only with several queues,
+//!   igb_setup_srrctl, and a frame with no descriptor is then dropped and counted in its
+//!   queue's RQDPC), `rx_long_byte_count` (GORC again), `rx_fifo_errors` (the RQDPCs +
+//!   MPC, igb_update_stats), then `tx_queue_<k>_packets`, `tx_queue_<k>_bytes` and
+//!   `rx_queue_<k>_packets`, `rx_queue_<k>_bytes` (the rings' counts, frame size - 4:
+//!   igb_clean_rx_irq counts `skb->len` with the FCS stripped), `rx_queue_<k>_drops`
+//!   (its RQDPC: `<q>.rx_ring.drops` with several queues, 0 with one). Not written, not
+//!   modelled: `rx_no_buffer_count` (RNBC counts the times the ring was found empty, not
+//!   frames), `tx_queue_<k>_restart`, `rx_queue_<k>_csum_err`,
+//!   `rx_queue_<k>_alloc_failed`, the error, collision, flow-control, SMBus, BMC and
+//!   timestamp counters.
+//! - **i40e** (drivers/net/ethernet/intel/i40e/i40e_ethtool.c, 4.18,
+//!   i40e_get_stat_strings): from `i40e_gstrings_net_stats` (the VSI's own statistics,
+//!   not dev_get_stats': without the backlog's drops) `rx_packets`, `tx_packets`,
+//!   `rx_bytes`, `tx_bytes` (the rings' counts, frame size - 4), `rx_dropped` (the VSI's
+//!   discards, GLV_RDPC: `drops.rx_ring`, the frames its queues had no descriptor for,
+//!   as the XL710 datasheet describes the register; not checked against a host); per
+//!   queue `tx-<k>.tx_packets`, `tx-<k>.tx_bytes`, `rx-<k>.rx_packets`,
+//!   `rx-<k>.rx_bytes`; of `i40e_gstrings_stats` (the port's, printed for the PF's main
+//!   VSI) `port.rx_dropped` (GLPRT_RDPC, the port's receive buffer's discards:
+//!   `drops.rx_fifo`). Not written, not modelled: the unicast, multicast and broadcast
+//!   counts, the error, allocation-failure, VEB, flow-control, size-histogram, flow
+//!   director and LPI counters; a real i40e lists every queue it allocated.
+//! - **ice** (drivers/net/ethernet/intel/ice/ice_ethtool.c, 4.18, ice_get_strings): of
+//!   `ice_gstrings_vsi_stats` `rx_discards` (GLV_RDPC: `drops.rx_ring`, as for i40e);
+//!   per transmit queue `tx-queue-<k>.tx_packets`, `tx-queue-<k>.tx_bytes`, then per
+//!   receive queue `rx-queue-<k>.rx_packets`, `rx-queue-<k>.rx_bytes` (the rings'
+//!   counts, frame size - 4); of `ice_gstrings_pf_stats`, printed `port.%s`,
+//!   `port.rx_dropped` (GLPRT_RDPC: `drops.rx_fifo`). Not written: the VSI's and the
+//!   port's octet counters (`rx_bytes`, `tx_bytes`: whether the hardware's counts
+//!   include the FCS the driver does not say), the unicast, multicast and broadcast
+//!   counts, the error, allocation-failure, size-histogram and flow-control counters.
+//!   The names are 4.18's, ice's first release: later kernels rename the queues'
+//!   (`tx_queue_<k>_packets`) and suffix the port's `.nic`.
+//! - **ena** (drivers/net/ethernet/amazon/ena/ena_ethtool.c, 4.18, ena_get_strings and
+//!   ena_queue_strings): per queue pair, transmit first, `queue_<k>_tx_cnt`,
+//!   `queue_<k>_tx_bytes`, `queue_<k>_rx_cnt`, `queue_<k>_rx_bytes` (the rings' counts,
+//!   frame size - 4: a virtual device has no FCS). Not written, not modelled: the
+//!   global counters (`tx_timeout`, `suspend`, `resume`, `wd_expired`,
+//!   `interface_up`, ...), the queues' others (`queue_stop`, `doorbells`,
+//!   `empty_rx_ring`, ...) and the admin queue's (`ena_admin_q_*`). The device's own
+//!   drop count (the keep-alive event's `rx_drops`, in /proc/net/dev only) is not the
+//!   model's.
+//! - **gve** (drivers/net/ethernet/google/gve/gve_ethtool.c as stored for torvalds/linux
+//!   at commit 039535ec, a 6.x tree: `u64_stats_fetch_begin` without `_irq`, 6.2 on;
+//!   gve_get_strings): of `gve_gstrings_main_stats` `rx_packets`, `tx_packets`,
+//!   `rx_bytes`, `tx_bytes` (the rings' `rpackets`, `pkt_done`, `rbytes`, `bytes_done`:
+//!   frame size - 4); per receive queue `rx_bytes[<k>]`, then per transmit queue
+//!   `tx_bytes[<k>]`. Not written, not modelled: the driver's drops (`rx_dropped`:
+//!   allocation failures and bad descriptors), the descriptor counts
+//!   (`rx_posted_desc[<k>]`, ...), the counters the device reports with the
+//!   `report-stats` private flag on (`rx_no_buffers_posted[<k>]`, ...: zero without
+//!   it) and the admin queue's.
+//! - **vmxnet3** (drivers/net/vmxnet3/vmxnet3_ethtool.c, 4.18, vmxnet3_get_strings):
+//!   per transmit queue `Tx Queue#` (its index), `  ucast pkts tx`, `  ucast bytes
+//!   tx` (the device's `UPT1_TxStats`; the model's frames are unicast), then per receive
+//!   queue `Rx Queue#`, `  ucast pkts rx`, `  ucast bytes rx` and `  pkts rx OOB`
+//!   (`pktsRxOutOfBuf`, frames the device had no receive buffer for: the queue's
+//!   `<q>.rx_ring.drops`); the names keep their leading spaces, as ethtool prints
+//!   them. Bytes are frame size - 4 (no FCS on a virtual device). Not written, not
+//!   modelled: TSO, LRO, multicast and broadcast counts, errors, the driver's drops and
+//!   `tx timeout count`.
 //! - **tulip**: no file. Its `ethtool_ops` have no `get_ethtool_stats`, so
 //!   `ethtool -S` prints `no stats available` (on standard error) on a real host.
 //! - No `linux_driver`: no file for that NIC.
@@ -182,6 +256,124 @@ impl LinuxHost {
             // tulip's ethtool_ops have no statistics: `ethtool -S` prints
             // "no stats available".
             LinuxDriver::Tulip => return None,
+            LinuxDriver::Ixgbevf => {
+                put("rx_packets".into(), st.rx_packets);
+                put("tx_packets".into(), st.tx_packets);
+                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
+                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
+                    put(format!("tx_queue_{k}_packets"), pk);
+                    put(format!("tx_queue_{k}_bytes"), pk * n.tx_bytes);
+                }
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.rx_frames", n.queue(k)));
+                    put(format!("rx_queue_{k}_packets"), pk);
+                    put(format!("rx_queue_{k}_bytes"), pk * n.rx_bytes);
+                }
+            }
+            LinuxDriver::Igb => {
+                let (mpc, rqdpc) = igb_drops(n, &st);
+                put("rx_packets".into(), st.rx_packets);
+                put("tx_packets".into(), st.tx_packets);
+                put("rx_bytes".into(), st.rx_packets * n.rx_wire);
+                put("tx_bytes".into(), st.tx_packets * n.tx_wire);
+                put("rx_missed_errors".into(), mpc);
+                put("rx_long_byte_count".into(), st.rx_packets * n.rx_wire);
+                put("rx_fifo_errors".into(), rqdpc + mpc);
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
+                    put(format!("tx_queue_{k}_packets"), pk);
+                    put(format!("tx_queue_{k}_bytes"), pk * n.tx_bytes);
+                }
+                for k in 0..n.queues {
+                    let q = n.queue(k);
+                    let pk = count(c, &format!("{q}.rx_frames"));
+                    put(format!("rx_queue_{k}_packets"), pk);
+                    put(format!("rx_queue_{k}_bytes"), pk * n.rx_bytes);
+                    let drops = if n.queues > 1 {
+                        count(c, &format!("{q}.rx_ring.drops"))
+                    } else {
+                        0
+                    };
+                    put(format!("rx_queue_{k}_drops"), drops);
+                }
+            }
+            LinuxDriver::I40e => {
+                put("rx_packets".into(), st.rx_packets);
+                put("tx_packets".into(), st.tx_packets);
+                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
+                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
+                put("rx_dropped".into(), st.ring_drops);
+                for k in 0..n.queues {
+                    let q = n.queue(k);
+                    let tx = count(c, &format!("{q}.tx_frames"));
+                    let rx = count(c, &format!("{q}.rx_frames"));
+                    put(format!("tx-{k}.tx_packets"), tx);
+                    put(format!("tx-{k}.tx_bytes"), tx * n.tx_bytes);
+                    put(format!("rx-{k}.rx_packets"), rx);
+                    put(format!("rx-{k}.rx_bytes"), rx * n.rx_bytes);
+                }
+                put("port.rx_dropped".into(), st.fifo_drops);
+            }
+            LinuxDriver::Ice => {
+                put("rx_discards".into(), st.ring_drops);
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
+                    put(format!("tx-queue-{k}.tx_packets"), pk);
+                    put(format!("tx-queue-{k}.tx_bytes"), pk * n.tx_bytes);
+                }
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.rx_frames", n.queue(k)));
+                    put(format!("rx-queue-{k}.rx_packets"), pk);
+                    put(format!("rx-queue-{k}.rx_bytes"), pk * n.rx_bytes);
+                }
+                put("port.rx_dropped".into(), st.fifo_drops);
+            }
+            LinuxDriver::Ena => {
+                for k in 0..n.queues {
+                    let q = n.queue(k);
+                    let tx = count(c, &format!("{q}.tx_frames"));
+                    let rx = count(c, &format!("{q}.rx_frames"));
+                    put(format!("queue_{k}_tx_cnt"), tx);
+                    put(format!("queue_{k}_tx_bytes"), tx * n.tx_bytes);
+                    put(format!("queue_{k}_rx_cnt"), rx);
+                    put(format!("queue_{k}_rx_bytes"), rx * n.rx_bytes);
+                }
+            }
+            LinuxDriver::Gve => {
+                put("rx_packets".into(), st.rx_packets);
+                put("tx_packets".into(), st.tx_packets);
+                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
+                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.rx_frames", n.queue(k)));
+                    put(format!("rx_bytes[{k}]"), pk * n.rx_bytes);
+                }
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
+                    put(format!("tx_bytes[{k}]"), pk * n.tx_bytes);
+                }
+            }
+            LinuxDriver::Vmxnet3 => {
+                for k in 0..n.queues {
+                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
+                    put("Tx Queue#".into(), u64::from(k));
+                    put("  ucast pkts tx".into(), pk);
+                    put("  ucast bytes tx".into(), pk * n.tx_bytes);
+                }
+                for k in 0..n.queues {
+                    let q = n.queue(k);
+                    let pk = count(c, &format!("{q}.rx_frames"));
+                    put("Rx Queue#".into(), u64::from(k));
+                    put("  ucast pkts rx".into(), pk);
+                    put("  ucast bytes rx".into(), pk * n.rx_bytes);
+                    put(
+                        "  pkts rx OOB".into(),
+                        count(c, &format!("{q}.rx_ring.drops")),
+                    );
+                }
+            }
         }
         let mut s = String::from("NIC statistics:\n");
         for (name, v) in lines {

@@ -27,12 +27,22 @@
 //! - The action is the name the driver requests its vector by: ixgbe
 //!   `<nic>-TxRx-<k>` (ixgbe_request_msix_irqs), mlx5 `mlx5_comp<k>@pci:<nic>`
 //!   (mlx5's `mlx5_comp%d@pci:%s` with the NIC's name where the PCI address would be),
+//!   virtio_net `virtio<N>-input.<k>` (N the NIC's index among the model's), igb
+//!   `<nic>-TxRx-<k>` (igb_request_msix; ixgbevf the same,
+//!   ixgbevf_request_msix_irqs), i40e and ice `i40e-<nic>-TxRx-<k>` and
+//!   `ice-<nic>-TxRx-<k>` (i40e_vsi_request_irq_msix, ice_vsi_req_irq_msix, 4.18),
+//!   ena `<nic>-Tx-Rx-<k>` (ena_setup_io_intr, 4.18), gve
+//!   `gve-ntfy-blk<queues + k>@pci:<nic>` (gve_alloc_notify_blocks of the 6.x tree
+//!   ethtool.rs cites: the transmit queues' blocks come first; before a 2023 change
+//!   the format was `%s-ntfy-block.%d`), vmxnet3 `<nic>-rxtx-<k>` (vmxnet3_request_irqs, 4.18,
+//!   with as many receive as transmit queues),
 //!   e1000 and tulip the interface's name (`request_irq(..., netdev->name, ...)`),
 //!   without a driver the model's line name; a shared line lists its NICs.
 //! - Not written (not modelled): the architecture's rows (NMI, LOC -- the local timer,
 //!   RES, CAL -- RPS's IPIs among them, TLB, ...), the other devices' IRQs, ixgbe's
-//!   other-causes vector (`<nic>` alone: link state) and mlx5's async and command
-//!   vectors.
+//!   other-causes vector (`<nic>` alone: link state; igb's likewise), i40e's and ice's misc vectors, mlx5's
+//!   async and command vectors, ena's and gve's management vectors, gve's transmit
+//!   blocks.
 
 use super::*;
 

@@ -11,8 +11,9 @@
 //! # Which hosts
 //!
 //! A model is a Linux host when at least one of its NICs names its Linux driver
-//! (`nics[].linux_driver`: `mlx5`, `ixgbe`, `e1000`, `tulip` or `virtio_net`, the Linux driver of the
-//! 21143 that FreeBSD's dc(4) drives); the FreeBSD profiles (dc, xl, de, ed, bge, em)
+//! (`nics[].linux_driver`: `mlx5`, `ixgbe`, `e1000`, `tulip` -- the Linux driver of the
+//! 21143 that FreeBSD's dc(4) drives --, `virtio_net`, `ixgbevf`, `igb`, `i40e`, `ice`, `ena`,
+//! `gve` or `vmxnet3`); the FreeBSD profiles (dc, xl, de, ed, bge, em)
 //! name none, and no Linux files are written for them: they model FreeBSD kernels
 //! (netisr, ipintrq, spl), whose counters are netstat's and vmstat's, not these. A
 //! model of a Linux host with an 8254x or a 21143 names `e1000` or `tulip`. Refused (an [`LinuxHostError`], exit 2 before
@@ -62,7 +63,9 @@ pub enum LinuxHostError {
     /// No NIC names its Linux driver.
     #[error(
         "the model is not a Linux host: no NIC names its Linux driver (`nics[].linux_driver`, \
-         mlx5, ixgbe, e1000, tulip or virtio_net), so it has no Linux counters to write"
+         mlx5, ixgbe, e1000, tulip, virtio_net, ixgbevf, igb, i40e, ice, ena, gve or vmxnet3), \
+         so it \
+         has no Linux counters to write"
     )]
     NotLinux,
     /// A sending application's frames are not in the flows' sizes.
@@ -264,6 +267,29 @@ impl LinuxHost {
                     let n = nics.iter().position(|x| x.name == nic.name).unwrap_or(0);
                     format!("virtio{n}-input.{k}")
                 }
+                // ixgbevf_request_msix_irqs: `%s-TxRx-%u`, as ixgbe.
+                Some(LinuxDriver::Ixgbevf) => format!("{}-TxRx-{k}", nic.name),
+                // igb_request_msix: `%s-TxRx-%u`, the netdev's name and the queue.
+                Some(LinuxDriver::Igb) => format!("{}-TxRx-{k}", nic.name),
+                // i40e_vsi_request_irq_msix and ice_vsi_req_irq_msix: `%s-%s-%d` of
+                // the basename `<driver>-<netdev>` (i40e_vsi_open's and
+                // ice_vsi_open's `%s-%s` of dev_driver_string and the netdev's name),
+                // `TxRx` and the queue.
+                Some(LinuxDriver::I40e) => format!("i40e-{}-TxRx-{k}", nic.name),
+                Some(LinuxDriver::Ice) => format!("ice-{}-TxRx-{k}", nic.name),
+                // ena_setup_io_intr: `%s-Tx-Rx-%d`, the netdev's name and the queue.
+                Some(LinuxDriver::Ena) => format!("{}-Tx-Rx-{k}", nic.name),
+                // gve_alloc_notify_blocks: `gve-ntfy-blk%d@pci:%s`, the block and the
+                // PCI address (the NIC's name here, as for mlx5). The first half of
+                // the blocks serve the transmit queues (gve_rx_idx_to_ntfy: blocks /
+                // 2 + k): the model has as many transmit queues as receive queues, so
+                // receive queue k's block is queues + k.
+                Some(LinuxDriver::Gve) => {
+                    format!("gve-ntfy-blk{}@pci:{}", nic.queues + k, nic.name)
+                }
+                // vmxnet3_request_irqs: with as many receive as transmit queues
+                // (VMXNET3_INTR_BUDDYSHARE) a pair shares vector k, `%s-rxtx-%d`.
+                Some(LinuxDriver::Vmxnet3) => format!("{}-rxtx-{k}", nic.name),
                 None => name.clone(),
             };
             vectors.push(Vector {
@@ -365,6 +391,18 @@ struct NicStats {
     fifo_drops: u64,
     /// Refused by a full backlog (`drops.ipintrq`).
     backlog_drops: u64,
+}
+
+/// igb's (MPC, RQDPC summed over the queues) of NIC `n`: igb sets SRRCTL.DROP_EN only
+/// with several queues (igb_setup_srrctl), so with one a frame with no descriptor waits
+/// in the FIFO and is counted by MPC when it overflows (as e1000's), and with several
+/// it is dropped at once and counted in its queue's RQDPC.
+fn igb_drops(n: &Nic, st: &NicStats) -> (u64, u64) {
+    if n.queues > 1 {
+        (st.fifo_drops, st.ring_drops)
+    } else {
+        (st.ring_drops + st.fifo_drops, 0)
+    }
 }
 
 /// The XDP verdict counters mlx5 keeps per queue, in en_stats.c's order.
@@ -634,6 +672,326 @@ mod tests {
         );
         let e = h.ethtool_s("em0", &p).expect("e1000");
         assert!(e.contains("\n     tx_packets: 25\n     rx_bytes: 0\n     tx_bytes: 1600\n     rx_missed_errors: 0\n"), "{e}");
+    }
+
+    /// A two-core host with two ports of `driver` (eth0 and eth1) of `queues` queues
+    /// each, one 64-byte flow from eth0 to eth1.
+    fn host_of(driver: &str, queues: u16) -> LinuxHost {
+        let model: ModelConfig = serde_json::from_value(serde_json::json!({
+            "cpu": { "clock_mhz": 1000, "cores": 2 },
+            "kernel": { "netisr_per_packet": { "ns": 100 } },
+            "nics": [
+                { "name": "eth0", "queues": queues, "linux_driver": driver,
+                  "policy": { "kind": "napi" } },
+                { "name": "eth1", "queues": queues, "linux_driver": driver,
+                  "policy": { "kind": "napi" } }
+            ]
+        }))
+        .expect("model");
+        let flows: Vec<FlowConfig> = serde_json::from_value(serde_json::json!([
+            { "name": "f0", "from": "eth0", "to": "eth1", "frame_bytes": 64 }
+        ]))
+        .expect("flows");
+        LinuxHost::new(&model, &flows).expect("a Linux host")
+    }
+
+    /// Two queues each way: eth0 received 10 and 20 frames and its queue 1 refused 7
+    /// (the flow's 7 ring drops; [`point`] adds 2 FIFO and 3 backlog drops), eth1 sent
+    /// 12 and 13.
+    fn two_queue_point() -> PointResult {
+        point(&[
+            ("eth0-q0.rx_frames", 10.0),
+            ("eth0-q1.rx_frames", 20.0),
+            ("eth0-q1.rx_ring.drops", 7.0),
+            ("eth1-q0.tx_frames", 12.0),
+            ("eth1-q1.tx_frames", 13.0),
+        ])
+    }
+
+    /// `ethtool -S`'s lines after the header, as `name: value`.
+    fn stats(s: &str) -> Vec<String> {
+        let body = s.strip_prefix("NIC statistics:\n").expect("the header");
+        body.lines()
+            .map(|l| l.strip_prefix("     ").expect("five spaces").to_string())
+            .collect()
+    }
+
+    #[test]
+    fn igb_counts_its_drops_by_drop_enable() {
+        // Expected: igb_gstrings_stats' order (GPRC, GPTC, GORC, GOTC with the FCS:
+        // 64 bytes a frame), then igb_gstrings_net_stats' rx_fifo_errors, then the tx
+        // queues and the rx queues (igb_get_strings, 4.18). Two queues: DROP_EN, so MPC
+        // is the FIFO's 2 and queue 1's RQDPC its 7 ring drops; rx_fifo_errors 7 + 2.
+        let p = two_queue_point();
+        let h = host_of("igb", 2);
+        assert_eq!(
+            stats(&h.ethtool_s("eth0", &p).expect("igb")),
+            [
+                "rx_packets: 30",
+                "tx_packets: 0",
+                "rx_bytes: 1920",
+                "tx_bytes: 0",
+                "rx_missed_errors: 2",
+                "rx_long_byte_count: 1920",
+                "rx_fifo_errors: 9",
+                "tx_queue_0_packets: 0",
+                "tx_queue_0_bytes: 0",
+                "tx_queue_1_packets: 0",
+                "tx_queue_1_bytes: 0",
+                "rx_queue_0_packets: 10",
+                "rx_queue_0_bytes: 600",
+                "rx_queue_0_drops: 0",
+                "rx_queue_1_packets: 20",
+                "rx_queue_1_bytes: 1200",
+                "rx_queue_1_drops: 7",
+            ]
+        );
+        let tx = stats(&h.ethtool_s("eth1", &p).expect("igb"));
+        assert!(tx.contains(&"tx_bytes: 1600".to_string()), "{tx:?}");
+        assert!(tx.contains(&"tx_queue_1_bytes: 780".to_string()), "{tx:?}");
+        // /proc/net/dev: drop = the backlog's 3 + MPC 2, fifo = RQDPC 7 + MPC 2.
+        let dev = h.net_dev(&p);
+        assert!(
+            dev.contains("\n  eth0:    1800      30    0    5    9     0 "),
+            "{dev}"
+        );
+        // One queue: no DROP_EN, so MPC counts the ring's 7 and the FIFO's 2.
+        let p = point(&[("eth0.rx_frames", 30.0), ("eth0.rx_ring.drops", 7.0)]);
+        let h = host_of("igb", 1);
+        let s = stats(&h.ethtool_s("eth0", &p).expect("igb"));
+        assert_eq!(s[4], "rx_missed_errors: 9");
+        assert_eq!(s[6], "rx_fifo_errors: 9");
+        assert_eq!(s.last().unwrap(), "rx_queue_0_drops: 0");
+        let dev = h.net_dev(&p);
+        assert!(
+            dev.contains("\n  eth0:    1800      30    0   12    9     0 "),
+            "{dev}"
+        );
+    }
+
+    #[test]
+    fn ixgbevf_has_its_rings_counts_and_no_drops() {
+        // Expected: ixgbevf_gstrings_stats' netdev stats, then the tx queues and the
+        // rx queues (ixgbevf_get_strings, 4.18); bytes 60 a frame; no drop counter in
+        // either file: the drop column has the backlog's 3 only.
+        let p = two_queue_point();
+        let h = host_of("ixgbevf", 2);
+        assert_eq!(
+            stats(&h.ethtool_s("eth0", &p).expect("ixgbevf")),
+            [
+                "rx_packets: 30",
+                "tx_packets: 0",
+                "rx_bytes: 1800",
+                "tx_bytes: 0",
+                "tx_queue_0_packets: 0",
+                "tx_queue_0_bytes: 0",
+                "tx_queue_1_packets: 0",
+                "tx_queue_1_bytes: 0",
+                "rx_queue_0_packets: 10",
+                "rx_queue_0_bytes: 600",
+                "rx_queue_1_packets: 20",
+                "rx_queue_1_bytes: 1200",
+            ]
+        );
+        assert!(
+            h.net_dev(&p)
+                .contains("\n  eth0:    1800      30    0    3    0     0 ")
+        );
+    }
+
+    #[test]
+    fn i40e_and_ice_name_their_queues_and_port() {
+        // Expected: i40e_get_stat_strings (4.18): the VSI's net stats, its queues
+        // (tx then rx of each pair), then the port's; ice_get_strings (4.18): the VSI's
+        // rx_discards, the tx queues, the rx queues, the port's `port.%s`. The VSI's
+        // discards are the ring's 7, the port's the FIFO's 2; bytes 60 a frame.
+        let p = two_queue_point();
+        let h = host_of("i40e", 2);
+        assert_eq!(
+            stats(&h.ethtool_s("eth0", &p).expect("i40e")),
+            [
+                "rx_packets: 30",
+                "tx_packets: 0",
+                "rx_bytes: 1800",
+                "tx_bytes: 0",
+                "rx_dropped: 7",
+                "tx-0.tx_packets: 0",
+                "tx-0.tx_bytes: 0",
+                "rx-0.rx_packets: 10",
+                "rx-0.rx_bytes: 600",
+                "tx-1.tx_packets: 0",
+                "tx-1.tx_bytes: 0",
+                "rx-1.rx_packets: 20",
+                "rx-1.rx_bytes: 1200",
+                "port.rx_dropped: 2",
+            ]
+        );
+        // /proc/net/dev: the backlog's 3 + the VSI's 7.
+        assert!(
+            h.net_dev(&p)
+                .contains("\n  eth0:    1800      30    0   10    0     0 ")
+        );
+        let h = host_of("ice", 2);
+        assert_eq!(
+            stats(&h.ethtool_s("eth0", &p).expect("ice")),
+            [
+                "rx_discards: 7",
+                "tx-queue-0.tx_packets: 0",
+                "tx-queue-0.tx_bytes: 0",
+                "tx-queue-1.tx_packets: 0",
+                "tx-queue-1.tx_bytes: 0",
+                "rx-queue-0.rx_packets: 10",
+                "rx-queue-0.rx_bytes: 600",
+                "rx-queue-1.rx_packets: 20",
+                "rx-queue-1.rx_bytes: 1200",
+                "port.rx_dropped: 2",
+            ]
+        );
+        let tx = stats(&h.ethtool_s("eth1", &p).expect("ice"));
+        assert_eq!(
+            tx[1..5],
+            [
+                "tx-queue-0.tx_packets: 12",
+                "tx-queue-0.tx_bytes: 720",
+                "tx-queue-1.tx_packets: 13",
+                "tx-queue-1.tx_bytes: 780"
+            ]
+        );
+        assert!(
+            h.net_dev(&p)
+                .contains("\n  eth0:    1800      30    0   10    0     0 ")
+        );
+    }
+
+    #[test]
+    fn the_cloud_nics_write_their_queues() {
+        // Expected: ena_queue_strings (4.18): per pair the tx then the rx counters;
+        // gve_get_strings: the main stats, the rx queues', the tx queues';
+        // vmxnet3_get_strings (4.18): per tx queue then per rx queue, its index and the
+        // device's counts, names with their leading spaces. Bytes 60 a frame; the drop
+        // column has the backlog's 3 only.
+        let p = two_queue_point();
+        let h = host_of("ena", 2);
+        assert_eq!(
+            stats(&h.ethtool_s("eth0", &p).expect("ena")),
+            [
+                "queue_0_tx_cnt: 0",
+                "queue_0_tx_bytes: 0",
+                "queue_0_rx_cnt: 10",
+                "queue_0_rx_bytes: 600",
+                "queue_1_tx_cnt: 0",
+                "queue_1_tx_bytes: 0",
+                "queue_1_rx_cnt: 20",
+                "queue_1_rx_bytes: 1200",
+            ]
+        );
+        assert!(
+            h.net_dev(&p)
+                .contains("\n  eth0:    1800      30    0    3    0     0 ")
+        );
+        let h = host_of("gve", 2);
+        assert_eq!(
+            stats(&h.ethtool_s("eth1", &p).expect("gve")),
+            [
+                "rx_packets: 0",
+                "tx_packets: 25",
+                "rx_bytes: 0",
+                "tx_bytes: 1500",
+                "rx_bytes[0]: 0",
+                "rx_bytes[1]: 0",
+                "tx_bytes[0]: 720",
+                "tx_bytes[1]: 780",
+            ]
+        );
+        let h = host_of("vmxnet3", 2);
+        assert_eq!(
+            h.ethtool_s("eth0", &p).expect("vmxnet3"),
+            "NIC statistics:\n     Tx Queue#: 0\n       ucast pkts tx: 0\n       \
+             ucast bytes tx: 0\n     Tx Queue#: 1\n       ucast pkts tx: 0\n       \
+             ucast bytes tx: 0\n     Rx Queue#: 0\n       ucast pkts rx: 10\n       \
+             ucast bytes rx: 600\n       pkts rx OOB: 0\n     Rx Queue#: 1\n       \
+             ucast pkts rx: 20\n       ucast bytes rx: 1200\n       pkts rx OOB: 7\n"
+        );
+        assert!(
+            h.net_dev(&p)
+                .contains("\n  eth0:    1800      30    0    3    0     0 ")
+        );
+    }
+
+    #[test]
+    fn each_drivers_vectors_have_its_names() {
+        // Expected: igb_request_msix `%s-TxRx-%u`; i40e_vsi_request_irq_msix and
+        // ice_vsi_req_irq_msix `<driver>-<netdev>-TxRx-%d`; ena_setup_io_intr
+        // `%s-Tx-Rx-%d`; gve_alloc_notify_blocks `gve-ntfy-blk%d@pci:%s`, receive queue
+        // k on block queues + k; vmxnet3_request_irqs `%s-rxtx-%d`. MSI-X rows.
+        let p = point(&[]);
+        for (driver, want) in [
+            (
+                "ixgbevf",
+                ["eth0-TxRx-0", "eth0-TxRx-1", "eth1-TxRx-0", "eth1-TxRx-1"],
+            ),
+            (
+                "igb",
+                ["eth0-TxRx-0", "eth0-TxRx-1", "eth1-TxRx-0", "eth1-TxRx-1"],
+            ),
+            (
+                "i40e",
+                [
+                    "i40e-eth0-TxRx-0",
+                    "i40e-eth0-TxRx-1",
+                    "i40e-eth1-TxRx-0",
+                    "i40e-eth1-TxRx-1",
+                ],
+            ),
+            (
+                "ice",
+                [
+                    "ice-eth0-TxRx-0",
+                    "ice-eth0-TxRx-1",
+                    "ice-eth1-TxRx-0",
+                    "ice-eth1-TxRx-1",
+                ],
+            ),
+            (
+                "ena",
+                [
+                    "eth0-Tx-Rx-0",
+                    "eth0-Tx-Rx-1",
+                    "eth1-Tx-Rx-0",
+                    "eth1-Tx-Rx-1",
+                ],
+            ),
+            (
+                "gve",
+                [
+                    "gve-ntfy-blk2@pci:eth0",
+                    "gve-ntfy-blk3@pci:eth0",
+                    "gve-ntfy-blk2@pci:eth1",
+                    "gve-ntfy-blk3@pci:eth1",
+                ],
+            ),
+            (
+                "vmxnet3",
+                ["eth0-rxtx-0", "eth0-rxtx-1", "eth1-rxtx-0", "eth1-rxtx-1"],
+            ),
+        ] {
+            let s = host_of(driver, 2).interrupts(&p);
+            let rows: Vec<&str> = s.lines().skip(1).collect();
+            assert_eq!(rows.len(), 4, "{driver}: {s}");
+            for (row, name) in rows.iter().zip(want) {
+                assert!(row.contains("PCI-MSI"), "{driver}: {row}");
+                assert!(row.ends_with(&format!("  {name}")), "{driver}: {row}");
+            }
+        }
+        // A single queue is still an MSI-X vector (igb: its queue's).
+        let s = host_of("igb", 1).interrupts(&p);
+        assert!(
+            s.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with("-edge      eth0-TxRx-0"),
+            "{s}"
+        );
     }
 
     #[test]
