@@ -18,7 +18,7 @@ fn ci_uses_student_t() {
 #[test]
 fn a_counter_absent_from_a_replication_counts_as_zero_there() {
     // `napi.busy_polls` is published only once a busy loop has run
-    // (src/model/policy/napi.rs), so a replication that ran none has no such key: it
+    // (src/model/policy/napi/), so a replication that ran none has no such key: it
     // counted 0 there. Replication 0 lacks it and the high-water mark `x.high_water`,
     // which the later ones have. By hand: busy_polls 0, 4, 8: mean 4, s = 4, half-width
     // t(0.975, 2) 4 / sqrt(3) = 4.3026527 x 2.3094011 = 9.936551; polls 10, 20, 30:

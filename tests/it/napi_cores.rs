@@ -1,6 +1,6 @@
 //! Linux's receive path on several cores (`napi` policy): a poll list, NET_RX softirq
 //! and ksoftirqd per core, RPS steering protocol work to other cores' backlogs,
-//! threaded NAPI and deferred hard interrupts (`src/model/policy/napi.rs`). The
+//! threaded NAPI and deferred hard interrupts (`src/model/policy/napi/`). The
 //! expected values come from the one-core host (cores that share no work), from the
 //! costs of the simple model (capacities as 1 / the per-frame CPU time of the busiest
 //! core) and from the timer arithmetic of gro_flush_timeout.

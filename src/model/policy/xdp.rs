@@ -1,7 +1,7 @@
 //! XDP: a program the driver runs on each received frame in its NAPI poll, straight
 //! from the RX ring, before an skb exists (Linux 4.8 on; mlx5e_handle_rx_cqe ->
 //! mlx5e_xdp_handle), and what its verdict does. It is a part of the `napi` policy
-//! (`nics[i].policy.xdp`), which calls it from its poll (`src/model/policy/napi.rs`),
+//! (`nics[i].policy.xdp`), which calls it from its poll (`src/model/policy/napi/`),
 //! not a policy of its own: in the kernel, too, XDP runs inside the driver's NAPI poll.
 
 use crate::model::cost::{Cost, CostParam};
