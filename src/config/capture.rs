@@ -599,10 +599,11 @@ fn loop_ns(capture: &CaptureFile) -> u128 {
 /// rates.
 pub fn expand(
     f: &FlowConfig,
-    capture: &CaptureFile,
+    capture: &Arc<CaptureFile>,
     link: Link,
     last_bit: bool,
     rates: &[f64],
+    cache: &mut FramesCache,
 ) -> Vec<(FlowConfig, Vec<f64>)> {
     let wire = |b: u32| {
         if last_bit { link.wire_time(b).0 } else { 0 }
@@ -616,17 +617,33 @@ pub fn expand(
     let n = capture.records.len() as f64;
     let single = capture.tuples.len() == 1;
     // Each 5-tuple's frames, in one pass.
-    let mut per_tuple: Vec<Vec<ReplayFrame>> = vec![Vec::new(); capture.tuples.len()];
-    for r in &capture.records {
-        per_tuple[r.tuple].push(ReplayFrame {
-            // (At most MAX_SPAN_NS x 1000 + a wire time: within 64 bits.)
-            start_ps: (ps(r) - origin) as u64,
-            bytes: r.bytes,
-        });
-    }
+    // Made once per capture, link rate and stamp convention, and shared by every flow
+    // and variant replaying it (40 flows of one capture hold one copy, not 40).
+    let key = (
+        Arc::as_ptr(capture) as usize,
+        link.line_rate_bps.to_bits(),
+        last_bit,
+    );
+    let shared = &cache
+        .0
+        .entry(key)
+        .or_insert_with(|| {
+            let mut per_tuple: Vec<Vec<ReplayFrame>> = vec![Vec::new(); capture.tuples.len()];
+            for r in &capture.records {
+                per_tuple[r.tuple].push(ReplayFrame {
+                    // (At most MAX_SPAN_NS x 1000 + a wire time: within 64 bits.)
+                    start_ps: (ps(r) - origin) as u64,
+                    bytes: r.bytes,
+                });
+            }
+            (
+                capture.clone(),
+                per_tuple.into_iter().map(Into::into).collect(),
+            )
+        })
+        .1;
     let mut out = Vec::with_capacity(capture.tuples.len());
-    for (t, frames) in capture.tuples.iter().zip(per_tuple) {
-        let frames: Arc<[ReplayFrame]> = frames.into();
+    for (t, frames) in capture.tuples.iter().zip(shared.iter().cloned()) {
         let share = frames.len() as f64 / n;
         let mut g = f.clone();
         if !single {
@@ -658,6 +675,17 @@ pub fn expand(
     }
     out
 }
+
+/// The frames replayed of each capture, by 5-tuple, for each input link rate and stamp
+/// convention: made once by [`expand`] and shared (`Arc`) by every flow and variant
+/// that replays the capture, so that what a sweep holds is one copy per capture and
+/// link rate, as the memory estimate counts it. Each entry keeps its capture alive, so
+/// that the capture's address, its key, is not reused while the cache lives.
+#[derive(Debug, Default)]
+#[allow(clippy::type_complexity)]
+pub struct FramesCache(
+    std::collections::HashMap<(usize, u64, bool), (Arc<CaptureFile>, Vec<Arc<[ReplayFrame]>>)>,
+);
 
 /// A capture read, or why not.
 pub type CaptureRead = Result<Arc<CaptureFile>, String>;

@@ -606,13 +606,12 @@ fn write_outputs(
         .with_context(|| format!("writing results under {}", out.display()))?;
     after_data()?;
     if !no_plots {
-        // The timeline is drawn when this run wrote one (not from an older run).
-        let tl_path = out.join(plot::timeline::FILE);
-        let timeline = if written.iter().any(|w| w == plot::timeline::FILE) {
-            Some(plot::timeline::read(&tl_path).map_err(|e| anyhow::anyhow!("{e}"))?)
-        } else {
-            None
-        };
+        // The timeline is drawn when this run wrote one (not from an older run), from
+        // the rows it wrote (not read back: a long timeline may pass the input limit).
+        let timeline = written
+            .iter()
+            .any(|w| w == plot::timeline::FILE)
+            .then(|| plot::timeline::rows_of(&results.timeline));
         let sources = [plot::Source {
             label: results.scenario.clone(),
             results,
@@ -794,8 +793,41 @@ fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts, budget: &ReadBudget) -> ExitCode 
 }
 
 /// Read a saved results.json, from the command's `budget`.
+/// What reading a results.json takes, in multiples of the file: its text, the JSON
+/// tree parsed from it (serde_json's `Value`: a number or a short string takes a few
+/// times its text) and the results read from the tree. An estimate, on the high side.
+const RESULTS_READ_FACTOR: u64 = 4;
+
 fn load_results(path: &Path, budget: &ReadBudget) -> Result<Results, InputError> {
     let file = path.display().to_string();
+    let refused = |source: std::io::Error| InputError::Read {
+        file: file.clone(),
+        source,
+    };
+    // Counted, and checked against memory, before a byte is read: the text, the JSON
+    // tree parsed from it and the results take a few times the file (an estimate:
+    // RESULTS_READ_FACTOR).
+    let size = budget
+        .reserve(path, irqsim::config::read_limit::MAX_RESULT_BYTES)
+        .map_err(refused)?;
+    if let Some((avail, source)) = irqsim::experiment::memory::available() {
+        let need = irqsim::experiment::memory::PROCESS_BYTES
+            .saturating_add(size.saturating_mul(RESULTS_READ_FACTOR));
+        if need > avail {
+            return Err(refused(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "is {} on disk; reading and parsing it would take about {} ({}x the \
+                     file, with the process), more than the {} of memory available \
+                     ({source}): nothing read",
+                    irqsim::experiment::memory::bytes(size),
+                    irqsim::experiment::memory::bytes(need),
+                    RESULTS_READ_FACTOR,
+                    irqsim::experiment::memory::bytes(avail),
+                ),
+            )));
+        }
+    }
     let text = budget
         .read_text(path, irqsim::config::read_limit::MAX_RESULT_BYTES)
         .map_err(|source| InputError::Read {

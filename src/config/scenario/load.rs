@@ -583,6 +583,8 @@ pub(super) fn assemble(
 ) -> Experiment {
     let (sc, dir) = (inp.sc, inp.dir);
     let last_bit = sc.latency_from == crate::model::stats::LatencyFrom::LastBit;
+    // One copy of each capture's frames for every flow and variant replaying it.
+    let mut frames = crate::config::capture::FramesCache::default();
     let variants = variants
         .into_iter()
         .zip(points)
@@ -590,9 +592,14 @@ pub(super) fn assemble(
             let model = model.expect("read without problems");
             let flows = flows.expect("read without problems");
             // (Every capture was read above: these are the same bytes.)
-            let (flows, points) = replayed_flows(flows, points, &model, last_bit, &mut |rel| {
-                read_capture(files, dir, rel, captures)
-            });
+            let (flows, points) = replayed_flows(
+                flows,
+                points,
+                &model,
+                last_bit,
+                &mut |rel| read_capture(files, dir, rel, captures),
+                &mut frames,
+            );
             Variant {
                 name,
                 description,

@@ -304,6 +304,7 @@ pub(super) fn replayed_flows(
     model: &ModelConfig,
     last_bit: bool,
     capture: &mut dyn FnMut(&str) -> Result<Arc<CaptureFile>, String>,
+    frames: &mut crate::config::capture::FramesCache,
 ) -> (Vec<FlowConfig>, Vec<LoadPoint>) {
     if flows.iter().all(|f| f.arrivals.capture().is_none()) {
         return (flows, points);
@@ -317,7 +318,7 @@ pub(super) fn replayed_flows(
         match (read, nic) {
             (Some(Ok(c)), Some(nic)) => {
                 let link = Link::new(nic.line_rate_bps);
-                for (g, r) in crate::config::capture::expand(&f, &c, link, last_bit, &at) {
+                for (g, r) in crate::config::capture::expand(&f, &c, link, last_bit, &at, frames) {
                     for (j, x) in r.into_iter().enumerate() {
                         rates[j].push(x);
                     }

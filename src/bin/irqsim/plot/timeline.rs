@@ -9,7 +9,6 @@
 
 use irqsim::config::error::InputError;
 use serde::Deserialize;
-use std::path::Path;
 
 /// File name of the timeline, beside `results.json`.
 pub const FILE: &str = "timeline.csv";
@@ -31,16 +30,19 @@ pub struct TimelineRow {
     pub max_latency_us: f64,
 }
 
-/// Read a timeline CSV; errors name the file and line.
-pub fn read(path: &Path) -> Result<Vec<TimelineRow>, InputError> {
-    let file = path.display().to_string();
-    let text =
-        irqsim::config::read_limit::read_text(path, irqsim::config::read_limit::MAX_INPUT_BYTES)
-            .map_err(|source| InputError::Read {
-                file: file.clone(),
-                source,
-            })?;
-    parse(&file, &text)
+/// The rows of a run's own timeline, as they read back from the file it wrote (the
+/// CSV's numbers round-trip exactly).
+pub fn rows_of(rows: &[irqsim::model::timeline::TimelineRow]) -> Vec<TimelineRow> {
+    rows.iter()
+        .map(|r| TimelineRow {
+            variant: r.variant.clone(),
+            load_pct: r.load_pct,
+            t_ms: r.t_ms,
+            packets: r.packets as f64,
+            avg_latency_us: r.avg_latency_us,
+            max_latency_us: r.max_latency_us,
+        })
+        .collect()
 }
 
 /// Parse timeline CSV text.
