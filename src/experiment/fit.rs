@@ -58,7 +58,26 @@
 //! 0.5 % of the range down to one step). It stops on a point no poll of one step
 //! beats, then again from the lowest point evaluated so far while that is lower, so
 //! the reported optimum scores no worse than any point the search, its restarts or
-//! the profiles evaluated within the bounds. No descent starts once
+//! the profiles evaluated within the bounds.
+//!
+//! **Neighbourhood scan.** A lattice search stops at the first point no neighbour one
+//! step away beats, and on a table of constant-rate traffic that is almost any point:
+//! a knife-edge load point (a handler's end just before or after the next arrival) can
+//! move the objective by hundreds from one ns to the next (on the 64-byte router's
+//! 26-36 % knee at 0.1 s per point, 0.0116 at the table's own costs against 188 with
+//! the dispatch 1 ns higher), so the surface is a valley of isolated low points, and
+//! no descent or pattern search finds the lowest. So the search ends with an
+//! exhaustive scan: every lattice point within `w` steps of the optimum along each
+//! parameter, `w` the largest half-width whose box holds at most
+//! [`FitOptions::scan_points`] points (400 by default: `w` = 199 for one parameter, 9
+//! for two, 3 for three, 1 for four or five, no scan for more), all simulated side by
+//! side. From a lower point found there
+//! the lattice search runs again and its box is scanned, up to eight boxes; so the
+//! reported optimum is the lowest point of the box around it, unless the eighth box
+//! still found a lower one. The scan costs at most `scan_points` sweeps per box
+//! (cached points are free); it is a local stage with a stated budget, not a global
+//! one: a lower point further than `w` steps from where the search arrives is found
+//! only if the profiles pass by it (below). No descent starts once
 //! [`FitOptions::max_simulations`] sweeps have been simulated; a search the budget
 //! ended before its restarts stopped improving says so in a warning. Each evaluation runs
 //! the sweep's points in parallel (rayon), independent evaluations (the sample, the
@@ -75,11 +94,13 @@
 //!   small Nelder-Mead over the others ([`FitOptions::profile_iters`] iterations),
 //!   warm-started from the previous step's optimum moved along the conditional path
 //!   linearised at the fit (`d_-j = -(J_-j^T J_-j)^-1 J_-j^T J_j`), then the lattice
-//!   search over the others (from a mesh of 0.1 % of their ranges), each point
-//!   simulated. That is a local search: each profile value is the lowest objective it
-//!   found at that value, an upper bound of the true profile, so a value is left out
-//!   of the interval because the search found no combination of the others under the
-//!   threshold there, not because none exists. The ends are searched outwards from the fitted value (steps doubling
+//!   search over the others (from a mesh of 0.1 % of their ranges), then the
+//!   neighbourhood scan over the others (this one held; the same half-width `w`), each
+//!   point simulated. That is a local search: each profile value is the lowest
+//!   objective it found at that value, an upper bound of the true profile, so a value
+//!   is left out of the interval because the search found no combination of the others
+//!   under the threshold there, not because none exists. The ends are searched
+//!   outwards from the fitted value (steps doubling
 //!   from the Jacobian's step, then four bisections); each end reported is the
 //!   innermost value found *above* the threshold (the interval's true end lies between
 //!   it and the last value found below), or the bound when the profile stays under the
@@ -89,7 +110,15 @@
 //!   threshold is then raised to `SSR_min + eps`: a rise the objective cannot resolve
 //!   excludes nothing), or when no probed value besides the fit was under the
 //!   threshold (the interval is narrower than the probes, so its width is only bounded
-//!   by theirs): a zero-width interval is never reported as a confident one.
+//!   by theirs): a zero-width interval is never reported as a confident one. Every
+//!   point evaluated anywhere in the fit (the sample, the descents, the scans, the
+//!   other profiles) that scores under the threshold is one the table does not
+//!   exclude: the interval is widened to cover its value, with a warning. When the
+//!   objective changes between lattice points one step apart around the fit by a
+//!   median above the threshold's margin (the neighbourhood scan's pairs), the fit
+//!   warns that it is rugged at the parameters' own steps: the points evaluated are
+//!   not every one where the table might allow a value, so it cannot tell whether a
+//!   value outside the intervals, or a point below the fit, exists.
 //! - **linearised interval**: `s^2 (J^T J)^-1` with `s^2 = SSR / (n - k)` and Student's t,
 //!   from the residuals' Jacobian `J` by central differences (steps of 2 % of the value,
 //!   at least 1 % of the range). It describes the valley floor at the fit only; when
@@ -98,7 +127,8 @@
 //!
 //! Every profile point is a full evaluation: when one scores lower than the fit (by
 //! any amount), the search stopped in a local minimum, so the fit runs the lattice
-//! search again from there and redoes the uncertainty around the new optimum; each
+//! search and the neighbourhood scan again from there and redoes the uncertainty
+//! around the new optimum; each
 //! such restart is reported in [`FitReport::notes`]. After three, a lower point the
 //! profiles still find is reported as the fit, with a warning that its intervals are
 //! those searched around the previous point.
@@ -307,6 +337,11 @@ pub struct FitOptions {
     /// Nelder-Mead iterations that re-optimise the other parameters at each point of a
     /// profile (with one parameter there are no others) [default 8].
     pub profile_iters: u64,
+    /// Most lattice points in a box of the neighbourhood scan (see the module docs): its
+    /// half-width is the largest number of steps per parameter whose box around the
+    /// optimum holds at most this many; each profile point scans the same half-width
+    /// over the other parameters [default 400; below 3^parameters: no scan].
+    pub scan_points: usize,
 }
 
 impl FitOptions {
@@ -327,6 +362,7 @@ impl FitOptions {
             threads: 0,
             profile_points: 9,
             profile_iters: 8,
+            scan_points: 400,
         }
     }
 }
@@ -918,9 +954,70 @@ impl<'a> Fitter<'a> {
         self.lowest()
     }
 
-    /// The lowest objective evaluated so far within the bounds (the model's own values
-    /// may lie outside) at the fit's seed and duration.
-    fn lowest(&self) -> Option<Arc<Evaluation>> {
+    /// The evaluation at `values` (integers rounded) if it is cached, at the fit's seed
+    /// and duration.
+    fn cached(&self, values: &[f64]) -> Option<Arc<Evaluation>> {
+        let mut key: Vec<u64> = self.round(values).iter().map(|v| v.to_bits()).collect();
+        key.extend([self.seed, self.duration_s.to_bits()]);
+        self.cache.lock().expect("cache lock").get(&key).cloned()
+    }
+
+    /// How rugged the objective is around `values`: the median of its change between
+    /// evaluated lattice points one step apart along a parameter within the
+    /// neighbourhood scan's box, and the number of such pairs (none when fewer than
+    /// eight were evaluated).
+    fn ruggedness(&self, values: &[f64]) -> Option<(f64, usize)> {
+        let w = self.scan_half_width() as i64;
+        if w == 0 {
+            return None;
+        }
+        let mut offsets: Vec<Vec<i64>> = vec![Vec::new()];
+        for _ in 0..self.dim() {
+            offsets = offsets
+                .iter()
+                .flat_map(|o| {
+                    (-w..=w).map(move |m| {
+                        let mut o = o.clone();
+                        o.push(m);
+                        o
+                    })
+                })
+                .collect();
+        }
+        let at = |o: &[i64]| -> Option<Arc<Evaluation>> {
+            let v: Vec<f64> = (0..self.dim())
+                .map(|i| values[i] + o[i] as f64 * self.unit(i))
+                .collect();
+            let inside = v
+                .iter()
+                .zip(&self.params)
+                .all(|(x, p)| (p.spec.lo..=p.spec.hi).contains(x));
+            if inside { self.cached(&v) } else { None }
+        };
+        let mut changes = Vec::new();
+        for o in &offsets {
+            let Some(a) = at(o) else { continue };
+            for i in 0..self.dim() {
+                if o[i] == w {
+                    continue;
+                }
+                let mut n = o.clone();
+                n[i] += 1;
+                if let Some(b) = at(&n) {
+                    changes.push((a.objective - b.objective).abs());
+                }
+            }
+        }
+        if changes.len() < 8 {
+            return None;
+        }
+        changes.sort_by(f64::total_cmp);
+        Some((changes[changes.len() / 2], changes.len()))
+    }
+
+    /// Every evaluation so far within the bounds (the model's own values may lie
+    /// outside) at the fit's seed and duration, in no particular order.
+    fn evaluated(&self) -> Vec<Arc<Evaluation>> {
         let tail = [self.seed, self.duration_s.to_bits()];
         let cache = self.cache.lock().expect("cache lock");
         cache
@@ -933,6 +1030,14 @@ impl<'a> Fitter<'a> {
                         .all(|(v, p)| (p.spec.lo..=p.spec.hi).contains(v))
             })
             .map(|(_, e)| e.clone())
+            .collect()
+    }
+
+    /// The lowest objective evaluated so far within the bounds (the model's own values
+    /// may lie outside) at the fit's seed and duration.
+    fn lowest(&self) -> Option<Arc<Evaluation>> {
+        self.evaluated()
+            .into_iter()
             // Ties broken by the values, so the choice does not depend on hash order.
             .min_by(|a, b| {
                 a.objective.total_cmp(&b.objective).then_with(|| {
@@ -1085,7 +1190,8 @@ impl<'a> Fitter<'a> {
         }
         let cut_short = stale < self.opts.restarts;
         let polished = self.polish(best)?;
-        Ok((self.settle(polished)?, cut_short))
+        let settled = self.settle(polished)?;
+        Ok((self.neighbourhood(settled)?, cut_short))
     }
 
     /// Step of parameter `i`'s lattice: 1 for an integer field (the model's costs are
@@ -1178,6 +1284,73 @@ impl<'a> Fitter<'a> {
         }
     }
 
+    /// Evaluates every lattice point of a box (per parameter, the lowest and highest
+    /// value, within the bounds) one lattice step apart from `centre`, side by side;
+    /// the evaluations in order.
+    fn scan(&self, centre: &[f64], bounds: &[[f64; 2]]) -> Result<Vec<Arc<Evaluation>>, FitError> {
+        let mut points: Vec<Vec<f64>> = vec![Vec::new()];
+        for i in 0..self.dim() {
+            let u = self.unit(i);
+            // Whole lattice steps below and above the centre.
+            let down = ((centre[i] - bounds[i][0]) / u + 1e-9).floor().max(0.0) as i64;
+            let up = ((bounds[i][1] - centre[i]) / u + 1e-9).floor().max(0.0) as i64;
+            points = points
+                .iter()
+                .flat_map(|v| {
+                    (-down..=up).map(move |m| {
+                        let mut w = v.clone();
+                        w.push(centre[i] + m as f64 * u);
+                        w
+                    })
+                })
+                .collect();
+        }
+        let points: Vec<Vec<f64>> = points.iter().map(|v| self.round(v)).collect();
+        par_map_bounded(&points, |v| self.evaluate(v))
+    }
+
+    /// Half-width in lattice steps of the neighbourhood scan's box around the optimum:
+    /// the largest whose box holds at most [`FitOptions::scan_points`] points.
+    fn scan_half_width(&self) -> u64 {
+        let k = self.dim() as i32;
+        let n = self.opts.scan_points as f64;
+        let mut w = 0u64;
+        while ((2 * w + 3) as f64).powi(k) <= n {
+            w += 1;
+        }
+        w
+    }
+
+    /// The neighbourhood scan (see the module docs): every lattice point within
+    /// [`Fitter::scan_half_width`] steps of `best` along each parameter; from a lower
+    /// point found there, the lattice search and the scan again, at most
+    /// [`MAX_SCANS`] boxes.
+    fn neighbourhood(&self, mut best: Arc<Evaluation>) -> Result<Arc<Evaluation>, FitError> {
+        let w = self.scan_half_width();
+        if w == 0 {
+            return Ok(best);
+        }
+        for _ in 0..MAX_SCANS {
+            let bounds: Vec<[f64; 2]> = (0..self.dim())
+                .map(|i| {
+                    let (p, h) = (&self.params[i].spec, w as f64 * self.unit(i));
+                    [
+                        (best.values[i] - h).max(p.lo),
+                        (best.values[i] + h).min(p.hi),
+                    ]
+                })
+                .collect();
+            self.scan(&best.values, &bounds)?;
+            let low = self.lowest().expect("something was evaluated");
+            if low.objective < best.objective {
+                best = self.settle(low)?;
+            } else {
+                break;
+            }
+        }
+        Ok(best)
+    }
+
     /// The lattice search from `from`, then again from the lowest point evaluated so
     /// far while that is lower (the descents' simplices and the profiles may have
     /// passed through one), so that what is returned scores no worse than any point
@@ -1237,7 +1410,7 @@ impl<'a> Fitter<'a> {
             if low.objective < best.objective && rounds < MAX_PROFILE_RESTARTS {
                 rounds += 1;
                 notes.push(self.restart_note(&low, &best, "profile intervals"));
-                best = self.settle(low)?;
+                best = self.neighbourhood(self.settle(low)?)?;
                 continue;
             }
             let mut a = self.assess(&best, eps, true)?;
@@ -1246,7 +1419,7 @@ impl<'a> Fitter<'a> {
                 if rounds < MAX_PROFILE_RESTARTS {
                     rounds += 1;
                     notes.push(self.restart_note(&low, &best, "drawn profiles"));
-                    best = self.settle(low)?;
+                    best = self.neighbourhood(self.settle(low)?)?;
                     continue;
                 }
                 // Out of restarts: the lowest point is what is reported, with the
@@ -1335,8 +1508,8 @@ impl<'a> Fitter<'a> {
     fn restart_note(&self, low: &Evaluation, best: &Evaluation, by: &str) -> String {
         format!(
             "the {by} evaluated objective {} at {}, below the optimum of the time ({} at \
-             {}): the search restarted from there (lattice search) and the uncertainty \
-             was searched again around the new optimum",
+             {}): the search restarted from there (lattice search and neighbourhood \
+             scan) and the uncertainty was searched again around the new optimum",
             fmt(low.objective),
             self.describe(&low.values),
             fmt(best.objective),
@@ -1427,6 +1600,16 @@ impl<'a> Fitter<'a> {
             let margin = best.objective * f / dof as f64;
             (best.objective + margin.max(eps), margin < eps, margin)
         });
+        // The values of every point evaluated so far under the threshold.
+        let under_threshold: Vec<Vec<f64>> = match threshold {
+            Some((t, ..)) => self
+                .evaluated()
+                .into_iter()
+                .filter(|e| e.objective <= t)
+                .map(|e| e.values.clone())
+                .collect(),
+            None => Vec::new(),
+        };
         let mut warnings = Vec::new();
         let mut params = Vec::new();
         for (j, p) in self.params.iter().enumerate() {
@@ -1502,30 +1685,66 @@ impl<'a> Fitter<'a> {
             profile.sort_by(|a, b| a[0].total_cmp(&b[0]));
             profile.dedup_by(|a, b| a[0] == b[0]);
             // A stepped profile can dip under the threshold again beyond an end found
-            // from the fit: then the table allows values there too.
+            // from the fit: then the table allows values there too. So can any point
+            // the search, its scans or the other profiles evaluated.
             if let (Some((t, ..)), Some([lo, hi])) = (threshold, profile_ci95.as_mut()) {
-                let under: Vec<f64> = profile
-                    .iter()
-                    .filter(|s| s[1] <= t && (s[0] < *lo || s[0] > *hi))
-                    .map(|s| s[0])
-                    .collect();
-                if !under.is_empty() {
+                let outside = |x: f64| x < *lo || x > *hi;
+                let list = |mut xs: Vec<f64>| {
+                    xs.sort_by(f64::total_cmp);
+                    xs.dedup();
+                    let shown: Vec<String> = xs.iter().take(6).map(|x| fmt(*x)).collect();
+                    let more = xs.len().saturating_sub(6);
+                    let tail = if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    };
+                    (xs, format!("{}{tail}", shown.join(", ")))
+                };
+                let (in_profile, shown_profile) = list(
+                    profile
+                        .iter()
+                        .filter(|s| s[1] <= t && outside(s[0]))
+                        .map(|s| s[0])
+                        .collect(),
+                );
+                let (in_cache, shown_cache) = list(
+                    under_threshold
+                        .iter()
+                        .map(|v| v[j])
+                        .filter(|x| outside(*x) && !in_profile.contains(x))
+                        .collect(),
+                );
+                if !in_profile.is_empty() {
                     warnings.push(format!(
                         "`{}`: the profile is under the 95 % threshold again at {} (outside \
                          {}..{}): the table allows separate ranges; the interval is widened \
                          to cover them",
                         p.spec.path,
-                        under.iter().map(|x| fmt(*x)).collect::<Vec<_>>().join(", "),
+                        shown_profile,
                         fmt(*lo),
                         fmt(*hi)
                     ));
-                    for x in under {
-                        *lo = lo.min(x);
-                        *hi = hi.max(x);
-                    }
-                    if let Some(w) = resolution_limited.as_mut() {
-                        *w = *hi - *lo;
-                    }
+                }
+                if !in_cache.is_empty() {
+                    warnings.push(format!(
+                        "`{}`: points the fit evaluated (its scans, descents or the other \
+                         profiles) score under the 95 % threshold at {} (outside {}..{}, the \
+                         interval searched outwards from the fit): the objective is rugged \
+                         and the table does not exclude those values either; the interval \
+                         is widened to cover them",
+                        p.spec.path,
+                        shown_cache,
+                        fmt(*lo),
+                        fmt(*hi)
+                    ));
+                }
+                for x in in_profile.into_iter().chain(in_cache) {
+                    *lo = lo.min(x);
+                    *hi = hi.max(x);
+                }
+                if let Some(w) = resolution_limited.as_mut() {
+                    *w = *hi - *lo;
                 }
             }
             // The linearised interval reads the valley floor at the fit as a parabola;
@@ -1582,6 +1801,23 @@ impl<'a> Fitter<'a> {
                 identifiable: !flat,
                 profile,
             });
+        }
+        if let Some((t, ..)) = threshold
+            && let Some((median, pairs)) = self.ruggedness(&values)
+            && median > (t - best.objective)
+        {
+            warnings.push(format!(
+                "the objective is rugged at the parameters' own steps: between lattice points \
+                 one step apart around the fit ({pairs} pairs scanned) it changes by a median \
+                 of {}, more than the 95 % threshold's margin {}; the search, its scans and \
+                 the profiles evaluated {} points, not every one where the table might allow \
+                 a value, so the fit cannot tell whether a value outside the intervals (or a \
+                 point scoring below the fit) exists: the optimum and the intervals are those \
+                 of the points evaluated",
+                fmt(median),
+                fmt(t - best.objective),
+                self.simulations()
+            ));
         }
         let correlation = unc.as_ref().map(|u| u.corr.clone());
         let identifiable = params.iter().filter(|p| p.identifiable).count();
@@ -1680,12 +1916,44 @@ impl<'a> Fitter<'a> {
         }
         if self.opts.profile_iters == 0 {
             let e = self.evaluate(&v)?;
-            return self.lattice(e, Some(j), PROFILE_LATTICE_START);
+            let e = self.lattice(e, Some(j), PROFILE_LATTICE_START)?;
+            return self.profile_scan(j, e);
         }
         let u = self.to_unit(&v);
         let free: Vec<f64> = (0..u.len()).filter(|&i| i != j).map(|i| u[i]).collect();
         let e = self.descend(&free, 0.03, self.opts.profile_iters, Some((j, u[j])), eps)?;
-        self.lattice(e, Some(j), PROFILE_LATTICE_START)
+        let e = self.lattice(e, Some(j), PROFILE_LATTICE_START)?;
+        self.profile_scan(j, e)
+    }
+
+    /// The neighbourhood scan at a profile point: every lattice point of the others
+    /// within [`Fitter::scan_half_width`] steps of `e` (parameter `j` held), then the
+    /// lattice search from the lowest when it is lower than `e`.
+    fn profile_scan(&self, j: usize, e: Arc<Evaluation>) -> Result<Arc<Evaluation>, FitError> {
+        let w = self.scan_half_width();
+        if w == 0 {
+            return Ok(e);
+        }
+        let bounds: Vec<[f64; 2]> = (0..self.dim())
+            .map(|i| {
+                let (p, h) = (&self.params[i].spec, w as f64 * self.unit(i));
+                if i == j {
+                    [e.values[i], e.values[i]]
+                } else {
+                    [(e.values[i] - h).max(p.lo), (e.values[i] + h).min(p.hi)]
+                }
+            })
+            .collect();
+        let evals = self.scan(&e.values, &bounds)?;
+        let low = evals
+            .into_iter()
+            .reduce(|a, b| if b.objective < a.objective { b } else { a })
+            .expect("the centre is scanned");
+        if low.objective < e.objective {
+            self.lattice(low, Some(j), PROFILE_LATTICE_START)
+        } else {
+            Ok(e)
+        }
     }
 
     /// The objective's profile along parameter `j` over its bounds, the others
@@ -1808,7 +2076,8 @@ impl<'a> Fitter<'a> {
         let how = format!(
             "fitted by `irqsim fit` to {} (scenario {}, {} s per point, seed {}): weighted \
              least squares of loss (percentage points, weight {}) and 100 ln(avg latency ratio) \
-             (weight {}) per load point, Nelder-Mead with restarts; objective {} -> {} in {} \
+             (weight {}) per load point, Nelder-Mead with restarts, lattice search and neighbourhood \
+             scan; objective {} -> {} in {} \
              simulations (resolution {})",
             report.measured,
             report.scenario,
@@ -1903,8 +2172,13 @@ const PROFILE_LATTICE_START: f64 = 0.001;
 /// lowest point is taken as it is.
 const MAX_SETTLE: usize = 4;
 
-/// Restarts of the search from a point the profiles found below the optimum.
+/// Restarts of the search from a point the profiles or the scan of the intervals' box
+/// found below the optimum.
 const MAX_PROFILE_RESTARTS: usize = 3;
+
+/// Boxes of the neighbourhood scan, each around a lower point than the last, before
+/// the search takes its optimum as it is.
+const MAX_SCANS: usize = 8;
 
 /// Bases of the Halton sequence, one per parameter (so at most eight parameters).
 const PRIMES: [usize; 8] = [2, 3, 5, 7, 11, 13, 17, 19];
@@ -2165,7 +2439,7 @@ fn invert(m: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
 /// not sleep: it runs the next item of the outer loop, on top of its own stack, which
 /// starts another pool and waits again. Over one parallel iterator of all items a
 /// worker could so nest one waiting evaluation per item: `fit --profile-points 1000`
-/// overflowed the main stack in 2.5 s (exit 134, issue 33), a pool per level. In
+/// overflowed the main stack in 2.5 s (exit 134), a pool per level. In
 /// chunks of the pool's width, the nesting is at most a chunk deep.
 fn par_map_bounded<T: Sync, R: Send, E: Send>(
     items: &[T],

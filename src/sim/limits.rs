@@ -62,6 +62,10 @@ pub const THREADS_PER_CORE: usize = 4;
 /// sweeps each), and a plot 1,000 pixels wide shows no more than a few hundred points.
 pub const MAX_PROFILE_POINTS: usize = 200;
 
+/// Lattice points of a box of `irqsim fit --scan-points`: 100,000. Each is a simulated
+/// sweep, and a box is scanned around the optimum and again at every profile point.
+pub const MAX_SCAN_POINTS: usize = 100_000;
+
 /// The cores this process may use (1 when the system does not say).
 pub fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -332,6 +332,25 @@ const CASES: &[Row] = &[
         writes: false,
         lacks: &[],
     },
+    // A box of a million sweeps around the optimum and at every profile point.
+    Row {
+        name: "fit --scan-points 1000000",
+        edit: no_edit,
+        args: &[
+            "fit",
+            "SCENARIO",
+            "--param",
+            "kernel.netisr_per_packet.ns=100..5000",
+            "--scan-points",
+            "1000000",
+            "--out",
+            "OUT",
+        ],
+        code: 2,
+        says: &["--scan-points 1000000: at most 100000 lattice points per box"],
+        writes: false,
+        lacks: &[],
+    },
     // Before: 212 s for a job of 0.03 s (10,000 threads); 100,000 spun until killed.
     // Lowered, said, and the sweep runs.
     Row {

@@ -54,6 +54,12 @@ pub struct FitArgs {
     /// Nelder-Mead iterations re-optimising the other parameters at each profile point.
     #[arg(long, default_value_t = 8, value_name = "N")]
     profile_iters: u64,
+    /// Most lattice points in a box of the neighbourhood scan: every point within the
+    /// largest half-width (in steps of each parameter) whose box holds at most N is
+    /// simulated around the optimum, and over the other parameters at each profile
+    /// point (below 3^parameters: no scan).
+    #[arg(long, default_value_t = 400, value_name = "N")]
+    scan_points: usize,
 }
 
 /// Run the fit and report it.
@@ -81,6 +87,15 @@ pub fn fit(
              other parameters; a plot shows no more)",
             args.profile_points,
             irqsim::sim::limits::MAX_PROFILE_POINTS
+        );
+        return ExitCode::from(2);
+    }
+    if args.scan_points > irqsim::sim::limits::MAX_SCAN_POINTS {
+        eprintln!(
+            "error: --scan-points {}: at most {} lattice points per box (each is a simulated \
+             sweep)",
+            args.scan_points,
+            irqsim::sim::limits::MAX_SCAN_POINTS
         );
         return ExitCode::from(2);
     }
@@ -115,6 +130,7 @@ pub fn fit(
     opts.restarts = args.restarts;
     opts.profile_points = args.profile_points;
     opts.profile_iters = args.profile_iters;
+    opts.scan_points = args.scan_points;
     if let Some(n) = args.max_simulations {
         opts.max_simulations = n;
     }
