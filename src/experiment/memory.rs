@@ -56,7 +56,9 @@ pub const FLOW_KEPT_BYTES: u64 = 5 << 10;
 
 /// What the inputs a sweep holds for its whole length take \[bytes\]: each replayed
 /// capture's frames (a [`crate::model::capture::ReplayFrame`] each, counted once per
-/// capture however many flows and variants replay it) and the rows of the measured
+/// shared array: the loader makes one per capture and input link rate, which every flow
+/// and variant replaying it shares, [`crate::config::capture::FramesCache`]) and the
+/// rows of the measured
 /// tables (a 256 MiB capture was not in the estimate at all). Sizes of the
 /// data as held (`size_of` and the strings' lengths), not measured peaks: reading a
 /// capture costs more while it is read (its bytes and the records being sorted), and

@@ -797,6 +797,62 @@ const ROWS: &[Row] = &[
         code: 0,
         phrase: "wrote o/host.json",
     },
+    Row {
+        name: "53.3 import-host --scenario ./M with --out M: one file by two spellings, refused",
+        setup: |w| {
+            dumps(w);
+            Setup::new(
+                &[
+                    "import-host",
+                    "dumps",
+                    "--out",
+                    "m.json",
+                    "--scenario",
+                    "./m.json",
+                ],
+                None,
+            )
+        },
+        code: 2,
+        phrase: "--scenario ./m.json: the same file as --out",
+    },
+    Row {
+        name: "53.3 import-host --profile M --out M: never over its own input, M kept",
+        setup: |w| {
+            dumps(w);
+            w.ok(&["import-host", "dumps", "--out", "m.json", "--quiet"]);
+            let before = std::fs::read(w.path("m.json")).expect("model");
+            Some(
+                Setup::new(
+                    &[
+                        "import-host",
+                        "dumps",
+                        "--profile",
+                        "m.json",
+                        "--out",
+                        "./m.json",
+                    ],
+                    None,
+                )?
+                .then(move |w, _| {
+                    assert_eq!(std::fs::read(w.path("m.json")).expect("model"), before);
+                }),
+            )
+        },
+        code: 2,
+        phrase: "--profile m.json: the same file as --out",
+    },
+    Row {
+        name: "53.3 import-host: a DIR name with a terminal escape is printed escaped",
+        setup: |_w| {
+            Some(
+                Setup::new(&["import-host", "g\u{1b}[31m"], None)?
+                    .then(|_, err| assert!(!err.contains('\u{1b}'), "{err:?}")),
+            )
+        },
+        code: 2,
+        phrase: "g\\u{1b}[31m",
+    },
     // --- Issue 53, case 11: a damaged 1 GiB checkpoint file was read whole (1 GiB of
     // memory) before it was refused. Now its size is checked against the largest run
     // file a run of this scenario can be (run_file::max_bytes: 64 KiB, 4 KiB for each of

@@ -71,7 +71,7 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
         return ExitCode::from(2);
     }
     if let (Some(sc), Some(model)) = (&args.scenario, out) {
-        if sc == model {
+        if same_file(sc, model) {
             eprintln!(
                 "error: --scenario {}: the same file as --out: give the scenario and the model \
                  files different names",
@@ -87,7 +87,25 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
             return ExitCode::from(2);
         }
     }
+    if let Some(profile) = &args.profile {
+        for (flag, target) in [
+            ("--out", out.as_ref()),
+            ("--scenario", args.scenario.as_ref()),
+        ] {
+            if let Some(t) = target
+                && same_file(profile, t)
+            {
+                eprintln!(
+                    "error: --profile {}: the same file as {flag}: import-host never writes \
+                     over its own input; give {flag} another name",
+                    shown(profile)
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
     let mut _lock = None;
+    let mut _scenario_lock = None;
     if let Some(path) = out {
         if let Err(e) = check_out(path, &args.dir) {
             eprintln!("error: --out {}: {e}", escape(&path.display().to_string()));
@@ -100,16 +118,49 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
         match OutLock::acquire(parent) {
             Ok(l) => _lock = Some(l),
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", escape_lines(&e.to_string()));
                 return ExitCode::from(match e {
                     LockError::Held { .. } => 2,
                     LockError::Io { .. } => 1,
                 });
             }
         }
-        // Checked again under the lock: another command may have written there since.
+        // The scenario's directory is locked too when it is another.
+        if let Some(sc) = &args.scenario {
+            let dir_of = |p: &Path| {
+                match p.parent() {
+                    Some(x) if !x.as_os_str().is_empty() => x.to_path_buf(),
+                    _ => PathBuf::from("."),
+                }
+                .canonicalize()
+                .ok()
+            };
+            if dir_of(sc) != dir_of(path) {
+                let sparent = match sc.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                match OutLock::acquire(sparent) {
+                    Ok(l) => _scenario_lock = Some(l),
+                    Err(e) => {
+                        eprintln!("error: {}", escape_lines(&e.to_string()));
+                        return ExitCode::from(match e {
+                            LockError::Held { .. } => 2,
+                            LockError::Io { .. } => 1,
+                        });
+                    }
+                }
+            }
+        }
+        // Checked again under the locks: another command may have written there since.
         if let Err(e) = check_out(path, &args.dir) {
             eprintln!("error: --out {}: {e}", escape(&path.display().to_string()));
+            return ExitCode::from(2);
+        }
+        if let Some(sc) = &args.scenario
+            && let Err(e) = check_file(sc, &args.dir, Kind::Scenario)
+        {
+            eprintln!("error: --scenario {}: {e}", shown(sc));
             return ExitCode::from(2);
         }
     }
@@ -123,7 +174,7 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
     let imported = match import::import(&args.dir, &opts, &budget) {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", escape_lines(&e.to_string()));
             if let ImportError::Profile(_) = e {
                 eprintln!("  (the profile {})", show(args.profile.as_deref()));
             }
@@ -132,7 +183,7 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
     };
     if let Some(path) = out {
         if let Err(e) = write_atomic(path, imported.text.as_bytes()) {
-            eprintln!("error: writing {}: {e}", path.display());
+            eprintln!("error: writing {}: {e}", shown(path));
             return ExitCode::from(1);
         }
         if let Some(sc) = &args.scenario
@@ -153,15 +204,11 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
     if !quiet {
         eprint!("{}", imported.report.text(&imported.model));
         match out {
-            Some(p) => eprintln!("wrote {}", p.display()),
+            Some(p) => eprintln!("wrote {}", shown(p)),
             None => eprintln!("wrote the model to stdout"),
         }
         if let Some(sc) = &args.scenario {
-            eprintln!(
-                "wrote {} (run it: irqsim run {})",
-                sc.display(),
-                sc.display()
-            );
+            eprintln!("wrote {} (run it: irqsim run {})", shown(sc), shown(sc));
         }
     }
     ExitCode::SUCCESS
@@ -184,14 +231,14 @@ fn write_scenario(
     );
     let text = serde_json::to_string_pretty(&sc).expect("a JSON value serialises") + "\n";
     if let Err(e) = write_atomic(path, text.as_bytes()) {
-        eprintln!("error: writing {}: {e}", path.display());
+        eprintln!("error: writing {}: {e}", shown(path));
         return Err(ExitCode::from(1));
     }
     match irqsim::experiment::load::load(path, &irqsim::config::scenario::DiskFiles::default()) {
         Ok(exp) => {
             if !quiet {
                 for w in irqsim::config::hairpin::warnings(&exp) {
-                    eprintln!("warning: {w}");
+                    eprintln!("warning: {}", escape_lines(&w.to_string()));
                 }
             }
             Ok(())
@@ -199,8 +246,9 @@ fn write_scenario(
         Err(e) => {
             eprintln!(
                 "error: the scenario written to {} does not load (irqsim's fault; please \
-                 report it): {e}",
-                path.display()
+                 report it): {}",
+                shown(path),
+                escape_lines(&e.to_string())
             );
             Err(ExitCode::from(1))
         }
@@ -322,6 +370,38 @@ fn escape(s: &str) -> String {
     irqsim::config::import::dump::escape(s)
 }
 
+/// A path as printed: control characters escaped.
+fn shown(p: &Path) -> String {
+    escape(&p.display().to_string())
+}
+
+/// A message of several lines as printed: each line's control characters escaped.
+fn escape_lines(s: &str) -> String {
+    s.split('\n').map(escape).collect::<Vec<_>>().join("\n")
+}
+
 fn show(p: Option<&Path>) -> String {
-    p.map_or_else(String::new, |p| p.display().to_string())
+    p.map_or_else(String::new, shown)
+}
+
+/// Whether `a` and `b` name one file: the same directory (links resolved) and name, or,
+/// when both exist, the same device and inode (a hard link, `./x` and `x`).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let place = |p: &Path| -> Option<PathBuf> {
+        let parent = match p.parent() {
+            Some(x) if !x.as_os_str().is_empty() => x,
+            _ => Path::new("."),
+        };
+        Some(parent.canonicalize().ok()?.join(p.file_name()?))
+    };
+    if let (Some(x), Some(y)) = (place(a), place(b))
+        && x == y
+    {
+        return true;
+    }
+    matches!(
+        (std::fs::metadata(a), std::fs::metadata(b)),
+        (Ok(x), Ok(y)) if x.dev() == y.dev() && x.ino() == y.ino()
+    )
 }

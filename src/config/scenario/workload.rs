@@ -103,6 +103,9 @@ pub(super) fn build_workload(
     capture: &mut dyn FnMut(&str) -> Result<Arc<CaptureFile>, String>,
 ) -> (Option<Vec<FlowConfig>>, Vec<FileProblem>) {
     let mut problems = Vec::new();
+    // Problems already reported (path, reason): found by hashing, not by a scan of the
+    // list (a patch of 10^5 flows by name has 10^5 unmatched keys).
+    let mut reported: std::collections::HashSet<(String, String)> = Default::default();
     let mut w = base.clone();
     let here = |problem: Problem| FileProblem {
         file: sfile.into(),
@@ -119,7 +122,7 @@ pub(super) fn build_workload(
         let mut un = Vec::new();
         unmatched_patch_keys(&w, ov, prefix, &mut un);
         for p in un {
-            if !problems.contains(&here(p.clone())) {
+            if reported.insert((p.path.clone(), p.reason.clone())) {
                 problems.push(here(p));
             }
         }
@@ -153,6 +156,20 @@ pub(super) fn build_workload(
         }
     };
     let mut p = Problems::new();
+    // More flows than the limit: said, and nothing more is read of them (no capture,
+    // no check of each flow: a 160,000-flow workload ran for minutes otherwise).
+    if workload.flows.len() > crate::sim::limits::MAX_FLOWS {
+        p.push(
+            "flows",
+            format!(
+                "{} flows; at most {}",
+                workload.flows.len(),
+                crate::sim::limits::MAX_FLOWS
+            ),
+        );
+        problems.extend(p.list.into_iter().map(|p| here(locate(p))));
+        return (None, problems);
+    }
     // Flows replaying a capture: what the capture itself gives may not be written too,
     // and the capture is read (its sizes, rate and hash join the flow).
     let mut replayed = 0;
