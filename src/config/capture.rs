@@ -769,6 +769,42 @@ mod tests {
     }
 
     #[test]
+    fn flows_replaying_one_capture_share_one_copy_of_its_frames() {
+        let a = udp_frame([10, 0, 0, 1], 1024, 60);
+        let b = udp_frame([10, 0, 0, 2], 1025, 60);
+        let c = Arc::new(parse(&pcap(&[(0, a), (1_000, b.clone()), (2_000, b)])).unwrap());
+        let f: FlowConfig = serde_json::from_value(serde_json::json!({
+            "from": "eth0", "to": "eth1", "arrivals": {"pcap": "x.pcap"}
+        }))
+        .unwrap();
+        let frames = |out: &[(FlowConfig, Vec<f64>)]| -> Vec<Arc<[ReplayFrame]>> {
+            out.iter()
+                .map(|(g, _)| {
+                    g.arrivals
+                        .capture()
+                        .unwrap()
+                        .replay
+                        .as_ref()
+                        .unwrap()
+                        .frames
+                        .clone()
+                })
+                .collect()
+        };
+        let (ten, hundred) = (Link::new(10e9), Link::new(100e9));
+        let mut cache = FramesCache::default();
+        // Two flows (or two variants) on one link: the same arrays, one per 5-tuple.
+        let one = frames(&expand(&f, &c, ten, true, &[1e3], &mut cache));
+        let two = frames(&expand(&f, &c, ten, true, &[2e3], &mut cache));
+        assert_eq!((one.len(), one[0].len(), one[1].len()), (2, 1, 2));
+        assert!(one.iter().zip(&two).all(|(x, y)| Arc::ptr_eq(x, y)));
+        // Another link rate (last-bit stamps less another wire time): arrays of its own.
+        let other = frames(&expand(&f, &c, hundred, true, &[1e3], &mut cache));
+        assert!(!Arc::ptr_eq(&one[0], &other[0]));
+        assert_eq!(cache.0.len(), 2);
+    }
+
+    #[test]
     fn frames_that_cannot_be_steered_are_refused_by_record() {
         let a = udp_frame([10, 0, 0, 1], 1024, 60);
         let mut v6 = a.clone();
