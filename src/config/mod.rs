@@ -13,10 +13,13 @@
 //! - [`smartbits`]: SmartBits CSV tables, measured ones read, simulated ones written;
 //! - [`grid`]: a scenario's grid of parameter values expanded into variants;
 //! - [`import`]: a model skeleton from a directory of a host's dumps (`irqsim import-host`);
-//! - [`scenario`]: scenario and model files turned into an `Experiment`.
+//! - [`scenario`]: scenario and model files turned into an `Experiment`;
+//! - [`field_reference`]: the field reference of scenario and model files, generated from
+//!   their JSON Schemas.
 
 pub mod capture;
 pub mod error;
+pub mod field_reference;
 pub mod grid;
 pub mod hairpin;
 pub mod import;

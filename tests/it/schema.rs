@@ -247,3 +247,28 @@ fn the_schema_rejects_every_per_field_limit_of_the_loader() {
         "the schema lets through {passed_schema:?}"
     );
 }
+
+/// The book's field reference pages are exactly what `irqsim schema KIND --markdown`
+/// prints (generated from the config types' doc comments), so they cannot drift.
+#[test]
+fn the_books_field_reference_is_generated_from_the_types() {
+    for (kind, page) in [
+        ("scenario", "scenario-fields.md"),
+        ("model", "model-fields.md"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_irqsim"))
+            .args(["schema", kind, "--markdown"])
+            .output()
+            .expect("irqsim runs");
+        assert!(out.status.success());
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("book/src")
+            .join(page);
+        let book = std::fs::read_to_string(&path).expect("the page exists");
+        assert!(
+            book == String::from_utf8_lossy(&out.stdout),
+            "book/src/{page} differs from the types' docs: regenerate it with \
+             `cargo run --release -- schema {kind} --markdown > book/src/{page}`"
+        );
+    }
+}

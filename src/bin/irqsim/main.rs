@@ -6,9 +6,11 @@ mod fit_cmd;
 mod import_cmd;
 mod ndr_cmd;
 mod plot;
+mod shard_cmd;
 mod trace_cmd;
 
 use estimate::*;
+use shard_cmd::{merge_cmd, run_shard};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -151,6 +153,10 @@ enum Cmd {
         /// Which schema.
         #[arg(value_enum, default_value = "scenario")]
         kind: SchemaKind,
+        /// Print the field reference (markdown, the book's scenario-fields.md and
+        /// model-fields.md) instead of the schema.
+        #[arg(long)]
+        markdown: bool,
     },
 }
 
@@ -234,14 +240,18 @@ fn main() -> ExitCode {
         Some(Cmd::ImportHost(args)) => {
             return import_cmd::import_host(&args, &opts.out, opts.quiet);
         }
-        Some(Cmd::Schema { kind }) => {
-            print!(
-                "{}",
-                match kind {
-                    SchemaKind::Scenario => scenario::scenario_schema(),
-                    SchemaKind::Model => scenario::model_schema(),
-                }
-            );
+        Some(Cmd::Schema { kind, markdown }) => {
+            let (schema, title) = match kind {
+                SchemaKind::Scenario => (scenario::scenario_schema(), "Scenario fields"),
+                SchemaKind::Model => (scenario::model_schema(), "Model fields"),
+            };
+            if markdown {
+                let v: serde_json::Value =
+                    serde_json::from_str(&schema).expect("the generated schema is JSON");
+                print!("{}", irqsim::config::field_reference::markdown(&v, title));
+            } else {
+                print!("{schema}");
+            }
             return ExitCode::SUCCESS;
         }
     };
@@ -624,180 +634,12 @@ fn write_outputs(
     Ok(written)
 }
 
-/// `irqsim run SCENARIO --shard K/N`: simulate the shard's runs (saving each to the
-/// checkpoint, so `--resume` works as for a whole run) and write them as a partial
-/// result into `out` -- unless `out` already holds this shard, finished
-/// ([`shard::finished`]): then say so and stop.
-fn run_shard(
-    exp: &Experiment,
-    opts: &RunOpts,
-    shard: Shard,
-    out: &Path,
-    lock: OutLock,
-    budget: &ReadBudget,
-) -> anyhow::Result<()> {
-    let manifest = shard::Manifest::new(exp, shard);
-    if shard::finished(out, &manifest, budget) {
-        eprintln!(
-            "irqsim: shard {shard} is already finished in {} (its {} is this scenario's, \
-             seed's and irqsim build's, with all its runs): nothing simulated, nothing \
-             written; remove {} to run it again",
-            out.display(),
-            shard::MANIFEST,
-            out.join(shard::MANIFEST).display()
-        );
-        return Ok(());
-    }
-    let runs = manifest.runs.len();
-    if !opts.quiet {
-        let reps = exp.replications as usize;
-        let packets: f64 = manifest
-            .runs
-            .iter()
-            .map(|&k| manifest.frame.points[k / reps].offered_pps * exp.duration_s)
-            .sum::<f64>()
-            + 0.0; // (an empty sum is -0.0)
-        let (threads, note) = irqsim::sim::limits::threads(opts.threads.unwrap_or(0), runs);
-        if let Some(note) = note {
-            eprintln!("irqsim: {note}");
-        }
-        eprintln!(
-            "irqsim: {} -- shard {shard}: {runs} of {} runs ({} variant(s) x {} points x {} \
-             replication(s)), {} s each",
-            exp.path,
-            manifest.total_runs,
-            exp.variants.len(),
-            exp.npoints(),
-            exp.replications,
-            exp.duration_s
-        );
-        if runs == 0 {
-            eprintln!(
-                "irqsim: shard {shard} holds no run (more shards than runs); it is still needed by `irqsim merge`"
-            );
-        }
-        let flows = mean_flows(exp);
-        let cpu_s =
-            packets / PACKETS_PER_S_PER_THREAD + runs as f64 * (RUN_FIXED_S + flows * FLOW_FIXED_S);
-        eprintln!(
-            "estimated work: {} packets; expected {} wall on {threads} thread(s)",
-            si(packets).trim_end(),
-            duration(cpu_s / threads as f64)
-        );
-    }
-    // Refuse, before any work, a partial there that irqsim would write over but did
-    // not write, and a checkpoint that cannot be trusted.
-    shard::check_dir(out, &manifest, budget)
-        .with_context(|| format!("writing the partial result under {}", out.display()))?;
-    let checkpoint =
-        irqsim::experiment::checkpoint::Checkpoint::open(out, exp, opts.resume, budget)
-            .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
-    let t0 = Instant::now();
-    let bar = progress_bar(runs, true, opts.quiet);
-    let stop = stop_on_ctrl_c();
-    let (_, threads, _) = runs_and_threads(exp, opts, Some(shard));
-    let outcome = runner::run_selected(
-        exp,
-        threads,
-        &|| bar.inc(1),
-        Some(&checkpoint),
-        Some(&stop),
-        &manifest.runs,
-    );
-    bar.finish_and_clear();
-    let saved = match outcome {
-        Ok(r) => r,
-        Err(i @ runner::RunError::Interrupted { .. }) => {
-            eprintln!(
-                "irqsim: shard {shard} {i}; they are saved under {}. Run the same command with --resume to finish.",
-                out.join(irqsim::experiment::checkpoint::DIR).display()
-            );
-            drop(lock);
-            std::process::exit(130);
-        }
-        Err(e) => anyhow::bail!("{}: {e}", exp.path),
-    };
-    shard::write_partial(out, &manifest, &saved, budget)
-        .with_context(|| format!("writing the partial result under {}", out.display()))?;
-    checkpoint
-        .finish()
-        .with_context(|| format!("removing the checkpoint under {}", out.display()))?;
-    if !opts.quiet {
-        println!(
-            "wrote shard {shard} ({runs} of {} runs: {}, {}/) in {} in {:.2} s wall; \
-             `irqsim merge` the {} shard directories to get the results",
-            manifest.total_runs,
-            shard::MANIFEST,
-            shard::RUNS_DIR,
-            out.display(),
-            t0.elapsed().as_secs_f64(),
-            shard.n,
-        );
-    }
-    Ok(())
-}
-
-/// `irqsim merge DIR...`: check the partial results, assemble them and write what a
-/// whole run writes.
-fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts, budget: &ReadBudget) -> ExitCode {
-    // Options of a run that a merge cannot honour are refused, not ignored.
-    for (given, name) in [
-        (opts.seed.is_some(), "--seed"),
-        (opts.threads.is_some(), "--threads"),
-        (opts.resume, "--resume"),
-    ] {
-        if given {
-            eprintln!(
-                "error: {name} does not apply to `irqsim merge` (the shards were run with their own)"
-            );
-            return ExitCode::from(2);
-        }
-    }
-    let merged = match shard::merge(dirs, budget) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: cannot merge");
-            eprintln!("  {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let results = &merged.results;
-    // The scenario's name passed irqsim::config::names::check in shard::read_manifest.
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("irqsim-out").join(&results.scenario));
-    let _lock = match lock_out(&out) {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
-    match write_outputs(&out, results, opts.no_plots, || Ok(())) {
-        Ok(written) => {
-            if !opts.quiet {
-                println!("{}", report::table(results));
-                println!(
-                    "wrote {} in {}; merged {} shards, {} runs",
-                    written.join(", "),
-                    out.display(),
-                    merged.shards,
-                    merged.runs
-                );
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
-    }
-}
-
-/// Read a saved results.json, from the command's `budget`.
 /// What reading a results.json takes, in multiples of the file: its text, the JSON
 /// tree parsed from it (serde_json's `Value`: a number or a short string takes a few
 /// times its text) and the results read from the tree. An estimate, on the high side.
 const RESULTS_READ_FACTOR: u64 = 4;
 
+/// Read a saved results.json, from the command's `budget`.
 fn load_results(path: &Path, budget: &ReadBudget) -> Result<Results, InputError> {
     let file = path.display().to_string();
     let refused = |source: std::io::Error| InputError::Read {
