@@ -80,14 +80,20 @@ impl Core {
         }
     }
 
-    /// Under CFS, `task` left the User level at `now` (asleep unless it waits again).
+    /// Under CFS, `task` left the User level at `now` with `step` (asleep unless it
+    /// waits again; preempted when it yielded).
     #[inline]
-    fn cfs_put(&mut self, l: Level, task: Task, now: SimTime) {
+    fn cfs_put(&mut self, l: Level, task: Task, step: Step, now: SimTime) {
         if l == Level::User
             && let Some(cfs) = self.cfs.as_deref_mut()
         {
             let slept = !self.runq.is_ready(l, task);
-            cfs.put(task, self.cpu.level_ps_at(now, l), slept);
+            cfs.put(
+                task,
+                self.cpu.level_ps_at(now, l),
+                slept,
+                step == Step::Yield,
+            );
         }
     }
 
@@ -189,7 +195,7 @@ impl Core {
     pub(crate) fn begun(&mut self, l: Level, task: Task, step: Step, now: SimTime) {
         self.runq.begun(l, task, step);
         if !matches!(step, Step::Run(_)) {
-            self.cfs_put(l, task, now);
+            self.cfs_put(l, task, step, now);
         }
     }
 
@@ -218,7 +224,7 @@ impl Core {
     #[inline(always)]
     pub(crate) fn ended(&mut self, now: SimTime, l: Level, task: Task, step: Step) {
         let more = self.runq.ended(l, task, step);
-        self.cfs_put(l, task, now);
+        self.cfs_put(l, task, step, now);
         self.cpu.clear(now, l);
         if more {
             self.cpu.set_want(l);

@@ -417,14 +417,15 @@ impl Cfs {
     }
 
     /// The running `task` leaves the CPU at `clock`: asleep (`slept`: dequeued, its
-    /// vruntime kept for its placement when it wakes) or still runnable (preempted or
-    /// yielding).
-    pub fn put(&mut self, task: Task, clock: u64, slept: bool) {
+    /// vruntime kept for its placement when it wakes) or still runnable; `preempted`:
+    /// it yielded at a preemption point (counted as the tick's unless a wake-up set
+    /// need_resched).
+    pub fn put(&mut self, task: Task, clock: u64, slept: bool, preempted: bool) {
         let Some(c) = self.curr.filter(|&c| self.ents[c].task == task) else {
             return;
         };
         self.update_curr(clock);
-        if !slept && !self.resched {
+        if preempted && !self.resched {
             self.tick_preemptions += 1;
         }
         self.curr = None;
@@ -541,9 +542,9 @@ mod tests {
             let t = c.pick([ksoftirqd()].into_iter()).unwrap();
             c.set_curr(t, 0, SimTime::ZERO);
             // The app runs, sleeps; ksoftirqd then runs on.
-            c.put(t, 0, false);
+            c.put(t, 0, false, true);
             c.set_curr(app(), 0, SimTime::ZERO);
-            c.put(app(), 0, true);
+            c.put(app(), 0, true, false);
             c.set_curr(ksoftirqd(), 0, SimTime::ZERO);
             // ksoftirqd runs 1 ms (4 x 0.25 ms) or 1.25 ms: its vruntime is then ahead
             // of the app's by that much (both were placed at the same point).
@@ -569,7 +570,7 @@ mod tests {
         c.wake(ksoftirqd(), true, 0);
         c.set_curr(app(), 0, SimTime::ZERO);
         // The app runs 1 ms and sleeps; ksoftirqd runs 10 ms.
-        c.put(app(), MS, true);
+        c.put(app(), MS, true, false);
         c.set_curr(ksoftirqd(), MS, SimTime(MS));
         let before = c.vruntime(app()).unwrap();
         c.wake(app(), true, 11 * MS);
@@ -587,7 +588,7 @@ mod tests {
         c.wake(app(), true, 0);
         c.wake(ksoftirqd(), true, 0);
         c.set_curr(app(), 0, SimTime::ZERO);
-        c.put(app(), MS, true);
+        c.put(app(), MS, true, false);
         c.set_curr(ksoftirqd(), MS, SimTime(MS));
         let v = c.vruntime(app()).unwrap();
         c.wake(app(), true, MS + MS / 2);
@@ -621,7 +622,7 @@ mod tests {
         assert!(!c.need_resched(SimTime(3_900 * MS / 1000), 3_400 * MS / 1000));
         // At 4.1 ms: the 4 ms tick saw 3.5 ms > 3 ms: yes.
         assert!(c.need_resched(SimTime(4_100 * MS / 1000), 3_600 * MS / 1000));
-        c.put(ksoftirqd(), 3_600 * MS / 1000, false);
+        c.put(ksoftirqd(), 3_600 * MS / 1000, false, true);
         assert_eq!(c.tick_preemptions, 1);
         // The app, leftmost, is picked next.
         assert_eq!(c.pick([ksoftirqd(), app()].into_iter()), Some(app()));
@@ -641,10 +642,10 @@ mod tests {
         c.wake(app(), true, 0);
         c.wake(ksoftirqd(), true, 0);
         c.set_curr(app(), 0, SimTime::ZERO);
-        c.put(app(), 0, false);
+        c.put(app(), 0, false, true);
         c.set_curr(ksoftirqd(), 0, SimTime::ZERO);
         // Run 2.5 ms; the app has waited (on_rq) at vruntime 0.
-        c.put(ksoftirqd(), 2_500 * MS / 1000, false);
+        c.put(ksoftirqd(), 2_500 * MS / 1000, false, true);
         c.set_curr(ksoftirqd(), 2_500 * MS / 1000, SimTime(2_500 * MS / 1000));
         // Picked again at 2.5 ms with a lead of 2.5 ms; at the 3 ms tick it has run
         // 0.5 ms (< 0.75 ms): no; at the 4 ms tick 1.5 ms, lead 4 ms > 3 ms: yes.
