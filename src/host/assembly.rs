@@ -141,6 +141,19 @@ impl<M: Shape> Host<M> {
         }
         // The sending application's packets form a flow after the tester's, whose own
         // source never emits a frame (its `sent` counts packets handed to if_output).
+        // How normal-priority tasks share a core: under CFS (`kernel.scheduler`) a task
+        // leaves the CPU when need_resched says so, so the round robin's slice is zero
+        // (a task's own slice check always passes); else round robin by
+        // `kernel.timeslice_ns`.
+        let cfs_params = cfg
+            .kernel
+            .scheduler
+            .as_ref()
+            .and_then(|s| s.params(cfg.cpu.cores, cfg.kernel.clock.hz));
+        let timeslice = match cfs_params {
+            Some(_) => SimTime::ZERO,
+            None => SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
+        };
         let sender = cfg.sender.as_ref().map(|c| {
             let nic = cfg.nic_index(&c.nic).expect("validated sender NIC");
             let silent: FlowConfig = FlowConfig {
@@ -178,7 +191,7 @@ impl<M: Shape> Host<M> {
                 flows.len() - 1,
                 nic,
                 mhz,
-                SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
+                timeslice,
                 spec.duration,
                 key.stream("sender"),
             )
@@ -187,7 +200,6 @@ impl<M: Shape> Host<M> {
         for (i, f) in flows.iter().enumerate() {
             rx_flows[f.in_nic].push(i);
         }
-        let timeslice = SimTime::from_ns_f64(cfg.kernel.timeslice_ns);
         let (tx_groups, tx_group) = crate::host::port::TxGroup::build(
             &cfg.nics.iter().map(|n| n.queue_of).collect::<Vec<_>>(),
             &cfg.nics.iter().map(|n| n.xps).collect::<Vec<_>>(),
@@ -273,7 +285,8 @@ impl<M: Shape> Host<M> {
                             cfg.cpu.idle.as_ref().map(|i| {
                                 crate::model::cpu::idle::Idle::new(i, cfg.kernel.clock.hz)
                             });
-                        Core::new(Netisr::new(&cfg.kernel, mhz, key.stream(&name)), idle)
+                        let cfs = cfs_params.map(crate::model::cpu::cfs::Cfs::new);
+                        Core::new(Netisr::new(&cfg.kernel, mhz, key.stream(&name)), idle, cfs)
                     })
                     .collect(),
                 cfg.line_cores(),
@@ -296,12 +309,12 @@ impl<M: Shape> Host<M> {
             bus: M::bus(cfg.bus.as_ref().map(Bus::new)),
             rx_policies,
             user: cfg.user.as_ref().map(|u| {
-                UserProcess::new(
-                    u,
-                    SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
-                    mhz,
-                    key.stream("user"),
-                )
+                // Under CFS a compute job checks need_resched at every tick.
+                let quantum = match cfs_params {
+                    Some(p) => p.tick,
+                    None => SimTime::from_ns_f64(cfg.kernel.timeslice_ns),
+                };
+                UserProcess::new(u, quantum, mhz, key.stream("user"))
             }),
             sender,
             ports: Ports::new(ports, tx_groups),

@@ -10,6 +10,7 @@
 //! [`crate::model::cpu::runq`] (who runs within a level); the host's loop drives them
 //! (`Host::reschedule`), asking [`Cores::next_unsettled`] which core to decide next.
 
+use crate::model::cpu::cfs::Cfs;
 use crate::model::cpu::idle::Idle;
 use crate::model::cpu::runq::RunQueues;
 use crate::model::cpu::task::{Step, Task};
@@ -40,18 +41,59 @@ pub(crate) struct Core {
     /// The NIC whose interrupt handler is stepping on it, if one is (see
     /// `Host::line_asserted`).
     isr_running: Option<usize>,
+    /// The fair scheduler of its User-level tasks, under Linux's CFS
+    /// (`kernel.scheduler`); `None`: round robin.
+    cfs: Option<Box<Cfs>>,
 }
 
 impl Core {
-    /// A core with nothing to run, whose software interrupts use `netisr`, and whose
-    /// idle periods are spent in `idle`'s states if it has them.
-    pub(crate) fn new(netisr: Netisr, idle: Option<Idle>) -> Core {
+    /// A core with nothing to run, whose software interrupts use `netisr`, whose idle
+    /// periods are spent in `idle`'s states if it has them, and whose User-level tasks
+    /// share it under `cfs` if given (round robin otherwise).
+    pub(crate) fn new(netisr: Netisr, idle: Option<Idle>, cfs: Option<Cfs>) -> Core {
         Core {
             cpu: idle.map_or_else(Cpu::new, Cpu::with_idle),
             due: (Level::HardIrq, 0),
             runq: RunQueues::default(),
             netisr,
             isr_running: None,
+            cfs: cfs.map(Box::new),
+        }
+    }
+
+    /// Under CFS, whether the task holding the User level should leave the CPU at
+    /// `now` ([`Cfs::need_resched`]); `None` under round robin.
+    #[inline]
+    pub(crate) fn user_need_resched(&self, now: SimTime) -> Option<bool> {
+        let cfs = self.cfs.as_deref()?;
+        Some(cfs.need_resched(now, self.cpu.level_ps_at(now, Level::User)))
+    }
+
+    /// `task`, which was not at its level (asleep) when `slept`, is woken at `now`:
+    /// under CFS its placement and the wake-up preemption check.
+    #[inline]
+    fn cfs_wake(&mut self, task: Task, slept: bool, now: SimTime) {
+        if let Some(cfs) = self.cfs.as_deref_mut()
+            && task.level() == Level::User
+        {
+            cfs.wake(task, slept, self.cpu.level_ps_at(now, Level::User));
+        }
+    }
+
+    /// Under CFS, `task` left the User level at `now` with `step` (asleep unless it
+    /// waits again; preempted when it yielded).
+    #[inline]
+    fn cfs_put(&mut self, l: Level, task: Task, step: Step, now: SimTime) {
+        if l == Level::User
+            && let Some(cfs) = self.cfs.as_deref_mut()
+        {
+            let slept = !self.runq.is_ready(l, task);
+            cfs.put(
+                task,
+                self.cpu.level_ps_at(now, l),
+                slept,
+                step == Step::Yield,
+            );
         }
     }
 
@@ -132,16 +174,29 @@ impl Core {
         self.runq.waiting(l)
     }
 
-    /// The next task of level `l` begins, if one waits ([`RunQueues::begin_next`]).
+    /// The next task of level `l` begins at `now`, if one waits: the first
+    /// ([`RunQueues::begin_next`]), or at the User level under CFS the one with the
+    /// smallest vruntime ([`Cfs::pick`]).
     #[inline(always)]
-    pub(crate) fn begin_next(&mut self, l: Level) -> Option<Task> {
+    pub(crate) fn begin_next(&mut self, l: Level, now: SimTime) -> Option<Task> {
+        if l == Level::User
+            && let Some(cfs) = self.cfs.as_deref_mut()
+        {
+            let task = cfs.pick(self.runq.ready(l))?;
+            self.runq.begin_task(l, task);
+            cfs.set_curr(task, self.cpu.level_ps_at(now, l), now);
+            return Some(task);
+        }
         self.runq.begin_next(l)
     }
 
-    /// Task `task` of level `l` began with `step` ([`RunQueues::begun`]).
+    /// Task `task` of level `l` began at `now` with `step` ([`RunQueues::begun`]).
     #[inline(always)]
-    pub(crate) fn begun(&mut self, l: Level, task: Task, step: Step) {
+    pub(crate) fn begun(&mut self, l: Level, task: Task, step: Step, now: SimTime) {
         self.runq.begun(l, task, step);
+        if !matches!(step, Step::Run(_)) {
+            self.cfs_put(l, task, step, now);
+        }
     }
 
     /// The task holding level `l`, if one does.
@@ -169,6 +224,7 @@ impl Core {
     #[inline(always)]
     pub(crate) fn ended(&mut self, now: SimTime, l: Level, task: Task, step: Step) {
         let more = self.runq.ended(l, task, step);
+        self.cfs_put(l, task, step, now);
         self.cpu.clear(now, l);
         if more {
             self.cpu.set_want(l);
@@ -205,6 +261,8 @@ pub(crate) struct Cores<C: CoreModel> {
     /// The section of the forwarding path the cores contend for, if the kernel has one
     /// (`kernel.shared_section`).
     section: Option<SharedSection>,
+    /// The time of the event being handled (the instant of a wake-up, for CFS).
+    now: SimTime,
 }
 
 impl<C: CoreModel> Cores<C> {
@@ -233,6 +291,7 @@ impl<C: CoreModel> Cores<C> {
             line_core,
             unsettled: C::CoreSet::first(n),
             section,
+            now: SimTime::ZERO,
         }
     }
 
@@ -259,8 +318,9 @@ impl<C: CoreModel> Cores<C> {
     }
 
     /// The processors' counters: the shared section's if there is one,
-    /// `cpu.preemptions` (summed over the cores) and `ipintrq.high_water` (the highest
-    /// of the cores'), and on a host with several cores the same per core
+    /// `cpu.preemptions` (summed over the cores), under CFS `sched.wakeup_preemptions`,
+    /// `sched.tick_preemptions` and `sched.placed_sleepers` (summed over the cores),
+    /// and `ipintrq.high_water` (the highest of the cores'), and on a host with several cores the same per core
     /// (`cpu<i>.preemptions`, `cpu<i>.ipintrq.high_water`).
     pub(crate) fn counters(&self, c: &mut BTreeMap<String, f64>) {
         if let Some(s) = &self.section {
@@ -268,6 +328,20 @@ impl<C: CoreModel> Cores<C> {
         }
         let preemptions: u64 = self.all().map(|k| k.cpu.preemptions).sum();
         c.insert("cpu.preemptions".into(), preemptions as f64);
+        if self.get(0).cfs.is_some() {
+            let sum = |f: fn(&Cfs) -> u64| -> f64 {
+                self.all()
+                    .filter_map(|k| k.cfs.as_deref())
+                    .map(f)
+                    .sum::<u64>() as f64
+            };
+            c.insert(
+                "sched.wakeup_preemptions".into(),
+                sum(|s| s.wakeup_preemptions),
+            );
+            c.insert("sched.tick_preemptions".into(), sum(|s| s.tick_preemptions));
+            c.insert("sched.placed_sleepers".into(), sum(|s| s.placed_sleepers));
+        }
         let high = self.all().map(|k| k.netisr.ipintrq.high_water).max();
         c.insert("ipintrq.high_water".into(), high.unwrap_or(0) as f64);
         self.idle_counters(c);
@@ -439,13 +513,31 @@ impl<C: CoreModel> Cores<C> {
         self.wake_on(self.core_of(task), task)
     }
 
+    /// The time of the event being handled.
+    #[inline(always)]
+    pub(crate) fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// The event being handled happens at `now`.
+    #[inline(always)]
+    pub(crate) fn set_now(&mut self, now: SimTime) {
+        self.now = now;
+    }
+
     /// Make `task` ready at its level on core `c` (no effect if it is running or
-    /// already waiting there).
+    /// already waiting there; under CFS a User-level task that slept is placed and may
+    /// preempt the running one).
     #[inline(always)]
     pub(crate) fn wake_on(&mut self, c: usize, task: Task) {
+        let now = self.now;
         let core = self.at(c);
+        let slept = core.cfs.is_some() && !core.runq.holds(task);
         if core.runq.wake(task) {
             core.cpu.set_want(task.level());
+        }
+        if slept {
+            core.cfs_wake(task, true, now);
         }
     }
 
@@ -613,7 +705,13 @@ mod tests {
         .expect("kernel");
         let key = RunKey::single(1);
         let all = (0..n)
-            .map(|c| Core::new(Netisr::new(&k, 1000.0, key.stream(&format!("n{c}"))), None))
+            .map(|c| {
+                Core::new(
+                    Netisr::new(&k, 1000.0, key.stream(&format!("n{c}"))),
+                    None,
+                    None,
+                )
+            })
             .collect();
         Cores::new(all, vec![2, 1], &[], None)
     }

@@ -402,9 +402,24 @@ impl<M: Shape> Host<M> {
 
     // ------------------------------------------------------------------ scheduling
 
-    /// Whether another normal-priority task (ksoftirqd) waits for the User level.
+    /// Whether the task holding the User level should let another normal-priority
+    /// task have it now: under round robin, whether one waits (the task's own slice
+    /// decides when); under CFS, need_resched ([`crate::model::cpu::cfs::Cfs::need_resched`]).
     pub(crate) fn user_level_contended(&self) -> bool {
-        self.cores.hand().runq().contended(Level::User)
+        let core = self.cores.hand();
+        match core.user_need_resched(self.cores.now()) {
+            Some(resched) => resched,
+            None => core.runq().contended(Level::User),
+        }
+    }
+
+    /// Under CFS, whether the task holding the User level should leave the CPU now
+    /// (need_resched); always false under round robin.
+    pub(crate) fn user_need_resched(&self) -> bool {
+        self.cores
+            .hand()
+            .user_need_resched(self.cores.now())
+            .unwrap_or(false)
     }
 
     /// The CPU runs burst `d`: its completion goes in the CPU slot. A CPU burst that
@@ -468,11 +483,11 @@ impl<M: Shape> Host<M> {
     fn begin_level(&mut self, l: Level, now: SimTime, s: &mut Scheduler<Event>) -> bool {
         // Each waiting task is asked at most once, so tasks that yield cannot spin.
         for _ in 0..self.cores.hand().waiting(l) {
-            let Some(task) = self.cores.hand_mut().begin_next(l) else {
+            let Some(task) = self.cores.hand_mut().begin_next(l, now) else {
                 break;
             };
             let step = self.step(task, now, true, s);
-            self.cores.hand_mut().begun(l, task, step);
+            self.cores.hand_mut().begun(l, task, step, now);
             if let Step::Run(d) = step {
                 let tag = tag(task, self.user_busy_polling());
                 return match self.cores.hand_mut().run(now, l, d, tag) {
@@ -741,6 +756,7 @@ impl<M: Shape> Host<M> {
     #[inline(always)]
     fn fire(&mut self, s: &mut Scheduler<Event>, next: Next) {
         let now = next.key.at;
+        self.cores.set_now(now);
         if next.is_timer() {
             let (key, ev) = s.pop_keyed().expect("peeked");
             self.timer(now, key, ev, s);

@@ -62,18 +62,22 @@ impl<M: Shape> Host<M> {
             ended = true;
         }
         let contended = self.user_level_contended();
+        let resched = self.user_need_resched();
         let Some(u) = self.user.as_mut() else {
             return Step::Done;
         };
-        let step = u.next(first, contended);
+        let step = u.next(first, contended, resched);
         if let Some(p) = u.current() {
             let nic = self.acct.flow(p.flow as usize).in_nic;
             u.took_from(nic);
         }
-        if step != Step::Done || ended {
+        // A blocking recv() sleeps after its busy loop; a non-blocking one returns
+        // EAGAIN and the process calls it again: another round.
+        if step != Step::Done || (ended && !u.nonblocking()) {
             return step;
         }
-        // recv() found the socket empty: sk_busy_loop before sleeping.
+        // recv() found the socket empty: sk_busy_loop before sleeping (one round for a
+        // non-blocking call).
         let Some((deadline, nic)) = u.begin_busy_loop(now) else {
             return step;
         };
@@ -84,7 +88,7 @@ impl<M: Shape> Host<M> {
             return Step::Done;
         };
         u.end_busy_loop();
-        u.next(first, contended)
+        u.next(first, contended, resched)
     }
 
     /// Whether the user process is in its socket busy loop (napi_busy_loop, in a

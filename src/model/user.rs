@@ -21,8 +21,16 @@
 //!   runs even with `busy_poll_us` 0: one poll (Linux 6.13's ep_busy_loop_on), whose
 //!   end suspends or resumes the device's interrupt under `irq_suspend_timeout_ns`.
 //!
+//!   With `nonblocking` the process reads with a non-blocking recvfrom() in a loop that
+//!   never sleeps: a call on an empty socket is one round of the busy loop, then the
+//!   next call.
+//!
 //! Both run at user priority: every interrupt, softirq and kernel thread preempts them,
-//! which is why they starve under receive livelock.
+//! which is why they starve under receive livelock. Among normal-priority tasks they
+//! share the core by the kernel's scheduler: round robin by `timeslice_ns` (cpu-bound
+//! yields between slices; screend runs until its queue is empty), or Linux's CFS
+//! ([`crate::model::cpu::cfs`]), under which either yields at its next step once
+//! need_resched is set (a busy loop in progress runs to its end first).
 //!
 //! Parameters ([`UserConfig`], tagged by `kind`): cpu-bound `work_unit` (default
 //! 1,000 ns); screend `per_packet` (required),
@@ -105,6 +113,17 @@ pub enum UserConfig {
         /// suspends or resumes the interrupt under `irq_suspend_timeout_ns`.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         epoll: bool,
+        /// The process reads its socket with a non-blocking recvfrom() (MSG_DONTWAIT or
+        /// O_NONBLOCK) in a loop that never sleeps (default false): a recvfrom() that
+        /// finds the socket empty runs one round of napi_busy_loop (sk_busy_loop with
+        /// `nonblock`: no loop_end, so one poll attempt, and busy_poll_stop's poll if it
+        /// took the device) and returns EAGAIN, and the process calls it again at once.
+        /// It leaves the CPU only when the scheduler preempts it. Needs `busy_read_us`
+        /// (any value above 0: only whether busy polling is on counts); a process that
+        /// has not yet received a packet has no NAPI instance to poll and waits for its
+        /// first packet asleep (an approximation: the real loop spins on EAGAIN).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        nonblocking: bool,
     },
 }
 
@@ -146,7 +165,22 @@ impl UserConfig {
                 prefer_busy_poll,
                 busy_poll_budget,
                 epoll,
+                nonblocking,
             } => {
+                if *nonblocking && *busy_read_us == 0.0 {
+                    p.push(
+                        "nonblocking",
+                        "a non-blocking recvfrom() loop is modelled with busy polling only: \
+                         set busy_read_us (the letter's and the model's one poll per call)",
+                    );
+                }
+                if *nonblocking && (*busy_poll_us > 0.0 || *epoll) {
+                    p.push(
+                        "nonblocking",
+                        "a non-blocking recvfrom() loop does not wait in epoll_wait(): unset \
+                         busy_poll_us and epoll",
+                    );
+                }
                 if let Err(e) = per_packet.check() {
                     p.push("per_packet", e);
                 }
@@ -201,6 +235,9 @@ pub struct UserProcess {
     busy_until: Option<SimTime>,
     /// The socket's SO_PREFER_BUSY_POLL and SO_BUSY_POLL_BUDGET.
     busy_opts: SocketBusyPoll,
+    /// recvfrom() is non-blocking, in a loop that never sleeps: each call on an empty
+    /// socket is one busy-poll round.
+    nonblocking: bool,
     /// Packets handled (screend) -- counter.
     pub packets: u64,
 }
@@ -226,6 +263,7 @@ impl UserProcess {
                 napi_nic: None,
                 busy_until: None,
                 busy_opts: SocketBusyPoll::default(),
+                nonblocking: false,
                 packets: 0,
             },
             UserConfig::Screend {
@@ -236,6 +274,7 @@ impl UserProcess {
                 prefer_busy_poll,
                 busy_poll_budget,
                 epoll,
+                nonblocking,
             } => UserProcess {
                 quantum: SimTime::ZERO,
                 unit_ns: 0.0,
@@ -243,8 +282,11 @@ impl UserProcess {
                 queue: Some(BoundedQueue::new(*queue_len as usize)),
                 current: None,
                 rng,
+                // A non-blocking call busy-polls once: a zero window.
                 busy_window: SimTime::from_ns_f64(
-                    if *busy_poll_us > 0.0 {
+                    if *nonblocking {
+                        0.0
+                    } else if *busy_poll_us > 0.0 {
                         *busy_poll_us
                     } else {
                         *busy_read_us
@@ -260,6 +302,7 @@ impl UserProcess {
                     budget: *busy_poll_budget,
                     epoll: *epoll || *busy_poll_us > 0.0,
                 },
+                nonblocking: *nonblocking,
                 packets: 0,
             },
         }
@@ -268,6 +311,11 @@ impl UserProcess {
     /// The socket's busy-polling options (SO_PREFER_BUSY_POLL, SO_BUSY_POLL_BUDGET).
     pub fn busy_opts(&self) -> SocketBusyPoll {
         self.busy_opts
+    }
+
+    /// Whether recvfrom() is non-blocking in a loop that never sleeps.
+    pub fn nonblocking(&self) -> bool {
+        self.nonblocking
     }
 
     /// The packet in hand came from NIC `nic`: the socket's NAPI instance
@@ -353,15 +401,21 @@ impl UserProcess {
     }
 
     /// The second half of a step (`first`: the process has just been given the CPU;
-    /// `contended`: another normal-priority task waits). cpu-bound: a slice, or yield
-    /// between slices when contended; screend: the next packet of its queue, or sleep.
-    pub fn next(&mut self, first: bool, contended: bool) -> Step {
+    /// `contended`: another normal-priority task should have the CPU -- one waits under
+    /// round robin, need_resched under CFS; `resched`: need_resched under CFS, always
+    /// false under round robin). cpu-bound: a slice, or yield between slices when
+    /// contended; screend: yield when rescheduled (a return to user mode with
+    /// need_resched set), else the next packet of its queue, or sleep.
+    pub fn next(&mut self, first: bool, contended: bool, resched: bool) -> Step {
         let Some(q) = self.queue.as_mut() else {
             if !first && contended {
                 return Step::Yield;
             }
             return Step::Run(self.quantum);
         };
+        if resched && !first {
+            return Step::Yield;
+        }
         match q.pop() {
             Some(p) => {
                 self.current = Some(p);
@@ -409,9 +463,9 @@ mod tests {
     fn a_cpu_bound_job_runs_slices_and_yields_between_them_only_when_contended() {
         let mut u = process(r#"{ "kind": "cpu-bound" }"#);
         let slice = Step::Run(SimTime::from_ns_f64(10_000.0));
-        assert_eq!(u.next(true, true), slice);
-        assert_eq!(u.next(false, false), slice);
-        assert_eq!(u.next(false, true), Step::Yield);
+        assert_eq!(u.next(true, true, false), slice);
+        assert_eq!(u.next(false, false, false), slice);
+        assert_eq!(u.next(false, true, false), Step::Yield);
         assert!(!u.consumes_packets());
         assert_eq!(u.enqueue(pkt(1)), Err(pkt(1)));
     }
@@ -445,26 +499,59 @@ mod tests {
     }
 
     #[test]
+    fn a_nonblocking_reader_busy_polls_once_per_call_and_yields_when_rescheduled() {
+        // recvfrom(MSG_DONTWAIT) with busy_read: sk_busy_loop with nonblock, one round
+        // (a zero window), whatever busy_read_us says.
+        let mut u = process(
+            r#"{ "kind": "screend", "per_packet": 1000, "busy_read_us": 20,
+                 "nonblocking": true }"#,
+        );
+        assert!(u.nonblocking());
+        u.took_from(0);
+        let now = SimTime::from_ns_f64(5_000.0);
+        assert_eq!(u.begin_busy_loop(now), Some((now, 0)));
+        // Under CFS with need_resched set it yields before its next request (not on
+        // the step that gives it the CPU).
+        assert!(u.enqueue(pkt(1)).is_ok());
+        assert_eq!(u.next(false, true, true), Step::Yield);
+        assert_eq!(
+            u.next(true, true, true),
+            Step::Run(SimTime::from_ns_f64(1_000.0))
+        );
+        // Refused: without busy polling, or waiting in epoll_wait().
+        for json in [
+            r#"{ "kind": "screend", "per_packet": 1000, "nonblocking": true }"#,
+            r#"{ "kind": "screend", "per_packet": 1000, "nonblocking": true,
+                 "busy_read_us": 20, "epoll": true }"#,
+        ] {
+            let cfg: UserConfig = serde_json::from_str(json).expect("config");
+            let mut p = Problems::default();
+            cfg.validate(&mut p);
+            assert!(format!("{p:?}").contains("nonblocking"), "{p:?}");
+        }
+    }
+
+    #[test]
     fn screend_takes_each_packet_spends_its_cost_and_hands_it_on() {
         let mut u = process(r#"{ "kind": "screend", "per_packet": 30000, "queue_len": 2 }"#);
-        assert_eq!(u.next(true, false), Step::Done);
+        assert_eq!(u.next(true, false, false), Step::Done);
         assert!(u.enqueue(pkt(1)).is_ok() && u.enqueue(pkt(2)).is_ok());
         // Two in a queue of 2: full, and more than half full.
         assert!(u.queue_full() && u.queue_above_half());
         assert_eq!(u.enqueue(pkt(3)), Err(pkt(3)));
         assert_eq!(u.finished(), None);
         assert_eq!(
-            u.next(true, false),
+            u.next(true, false, false),
             Step::Run(SimTime::from_ns_f64(30_000.0))
         );
         assert_eq!(u.held(), 2);
         assert_eq!(u.finished(), Some(pkt(1)));
         assert_eq!(
-            u.next(false, false),
+            u.next(false, false, false),
             Step::Run(SimTime::from_ns_f64(30_000.0))
         );
         assert_eq!(u.finished(), Some(pkt(2)));
-        assert_eq!(u.next(false, false), Step::Done);
+        assert_eq!(u.next(false, false, false), Step::Done);
         assert_eq!((u.packets, u.held()), (2, 0));
     }
 }

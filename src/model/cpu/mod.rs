@@ -43,12 +43,14 @@
 //! with cold caches and their refill time.
 //!
 //! Beside the core: [`idle`] (idle states and the menu governor), [`runq`] (which task
-//! holds each level and which wait), [`task`] (what uses the CPU and the steps it takes)
-//! and [`cputime`] (the time as Linux accounts it: mpstat's categories).
+//! holds each level and which wait), [`cfs`] (Linux's fair scheduler for the User
+//! level's tasks, when the kernel has it), [`task`] (what uses the CPU and the steps it
+//! takes) and [`cputime`] (the time as Linux accounts it: mpstat's categories).
 //!
 //! Uses [`crate::sim`] (time, limits, problems) only: every other component builds on
 //! it.
 
+pub mod cfs;
 pub mod cputime;
 pub mod idle;
 pub mod runq;
@@ -286,6 +288,19 @@ impl Cpu {
         } else {
             r
         })
+    }
+
+    /// CPU time of `level` up to `now` \[ps\], the part of a burst running at `now`
+    /// included (and an idle state's exit latency not).
+    pub fn level_ps_at(&self, now: SimTime, level: Level) -> u64 {
+        let mut t = self.busy_ps[level as usize];
+        if self.running == Some(level) {
+            t += now
+                .saturating_sub(self.since)
+                .saturating_sub(self.wake_left)
+                .0;
+        }
+        t
     }
 
     /// When the running burst's work starts, `now` or later: after what is left of an

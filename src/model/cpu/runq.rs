@@ -9,7 +9,9 @@
 //! that then takes the CPU needs no second turn: it is running; one woken during a
 //! first step that yields is queued once, at the tail.) The
 //! [`crate::model::cpu::Cpu`] decides which level runs and accounts the time; this decides
-//! which task of a level runs. Parameters: none. Counters: none.
+//! which task of a level runs (at the User level under Linux's CFS, [`crate::model::cpu::cfs`]
+//! chooses among the waiting tasks instead of the first). Parameters: none. Counters:
+//! none.
 
 use crate::model::cpu::task::{Step, Task};
 use crate::model::cpu::{LEVELS, Level};
@@ -47,6 +49,35 @@ impl RunQueues {
         }
         q.ready.push_back(task);
         q.current.is_none()
+    }
+
+    /// Whether `task` holds its level or waits for it (it has not slept).
+    #[inline]
+    pub fn holds(&self, task: Task) -> bool {
+        let q = &self.levels[task.level() as usize];
+        q.current == Some(task) || q.ready.contains(&task)
+    }
+
+    /// Whether `task` waits for level `l`.
+    #[inline]
+    pub fn is_ready(&self, l: Level, task: Task) -> bool {
+        self.levels[l as usize].ready.contains(&task)
+    }
+
+    /// The tasks waiting for level `l`, in the order they became ready.
+    pub fn ready(&self, l: Level) -> impl Iterator<Item = Task> + '_ {
+        self.levels[l as usize].ready.iter().copied()
+    }
+
+    /// Level `l` got the CPU with no task holding it, and its scheduler chose `task`,
+    /// one of those waiting ([`RunQueues::begin_next`] takes the first).
+    pub fn begin_task(&mut self, l: Level, task: Task) {
+        let q = &mut self.levels[l as usize];
+        if let Some(i) = q.ready.iter().position(|&t| t == task) {
+            q.ready.remove(i);
+            q.current = Some(task);
+            q.again = false;
+        }
     }
 
     /// Whether tasks wait at level `l` besides the one holding it.

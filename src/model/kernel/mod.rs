@@ -21,7 +21,9 @@
 //!
 //! Parameters ([`KernelConfig`]) with defaults: `ipintrq_maxlen` 50 and `if_snd_maxlen`
 //! 50 (BSD net/if.h IFQ_MAXLEN); `netisr_per_packet` (required); `timeslice_ns` 1e7 (10
-//! ms round robin of normal-priority tasks); `clock` (`hz` 100, `hardclock` 0: the clock
+//! ms round robin of normal-priority tasks); `scheduler` (default none: that round robin;
+//! `cfs`: Linux's fair scheduler, [`crate::model::cpu::cfs`]); `clock` (`hz` 100,
+//! `hardclock` 0: the clock
 //! interrupt, not simulated unless it has a cost); `polling`, `napi`, `mogul`:
 //! system-wide parameters of those policies.
 //!
@@ -40,6 +42,7 @@ pub mod section;
 pub mod softirq;
 
 use crate::model::cost::{Cost, CostParam};
+pub use crate::model::cpu::cfs::SchedulerConfig;
 use crate::model::cpu::task::Step;
 use crate::model::packet::Packet;
 use crate::model::policy::freebsd_polling::PollingConfig;
@@ -73,6 +76,12 @@ pub struct KernelConfig {
     #[serde(default = "d_slice")]
     #[schemars(range(min = 1.0, max = crate::sim::problems::MAX_TIME_NS))]
     pub timeslice_ns: f64,
+    /// How normal-priority tasks (ksoftirqd, NAPI threads, the user process, the
+    /// sender) share a core: `{"kind": "cfs", ...}`, Linux's fair scheduler with its
+    /// tunables ([`crate::model::cpu::cfs`]), or `{"kind": "round-robin"}` (default when
+    /// absent: round robin by `timeslice_ns`, as 4.4BSD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<SchedulerConfig>,
     /// The clock interrupt (hardclock): rate and cost.
     #[serde(default)]
     pub clock: ClockConfig,
@@ -131,6 +140,9 @@ impl KernelConfig {
             p.push("netisr_per_packet", e);
         }
         p.period_ns("timeslice_ns", self.timeslice_ns);
+        if let Some(sch) = &self.scheduler {
+            p.at("scheduler", |p| sch.validate(p));
+        }
         p.at("clock", |p| self.clock.validate(p));
         p.at("polling", |p| self.polling.validate(p));
         p.at("napi", |p| self.napi.validate(p));
