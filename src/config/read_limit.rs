@@ -10,7 +10,8 @@
 //! than the limit. The read itself stops one byte past the limit, so a file that grows
 //! while it is read is refused too.
 //!
-//! Limits per file, in bytes (stated in the README's "Limits and refusals" section):
+//! Limits per file, in bytes (stated in the book's chapter "Limits and refusals",
+//! book/src/limits.md):
 //! - [`MAX_INPUT_BYTES`] (16 MiB) for what a user writes: scenarios, models, measured
 //!   tables, `timeline.csv`, `import-host` dumps;
 //! - [`crate::config::capture::MAX_CAPTURE_BYTES`] (256 MiB) for a capture;

@@ -14,7 +14,8 @@
 //! replications) and small enough that the bookkeeping of the whole sweep (a few
 //! hundred bytes per run) stays far below the memory of a laptop. What a run needs
 //! beyond that is estimated and checked against the machine by [`crate::experiment::memory`].
-//! README.md, "Limits and refusals", lists them with the message each refusal prints.
+//! The book's chapter "Limits and refusals" (book/src/limits.md) lists them with the
+//! message each refusal prints.
 
 /// Load points per variant, as a list or a range: 100,000.
 pub const MAX_POINTS: usize = 100_000;

@@ -584,6 +584,39 @@ fn a_duration_that_looks_like_milliseconds_is_pointed_out() {
 }
 
 #[test]
+fn percentages_written_under_the_pps_unit_are_pointed_out() {
+    // Points 10..50 meant as % of line rate under `"unit": "pps"`: at 0.1 s they run at
+    // 10..50 frames/s, and the command says so and how to write percent; at 0.01 s the
+    // first point sends no frame and the refusal carries the same hint.
+    let mut c = Case::new();
+    c.scenario["load"] = json!({ "unit": "pps", "points": [10, 30, 50] });
+    c.scenario["duration_s"] = json!(0.1);
+    let run = c.run();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("`load.unit` is `pps`: the points are at most 50 frames/s per flow")
+            && run.stderr.contains("\"unit\": \"percent\""),
+        "{}",
+        run.stderr
+    );
+    c.scenario["duration_s"] = json!(0.01);
+    let run = c.run();
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("sends no frame") && run.stderr.contains("\"unit\": \"percent\""),
+        "{}",
+        run.stderr
+    );
+    // A pps sweep above 100 frames/s gets no note.
+    c.scenario["load"] = json!({ "unit": "pps", "points": [1000] });
+    c.scenario["duration_s"] = json!(0.1);
+    let run = c.run();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(!run.stderr.contains("load.unit"), "{}", run.stderr);
+}
+
+#[test]
 fn pps_load_above_line_rate() {
     // 64-byte frames on 100 Mbit/s: 100e6 / (84 * 8) = 148,809.5 frames/s.
     let mut c = Case::new();

@@ -831,3 +831,29 @@ fn forwarded_pps_counts_the_load_period_only() {
     assert_eq!(fig.total.forwarded_pps, 0.0);
     assert_eq!(fig.total.drained, 50.0);
 }
+
+/// A flow `eth0 -> eth0` on the two-port router (`models/xeon-e5-1650v4-10g-linux.json`)
+/// is more likely a slip than a one-armed router: the loader's warning says the host
+/// has 2 NICs and names eth1. The shipped ping-pong scenario (same `from` and `to`, an
+/// application answering each request) gets none.
+#[test]
+fn a_flow_back_out_of_its_port_on_a_two_port_host_is_warned() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let t = tempfile::tempdir().unwrap();
+    let model = root.join("models/xeon-e5-1650v4-10g-linux.json");
+    let sc = serde_json::json!({
+        "model": model.to_str().unwrap(),
+        "workload": {"flows": [{"from": "eth0", "to": "eth0"}, {"from": "eth1", "to": "eth0"}]},
+        "load": {"unit": "percent", "points": [10]},
+        "duration_s": 0.001
+    });
+    let p = t.path().join("s.json");
+    std::fs::write(&p, sc.to_string()).unwrap();
+    let exp = irqsim::experiment::load::load(&p, &DiskFiles::default()).expect("it loads");
+    let w = irqsim::config::hairpin::warnings(&exp);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("eth0 -> eth0") && w[0].contains("2 NICs") && w[0].contains("(eth1)"));
+    let pingpong = root.join("scenarios/prefer-busy-poll-udp-pingpong.json");
+    let exp = irqsim::experiment::load::load(&pingpong, &DiskFiles::default()).expect("it loads");
+    assert!(irqsim::config::hairpin::warnings(&exp).is_empty());
+}

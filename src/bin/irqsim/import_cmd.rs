@@ -14,7 +14,7 @@ pub struct ImportArgs {
     /// The directory of the host's dumps (`lscpu`, `sysctl-net.core`,
     /// `ethtool-{i,g,l,c}-<if>`, `ethtool-<if>`, optionally `proc-cpuinfo`,
     /// `proc-interrupts`, `irq-affinity`, `ip-link`, `uname-r`): `OUT/host` of
-    /// `examples/gather-host.sh OUT`; the README's "Host from its own dumps".
+    /// `examples/gather-host.sh OUT`; the book's chapter "Host from its own dumps".
     dir: PathBuf,
     /// A model file whose costs (kernel and driver) the imported host takes, each with
     /// a note naming it [default: none; costs are left to `irqsim fit`].
@@ -34,8 +34,8 @@ pub struct ImportArgs {
     line_rate: Vec<import::LineRate>,
     /// Also write a starting scenario for the imported host to FILE: its ports, a flow
     /// of 64-byte frames per receive queue (RSS sends flow k to queue k), a load sweep
-    /// to the line rate, and starting costs when the model has none (the README's "Host
-    /// from its own dumps"). Needs --out (the scenario names the model file); the
+    /// to the line rate, and starting costs when the model has none (the book's chapter
+    /// "Host from its own dumps"). Needs --out (the scenario names the model file); the
     /// scenario is loaded once written, so it runs as written.
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,

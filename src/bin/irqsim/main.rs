@@ -179,7 +179,8 @@ struct RunOpts {
     /// Worker threads [default: one per core]. Results do not depend on it.
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
-    /// Print nothing but errors (no table, no progress bar).
+    /// Print nothing but errors and notes: no table, no progress bar (run, ndr, fit),
+    /// no report (import-host).
     #[arg(long, global = true)]
     quiet: bool,
     /// Continue an interrupted sweep from the runs saved under DIR/.checkpoint/ (the
@@ -459,6 +460,22 @@ fn duration_note(duration_s: f64) -> Option<String> {
     })
 }
 
+/// A note when a `pps` sweep's points are all at most 100 frames/s: most likely
+/// percentages of line rate written under the wrong unit (shipped low-rate sweeps start
+/// at 100 frames/s and go higher).
+fn load_unit_note(exp: &Experiment) -> Option<String> {
+    let max = (exp.variants.iter().flat_map(|v| &v.points))
+        .map(|p| p.load)
+        .fold(0.0f64, f64::max);
+    let paced_by_load = exp.flows.iter().any(|f| f.rate_pps.is_none());
+    (exp.load_unit == scenario::LoadUnit::Pps && paced_by_load && max <= 100.0).then(|| {
+        format!(
+            "`load.unit` is `pps`: the points are at most {max} frames/s per flow; for % \
+                 of line rate write \"unit\": \"percent\""
+        )
+    })
+}
+
 /// `irqsim run`: simulate the sweep into the directory `lock` holds until it returns,
 /// reading from the command's `budget`.
 fn run(
@@ -476,6 +493,9 @@ fn run(
     }
     if let Some(s) = shard {
         return run_shard(&exp, &opts, s, out, lock, budget);
+    }
+    if let Some(note) = load_unit_note(&exp) {
+        eprintln!("irqsim: note: {note}");
     }
     if let Some(note) = duration_note(exp.duration_s) {
         // Printed even with --quiet: a unit slip costs hours, and nothing else says so.

@@ -1,7 +1,7 @@
 //! The model skeleton built from a host's dumps, every value with a note saying where it
 //! came from.
 //!
-//! Decisions where the dumps leave a choice (the README's "Host from its own dumps"
+//! Decisions where the dumps leave a choice (the book's chapter "Host from its own dumps"
 //! says the same):
 //!
 //! - **Cores are the online logical CPUs** (`On-line CPU(s) list`, else `CPU(s)`):

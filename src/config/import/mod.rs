@@ -446,7 +446,9 @@ pub fn read_dumps(
     if ifaces.is_empty() {
         f.fault(
             dir.display().to_string(),
-            "no interface: no ethtool-i-<if>, ethtool-g-<if>, ethtool-l-<if> or ethtool-c-<if> file",
+            "no interface: no ethtool-i-<if>, ethtool-g-<if>, ethtool-l-<if> or ethtool-c-<if> file \
+             (write them with `ethtool -i <if> > ethtool-i-<if>`, `-g`, `-l` and `-c` likewise; \
+             install ethtool first if the host has none)",
         );
     }
     let mut nics = Vec::new();

@@ -165,11 +165,19 @@ pub(super) fn variant_points(
         } else {
             "a Poisson flow sends rate x duration_s frames on average"
         };
+        // Values that read as percentages in a pps scenario are most likely a unit slip.
+        let unit_hint = if sc.load.unit == LoadUnit::Pps && values.iter().all(|v| *v <= 100.0) {
+            "; `load.unit` is `pps` (frames/s per flow): for % of line rate write \
+             \"unit\": \"percent\""
+        } else {
+            ""
+        };
         p.push(
             &field,
             format!(
                 "flow `{}` sends no frame in the run at {} of the {} load points (from {} {}): \
-                 {} frames/s for {} s is {} frames ({how}): raise the load or `duration_s`",
+                 {} frames/s for {} s is {} frames ({how}): raise the load or `duration_s`\
+                 {unit_hint}",
                 f.display_name(),
                 at.len(),
                 values.len(),
