@@ -1061,6 +1061,9 @@ mod tests {
         let e = with_isb(&|e| [vec![0; 12], opt(e, 2, 64)].concat())
             .unwrap_err()
             .to_string();
-        assert!(e.ends_with("option 2 of 64 bytes runs past the block"), "{e}");
+        assert!(
+            e.ends_with("option 2 of 64 bytes runs past the block"),
+            "{e}"
+        );
     }
 }

@@ -169,7 +169,11 @@ pub fn read_table(
         }
         // The table's text reaches results.json and the comparison printed on the
         // terminal: a control character (an escape sequence) there is refused.
-        if let Some((i, f)) = rec.iter().enumerate().find(|(_, f)| f.chars().any(char::is_control)) {
+        if let Some((i, f)) = rec
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.chars().any(char::is_control))
+        {
             let column = header.get(i).map_or("?", String::as_str);
             return Err(err(
                 line,

@@ -1022,7 +1022,9 @@ const CASES: &[Row] = &[
             "is 100000 bytes; at most 200",
         ],
         writes: false,
-        lacks: &["ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"],
+        lacks: &[
+            "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+        ],
     },
     // Before: the key went raw into the message on the terminal.
     Row {
@@ -1033,7 +1035,10 @@ const CASES: &[Row] = &[
         },
         args: RUN,
         code: 2,
-        says: &["case.json", "no element named or numbered `x\\u{1b}[2J` to override"],
+        says: &[
+            "case.json",
+            "no element named or numbered `x\\u{1b}[2J` to override",
+        ],
         writes: false,
         lacks: &["\u{1b}"],
     },
