@@ -19,6 +19,9 @@ use irqsim::experiment::runner::{self, RunError};
 use irqsim::config::scenario::{self, DiskFiles, Experiment};
 use irqsim::experiment::shard::{self, Manifest, Shard};
 use libfuzzer_sys::fuzz_target;
+use retry::retry;
+
+mod retry;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -41,9 +44,9 @@ fn base() -> &'static Base {
     static CELL: OnceLock<Base> = OnceLock::new();
     CELL.get_or_init(|| {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = retry(tempfile::tempdir).expect("temp dir");
         let mut sc: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(repo.join("scenarios/dc21143-64b-1flow.json"))
+            &retry(|| std::fs::read_to_string(repo.join("scenarios/dc21143-64b-1flow.json")))
                 .expect("shipped scenario"),
         )
         .expect("JSON");
@@ -58,7 +61,7 @@ fn base() -> &'static Base {
         sc["timeline"] = json!({"bucket_ms": 1});
         sc["seed"] = json!(1);
         let path = dir.path().join("tiny.json");
-        std::fs::write(&path, sc.to_string()).expect("write");
+        retry(|| std::fs::write(&path, sc.to_string())).expect("write");
         let exp = scenario::load(&path, &DiskFiles::default()).expect("the tiny sweep loads");
         let clean = runner::run(&exp, 1, &|| {}).expect("runs").to_json();
         let mut checkpoint = Vec::new();
@@ -112,14 +115,14 @@ fn run_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("list") {
+    retry(|| std::fs::create_dir_all(to)).expect("mkdir");
+    for e in retry(|| std::fs::read_dir(from)).expect("list") {
         let p = e.expect("entry").path();
         let t = to.join(p.file_name().expect("name"));
         if p.is_dir() {
             copy_dir(&p, &t);
         } else {
-            std::fs::copy(&p, &t).expect("copy");
+            retry(|| std::fs::copy(&p, &t)).expect("copy");
         }
     }
 }
@@ -133,7 +136,7 @@ fn damage(data: &[u8], files: &[PathBuf], twin: &dyn Fn(&Path) -> PathBuf) {
         let (op, f, arg) = (data[i], data[i + 1] as usize, data[i + 2]);
         i += 3;
         let p = &files[f % files.len()];
-        let mut b = std::fs::read(p).expect("read");
+        let mut b = retry(|| std::fs::read(p)).expect("read");
         match op % 6 {
             0 if !b.is_empty() => {
                 let at = (arg as usize * 257 + f) % b.len();
@@ -146,24 +149,24 @@ fn damage(data: &[u8], files: &[PathBuf], twin: &dyn Fn(&Path) -> PathBuf) {
             2 => b.truncate(b.len() * arg as usize / 256),
             3 => {
                 let q = &files[arg as usize % files.len()];
-                let other = std::fs::read(q).expect("read");
-                std::fs::write(q, &b).expect("write");
+                let other = retry(|| std::fs::read(q)).expect("read");
+                retry(|| std::fs::write(q, &b)).expect("write");
                 b = other;
             }
-            4 => b = std::fs::read(twin(p)).expect("the twin"),
+            4 => b = retry(|| std::fs::read(twin(p))).expect("the twin"),
             5 => {
                 b = data[i..].to_vec();
                 i = data.len();
             }
             _ => {}
         }
-        std::fs::write(p, b).expect("write");
+        retry(|| std::fs::write(p, &b)).expect("write");
     }
 }
 
 fuzz_target!(|data: &[u8]| {
     let base = base();
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = retry(tempfile::tempdir).expect("temp dir");
 
     // The checkpoint, resumed.
     let out = tmp.path().join("out");

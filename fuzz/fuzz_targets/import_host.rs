@@ -18,6 +18,9 @@ use irqsim::config::import::{
     self, cpuinfo, ethtool, interrupts, iplink, lscpu, sysctl, uname,
 };
 use libfuzzer_sys::fuzz_target;
+use retry::retry;
+
+mod retry;
 
 const NAMES: [&str; 12] = [
     "lscpu",
@@ -55,9 +58,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(f.unparsed.len() <= 12 * irqsim::config::import::dump::UNPARSED_KEPT);
     }
     // The whole import from a directory.
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = retry(tempfile::tempdir).expect("temp dir");
     for (i, p) in parts.iter().enumerate() {
-        std::fs::write(dir.path().join(NAMES[i]), p).expect("write a dump");
+        retry(|| std::fs::write(dir.path().join(NAMES[i]), p)).expect("write a dump");
     }
     if let Ok(imported) = import::import(
         dir.path(),

@@ -11,6 +11,9 @@
 
 use irqsim::config::scenario::{self, DiskFiles, FileSource};
 use libfuzzer_sys::fuzz_target;
+use retry::retry;
+
+mod retry;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -41,14 +44,14 @@ fn sandbox() -> &'static Sandbox {
     static CELL: OnceLock<Sandbox> = OnceLock::new();
     CELL.get_or_init(|| {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = retry(tempfile::tempdir).expect("temp dir");
         for sub in ["models", "scenarios/measured"] {
-            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
-            for e in std::fs::read_dir(repo.join(sub)).expect("shipped files") {
+            retry(|| std::fs::create_dir_all(dir.path().join(sub))).expect("mkdir");
+            for e in retry(|| std::fs::read_dir(repo.join(sub))).expect("shipped files") {
                 let p = e.expect("entry").path();
                 if p.is_file() {
-                    std::fs::copy(&p, dir.path().join(sub).join(p.file_name().expect("name")))
-                        .expect("copy");
+                    let to = dir.path().join(sub).join(p.file_name().expect("name"));
+                    retry(|| std::fs::copy(&p, &to)).expect("copy");
                 }
             }
         }
@@ -64,7 +67,7 @@ fn sandbox() -> &'static Sandbox {
 
 fuzz_target!(|data: &[u8]| {
     let sb = sandbox();
-    std::fs::write(&sb.scenario, data).expect("write the scenario");
+    retry(|| std::fs::write(&sb.scenario, data)).expect("write the scenario");
     if let Err(e) = scenario::load(&sb.scenario, &Confined(&sb.root)) {
         // The message the CLI prints must not panic either.
         assert!(!e.to_string().is_empty());

@@ -19,6 +19,9 @@ use irqsim::results::{FlowResult, Results};
 use irqsim::experiment::runner::{self, RunError};
 use irqsim::config::scenario::{self, DiskFiles, Experiment, FileSource};
 use libfuzzer_sys::fuzz_target;
+use retry::retry;
+
+mod retry;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -66,14 +69,14 @@ fn sandbox() -> &'static Sandbox {
     static CELL: OnceLock<Sandbox> = OnceLock::new();
     CELL.get_or_init(|| {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = retry(tempfile::tempdir).expect("temp dir");
         for sub in ["models", "scenarios/measured"] {
-            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
-            for e in std::fs::read_dir(repo.join(sub)).expect("shipped files") {
+            retry(|| std::fs::create_dir_all(dir.path().join(sub))).expect("mkdir");
+            for e in retry(|| std::fs::read_dir(repo.join(sub))).expect("shipped files") {
                 let p = e.expect("entry").path();
                 if p.is_file() {
-                    std::fs::copy(&p, dir.path().join(sub).join(p.file_name().expect("name")))
-                        .expect("copy");
+                    let to = dir.path().join(sub).join(p.file_name().expect("name"));
+                    retry(|| std::fs::copy(&p, &to)).expect("copy");
                 }
             }
         }
@@ -283,7 +286,7 @@ fn cheap(exp: &Experiment) -> bool {
 fuzz_target!(|data: &[u8]| {
     let sb = sandbox();
     let text = clamped(data);
-    std::fs::write(&sb.scenario, &text).expect("write the scenario");
+    retry(|| std::fs::write(&sb.scenario, &text)).expect("write the scenario");
     let exp = match scenario::load(&sb.scenario, &Confined(&sb.root)) {
         Ok(exp) => exp,
         Err(e) => {

@@ -251,20 +251,9 @@ fn idb<B: byteorder_slice::ByteOrder>(body: &[u8]) -> Result<(u16, u32, u8, i64,
     }
     let linktype = B::read_u16(&body[0..2]);
     let snaplen = B::read_u32(&body[4..8]);
-    let mut s = &body[8..];
     let (mut res, mut offset_s, mut fcs) = (6u8, 0i64, 0u32);
-    while s.len() >= 4 {
-        let code = B::read_u16(&s[0..2]);
-        let len = B::read_u16(&s[2..4]) as usize;
-        s = &s[4..];
-        if code == 0 {
-            break;
-        }
-        let padded = len.div_ceil(4) * 4;
-        if s.len() < padded {
-            return Err(format!("option {code} of {len} bytes runs past the block"));
-        }
-        let v = &s[..len];
+    for (code, v) in options::<B>(&body[8..])? {
+        let len = v.len();
         let want = |n: usize, name: &str| {
             if len == n {
                 Ok(())
@@ -288,9 +277,58 @@ fn idb<B: byteorder_slice::ByteOrder>(body: &[u8]) -> Result<(u16, u32, u8, i64,
             }
             _ => {}
         }
-        s = &s[padded..];
     }
     Ok((linktype, snaplen, res, offset_s, fcs))
+}
+
+/// The options of a block (pcapng section 3.5), (code, value) each, up to `opt_endofopt`
+/// (0) or the body's end: each option's code and length, then its value padded to 32
+/// bits, wholly inside the block.
+fn options<B: byteorder_slice::ByteOrder>(mut s: &[u8]) -> Result<Vec<(u16, &[u8])>, String> {
+    let mut out = Vec::new();
+    while !s.is_empty() {
+        if s.len() < 4 {
+            return Err(format!(
+                "{} bytes after its options, fewer than the 4 of an option's code and length",
+                s.len()
+            ));
+        }
+        let code = B::read_u16(&s[0..2]);
+        let len = B::read_u16(&s[2..4]) as usize;
+        s = &s[4..];
+        if code == 0 {
+            break;
+        }
+        let padded = len.div_ceil(4) * 4;
+        if s.len() < padded {
+            return Err(format!("option {code} of {len} bytes runs past the block"));
+        }
+        out.push((code, &s[..len]));
+        s = &s[padded..];
+    }
+    Ok(out)
+}
+
+/// An Interface Statistics Block's body (pcapng section 4.6): the interface it counts
+/// (described before it, one of `interfaces`), a 64-bit time stamp, then options. The
+/// replay uses none of it, but a block too short for its fields (a total length under
+/// 24 bytes) or with options past its end is a damaged file, refused like a damaged
+/// packet.
+fn isb<B: byteorder_slice::ByteOrder>(body: &[u8], interfaces: usize) -> Result<(), String> {
+    if body.len() < 12 {
+        return Err(format!(
+            "{} bytes of body, fewer than the 12 of its interface id and time stamp (a block \
+             of at least 24 bytes)",
+            body.len()
+        ));
+    }
+    let id = B::read_u32(&body[0..4]) as usize;
+    if id >= interfaces {
+        return Err(format!(
+            "interface {id} is not described ({interfaces} interface(s) before it)"
+        ));
+    }
+    options::<B>(&body[12..]).map(|_| ())
 }
 
 /// A pcapng block through pcap-file's reader, in the section's byte order.
@@ -424,6 +462,12 @@ fn read_pcapng<'d>(data: &'d [u8], out: &mut Vec<RawRecord<'d>>) -> Result<(), C
                 // The size is taken without the FCS (the replay adds it back).
                 out.push((ns, epb.original_len.saturating_sub(fcs), d));
             }
+            5 => if le {
+                isb::<LittleEndian>(&raw.body, ifaces.len())
+            } else {
+                isb::<BigEndian>(&raw.body, ifaces.len())
+            }
+            .map_err(bad)?,
             2 | 3 => {
                 index += 1;
                 return Err(CaptureError::Record {
@@ -941,5 +985,85 @@ mod tests {
             let c = parse(&w.into_inner()).unwrap();
             assert_eq!(c.records[1].stamp_ns, 250 * unit_ns, "if_tsresol {res:?}");
         }
+    }
+
+    #[test]
+    fn an_interface_statistics_block_is_checked_against_the_specification() {
+        use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+        use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
+        use pcap_file::pcapng::{PcapNgWriter, RawBlock};
+        let a = udp_frame([10, 0, 0, 1], 1024, 60);
+        // Blocks 1-4: section header, interface, two packets; block 5 the statistics
+        // block with `body` (interface id, 64-bit time stamp, options: at least 12 bytes,
+        // a block of at least 24; draft-ietf-opsawg-pcapng section 4.6).
+        let with_isb = |body: &dyn Fn(pcap_file::Endianness) -> Vec<u8>| {
+            let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+            let idb = InterfaceDescriptionBlock::new(pcap_file::DataLink::ETHERNET, 65535);
+            w.write_pcapng_block(idb).unwrap();
+            for us in [1u64, 2] {
+                w.write_pcapng_block(EnhancedPacketBlock {
+                    interface_id: 0,
+                    timestamp: std::time::Duration::from_nanos(us),
+                    original_len: a.len() as u32,
+                    data: std::borrow::Cow::Borrowed(&a),
+                    options: vec![],
+                })
+                .unwrap();
+            }
+            let body = body(w.section().endianness);
+            let len = body.len() as u32 + 12;
+            w.write_raw_block(&RawBlock {
+                type_: 5,
+                initial_len: len,
+                body: std::borrow::Cow::Owned(body),
+                trailer_len: len,
+            })
+            .unwrap();
+            parse(&w.into_inner()).map(|c| c.records.len())
+        };
+        let u32_in = |e, v: u32| match e {
+            pcap_file::Endianness::Big => v.to_be_bytes(),
+            pcap_file::Endianness::Little => v.to_le_bytes(),
+        };
+        // An option's code and length, in the section's byte order.
+        let opt = |e, code: u16, len: u16| match e {
+            pcap_file::Endianness::Big => [code.to_be_bytes(), len.to_be_bytes()].concat(),
+            pcap_file::Endianness::Little => [code.to_le_bytes(), len.to_le_bytes()].concat(),
+        };
+        // Interface 0, a time stamp, no options: a valid 24-byte block, taken.
+        assert_eq!(with_isb(&|_| vec![0; 12]), Ok(2));
+        // With `isb_ifrecv` (4, 8 bytes) and the end of options.
+        assert_eq!(
+            with_isb(&|e| [vec![0; 12], opt(e, 4, 8), vec![0; 8], opt(e, 0, 0)].concat()),
+            Ok(2)
+        );
+        // Before: a 16-byte block (4 bytes of body) was taken without a word.
+        let e = with_isb(&|_| vec![1, 2, 3, 0]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "not a readable pcap or pcapng file: block 5 (an Interface Statistics Block): 4 \
+             bytes of body, fewer than the 12 of its interface id and time stamp (a block of \
+             at least 24 bytes)"
+        );
+        // An interface that no block described.
+        let e = with_isb(&|e| {
+            let mut b = u32_in(e, 1).to_vec();
+            b.extend([0; 8]);
+            b
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.ends_with("block 5 (an Interface Statistics Block): interface 1 is not described (1 interface(s) before it)"),
+            "{e}"
+        );
+        // An option whose value runs past the block.
+        let e = with_isb(&|e| [vec![0; 12], opt(e, 2, 64)].concat())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("option 2 of 64 bytes runs past the block"),
+            "{e}"
+        );
     }
 }

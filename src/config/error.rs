@@ -3,6 +3,7 @@
 //! The core reports typed problems ([`crate::sim::problems::Problem`]); this is the edge type
 //! the scenario loader returns and the CLI prints (exit code 2).
 
+use crate::config::import::dump::escape;
 use crate::sim::problems::Problem;
 use std::fmt;
 
@@ -26,7 +27,7 @@ pub enum InputError {
         msg: String,
     },
     /// Valid JSON, wrong shape: unknown field, wrong type, missing field.
-    #[error("{file}: at `{path}`: {msg}")]
+    #[error("{file}: at `{}`: {}", escape(.path), escape(.msg))]
     Field {
         /// The file.
         file: String,
@@ -39,7 +40,7 @@ pub enum InputError {
     #[error("{}", ProblemList(.0))]
     Invalid(Vec<FileProblem>),
     /// A measured SmartBits table that cannot be read.
-    #[error("{file}: line {line}: {msg}")]
+    #[error("{file}: line {line}: {}", escape(.msg))]
     Csv {
         /// The file.
         file: String,
@@ -67,11 +68,14 @@ impl fmt::Display for ProblemList<'_> {
             if i > 0 {
                 writeln!(f)?;
             }
+            // What a user wrote (a patch's key, a name) is in paths and reasons: shown
+            // with its control characters escaped, never raw on the terminal.
+            let (path, reason) = (escape(&p.problem.path), escape(&p.problem.reason));
             // Problems in CSV tables are located by line, not by JSON path.
             if p.problem.path.starts_with("line ") {
-                write!(f, "{}: {}: {}", p.file, p.problem.path, p.problem.reason)?;
+                write!(f, "{}: {path}: {reason}", p.file)?;
             } else {
-                write!(f, "{}: {}", p.file, p.problem)?;
+                write!(f, "{}: at `{path}`: {reason}", p.file)?;
             }
         }
         Ok(())

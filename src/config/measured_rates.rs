@@ -167,6 +167,22 @@ pub fn read_table(
                 format!("more than {MAX_ROWS} rows: at most {MAX_ROWS} measured figures"),
             ));
         }
+        // The table's text reaches results.json and the comparison printed on the
+        // terminal: a control character (an escape sequence) there is refused.
+        if let Some((i, f)) = rec
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.chars().any(char::is_control))
+        {
+            let column = header.get(i).map_or("?", String::as_str);
+            return Err(err(
+                line,
+                format!(
+                    "column `{column}`: `{}` has a control character; a table holds text to show",
+                    escape(f)
+                ),
+            ));
+        }
         let variant = rec[0].to_string();
         if !variants.contains(&variant) {
             return Err(err(
@@ -299,6 +315,21 @@ mod tests {
         // Without the source column.
         let rows = read("variant,figure,measured\none-core,forwarded_pps,5\n").unwrap();
         assert_eq!(rows[0].source, "");
+    }
+
+    #[test]
+    fn a_control_character_in_any_column_is_refused_and_shown_escaped() {
+        // Before: a source (or variant) with an escape sequence was taken, and went raw
+        // to the comparison on the terminal (a variant's, into the error message).
+        for (row, column) in [
+            ("one-core,forwarded_pps,5,B04\u{1b}[2J", "source"),
+            ("one\u{1b}[31m,forwarded_pps,5,B04", "variant"),
+        ] {
+            let e = read(&format!("variant,figure,measured,source\n{row}\n")).unwrap_err();
+            assert!(e.starts_with("t.csv: line 2: column `"), "{e}");
+            assert!(e.contains(&format!("column `{column}`")), "{e}");
+            assert!(e.contains("\\u{1b}") && !e.contains('\u{1b}'), "{e}");
+        }
     }
 
     #[test]

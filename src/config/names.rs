@@ -11,6 +11,11 @@
 //! ASCII letters, digits, `-`, `_` and `.`, and not made of dots only. A grid cell's
 //! variant name joins checked names with `,` and `=` (`napi,rx_ring_slots=16`):
 //! [`check_variant`] checks each part.
+//!
+//! A flow's name names no file, but results.json, smartbits.csv, the report
+//! and the terminal show it (a name with an escape sequence went raw to the terminal,
+//! one of 100,000 characters was accepted): [`check_flow`] holds it to the same rule,
+//! one rule for every name a user gives.
 
 /// Longest name \[bytes\]: 200, so that the longest file name irqsim makes of it
 /// (`smartbits-<name>.csv`, `grid-mlfrr-<name>.svg`, `ethtool-S-<name>`; at most 16
@@ -78,6 +83,24 @@ pub fn check_variant(name: &str) -> Result<(), NameError> {
     too_long(name)
 }
 
+/// Check a flow's name as a scenario gives it: the rule of [`check`] (so no control
+/// character reaches a file or the terminal, and no name is longer than
+/// [`MAX_NAME_BYTES`]), with a reason that says where the name goes. The message shows
+/// the name with its control characters escaped.
+pub fn check_flow(name: &str) -> Result<(), String> {
+    const WHERE: &str = "results.json, smartbits.csv and the terminal show it";
+    check(name).map_err(|e| match e {
+        NameError::Characters(n) => format!(
+            "`{}` must be non-empty letters, digits, `-`, `_` or `.` ({WHERE})",
+            crate::config::import::dump::escape(&n)
+        ),
+        NameError::TooLong(head, n) => {
+            format!("`{head}...` is {n} bytes; at most {MAX_NAME_BYTES} ({WHERE})")
+        }
+        NameError::Dots(n) => format!("`{n}` is only dots ({WHERE}; the rule of every name)"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +150,17 @@ mod tests {
         // Each part within the limit, the whole cell's name not.
         let cell = vec!["p=1"; 60].join(",");
         assert!(matches!(check_variant(&cell), Err(NameError::TooLong(..))));
+    }
+
+    #[test]
+    fn flow_names_follow_the_same_rule_with_control_characters_escaped() {
+        assert_eq!(check_flow("100-101"), Ok(()));
+        // An escape sequence that would recolour the terminal, shown escaped.
+        let e = check_flow("a\u{1b}[31mred").unwrap_err();
+        assert!(e.starts_with("`a\\u{1b}[31mred` must be non-empty"), "{e}");
+        assert!(!e.contains('\u{1b}'), "{e}");
+        let e = check_flow(&"f".repeat(100_000)).unwrap_err();
+        assert!(e.contains("is 100000 bytes; at most 200"), "{e}");
+        assert!(e.len() < 200, "{e}");
     }
 }

@@ -16,6 +16,11 @@ use crate::config::error::InputError;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 
+/// Longest name of a flow row \[bytes\]: 256, a flow's name (at most
+/// [`crate::config::names::MAX_NAME_BYTES`]) and the 5-tuple a replayed capture's flow
+/// adds to it in irqsim's own tables (`/<src>:<port>-<dst>:<port>/<udp|tcp>`, at most 48).
+pub const ROW_NAME_BYTES: usize = 256;
+
 /// The header line of a SmartBits table.
 pub const HEADER: [&str; 10] = [
     "Name",
@@ -121,6 +126,23 @@ pub fn read_table(file: &str, text: &str) -> Result<Vec<MeasuredPoint>, InputErr
                 )
             })
         };
+        // A flow row's name is shown beside the simulated flows' (and may be one of
+        // irqsim's own, a replayed capture's `<flow>/<5-tuple>`): no control character,
+        // at most ROW_NAME_BYTES.
+        if f[0].chars().any(char::is_control) || f[0].len() > ROW_NAME_BYTES {
+            let head: String = f[0].chars().take(40).collect();
+            return Err(err(
+                line,
+                format!(
+                    "column `{}`: `{}{}` ({} bytes): a flow's name, at most {ROW_NAME_BYTES} \
+                     bytes without a control character",
+                    HEADER[0],
+                    crate::config::import::dump::escape(&head),
+                    if head.len() < f[0].len() { "..." } else { "" },
+                    f[0].len()
+                ),
+            ));
+        }
         let row = Row {
             name: f[0].to_string(),
             load_pct: num(1)?,
@@ -210,5 +232,23 @@ mod tests {
         let bad = format!("{}\nTotal,10,x,1,1,1,1,1,1,1\n", HEADER.join(","));
         let e = read_table("t.csv", &bad).unwrap_err().to_string();
         assert!(e.contains("line 2") && e.contains("Sent"), "{e}");
+    }
+
+    #[test]
+    fn a_flow_rows_name_has_no_control_character_and_a_bounded_length() {
+        // Before: taken as it was, an escape sequence or 100,000 bytes of it.
+        for name in ["a\u{1b}[2J".to_string(), "f".repeat(100_000)] {
+            let t = format!(
+                "{}\nTotal,10,5,5,0,0,1,1,1,0\n{name},10,5,5,0,0,1,1,1,0\n",
+                HEADER.join(",")
+            );
+            let e = read_table("t.csv", &t).unwrap_err().to_string();
+            assert!(e.starts_with("t.csv: line 3: column `Name`: `"), "{e}");
+            assert!(
+                e.contains("at most 256 bytes without a control character"),
+                "{e}"
+            );
+            assert!(!e.contains('\u{1b}') && e.len() < 300, "{e}");
+        }
     }
 }

@@ -120,6 +120,57 @@ pub fn reading_bytes(exp: &Experiment) -> u64 {
     total
 }
 
+/// The latency timeline of a sweep (`timeline.bucket_ms`) \[bytes\]: (its buckets in
+/// one run being simulated, its rows kept for the whole sweep). Counted as held, not
+/// measured: a fine timeline (25 us buckets over 5.5 s, 60 runs) was estimated at
+/// 1.3 GB, one row per bucket of every run, where the run peaked at 129 MB.
+/// - Buckets: [`crate::model::timeline::bucket_count`] for the run's length (sending
+///   and drain), a [`crate::model::timeline::Bucket`] (24 bytes) each.
+/// - Rows: replication 0 of each variant and point keeps one row per bucket that
+///   received a packet, so at most min(buckets of the sending period, frames offered
+///   = rates x `duration_s`) rows (every bucket's, for request/response points, whose
+///   frames are not known before). A row is held twice while the results are
+///   assembled (the runs' vectors and the results' one, each of exactly its rows) and
+///   has its variant's name on the heap once (a glibc chunk: the name and 8 bytes
+///   rounded up to 16, at least 32): `rows x (2 x 64 + chunk)` bytes. The text of
+///   timeline.csv, made once the runs' vectors are gone, is smaller than them (about
+///   30 bytes and the variant's name a row, against 64).
+pub fn timeline_bytes(exp: &Experiment) -> (u64, u64) {
+    use crate::model::timeline::{Bucket, TimelineRow, bucket_count};
+    let Some(ms) = exp.timeline_bucket_ms else {
+        return (0, 0);
+    };
+    // As the runner makes them (run_spec).
+    let width = SimTime::from_ns_f64(ms * 1e6);
+    let duration = SimTime::from_secs_f64(exp.duration_s);
+    let span = duration + SimTime::from_secs_f64(exp.drain_s);
+    let live = (bucket_count(width, span) * std::mem::size_of::<Bucket>()) as u64;
+    let sending = bucket_count(width, duration) as f64;
+    let all = bucket_count(width, span) as f64;
+    let row = 2 * std::mem::size_of::<TimelineRow>() as u64;
+    let kept = exp
+        .variants
+        .iter()
+        .map(|v| {
+            let name = if v.name.is_empty() {
+                0
+            } else {
+                (v.name.len() as u64 + 8).div_ceil(16).max(2) * 16
+            };
+            let rows: f64 = v
+                .points
+                .iter()
+                .map(|p| match p.outstanding {
+                    Some(_) => all,
+                    None => sending.min((p.offered_pps() * exp.duration_s).ceil()),
+                })
+                .sum();
+            rows as u64 * (row + name)
+        })
+        .sum();
+    (live, kept)
+}
+
 /// The memory a sweep will need, in parts \[bytes\].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryEstimate {
@@ -131,6 +182,9 @@ pub struct MemoryEstimate {
     pub kept: u64,
     /// The inputs held for the whole sweep ([`inputs_bytes`]).
     pub inputs: u64,
+    /// The latency timeline's rows, kept until written ([`timeline_bytes`]; its
+    /// buckets, live in each run, are in `per_run`).
+    pub timeline: u64,
     /// A traced run's trace, held until written: twice its limit (the events' text,
     /// then the file's text made of it), 0 without a trace ([`MemoryEstimate::with_trace`]).
     pub trace: u64,
@@ -139,7 +193,8 @@ pub struct MemoryEstimate {
     /// One run being simulated with each histogram as it starts.
     per_run_least: u64,
     /// Everything: the process, `per_run` x `at_once`, `kept` (histograms at their
-    /// largest: an upper bound), `inputs` and `trace`; or the process and `reading`,
+    /// largest: an upper bound), `timeline`, `inputs` and `trace`; or the process and
+    /// `reading`,
     /// when that is more.
     pub total: u64,
     /// Everything with each histogram as it starts (under 2 us of latency): what the
@@ -169,21 +224,18 @@ impl MemoryEstimate {
         let hist = crate::model::stats::latency_bytes_max(horizon) as u64;
         let small = crate::model::stats::latency_bytes_max(SimTime(2_000 * SimTime::PS_PER_NS))
             .min(hist as usize) as u64;
-        let per_run = RUN_LIVE_BYTES + flows * (FLOW_LIVE_BYTES + hists * hist);
-        let per_run_least = RUN_LIVE_BYTES + flows * (FLOW_LIVE_BYTES + hists * small);
-        // The timeline of replication 0 of each point is kept too, one row per bucket.
-        let timeline_rows = exp.timeline_bucket_ms.map_or(0, |ms| {
-            ((exp.duration_s + exp.drain_s) * 1e3 / ms).ceil() as u64
-        }) * (exp.variants.len() * exp.npoints()) as u64;
-        let row = (std::mem::size_of::<crate::model::timeline::TimelineRow>() + 32) as u64;
+        let (buckets, timeline) = timeline_bytes(exp);
+        let per_run = RUN_LIVE_BYTES + buckets + flows * (FLOW_LIVE_BYTES + hists * hist);
+        let per_run_least = RUN_LIVE_BYTES + buckets + flows * (FLOW_LIVE_BYTES + hists * small);
         let runs = runs as u64;
-        let kept = runs * (RUN_KEPT_BYTES + flows * FLOW_KEPT_BYTES) + timeline_rows * row;
+        let kept = runs * (RUN_KEPT_BYTES + flows * FLOW_KEPT_BYTES);
         let at_once = (threads as u64).clamp(1, runs.max(1));
         MemoryEstimate {
             per_run,
             at_once,
             kept,
             inputs: inputs_bytes(exp),
+            timeline,
             trace: 0,
             reading: reading_bytes(exp),
             per_run_least,
@@ -199,6 +251,7 @@ impl MemoryEstimate {
             PROCESS_BYTES
                 .saturating_add(per_run.saturating_mul(self.at_once))
                 .saturating_add(self.kept)
+                .saturating_add(self.timeline)
                 .saturating_add(self.inputs)
                 .saturating_add(self.trace)
                 .max(PROCESS_BYTES.saturating_add(self.reading))
@@ -218,6 +271,9 @@ impl MemoryEstimate {
     /// `about 1.2 GB (15 MB per run x 2 at once, 640 MB for the results of 20,000 runs)`.
     pub fn describe(&self, runs: usize) -> String {
         let mut extra = String::new();
+        if self.timeline > 0 {
+            extra += &format!(", {} for the timeline", bytes(self.timeline));
+        }
         if self.inputs > 0 {
             extra += &format!(", {} for captures and tables", bytes(self.inputs));
         }
@@ -360,6 +416,60 @@ mod tests {
             PROCESS_BYTES + 2 * (RUN_LIVE_BYTES + FLOW_LIVE_BYTES + small) + m.kept + m.inputs
         );
         assert_eq!(bytes(1_500_000), "1.5 MB");
+    }
+
+    #[test]
+    fn the_timeline_estimate_is_within_its_factor_of_what_a_sweep_holds() {
+        // The xl(4) sweep (5 s + 0.5 s, 200-3,000 frames/s), one variant's 15 points, with
+        // a 1 ms timeline and a fine one (25 us, where a bucket holds at most one frame):
+        // the estimate against the rows the sweep really kept, counted as held (each row
+        // twice while the results are assembled, its variant's name once). Before, the
+        // estimate was one row per bucket of every run: 7.9 MB and 317 MB for 15 runs.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/xl-stats-overflow.json");
+        let mut exp =
+            crate::config::scenario::load(&path, &crate::config::scenario::DiskFiles::default())
+                .unwrap();
+        exp.variants.truncate(1);
+        for ms in [1.0, 0.025] {
+            exp.timeline_bucket_ms = Some(ms);
+            let (live, est) = timeline_bytes(&exp);
+            let r = crate::experiment::runner::run(&exp, 1, &|| {}).unwrap();
+            let rows = &r.timeline;
+            assert_eq!(rows.capacity(), rows.len(), "exactly its rows");
+            let chunk = |n: usize| (n as u64 + 8).div_ceil(16).max(2) * 16;
+            let held = rows
+                .iter()
+                .map(|row| 2 * std::mem::size_of_val(row) as u64 + chunk(row.variant.len()))
+                .sum::<u64>();
+            let ratio = est as f64 / held as f64;
+            assert!(
+                (1.0 / 1.2..=1.2).contains(&ratio),
+                "{ms} ms: estimated {est} bytes for the rows, held {held} ({} rows)",
+                rows.len()
+            );
+            // The buckets of one run, as the runner makes them.
+            let width = SimTime::from_ns_f64(ms * 1e6);
+            let span = SimTime::from_secs_f64(exp.duration_s) + SimTime::from_secs_f64(exp.drain_s);
+            let tl = crate::model::timeline::Timeline::new(width, span);
+            assert_eq!(live, (tl.buckets() * 24) as u64);
+            // timeline.csv's text, made once the runs' vectors are gone, is smaller than
+            // them: the estimate's rows bound the peak of writing it.
+            let dir = tempfile::tempdir().unwrap();
+            crate::results::output::write_all(dir.path(), &r).unwrap();
+            let text = std::fs::metadata(dir.path().join("timeline.csv"))
+                .unwrap()
+                .len();
+            assert!(text < (rows.len() * 64) as u64, "{text} bytes of text");
+            // And the estimate's total counts it.
+            let m = MemoryEstimate::new(&exp, 15, 1);
+            assert_eq!(m.timeline, est);
+            assert!(
+                m.describe(15).contains(" for the timeline"),
+                "{}",
+                m.describe(15)
+            );
+        }
     }
 
     #[test]

@@ -28,6 +28,12 @@ pub struct Timeline {
     buckets: Vec<Bucket>,
 }
 
+/// Buckets of `width` a timeline covering `span` holds: one per width, and one more
+/// (a packet that arrives at `span` itself).
+pub fn bucket_count(width: SimTime, span: SimTime) -> usize {
+    (span.0 / width.0.max(1) + 1) as usize
+}
+
 /// One row of timeline.csv.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimelineRow {
@@ -65,10 +71,9 @@ pub struct TimelineSummary {
 impl Timeline {
     /// A timeline of `width` buckets covering `span`.
     pub fn new(width: SimTime, span: SimTime) -> Timeline {
-        let n = (span.0 / width.0.max(1) + 1) as usize;
         Timeline {
             width,
-            buckets: vec![Bucket::default(); n],
+            buckets: vec![Bucket::default(); bucket_count(width, span)],
         }
     }
 
@@ -83,21 +88,30 @@ impl Timeline {
         }
     }
 
-    /// Rows for timeline.csv (buckets with packets).
+    /// Buckets held \[count\]: one per width of the run's span, and one more.
+    pub fn buckets(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Rows for timeline.csv (buckets with packets), in a vector of exactly their
+    /// number (a vector grown row by row held up to twice as many).
     pub fn rows(&self, variant: &str, load_pct: f64) -> Vec<TimelineRow> {
-        self.buckets
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.packets > 0)
-            .map(|(i, b)| TimelineRow {
-                variant: variant.to_string(),
-                load_pct,
-                t_ms: (i as u64 * self.width.0) as f64 / 1e9,
-                packets: b.packets,
-                avg_latency_us: b.sum_ns / b.packets as f64 / 1e3,
-                max_latency_us: b.max.as_us_f64(),
-            })
-            .collect()
+        let mut rows = Vec::with_capacity(self.buckets.iter().filter(|b| b.packets > 0).count());
+        rows.extend(
+            self.buckets
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.packets > 0)
+                .map(|(i, b)| TimelineRow {
+                    variant: variant.to_string(),
+                    load_pct,
+                    t_ms: (i as u64 * self.width.0) as f64 / 1e9,
+                    packets: b.packets,
+                    avg_latency_us: b.sum_ns / b.packets as f64 / 1e3,
+                    max_latency_us: b.max.as_us_f64(),
+                }),
+        );
+        rows
     }
 
     /// Spikes and their spacing.

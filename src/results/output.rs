@@ -101,15 +101,10 @@ pub fn write_all(dir: &Path, r: &Results) -> io::Result<Vec<String>> {
     }
     let timeline = dir.join(TIMELINE);
     let checksum = if !r.timeline.is_empty() {
-        let mut w = csv::WriterBuilder::new()
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(Vec::new());
-        for row in &r.timeline {
-            w.serialize(row).map_err(io::Error::other)?;
-        }
-        let bytes = w
-            .into_inner()
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        // Counted first, then written into a buffer of exactly that size (grown as it
+        // was written, it held up to twice the file).
+        let counted = timeline_csv(&r.timeline, Counter(0))?.0;
+        let bytes = timeline_csv(&r.timeline, Vec::with_capacity(counted))?;
         write_named(&timeline, &bytes)?;
         written.push(TIMELINE.into());
         Some(timeline_checksum(&bytes))
@@ -257,6 +252,33 @@ fn linux_written(path: &Path) -> Vec<(String, String)> {
 
 /// File name of the latency timeline.
 pub const TIMELINE: &str = "timeline.csv";
+
+/// timeline.csv of `rows`, written into `out`.
+fn timeline_csv<W: io::Write>(
+    rows: &[crate::model::timeline::TimelineRow],
+    out: W,
+) -> io::Result<W> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(out);
+    for row in rows {
+        w.serialize(row).map_err(io::Error::other)?;
+    }
+    w.into_inner().map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// A writer that keeps nothing and counts the bytes given to it.
+struct Counter(usize);
+
+impl io::Write for Counter {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0 += b.len();
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
 
 /// The timeline checksum the results.json in `dir` records, if it is there, readable
 /// and records one.

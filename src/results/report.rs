@@ -17,11 +17,16 @@ use std::fmt::Write;
 pub fn table(r: &Results) -> String {
     let measured: Option<&[MeasuredPoint]> = r.measured.as_ref().map(|m| m.points.as_slice());
     let mut s = String::new();
-    let _ = writeln!(s, "{} -- {}", r.scenario, r.description);
+    // The description and the model's path are the user's text: escaped for the terminal.
+    let esc = crate::config::import::dump::escape;
+    let _ = writeln!(s, "{} -- {}", r.scenario, esc(&r.description));
     let _ = writeln!(
         s,
         "model {}, {} s per point, seed {}, {} replication(s)",
-        r.model, r.duration_s, r.seed, r.replications
+        esc(&r.model),
+        r.duration_s,
+        r.seed,
+        r.replications
     );
     let with_m = measured.is_some();
     let with_user = r.points.iter().any(|p| p.figures.user.is_some());

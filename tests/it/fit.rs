@@ -423,6 +423,39 @@ fn dispatch_netisr_fit(
     (sc, opts)
 }
 
+/// The known-truth fit of irq11's dispatch and netisr's cost: the 64-byte router's
+/// scenario (one constant flow `100-101`, 0.1 s of drain) at `points` (percent) of
+/// `duration_s`, its table simulated at `truth` (\[ns\], dispatch then netisr) with
+/// `seed`, all written into `dir`; the fit's scenario and options
+/// ([`dispatch_netisr_fit`]).
+fn known_truth_fit(
+    dir: &Path,
+    truth: [f64; 2],
+    points: &[f64],
+    duration_s: f64,
+    seed: u64,
+) -> (PathBuf, FitOptions) {
+    let base = serde_json::json!({
+        "model": root().join("models/p3-448-dc21143-freebsd4.json"),
+        "overrides": {},
+        "workload": { "flows": [
+            { "name": "100-101", "from": "dc0", "to": "dc1", "frame_bytes": 64, "arrivals": "constant" }
+        ] },
+        "load": { "unit": "percent", "points": points },
+        "duration_s": duration_s, "drain_s": 0.1, "seed": 1, "replications": 1
+    });
+    let table = simulated_table(
+        dir,
+        &base,
+        serde_json::json!({
+            "irq_lines": { "irq11": { "dispatch": { "ns": truth[0] } } },
+            "kernel": { "netisr_per_packet": { "ns": truth[1] } }
+        }),
+        seed,
+    );
+    dispatch_netisr_fit(dir, &base, &table)
+}
+
 /// Whether the report says it cannot tell parameter `i` at all: not identifiable (the
 /// table does not see it), or its search ended in a local minimum it names. A
 /// resolution-limited or poorly determined interval is still an interval and must hold
@@ -554,25 +587,8 @@ const NAPI: [(&str, f64, f64, f64, f64); 2] = [
 fn fitted_intervals_contain_known_costs_or_say_they_cannot_tell() {
     let dir = tempfile::tempdir().unwrap();
     let truth = [11_330.0, 6_680.0];
-    let base = serde_json::json!({
-        "model": root().join("models/p3-448-dc21143-freebsd4.json"),
-        "overrides": {},
-        "workload": { "flows": [
-            { "name": "100-101", "from": "dc0", "to": "dc1", "frame_bytes": 64, "arrivals": "constant" }
-        ] },
-        "load": { "unit": "percent", "points": [16, 24, 26, 28, 30, 32, 34, 36] },
-        "duration_s": 0.1, "drain_s": 0.1, "seed": 1, "replications": 1
-    });
-    let table = simulated_table(
-        dir.path(),
-        &base,
-        serde_json::json!({
-            "irq_lines": { "irq11": { "dispatch": { "ns": truth[0] } } },
-            "kernel": { "netisr_per_packet": { "ns": truth[1] } }
-        }),
-        2,
-    );
-    let (sc, opts) = dispatch_netisr_fit(dir.path(), &base, &table);
+    let points = [16.0, 24.0, 26.0, 28.0, 30.0, 32.0, 34.0, 36.0];
+    let (sc, opts) = known_truth_fit(dir.path(), truth, &points, 0.1, 2);
     let disk = DiskFiles::default();
     let rep = fit_to_the_truths_basin(&Fitter::new(&sc, &disk, opts).unwrap(), &truth);
     // 8 points, a loss and a latency residual each, all forwarded: 16 - 2.
@@ -954,25 +970,8 @@ fn an_exact_table_gives_a_resolution_limited_interval_that_holds_the_truth() {
 fn at_the_tables_own_duration_the_fit_scores_no_worse_than_the_truth() {
     let dir = tempfile::tempdir().unwrap();
     let truth = [16_100.0, 4_500.0];
-    let base = serde_json::json!({
-        "model": root().join("models/p3-448-dc21143-freebsd4.json"),
-        "overrides": {},
-        "workload": { "flows": [
-            { "name": "100-101", "from": "dc0", "to": "dc1", "frame_bytes": 64, "arrivals": "constant" }
-        ] },
-        "load": { "unit": "percent", "points": [20, 26, 28, 30, 32, 36] },
-        "duration_s": 0.05, "drain_s": 0.1, "seed": 1, "replications": 1
-    });
-    let table = simulated_table(
-        dir.path(),
-        &base,
-        serde_json::json!({
-            "irq_lines": { "irq11": { "dispatch": { "ns": truth[0] } } },
-            "kernel": { "netisr_per_packet": { "ns": truth[1] } }
-        }),
-        1,
-    );
-    let (sc, opts) = dispatch_netisr_fit(dir.path(), &base, &table);
+    let points = [20.0, 26.0, 28.0, 30.0, 32.0, 36.0];
+    let (sc, opts) = known_truth_fit(dir.path(), truth, &points, 0.05, 1);
     let files = DiskFiles::default();
     let f = Fitter::new(&sc, &files, opts).unwrap();
     let rep = f.fit().unwrap();

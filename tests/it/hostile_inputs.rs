@@ -995,6 +995,53 @@ const CASES: &[Row] = &[
         writes: false,
         lacks: &[],
     },
+    // Before: both ran with exit 0, the escape sequence raw in smartbits.csv and on the
+    // terminal, the 100,000-byte name in every table.
+    Row {
+        name: "53 a flow name with an escape sequence",
+        edit: |c| c.scenario["workload"]["flows"][0]["name"] = json!("a\u{1b}[2Jb"),
+        args: RUN,
+        code: 2,
+        says: &[
+            "case.json",
+            "`workload.flows[0].name`",
+            "`a\\u{1b}[2Jb` must be non-empty letters, digits, `-`, `_` or `.` \
+             (results.json, smartbits.csv and the terminal show it)",
+        ],
+        writes: false,
+        lacks: &["\u{1b}"],
+    },
+    Row {
+        name: "53 a flow name of 100,000 bytes",
+        edit: |c| c.scenario["workload"]["flows"][0]["name"] = json!("f".repeat(100_000)),
+        args: RUN,
+        code: 2,
+        says: &[
+            "case.json",
+            "`workload.flows[0].name`",
+            "is 100000 bytes; at most 200",
+        ],
+        writes: false,
+        lacks: &[
+            "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+        ],
+    },
+    // Before: the key went raw into the message on the terminal.
+    Row {
+        name: "53 a variant's patch of a flow named with an escape sequence",
+        edit: |c| {
+            c.scenario["variants"] =
+                json!([{"name": "v", "workload": {"flows": {"x\u{1b}[2J": {"frame_bytes": 128}}}}]);
+        },
+        args: RUN,
+        code: 2,
+        says: &[
+            "case.json",
+            "no element named or numbered `x\\u{1b}[2J` to override",
+        ],
+        writes: false,
+        lacks: &["\u{1b}"],
+    },
     Row {
         name: "53.11 a load point given twice",
         edit: |c| c.scenario["load"] = json!({"unit": "percent", "points": [10, 20, 10]}),

@@ -363,6 +363,9 @@ pub(super) fn replayed_flows(
 
 /// Checks of a flow that do not depend on the model.
 pub(super) fn check_flow(f: &FlowConfig, unit: LoadUnit, p: &mut Problems) {
+    if let Some(Err(e)) = f.name.as_deref().map(crate::config::names::check_flow) {
+        p.push("name", e);
+    }
     p.at("frame_bytes", |p| f.frame_bytes.validate(p));
     let closed = f.arrivals == crate::model::traffic::Arrivals::ClosedLoop;
     if closed != (unit == LoadUnit::Outstanding) {

@@ -187,29 +187,15 @@ impl LinuxHost {
                 }
             }
             LinuxDriver::Ixgbe => {
-                put("rx_packets".into(), st.rx_packets);
-                put("tx_packets".into(), st.tx_packets);
-                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
-                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
+                put_totals(&mut put, &st, n.rx_bytes, n.tx_bytes);
                 put("rx_dropped".into(), st.backlog_drops);
                 put("rx_missed_errors".into(), st.fifo_drops);
                 put("rx_no_dma_resources".into(), st.ring_drops);
-                for k in 0..n.queues {
-                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
-                    put(format!("tx_queue_{k}_packets"), pk);
-                    put(format!("tx_queue_{k}_bytes"), pk * n.tx_bytes);
-                }
-                for k in 0..n.queues {
-                    let pk = count(c, &format!("{}.rx_frames", n.queue(k)));
-                    put(format!("rx_queue_{k}_packets"), pk);
-                    put(format!("rx_queue_{k}_bytes"), pk * n.rx_bytes);
-                }
+                put_queues(&mut put, n, c, Way::Tx, |k| format!("tx_queue_{k}_"));
+                put_queues(&mut put, n, c, Way::Rx, |k| format!("rx_queue_{k}_"));
             }
             LinuxDriver::E1000 => {
-                put("rx_packets".into(), st.rx_packets);
-                put("tx_packets".into(), st.tx_packets);
-                put("rx_bytes".into(), st.rx_packets * n.rx_wire);
-                put("tx_bytes".into(), st.tx_packets * n.tx_wire);
+                put_totals(&mut put, &st, n.rx_wire, n.tx_wire);
                 put("rx_missed_errors".into(), st.ring_drops + st.fifo_drops);
                 put("rx_long_byte_count".into(), st.rx_packets * n.rx_wire);
             }
@@ -257,35 +243,17 @@ impl LinuxHost {
             // "no stats available".
             LinuxDriver::Tulip => return None,
             LinuxDriver::Ixgbevf => {
-                put("rx_packets".into(), st.rx_packets);
-                put("tx_packets".into(), st.tx_packets);
-                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
-                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
-                for k in 0..n.queues {
-                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
-                    put(format!("tx_queue_{k}_packets"), pk);
-                    put(format!("tx_queue_{k}_bytes"), pk * n.tx_bytes);
-                }
-                for k in 0..n.queues {
-                    let pk = count(c, &format!("{}.rx_frames", n.queue(k)));
-                    put(format!("rx_queue_{k}_packets"), pk);
-                    put(format!("rx_queue_{k}_bytes"), pk * n.rx_bytes);
-                }
+                put_totals(&mut put, &st, n.rx_bytes, n.tx_bytes);
+                put_queues(&mut put, n, c, Way::Tx, |k| format!("tx_queue_{k}_"));
+                put_queues(&mut put, n, c, Way::Rx, |k| format!("rx_queue_{k}_"));
             }
             LinuxDriver::Igb => {
                 let (mpc, rqdpc) = igb_drops(n, &st);
-                put("rx_packets".into(), st.rx_packets);
-                put("tx_packets".into(), st.tx_packets);
-                put("rx_bytes".into(), st.rx_packets * n.rx_wire);
-                put("tx_bytes".into(), st.tx_packets * n.tx_wire);
+                put_totals(&mut put, &st, n.rx_wire, n.tx_wire);
                 put("rx_missed_errors".into(), mpc);
                 put("rx_long_byte_count".into(), st.rx_packets * n.rx_wire);
                 put("rx_fifo_errors".into(), rqdpc + mpc);
-                for k in 0..n.queues {
-                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
-                    put(format!("tx_queue_{k}_packets"), pk);
-                    put(format!("tx_queue_{k}_bytes"), pk * n.tx_bytes);
-                }
+                put_queues(&mut put, n, c, Way::Tx, |k| format!("tx_queue_{k}_"));
                 for k in 0..n.queues {
                     let q = n.queue(k);
                     let pk = count(c, &format!("{q}.rx_frames"));
@@ -300,52 +268,44 @@ impl LinuxHost {
                 }
             }
             LinuxDriver::I40e => {
-                put("rx_packets".into(), st.rx_packets);
-                put("tx_packets".into(), st.tx_packets);
-                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
-                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
+                put_totals(&mut put, &st, n.rx_bytes, n.tx_bytes);
                 put("rx_dropped".into(), st.ring_drops);
                 for k in 0..n.queues {
-                    let q = n.queue(k);
-                    let tx = count(c, &format!("{q}.tx_frames"));
-                    let rx = count(c, &format!("{q}.rx_frames"));
-                    put(format!("tx-{k}.tx_packets"), tx);
-                    put(format!("tx-{k}.tx_bytes"), tx * n.tx_bytes);
-                    put(format!("rx-{k}.rx_packets"), rx);
-                    put(format!("rx-{k}.rx_bytes"), rx * n.rx_bytes);
+                    put_queue(
+                        &mut put,
+                        n,
+                        c,
+                        k,
+                        Way::Tx,
+                        &format!("tx-{k}.tx_"),
+                        "packets",
+                    );
+                    put_queue(
+                        &mut put,
+                        n,
+                        c,
+                        k,
+                        Way::Rx,
+                        &format!("rx-{k}.rx_"),
+                        "packets",
+                    );
                 }
                 put("port.rx_dropped".into(), st.fifo_drops);
             }
             LinuxDriver::Ice => {
                 put("rx_discards".into(), st.ring_drops);
-                for k in 0..n.queues {
-                    let pk = count(c, &format!("{}.tx_frames", n.queue(k)));
-                    put(format!("tx-queue-{k}.tx_packets"), pk);
-                    put(format!("tx-queue-{k}.tx_bytes"), pk * n.tx_bytes);
-                }
-                for k in 0..n.queues {
-                    let pk = count(c, &format!("{}.rx_frames", n.queue(k)));
-                    put(format!("rx-queue-{k}.rx_packets"), pk);
-                    put(format!("rx-queue-{k}.rx_bytes"), pk * n.rx_bytes);
-                }
+                put_queues(&mut put, n, c, Way::Tx, |k| format!("tx-queue-{k}.tx_"));
+                put_queues(&mut put, n, c, Way::Rx, |k| format!("rx-queue-{k}.rx_"));
                 put("port.rx_dropped".into(), st.fifo_drops);
             }
             LinuxDriver::Ena => {
                 for k in 0..n.queues {
-                    let q = n.queue(k);
-                    let tx = count(c, &format!("{q}.tx_frames"));
-                    let rx = count(c, &format!("{q}.rx_frames"));
-                    put(format!("queue_{k}_tx_cnt"), tx);
-                    put(format!("queue_{k}_tx_bytes"), tx * n.tx_bytes);
-                    put(format!("queue_{k}_rx_cnt"), rx);
-                    put(format!("queue_{k}_rx_bytes"), rx * n.rx_bytes);
+                    put_queue(&mut put, n, c, k, Way::Tx, &format!("queue_{k}_tx_"), "cnt");
+                    put_queue(&mut put, n, c, k, Way::Rx, &format!("queue_{k}_rx_"), "cnt");
                 }
             }
             LinuxDriver::Gve => {
-                put("rx_packets".into(), st.rx_packets);
-                put("tx_packets".into(), st.tx_packets);
-                put("rx_bytes".into(), st.rx_packets * n.rx_bytes);
-                put("tx_bytes".into(), st.tx_packets * n.tx_bytes);
+                put_totals(&mut put, &st, n.rx_bytes, n.tx_bytes);
                 for k in 0..n.queues {
                     let pk = count(c, &format!("{}.rx_frames", n.queue(k)));
                     put(format!("rx_bytes[{k}]"), pk * n.rx_bytes);
@@ -381,4 +341,57 @@ impl LinuxHost {
         }
         Some(s)
     }
+}
+
+/// Which way a queue's frames go.
+#[derive(Clone, Copy)]
+enum Way {
+    Rx,
+    Tx,
+}
+
+/// The `<prefix>packets` and `<prefix>bytes` lines of every queue's frames going `way`
+/// (`prefix(k)` for queue `k`: `tx_queue_0_` for ixgbe, `rx-queue-0.rx_` for ice): the
+/// per-queue counters most drivers keep, under their own names ([`put_queue`]).
+fn put_queues(
+    put: &mut impl FnMut(String, u64),
+    n: &Nic,
+    c: &BTreeMap<String, f64>,
+    way: Way,
+    prefix: impl Fn(u16) -> String,
+) {
+    for k in 0..n.queues {
+        put_queue(put, n, c, k, way, &prefix(k), "packets");
+    }
+}
+
+/// The `<pre><packets>` and `<pre>bytes` lines of queue `k`'s frames going `way`
+/// (`packets` is the driver's word for the count: `packets`, ena's `cnt`). Bytes are
+/// frame size less the FCS, as Linux counts them.
+fn put_queue(
+    put: &mut impl FnMut(String, u64),
+    n: &Nic,
+    c: &BTreeMap<String, f64>,
+    k: u16,
+    way: Way,
+    pre: &str,
+    packets: &str,
+) {
+    let (frames, bytes) = match way {
+        Way::Rx => ("rx_frames", n.rx_bytes),
+        Way::Tx => ("tx_frames", n.tx_bytes),
+    };
+    let pk = count(c, &format!("{}.{frames}", n.queue(k)));
+    put(format!("{pre}{packets}"), pk);
+    put(format!("{pre}bytes"), pk * bytes);
+}
+
+/// The totals `rx_packets`, `tx_packets`, `rx_bytes`, `tx_bytes` (in that order), with
+/// `rx_size` and `tx_size` bytes a frame (less the FCS, or with it for the drivers whose
+/// counters are the MAC's octets).
+fn put_totals(put: &mut impl FnMut(String, u64), st: &NicStats, rx_size: u64, tx_size: u64) {
+    put("rx_packets".into(), st.rx_packets);
+    put("tx_packets".into(), st.tx_packets);
+    put("rx_bytes".into(), st.rx_packets * rx_size);
+    put("tx_bytes".into(), st.tx_packets * tx_size);
 }

@@ -4,21 +4,32 @@ use crate::results::PointFigures;
 /// A two-core host with an ixgbe port of two queues (eth0) and an mlx5 one (eth1),
 /// one 64-byte flow from eth0 to eth1.
 fn host() -> LinuxHost {
-    let model: ModelConfig = serde_json::from_value(serde_json::json!({
-        "cpu": { "clock_mhz": 1000, "cores": 2 },
-        "kernel": { "netisr_per_packet": { "ns": 100 } },
-        "nics": [
+    linux_host(
+        serde_json::json!([
             { "name": "eth0", "queues": 2, "linux_driver": "ixgbe",
               "policy": { "kind": "napi" } },
             { "name": "eth1", "queues": 2, "linux_driver": "mlx5",
               "policy": { "kind": "napi" } }
-        ]
+        ]),
+        Some(("eth0", "eth1")),
+    )
+}
+
+/// A two-core host (1 GHz, 100 ns of netisr a frame) with the NICs `nics` (JSON) and,
+/// given `(from, to)`, one 64-byte flow `f0` between them.
+fn linux_host(nics: serde_json::Value, flow: Option<(&str, &str)>) -> LinuxHost {
+    let model: ModelConfig = serde_json::from_value(serde_json::json!({
+        "cpu": { "clock_mhz": 1000, "cores": 2 },
+        "kernel": { "netisr_per_packet": { "ns": 100 } },
+        "nics": nics
     }))
     .expect("model");
-    let flows: Vec<FlowConfig> = serde_json::from_value(serde_json::json!([
-        { "name": "f0", "from": "eth0", "to": "eth1", "frame_bytes": 64 }
-    ]))
-    .expect("flows");
+    let flows: Vec<FlowConfig> = flow.map_or_else(Vec::new, |(from, to)| {
+        serde_json::from_value(serde_json::json!([
+            { "name": "f0", "from": from, "to": to, "frame_bytes": 64 }
+        ]))
+        .expect("flows")
+    });
     LinuxHost::new(&model, &flows).expect("a Linux host")
 }
 
@@ -88,13 +99,7 @@ fn net_dev_has_the_kernels_header_and_widths() {
     // Expected: dev_seq_show's header and dev_seq_printf_stats's widths; rx bytes
     // 60 a frame (64 less the FCS); the drop column: ixgbe's rx_dropped (3 backlog
     // drops) + rx_missed_errors (2 FIFO drops), not its 7 ring drops.
-    let p = point(&[
-        ("eth0-q0.rx_frames", 10.0),
-        ("eth0-q1.rx_frames", 20.0),
-        ("eth1-q0.tx_frames", 12.0),
-        ("eth1-q1.tx_frames", 13.0),
-    ]);
-    let s = host().net_dev(&p);
+    let s = host().net_dev(&frames_point(&[]));
     let want = format!(
         "{NET_DEV_HEADER}\
          \x20 eth0:    1800      30    0    5    0     0          0         0        0       0    0    0    0     0       0          0\n\
@@ -107,13 +112,7 @@ fn net_dev_has_the_kernels_header_and_widths() {
 fn ethtool_names_are_the_drivers() {
     // Expected: ethtool's "NIC statistics:" and "     %s: %llu"; ixgbe's names
     // (ixgbe_gstrings_stats, then tx queues before rx queues); mlx5's (en_stats.c).
-    let p = point(&[
-        ("eth0-q0.rx_frames", 10.0),
-        ("eth0-q1.rx_frames", 20.0),
-        ("eth1-q0.tx_frames", 12.0),
-        ("eth1-q1.tx_frames", 13.0),
-        ("eth1-q1.interrupts", 4.0),
-    ]);
+    let p = frames_point(&[("eth1-q1.interrupts", 4.0)]);
     let h = host();
     assert_eq!(
         h.ethtool_s("eth0", &p).expect("ixgbe"),
@@ -142,19 +141,16 @@ fn point_directories_sort_and_say_the_load() {
 
 #[test]
 fn a_port_dpdk_owns_is_not_the_kernels() {
-    let model: ModelConfig = serde_json::from_value(serde_json::json!({
-        "cpu": { "clock_mhz": 1000, "cores": 2 },
-        "kernel": { "netisr_per_packet": { "ns": 100 } },
-        "nics": [
+    let h = linux_host(
+        serde_json::json!([
             { "name": "eth0", "queues": 2, "linux_driver": "mlx5",
               "policy": { "kind": "dpdk", "action": "rxonly",
                           "poll": { "ns": 20 }, "rx": { "ns": 22 } } },
             { "name": "eth1", "queues": 2, "linux_driver": "mlx5",
               "policy": { "kind": "napi" } }
-        ]
-    }))
-    .expect("model");
-    let h = LinuxHost::new(&model, &[]).expect("a Linux host");
+        ]),
+        None,
+    );
     let p = point(&[("eth0-q0.rx_frames", 10.0)]);
     let names: Vec<String> = h.files(&p).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["interrupts", "net-dev", "ethtool-S-eth1"]);
@@ -165,20 +161,13 @@ fn a_port_dpdk_owns_is_not_the_kernels() {
 /// A two-core host with an e1000 port (em0) and a tulip one (dc0), each a single
 /// queue on a legacy line, one 64-byte flow from `from` to `to`.
 fn legacy_host(from: &str, to: &str) -> LinuxHost {
-    let model: ModelConfig = serde_json::from_value(serde_json::json!({
-        "cpu": { "clock_mhz": 1000, "cores": 2 },
-        "kernel": { "netisr_per_packet": { "ns": 100 } },
-        "nics": [
+    linux_host(
+        serde_json::json!([
             { "name": "em0", "linux_driver": "e1000", "policy": { "kind": "interrupt" } },
             { "name": "dc0", "linux_driver": "tulip", "policy": { "kind": "interrupt" } }
-        ]
-    }))
-    .expect("model");
-    let flows: Vec<FlowConfig> = serde_json::from_value(serde_json::json!([
-        { "name": "f0", "from": from, "to": to, "frame_bytes": 64 }
-    ]))
-    .expect("flows");
-    LinuxHost::new(&model, &flows).expect("a Linux host")
+        ]),
+        Some((from, to)),
+    )
 }
 
 #[test]
@@ -233,36 +222,64 @@ fn e1000_and_tulip_have_legacy_lines_and_their_own_drops() {
 /// A two-core host with two ports of `driver` (eth0 and eth1) of `queues` queues
 /// each, one 64-byte flow from eth0 to eth1.
 fn host_of(driver: &str, queues: u16) -> LinuxHost {
-    let model: ModelConfig = serde_json::from_value(serde_json::json!({
-        "cpu": { "clock_mhz": 1000, "cores": 2 },
-        "kernel": { "netisr_per_packet": { "ns": 100 } },
-        "nics": [
+    linux_host(
+        serde_json::json!([
             { "name": "eth0", "queues": queues, "linux_driver": driver,
               "policy": { "kind": "napi" } },
             { "name": "eth1", "queues": queues, "linux_driver": driver,
               "policy": { "kind": "napi" } }
-        ]
-    }))
-    .expect("model");
-    let flows: Vec<FlowConfig> = serde_json::from_value(serde_json::json!([
-        { "name": "f0", "from": "eth0", "to": "eth1", "frame_bytes": 64 }
-    ]))
-    .expect("flows");
-    LinuxHost::new(&model, &flows).expect("a Linux host")
+        ]),
+        Some(("eth0", "eth1")),
+    )
 }
 
 /// Two queues each way: eth0 received 10 and 20 frames and its queue 1 refused 7
 /// (the flow's 7 ring drops; [`point`] adds 2 FIFO and 3 backlog drops), eth1 sent
 /// 12 and 13.
 fn two_queue_point() -> PointResult {
-    point(&[
+    frames_point(&[("eth0-q1.rx_ring.drops", 7.0)])
+}
+
+/// Two queues each way: eth0 received 10 and 20 frames, eth1 sent 12 and 13; with the
+/// counters `more`.
+fn frames_point(more: &[(&str, f64)]) -> PointResult {
+    let mut c = vec![
         ("eth0-q0.rx_frames", 10.0),
         ("eth0-q1.rx_frames", 20.0),
-        ("eth0-q1.rx_ring.drops", 7.0),
         ("eth1-q0.tx_frames", 12.0),
         ("eth1-q1.tx_frames", 13.0),
-    ])
+    ];
+    c.extend_from_slice(more);
+    point(&c)
 }
+
+/// A two-queue `driver` host ([`host_of`]) at [`two_queue_point`]: eth0's `ethtool -S`
+/// lines ([`stats`]), once its /proc/net/dev row is checked to start with `dev_row`
+/// (received bytes, packets, errs, drop, fifo, frame).
+fn eth0_of(driver: &str, dev_row: &str) -> Vec<String> {
+    let (h, p) = (host_of(driver, 2), two_queue_point());
+    let dev = h.net_dev(&p);
+    assert!(
+        dev.contains(&format!("\n  eth0:{dev_row}")),
+        "{driver}: {dev}"
+    );
+    stats(&h.ethtool_s("eth0", &p).expect(driver))
+}
+
+/// [`eth0_of`]'s eth1 (the sending port), its /proc/net/dev row not checked.
+fn eth1_of(driver: &str) -> Vec<String> {
+    let (h, p) = (host_of(driver, 2), two_queue_point());
+    stats(&h.ethtool_s("eth1", &p).expect(driver))
+}
+
+/// eth0's transmit queues in `ethtool -S` under the names igb and ixgbevf share (eth0
+/// sends nothing at [`two_queue_point`]).
+const ETH0_TX_QUEUES: [&str; 4] = [
+    "tx_queue_0_packets: 0",
+    "tx_queue_0_bytes: 0",
+    "tx_queue_1_packets: 0",
+    "tx_queue_1_bytes: 0",
+];
 
 /// `ethtool -S`'s lines after the header, as `name: value`.
 fn stats(s: &str) -> Vec<String> {
@@ -278,39 +295,34 @@ fn igb_counts_its_drops_by_drop_enable() {
     // 64 bytes a frame), then igb_gstrings_net_stats' rx_fifo_errors, then the tx
     // queues and the rx queues (igb_get_strings, 4.18). Two queues: DROP_EN, so MPC
     // is the FIFO's 2 and queue 1's RQDPC its 7 ring drops; rx_fifo_errors 7 + 2.
-    let p = two_queue_point();
-    let h = host_of("igb", 2);
+    // /proc/net/dev: drop = the backlog's 3 + MPC 2, fifo = RQDPC 7 + MPC 2.
     assert_eq!(
-        stats(&h.ethtool_s("eth0", &p).expect("igb")),
+        eth0_of("igb", "    1800      30    0    5    9     0 "),
         [
-            "rx_packets: 30",
-            "tx_packets: 0",
-            "rx_bytes: 1920",
-            "tx_bytes: 0",
-            "rx_missed_errors: 2",
-            "rx_long_byte_count: 1920",
-            "rx_fifo_errors: 9",
-            "tx_queue_0_packets: 0",
-            "tx_queue_0_bytes: 0",
-            "tx_queue_1_packets: 0",
-            "tx_queue_1_bytes: 0",
-            "rx_queue_0_packets: 10",
-            "rx_queue_0_bytes: 600",
-            "rx_queue_0_drops: 0",
-            "rx_queue_1_packets: 20",
-            "rx_queue_1_bytes: 1200",
-            "rx_queue_1_drops: 7",
+            &[
+                "rx_packets: 30",
+                "tx_packets: 0",
+                "rx_bytes: 1920",
+                "tx_bytes: 0",
+                "rx_missed_errors: 2",
+                "rx_long_byte_count: 1920",
+                "rx_fifo_errors: 9",
+            ][..],
+            &ETH0_TX_QUEUES,
+            &[
+                "rx_queue_0_packets: 10",
+                "rx_queue_0_bytes: 600",
+                "rx_queue_0_drops: 0",
+                "rx_queue_1_packets: 20",
+                "rx_queue_1_bytes: 1200",
+                "rx_queue_1_drops: 7",
+            ],
         ]
+        .concat()
     );
-    let tx = stats(&h.ethtool_s("eth1", &p).expect("igb"));
+    let tx = eth1_of("igb");
     assert!(tx.contains(&"tx_bytes: 1600".to_string()), "{tx:?}");
     assert!(tx.contains(&"tx_queue_1_bytes: 780".to_string()), "{tx:?}");
-    // /proc/net/dev: drop = the backlog's 3 + MPC 2, fifo = RQDPC 7 + MPC 2.
-    let dev = h.net_dev(&p);
-    assert!(
-        dev.contains("\n  eth0:    1800      30    0    5    9     0 "),
-        "{dev}"
-    );
     // One queue: no DROP_EN, so MPC counts the ring's 7 and the FIFO's 2.
     let p = point(&[("eth0.rx_frames", 30.0), ("eth0.rx_ring.drops", 7.0)]);
     let h = host_of("igb", 1);
@@ -330,28 +342,24 @@ fn ixgbevf_has_its_rings_counts_and_no_drops() {
     // Expected: ixgbevf_gstrings_stats' netdev stats, then the tx queues and the
     // rx queues (ixgbevf_get_strings, 4.18); bytes 60 a frame; no drop counter in
     // either file: the drop column has the backlog's 3 only.
-    let p = two_queue_point();
-    let h = host_of("ixgbevf", 2);
     assert_eq!(
-        stats(&h.ethtool_s("eth0", &p).expect("ixgbevf")),
+        eth0_of("ixgbevf", "    1800      30    0    3    0     0 "),
         [
-            "rx_packets: 30",
-            "tx_packets: 0",
-            "rx_bytes: 1800",
-            "tx_bytes: 0",
-            "tx_queue_0_packets: 0",
-            "tx_queue_0_bytes: 0",
-            "tx_queue_1_packets: 0",
-            "tx_queue_1_bytes: 0",
-            "rx_queue_0_packets: 10",
-            "rx_queue_0_bytes: 600",
-            "rx_queue_1_packets: 20",
-            "rx_queue_1_bytes: 1200",
+            &[
+                "rx_packets: 30",
+                "tx_packets: 0",
+                "rx_bytes: 1800",
+                "tx_bytes: 0"
+            ][..],
+            &ETH0_TX_QUEUES,
+            &[
+                "rx_queue_0_packets: 10",
+                "rx_queue_0_bytes: 600",
+                "rx_queue_1_packets: 20",
+                "rx_queue_1_bytes: 1200",
+            ],
         ]
-    );
-    assert!(
-        h.net_dev(&p)
-            .contains("\n  eth0:    1800      30    0    3    0     0 ")
+        .concat()
     );
 }
 
@@ -361,10 +369,9 @@ fn i40e_and_ice_name_their_queues_and_port() {
     // (tx then rx of each pair), then the port's; ice_get_strings (4.18): the VSI's
     // rx_discards, the tx queues, the rx queues, the port's `port.%s`. The VSI's
     // discards are the ring's 7, the port's the FIFO's 2; bytes 60 a frame.
-    let p = two_queue_point();
-    let h = host_of("i40e", 2);
+    // /proc/net/dev's drop column: the backlog's 3 + the VSI's 7.
     assert_eq!(
-        stats(&h.ethtool_s("eth0", &p).expect("i40e")),
+        eth0_of("i40e", "    1800      30    0   10    0     0 "),
         [
             "rx_packets: 30",
             "tx_packets: 0",
@@ -382,14 +389,8 @@ fn i40e_and_ice_name_their_queues_and_port() {
             "port.rx_dropped: 2",
         ]
     );
-    // /proc/net/dev: the backlog's 3 + the VSI's 7.
-    assert!(
-        h.net_dev(&p)
-            .contains("\n  eth0:    1800      30    0   10    0     0 ")
-    );
-    let h = host_of("ice", 2);
     assert_eq!(
-        stats(&h.ethtool_s("eth0", &p).expect("ice")),
+        eth0_of("ice", "    1800      30    0   10    0     0 "),
         [
             "rx_discards: 7",
             "tx-queue-0.tx_packets: 0",
@@ -403,7 +404,7 @@ fn i40e_and_ice_name_their_queues_and_port() {
             "port.rx_dropped: 2",
         ]
     );
-    let tx = stats(&h.ethtool_s("eth1", &p).expect("ice"));
+    let tx = eth1_of("ice");
     assert_eq!(
         tx[1..5],
         [
@@ -412,10 +413,6 @@ fn i40e_and_ice_name_their_queues_and_port() {
             "tx-queue-1.tx_packets: 13",
             "tx-queue-1.tx_bytes: 780"
         ]
-    );
-    assert!(
-        h.net_dev(&p)
-            .contains("\n  eth0:    1800      30    0   10    0     0 ")
     );
 }
 
@@ -426,10 +423,8 @@ fn the_cloud_nics_write_their_queues() {
     // vmxnet3_get_strings (4.18): per tx queue then per rx queue, its index and the
     // device's counts, names with their leading spaces. Bytes 60 a frame; the drop
     // column has the backlog's 3 only.
-    let p = two_queue_point();
-    let h = host_of("ena", 2);
     assert_eq!(
-        stats(&h.ethtool_s("eth0", &p).expect("ena")),
+        eth0_of("ena", "    1800      30    0    3    0     0 "),
         [
             "queue_0_tx_cnt: 0",
             "queue_0_tx_bytes: 0",
@@ -441,13 +436,8 @@ fn the_cloud_nics_write_their_queues() {
             "queue_1_rx_bytes: 1200",
         ]
     );
-    assert!(
-        h.net_dev(&p)
-            .contains("\n  eth0:    1800      30    0    3    0     0 ")
-    );
-    let h = host_of("gve", 2);
     assert_eq!(
-        stats(&h.ethtool_s("eth1", &p).expect("gve")),
+        eth1_of("gve"),
         [
             "rx_packets: 0",
             "tx_packets: 25",
@@ -459,7 +449,7 @@ fn the_cloud_nics_write_their_queues() {
             "tx_bytes[1]: 780",
         ]
     );
-    let h = host_of("vmxnet3", 2);
+    let (h, p) = (host_of("vmxnet3", 2), two_queue_point());
     assert_eq!(
         h.ethtool_s("eth0", &p).expect("vmxnet3"),
         "NIC statistics:\n     Tx Queue#: 0\n       ucast pkts tx: 0\n       \

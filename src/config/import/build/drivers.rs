@@ -88,6 +88,23 @@ pub(super) fn some_num(s: &Option<Sourced<Num>>) -> Option<(u64, &Sourced<Num>)>
     s.as_ref().and_then(|x| x.value.map(|v| (v, x)))
 }
 
+/// `usecs` (the dump's rx-usecs), noting that the moderation is not written when the
+/// dump gives none.
+fn rx_usecs<'a>(
+    usecs: Option<(u64, &'a Sourced<Num>)>,
+    p: &str,
+    cmd: &str,
+    notes: &mut Notes,
+) -> Option<(u64, &'a Sourced<Num>)> {
+    if usecs.is_none() {
+        notes.missing(
+            format!("{p}.moderation"),
+            format!("not written: {cmd} gives no rx-usecs"),
+        );
+    }
+    usecs
+}
+
 /// The NIC's `moderation` and `dim` (JSON), with their notes.
 pub(super) fn moderation(
     nic: &NicDumps,
@@ -132,11 +149,7 @@ pub(super) fn moderation(
                 );
                 return (None, Some(json!({ "mode": mode })));
             }
-            let Some((u, us)) = usecs else {
-                notes.missing(
-                    format!("{p}.moderation"),
-                    format!("not written: {cmd} gives no rx-usecs"),
-                );
+            let Some((u, us)) = rx_usecs(usecs, &p, &cmd, notes) else {
                 return (None, None);
             };
             if u == 0 {
@@ -189,11 +202,7 @@ pub(super) fn moderation(
                 );
                 return (None, None);
             }
-            let Some((u, us)) = usecs else {
-                notes.missing(
-                    format!("{p}.moderation"),
-                    format!("not written: {cmd} gives no rx-usecs"),
-                );
+            let Some((u, us)) = rx_usecs(usecs, &p, &cmd, notes) else {
                 return (None, None);
             };
             if u == 0 {
