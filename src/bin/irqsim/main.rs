@@ -476,6 +476,17 @@ fn load_unit_note(exp: &Experiment) -> Option<String> {
     })
 }
 
+/// An interrupted sweep (Ctrl-C): say where its finished runs are saved and how to
+/// finish it, release the output directory and exit 130 (128 + SIGINT).
+fn exit_interrupted(what: &str, i: &runner::RunError, out: &Path, lock: OutLock) -> ! {
+    eprintln!(
+        "irqsim: {what}{i}; they are saved under {}. Run the same command with --resume to finish.",
+        out.join(irqsim::experiment::checkpoint::DIR).display()
+    );
+    drop(lock);
+    std::process::exit(130);
+}
+
 /// `irqsim run`: simulate the sweep into the directory `lock` holds until it returns,
 /// reading from the command's `budget`.
 fn run(
@@ -555,14 +566,7 @@ fn run(
     bar.finish_and_clear();
     let results = match outcome {
         Ok(r) => r,
-        Err(i @ runner::RunError::Interrupted { .. }) => {
-            eprintln!(
-                "irqsim: {i}; they are saved under {}. Run the same command with --resume to finish.",
-                out.join(irqsim::experiment::checkpoint::DIR).display()
-            );
-            drop(lock);
-            std::process::exit(130);
-        }
+        Err(i @ runner::RunError::Interrupted { .. }) => exit_interrupted("", &i, out, lock),
         Err(e) => anyhow::bail!("{}: {e}", exp.path),
     };
     debug_assert_eq!(done.load(Ordering::Relaxed), runs);

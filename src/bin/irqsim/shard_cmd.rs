@@ -88,12 +88,7 @@ pub(super) fn run_shard(
     let saved = match outcome {
         Ok(r) => r,
         Err(i @ runner::RunError::Interrupted { .. }) => {
-            eprintln!(
-                "irqsim: shard {shard} {i}; they are saved under {}. Run the same command with --resume to finish.",
-                out.join(irqsim::experiment::checkpoint::DIR).display()
-            );
-            drop(lock);
-            std::process::exit(130);
+            super::exit_interrupted(&format!("shard {shard} "), &i, out, lock)
         }
         Err(e) => anyhow::bail!("{}: {e}", exp.path),
     };

@@ -563,15 +563,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_sleeper_is_placed_at_most_half_a_latency_behind_min_vruntime() {
+    /// Both tasks woken at 0; the app runs 1 ms and sleeps, ksoftirqd runs from then.
+    fn app_slept_after_a_ms() -> Cfs {
         let mut c = cfs();
         c.wake(app(), true, 0);
         c.wake(ksoftirqd(), true, 0);
         c.set_curr(app(), 0, SimTime::ZERO);
-        // The app runs 1 ms and sleeps; ksoftirqd runs 10 ms.
         c.put(app(), MS, true, false);
         c.set_curr(ksoftirqd(), MS, SimTime(MS));
+        c
+    }
+
+    #[test]
+    fn a_sleeper_is_placed_at_most_half_a_latency_behind_min_vruntime() {
+        // The app runs 1 ms and sleeps; ksoftirqd runs 10 ms.
+        let mut c = app_slept_after_a_ms();
         let before = c.vruntime(app()).unwrap();
         c.wake(app(), true, 11 * MS);
         // min_vruntime is ksoftirqd's (the only runnable task): the app, 10 ms behind,
@@ -584,12 +590,7 @@ mod tests {
         // 3 ms ahead > 1 ms: it preempts.
         assert!(c.need_resched(SimTime(11 * MS), 11 * MS));
         // A short sleep keeps its own vruntime: no credit beyond what it had.
-        let mut c = cfs();
-        c.wake(app(), true, 0);
-        c.wake(ksoftirqd(), true, 0);
-        c.set_curr(app(), 0, SimTime::ZERO);
-        c.put(app(), MS, true, false);
-        c.set_curr(ksoftirqd(), MS, SimTime(MS));
+        let mut c = app_slept_after_a_ms();
         let v = c.vruntime(app()).unwrap();
         c.wake(app(), true, MS + MS / 2);
         assert_eq!(c.vruntime(app()).unwrap(), v);
