@@ -12,7 +12,8 @@
 //!
 //! The tables, a file per family: [`reference_router`] (the reference report's 64-byte
 //! SmartBits sweep), [`xdp_paper`] (the XDP paper's forwarding and drop rates on 1-6
-//! cores), [`seeds`] (the mailing-list reports: em(4)'s TCP_RR, the ttcp sender),
+//! cores), [`seeds`] (the mailing-list reports: em(4)'s TCP_RR, the ttcp sender, xl(4)'s
+//! spikes),
 //! [`modern`] (preferred busy polling, IRQ suspension). The measured values come from
 //! the files the scenarios name or from the constants in these files, the one copy the
 //! integration tests also use; nothing here is fitted.
@@ -67,6 +68,7 @@ pub const TABLES: &[Table] = &[
     xdp_paper::DPDK,
     seeds::EM_RR,
     seeds::TX_SENDER,
+    seeds::XL_SPIKES,
     modern::PREFER_BUSY_POLL,
     modern::IRQ_SUSPEND,
 ];

@@ -10,7 +10,13 @@
 //!   12 % busy (top: 6.5 % system + 5.5 % interrupt) within 4 points; FreeBSD CPU-bound
 //!   (vmstat: 0 % idle) within 1 point.
 //!
-//! docs/validation.md, "em(4) in FreeBSD 6.2" and "A host as sender", says why.
+//! - seed 003, xl(4)'s statistics-overflow spikes (`scenarios/xl-stats-overflow.json`,
+//!   FreeBSD 4.1.1 on a Pentium 100 with two 3c905B): "The average forwarding latency
+//!   time is 52us" below 1,000 packets/s, spikes "up to 6000us" from 1,000 packets/s on;
+//!   each within 15 % (the variant `as-reported`; the remedies have no measurement).
+//!
+//! docs/validation.md, "em(4) in FreeBSD 6.2", "A host as sender" and "Statistics-counter
+//! spikes: the xl(4) report", says why.
 
 use super::Table;
 use super::scoreboard::{Check, Tolerance};
@@ -37,6 +43,25 @@ pub const TX_SENDER_TOLERANCE: Tolerance = Tolerance::relative(10.0);
 
 /// NetBSD's busy CPU in seed 004 \[%\]: top's 6.5 % system + 5.5 % interrupt.
 pub const NETBSD_BUSY_PCT: f64 = 12.0;
+
+/// Seed 003's average forwarding latency below 1,000 packets/s \[us\].
+pub const XL_AVG_US: f64 = 52.0;
+
+/// Seed 003's latency spikes from 1,000 packets/s on \[us\].
+pub const XL_SPIKE_US: f64 = 6000.0;
+
+/// Seed 003's tolerance \[%\].
+pub const XL_TOLERANCE: Tolerance = Tolerance::relative(15.0);
+
+/// Seed 003's table.
+pub const XL_SPIKES: Table = Table {
+    name: "xl-stats-overflow",
+    title: "xl(4)'s statistics-overflow latency spikes (seed 003)",
+    scenario: "scenarios/xl-stats-overflow.json",
+    source: "seed 003 (FreeBSD 4.1.1, Pentium 100, two 3c905B: \"The average forwarding \
+             latency time is 52us\", spikes \"up to 6000us\" from 1000 pkt/s on)",
+    checks: xl_spikes,
+};
 
 /// Seed 002's table.
 pub const EM_RR: Table = Table {
@@ -112,6 +137,34 @@ fn tx_sender(_: &Table, _: &Experiment, r: &Results) -> Vec<Check> {
             measured: 100.0,
             simulated: busy(v),
             tolerance: Tolerance::absolute(1.0),
+        });
+    }
+    out
+}
+
+fn xl_spikes(_: &Table, _: &Experiment, r: &Results) -> Vec<Check> {
+    let mut out = Vec::new();
+    for p in r.points.iter().filter(|p| p.variant == "as-reported") {
+        let case = format!("{} pps", p.offered_pps);
+        let l = &p.figures.total.latency_us;
+        out.push(if p.offered_pps < 1000.0 {
+            Check {
+                case,
+                quantity: "avg latency".into(),
+                unit: "us".into(),
+                measured: XL_AVG_US,
+                simulated: l.avg,
+                tolerance: XL_TOLERANCE,
+            }
+        } else {
+            Check {
+                case,
+                quantity: "max latency".into(),
+                unit: "us".into(),
+                measured: XL_SPIKE_US,
+                simulated: l.max,
+                tolerance: XL_TOLERANCE,
+            }
         });
     }
     out

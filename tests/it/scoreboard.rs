@@ -146,3 +146,69 @@ fn the_rows_do_not_depend_on_the_thread_count() {
         assert_eq!(one, rows(name), "{name}");
     }
 }
+
+/// `irqsim validate` at `out` with `args` (the shortest table, the ttcp sender, unless
+/// the arguments name another).
+fn validate_cmd(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_irqsim"))
+        .arg("validate")
+        .args(args)
+        .output()
+        .expect("irqsim runs")
+}
+
+#[test]
+fn the_command_writes_its_files_refuses_bad_arguments_and_what_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("v");
+    let o = out.to_str().unwrap();
+    // A table that is not one: exit 2, the names listed, nothing created.
+    let r = validate_cmd(&["--only", "nope", "--out", o]);
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("no table `nope`") && err.contains("em-rr-freebsd62"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // --seed would change the tables: refused.
+    let r = validate_cmd(&["--seed", "3", "--out", o]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(!out.exists());
+    // One table: exit 0, its rows printed with the summary, both files written, the
+    // JSON the same rows as the library's.
+    let r = validate_cmd(&[
+        "--only",
+        "tx-sender-freebsd48",
+        "--out",
+        o,
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        text.contains("6 rows: 6 pass, 0 known miss, 0 FAIL"),
+        "{text}"
+    );
+    let json: Scoreboard =
+        serde_json::from_str(&std::fs::read_to_string(out.join("scoreboard.json")).unwrap())
+            .unwrap();
+    assert_eq!(json.rows, rows("tx-sender-freebsd48"));
+    let md = std::fs::read_to_string(out.join("scoreboard.md")).unwrap();
+    assert_eq!(md, json.markdown());
+    // A file of the user's at one of the names: exit 2, left as it was.
+    std::fs::write(out.join("scoreboard.md"), "# my notes\n").unwrap();
+    let r = validate_cmd(&["--only", "tx-sender-freebsd48", "--out", o, "--quiet"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("not irqsim's own file"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("scoreboard.md")).unwrap(),
+        "# my notes\n"
+    );
+}

@@ -146,7 +146,6 @@ enum Cmd {
         #[arg(required = true, num_args = 1.., value_name = "DIR")]
         dirs: Vec<PathBuf>,
     },
-    /// Run every measured table the project ships and print the scoreboard (see --help).
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of scenario or model files (generated from the Rust types;
     /// the same as schemas/*.schema.json), for editors that check files as they are typed.
