@@ -44,6 +44,9 @@
 //!   the result files written atomically.
 //! - [`experiment`]: a sweep run in parallel, checkpointed, sharded over machines and
 //!   merged, fitted to a measured table, with the memory it needs checked first.
+//! - [`validate`]: every measured table the project ships, run and judged row by row
+//!   against its tolerance and its declared known misses (`irqsim validate`'s
+//!   scoreboard).
 //! - The `irqsim` binary (`src/bin/irqsim/`, not in this library) wires these together:
 //!   its commands, `fit_cmd` (`irqsim fit`), `trace_cmd` (`irqsim run --trace`) and
 //!   `plot/` (the SVG and PNG figures).
@@ -55,6 +58,7 @@ pub mod model;
 pub mod results;
 pub mod sim;
 pub mod trace;
+pub mod validate;
 
 /// `docs/adding-a-policy.md`: `cargo test --doc` compiles its `rust` blocks against this
 /// library's public API (the module exists only while rustdoc collects doctests).

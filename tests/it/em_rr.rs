@@ -3,29 +3,18 @@
 //! interrupt coalescing that sets them.
 
 use irqsim::config::model::ModelConfig;
-use irqsim::config::scenario::{DiskFiles, load};
-use irqsim::experiment::runner;
 use irqsim::host::{RunSpec, simulate};
 use irqsim::model::traffic::FlowConfig;
 use irqsim::sim::rng::RunKey;
 use irqsim::sim::time::SimTime;
+use irqsim::validate::seeds::{self, EM_RR_TPS};
 use serde_json::json;
-use std::path::Path;
 
-/// Transactions/s of each variant of the scenario.
+/// Transactions/s of each variant of the scenario: the scoreboard's run of the table
+/// (`crate::scoreboard`, simulated once for the test binary).
 fn scenario_rates() -> (f64, f64) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/em-rr-freebsd62.json");
-    let exp = load(&path, &DiskFiles::default()).expect("scenario loads");
-    let r = runner::run(&exp, 0, &|| {}).expect("the runs");
-    let tps = |v: &str| {
-        r.points
-            .iter()
-            .find(|p| p.variant == v)
-            .unwrap_or_else(|| panic!("variant {v}"))
-            .figures
-            .total
-            .forwarded_pps
-    };
+    let r = &crate::scoreboard::table_run("em-rr-freebsd62").results;
+    let tps = |v: &str| seeds::variant(r, v).figures.total.forwarded_pps;
     (tps("stock"), tps("fast-intr"))
 }
 
@@ -38,8 +27,10 @@ fn fast_interrupt_rate_is_set_by_the_peers_coalescing_ticks() {
     // Tolerance 10 %: the turnaround is an estimate, not fitted; the model sits 8 %
     // below the seed.
     let (stock, fast) = scenario_rates();
+    let seed_fast = EM_RR_TPS[1].1;
+    assert_eq!(EM_RR_TPS[1].0, "fast-intr");
     assert!(
-        (fast - 6_165.0).abs() <= 0.10 * 6_165.0,
+        (fast - seed_fast).abs() <= 0.10 * seed_fast,
         "fast-intr {fast:.0}/s, seed 6,165 +- 10 %"
     );
     // The model's own arithmetic (not the seed): one tick + turnaround + wire.
@@ -50,13 +41,15 @@ fn fast_interrupt_rate_is_set_by_the_peers_coalescing_ticks() {
     // Not reproduced: the stock driver measured ~3,000/s (2,999.88, 2,999.61). In the
     // model its handler's costs are absorbed (ITR holds the em interrupts at 8,000/s
     // and the responses stay inside bge's 150 us window), so it runs within 5 % of
-    // the fast handler. This pins the model's finding; see docs/validation.md "em(4) in FreeBSD
-    // 6.2" for what the stock figure still lacks (the seed's 3,000/s is not asserted:
-    // no modelled mechanism gives it).
+    // the fast handler (the model's own finding, asserted); see docs/validation.md "em(4)
+    // in FreeBSD 6.2" for what the stock figure still lacks. The seed's 3,000/s is the
+    // scoreboard's known miss (outside the seed's 10 %, the model far above it).
     assert!(
         (stock - fast).abs() <= 0.05 * fast,
         "stock {stock:.0}/s vs fast-intr {fast:.0}/s"
     );
+    let miss = crate::scoreboard::known_miss("em-rr-freebsd62", "stock", "transaction rate", 10.0);
+    assert!(miss.error > 10.0, "{miss:?}");
 }
 
 fn rr(server_ns: f64) -> f64 {

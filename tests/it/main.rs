@@ -37,6 +37,7 @@ mod request_response;
 mod resume;
 mod rx_ring_drops;
 mod schema;
+mod scoreboard;
 mod shard;
 mod sweep_scripts;
 mod theory;

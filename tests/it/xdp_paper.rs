@@ -17,7 +17,7 @@
 //! go beyond it, since no published figure splits XDP's per-frame time, and are said to.
 //! XDP_DROP is therefore a calibration check only, never a prediction. Every other point
 //! is a prediction: single route on 2-5 cores within 2 %, full table on 2-6 within 3 %,
-//! raw drop on 2-6 within 2 % (six cores missed: +2.9 %, pinned), XDP forwarding on 2-6
+//! raw drop on 2-6 within 2 % (six cores missed: +2.9 %, the scoreboard's known miss), XDP forwarding on 2-6
 //! within 5 % (issue 36's tolerances). XDP_DROP on 1-6 queues with the NIC's PCI Express
 //! link (added by `scenarios/xdp-paper-xdp-drop.json`, nothing fitted): 1-3 within 5 %,
 //! 4-6, where the link binds, +2.8 to +3.8 %.
@@ -29,10 +29,12 @@
 //! the six-core rate.
 
 use crate::models::rss_balanced_flows;
+use crate::scoreboard;
 use irqsim::config::model::ModelConfig;
 use irqsim::host::{self, RunSpec, RunStats};
 use irqsim::sim::rng::RunKey;
 use irqsim::sim::time::SimTime;
+use irqsim::validate::xdp_paper as tables;
 use serde_json::{Value, json};
 
 const MODEL: &str = concat!(
@@ -40,30 +42,39 @@ const MODEL: &str = concat!(
     "/models/xeon-e5-1650v4-mlx5-linux.json"
 );
 
-/// Linux forwarding, single route, 1-6 cores [frames/s] (B04 `fwd_data` L55-63).
-pub(crate) const SINGLE_ROUTE: [f64; 6] = [
-    1_739_672.0,
-    3_370_584.0,
-    4_976_559.0,
-    6_488_625.0,
-    7_848_970.0,
-    9_285_971.0,
-];
+/// The measured column of the table `t` \[frames/s\], from the measured-rates file its
+/// scenario names (the one copy of the paper's figures, [`irqsim::validate::xdp_paper`]).
+fn measured(t: &irqsim::validate::Table) -> Vec<f64> {
+    tables::measured(t)
+}
 
-/// Linux forwarding, full BGP table, 1-6 cores [frames/s] (B04 `fwd_data`).
-const FULL_TABLE: [f64; 6] = [
-    1_373_550.0,
-    2_746_704.0,
-    3_958_725.0,
-    5_295_366.0,
-    6_451_024.0,
-    7_809_312.0,
-];
+/// Linux forwarding, single route, 1-6 cores \[frames/s\] (B04 `fwd_data` L55-63).
+pub(crate) fn single_route() -> Vec<f64> {
+    measured(&tables::SINGLE_ROUTE)
+}
+
+/// The shipped table `name` (`scenarios/xdp-paper-*.json`, its sweep simulated once for
+/// the test binary, `crate::scoreboard`): model / measured at each core count, printed.
+fn ratios(name: &str) -> Vec<f64> {
+    scoreboard::rows(name)
+        .iter()
+        .map(|r| {
+            eprintln!(
+                "{name}, {}: model {:.0}, measured {:.0}, {}",
+                r.case,
+                r.simulated,
+                r.measured,
+                r.error_shown()
+            );
+            r.simulated / r.measured
+        })
+        .collect()
+}
 
 /// The full table's route lookup beyond a single route's [ns]: the two one-core
 /// figures' per-frame times apart (a calibration from those two points).
 fn full_table_lookup_ns() -> f64 {
-    1e9 / FULL_TABLE[0] - 1e9 / SINGLE_ROUTE[0]
+    1e9 / measured(&tables::FULL_TABLE)[0] - 1e9 / single_route()[0]
 }
 
 /// Frames offered per core [frames/s] to the Linux path: above what a core can forward
@@ -116,41 +127,9 @@ fn steady_by(cfg: &ModelConfig, per_core: f64, what: impl Fn(&RunStats) -> f64) 
     (what(&long) - what(&short)) / 0.04
 }
 
-/// Model against measured at 1-6 cores: the ratios, printed.
-fn column(name: &str, measured: &[f64; 6], patch: impl Fn(&mut Value)) -> Vec<f64> {
-    column_by(
-        name,
-        measured,
-        OFFERED_PER_CORE,
-        |r| r.total.received as f64,
-        patch,
-    )
-}
-
-/// The same for the count `what`, with `per_core` frames/s offered per core.
-fn column_by(
-    name: &str,
-    measured: &[f64; 6],
-    per_core: f64,
-    what: impl Fn(&RunStats) -> f64,
-    patch: impl Fn(&mut Value),
-) -> Vec<f64> {
-    (1..=6u16)
-        .map(|cores| {
-            let got = steady_by(&model(cores, &patch), per_core, &what);
-            let m = measured[cores as usize - 1];
-            eprintln!(
-                "{name}, {cores} cores: model {got:.0}, measured {m:.0}, {:+.2} %",
-                (got / m - 1.0) * 100.0
-            );
-            got / m
-        })
-        .collect()
-}
-
 #[test]
 fn single_route_forwarding_on_1_to_6_cores_within_2_percent() {
-    let r = column("single route", &SINGLE_ROUTE, |_| {});
+    let r = ratios("xdp-single-route");
     // Calibration checks: one core (the costs' sum) and six cores (the section's hold),
     // to the sampling error and the 72 ns's rounding (0.5 %).
     assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
@@ -173,9 +152,7 @@ fn single_route_forwarding_on_1_to_6_cores_within_2_percent() {
 fn full_table_forwarding_on_2_to_6_cores_within_3_percent_without_refitting() {
     let lookup = full_table_lookup_ns();
     assert!((lookup - 153.2).abs() < 0.1, "{lookup} ns");
-    let r = column("full table", &FULL_TABLE, |m| {
-        m["kernel"]["route_lookup"] = json!({ "ns": lookup });
-    });
+    let r = ratios("xdp-full-table");
     // Calibration check: the one-core point gave the lookup's cost.
     assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
     // Predictions: the section's hold as the single route set it.
@@ -201,7 +178,7 @@ fn a_constant_hold_lets_the_cores_fall_into_step_and_scale_linearly() {
     let linear = 6.0 * 1e9 / 575.0;
     let got = steady(&constant);
     assert!((got / linear - 1.0).abs() < 0.005, "constant hold: {got}");
-    assert!(got / SINGLE_ROUTE[5] > 1.12, "{got}");
+    assert!(got / single_route()[5] > 1.12, "{got}");
     // It is the variance that breaks the step, wherever it is: the same constant hold
     // with the rest of the protocol work exponential (mean 426 ns) contends again.
     let varied = model(6, |m| {
@@ -229,17 +206,6 @@ fn a_constant_hold_lets_the_cores_fall_into_step_and_scale_linearly() {
     assert_eq!(one.counters["kernel.section.contended"], 0.0);
     assert!(one.counters["kernel.section.entries"] > 10_000.0);
 }
-
-/// XDP forwarding with the full table (`xdp_fwd`, XDP_REDIRECT after bpf_fib_lookup)
-/// and an RX ring of 256, 1-6 cores [frames/s] (B04 `fwd_data`).
-const XDP_FULL_TABLE_RING_256: [f64; 6] = [
-    3_446_336.0,
-    7_016_974.0,
-    10_641_333.0,
-    14_408_549.0,
-    17_870_856.0,
-    21_227_330.0,
-];
 
 /// The driver's receive of a frame before an skb exists, with a program that drops it
 /// [ns]: XDP_DROP on one core, 25,928,270 frames/s (B01; the model's notes).
@@ -278,38 +244,9 @@ fn xdp_drop_drops_every_frame_in_the_poll_at_its_one_core_rate() {
     assert_eq!(r.counters["kernel.section.entries"], 0.0);
 }
 
-/// XDP_DROP, no_touch, RX rings of 512, on 1-6 queues [frames/s] (B01
-/// `xdp_drop_data_jdb01` L495-503, column "no_touch RX=512").
-const XDP_DROP_512: [f64; 6] = [
-    24_804_275.0,
-    50_232_370.0,
-    74_350_900.0,
-    86_198_361.0,
-    86_973_055.0,
-    87_101_116.0,
-];
-
 /// What the generator offered in the testbed's six-queue XDP_DROP run [frames/s]: B02
 /// "Possible PCIe limit?" L380-424, `rx_packets_phy` 98,233,252 per second.
 const XDP_DROP_OFFERED: f64 = 98_233_252.0;
-
-/// The NIC's PCI Express link and port buffer as `scenarios/xdp-paper-xdp-drop.json`
-/// adds them to the model (read from its first variant: one source for both).
-fn with_pcie(m: &mut Value) {
-    let s: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scenarios/xdp-paper-xdp-drop.json"
-        ))
-        .expect("scenario"),
-    )
-    .expect("json");
-    let o = &s["variants"][0]["overrides"];
-    m["bus"] = o["bus"].clone();
-    for n in m["nics"].as_array_mut().expect("nics") {
-        n["dma"] = o["nics"]["eth0"]["dma"].clone();
-    }
-}
 
 /// XDP_DROP on 1-6 queues with the NIC's PCI Express link (PCIe 3.0 x16, its
 /// device-to-host direction; docs/model.md "The NIC's PCI Express link"): receiving a
@@ -327,48 +264,39 @@ fn with_pcie(m: &mut Value) {
 /// the model would drop all 98.2 M offered on 4-6 queues, 13 % above the plateau.
 #[test]
 fn xdp_drop_on_1_to_6_queues_stops_at_the_pcie_links_89_m_frames_per_second() {
-    let xdp = json!({ "action": "drop", "rx": { "ns": XDP_RX_NS }, "program": 0 });
-    let patch = |m: &mut Value| {
-        with_pcie(m);
-        with_xdp(m, xdp.clone());
-        m["nics"][0]["rx_ring_slots"] = json!(512);
-    };
-    let r: Vec<f64> = (1..=6u16)
-        .map(|cores| {
-            let per_core = XDP_DROP_OFFERED / cores as f64;
-            let got = steady_by(&model(cores, patch), per_core, |r| r.total.drops.xdp as f64);
-            let m = XDP_DROP_512[cores as usize - 1];
-            eprintln!(
-                "XDP_DROP RX=512 with the link, {cores} queues: model {got:.0}, measured {m:.0}, {:+.2} %",
-                (got / m - 1.0) * 100.0
-            );
-            got / m
-        })
-        .collect();
+    let r = ratios("xdp-drop");
     for (k, x) in r.iter().enumerate() {
         assert!((x - 1.0).abs() < 0.05, "{} queues: {x}", k + 1);
     }
-    // Six queues: the link's rate, the port buffer's drops, the cores' idle time.
-    let six = model(6, patch);
-    let per_core = XDP_DROP_OFFERED / 6.0;
-    let plateau = steady_by(&six, per_core, |r| r.total.drops.xdp as f64);
+    // Six queues (the shipped sweep's point, over its sending period): the link's rate
+    // and the port buffer's drops.
+    let run = scoreboard::table_run("xdp-drop");
+    let six = run
+        .results
+        .points
+        .iter()
+        .find(|p| p.variant == "xdp-drop-6-cores")
+        .expect("six queues");
+    let secs = run.experiment.duration_s;
+    let plateau = six.figures.total.drops.xdp / secs;
     // 2 x (64 + 24) bytes at 16 bytes per 1.015625 ns: 11.17 ns, 89.5 M frames/s.
     assert!((plateau / 89.5e6 - 1.0).abs() < 0.002, "{plateau}");
-    let discards = steady_by(&six, per_core, |r| r.total.drops.rx_fifo as f64);
+    let discards = six.figures.total.drops.rx_fifo / secs;
     assert!(
         ((discards + plateau) / XDP_DROP_OFFERED - 1.0).abs() < 0.005,
         "{discards}"
     );
     // Without the link: every frame offered is dropped by the program.
+    let xdp = json!({ "action": "drop", "rx": { "ns": XDP_RX_NS }, "program": 0 });
     let without = steady_by(
         &model(6, |m| {
             with_xdp(m, xdp.clone());
             m["nics"][0]["rx_ring_slots"] = json!(512);
         }),
-        per_core,
+        XDP_DROP_OFFERED / 6.0,
         |r| r.total.drops.xdp as f64,
     );
-    assert!(without / XDP_DROP_512[5] > 1.12, "{without}");
+    assert!(without / measured(&tables::XDP_DROP)[5] > 1.12, "{without}");
 }
 
 /// The egress port's channel, one core forwarding with a single route, as `ethtool -S`
@@ -448,22 +376,9 @@ const EGRESS_IRQ_NS: f64 = (500.0 + 200.0) / 64.0;
 /// the model does not have: it stays below the measured rates, within 5 %.
 #[test]
 fn xdp_forwarding_on_1_to_6_cores_within_5_percent() {
-    let program = 1e9 / XDP_FULL_TABLE_RING_256[0] - XDP_RX_NS - EGRESS_IRQ_NS;
+    let program = 1e9 / measured(&tables::XDP_FULL_TABLE)[0] - XDP_RX_NS - EGRESS_IRQ_NS;
     assert!((program - 240.66).abs() < 0.01, "{program}");
-    let xdp =
-        json!({ "action": "redirect", "rx": { "ns": XDP_RX_NS }, "program": { "ns": program } });
-    let r = column_by(
-        "XDP forwarding",
-        &XDP_FULL_TABLE_RING_256,
-        5e6,
-        |r| r.total.received as f64,
-        |m| {
-            with_xdp(m, xdp.clone());
-            for n in m["nics"].as_array_mut().expect("nics") {
-                n["rx_ring_slots"] = json!(256);
-            }
-        },
-    );
+    let r = ratios("xdp-forwarding");
     assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
     for (i, x) in r.iter().enumerate().skip(1) {
         assert!(
@@ -479,17 +394,6 @@ fn xdp_forwarding_on_1_to_6_cores_within_5_percent() {
     }
 }
 
-/// XDP_TX with an RX ring of 256, 1-6 cores [frames/s] (B01 `xdp_tx_data03_256`, the
-/// paper's redirect-test figure; docs/xdp-paper-data.md section 2).
-const XDP_TX_RING_256: [f64; 6] = [
-    16_900_699.0,
-    34_850_297.0,
-    51_884_051.0,
-    68_953_922.0,
-    70_164_732.0,
-    68_744_044.0,
-];
-
 /// XDP_TX, RX ring 256: each frame sent back out of the port and channel it came in
 /// on. The program's cost with the transmit (59.2 - 38.6 = 20.6 ns) is taken from the
 /// one-core point, a calibration like XDP forwarding's, so one core is a calibration
@@ -499,31 +403,14 @@ const XDP_TX_RING_256: [f64; 6] = [
 /// (issue 36's XDP tolerance), which scale better than linearly, as XDP forwarding's
 /// do; on 5 and 6 the measured host stops at about 70 M frames/s, a limit of the NIC or
 /// of PCIe that the paper's notes suspect ("Possible PCIe limit?", B02) and nothing in
-/// the model stands for: the model goes on linearly, more than 15 % above (missed,
-/// pinned as such).
+/// the model stands for: the model goes on linearly, more than 15 % above (missed: the
+/// scoreboard's known miss).
 #[test]
 fn xdp_tx_scales_linearly_to_four_cores_within_5_percent_and_misses_the_nics_limit() {
-    let program = 1e9 / XDP_TX_RING_256[0] - XDP_RX_NS;
+    let program = 1e9 / measured(&tables::XDP_TX)[0] - XDP_RX_NS;
     assert!((program - 20.60).abs() < 0.01, "{program}");
     let xdp = json!({ "action": "tx", "rx": { "ns": XDP_RX_NS }, "program": { "ns": program } });
-    let r = column_by(
-        "XDP_TX",
-        &XDP_TX_RING_256,
-        20e6,
-        |r| {
-            r.counters
-                .iter()
-                .filter(|(k, _)| k.ends_with(".rx_xdp_tx_xmit"))
-                .map(|(_, v)| v)
-                .sum()
-        },
-        |m| {
-            with_xdp(m, xdp.clone());
-            for n in m["nics"].as_array_mut().expect("nics") {
-                n["rx_ring_slots"] = json!(256);
-            }
-        },
-    );
+    let r = ratios("xdp-tx");
     assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
     for (i, x) in r.iter().enumerate().take(4).skip(1) {
         assert!(
@@ -532,12 +419,11 @@ fn xdp_tx_scales_linearly_to_four_cores_within_5_percent_and_misses_the_nics_lim
             i + 1
         );
     }
+    // 5 and 6 cores: the NIC's limit is not modelled, so the model is above the
+    // measured rates, outside XDP's 5 %: the scoreboard's known miss.
     for (i, x) in r.iter().enumerate().skip(4) {
-        assert!(
-            *x > 1.15,
-            "{} cores: the NIC's limit is not modelled: {x}",
-            i + 1
-        );
+        scoreboard::known_miss("xdp-tx", &format!("{} cores", i + 1), "forwarded rate", 5.0);
+        assert!(*x > 1.0, "{} cores: {x}", i + 1);
     }
     // Every frame went back out of the receiving port, none to the other.
     let one = run_at(
@@ -571,17 +457,6 @@ fn xdp_pass_adds_its_program_to_the_stack_path() {
     assert_eq!(r.counters["eth0.rx_xdp_drop"], 0.0);
 }
 
-/// The iptables raw-table drop, 1-6 cores [frames/s] (B01 "Linux iptables drop",
-/// `linux_iptables_drop`, column "table raw"; docs/xdp-paper-data.md section 2).
-const RAW_DROP: [f64; 6] = [
-    5_051_787.0,
-    10_226_514.0,
-    15_104_793.0,
-    20_075_858.0,
-    24_995_919.0,
-    29_443_869.0,
-];
-
 /// The raw drop's second run on the testbed (B01 `linux_iptables_drop_toke`, L921-929,
 /// column "raw (2nd run)") [frames/s], 1-6 cores.
 const RAW_DROP_2ND: [f64; 6] = [
@@ -599,17 +474,12 @@ const RAW_DROP_2ND: [f64; 6] = [
 /// issue allows); 2-6 cores are predictions. The dropped frames never reach the shared
 /// section, so the model's cores scale linearly: -1.2 to +1.1 % on 2-5 cores, and
 /// +2.9 % at six, where the measured host loses 2.9 % to something the model does not
-/// have (the tolerance there is the issue's 2 %: missed, and pinned here as such).
+/// have (the tolerance there is the issue's 2 %: missed, the scoreboard's known miss).
 #[test]
 fn the_raw_drop_scales_linearly_within_2_percent_to_five_cores_and_misses_at_six() {
-    let cost = 1e9 / RAW_DROP[0] - 66.0;
-    let r = column_by(
-        "raw drop",
-        &RAW_DROP,
-        8e6,
-        |r| r.total.drops.netfilter as f64,
-        |m| m["kernel"]["prerouting_drop"] = json!({ "cost": { "ns": cost } }),
-    );
+    let raw = measured(&tables::RAW_DROP);
+    let cost = 1e9 / raw[0] - 66.0;
+    let r = ratios("xdp-raw-drop");
     assert!((r[0] - 1.0).abs() < 0.005, "1 core (calibration): {}", r[0]);
     for (i, x) in r.iter().enumerate().take(5).skip(1) {
         assert!(
@@ -618,13 +488,11 @@ fn the_raw_drop_scales_linearly_within_2_percent_to_five_cores_and_misses_at_six
             i + 1
         );
     }
-    // Six cores: the linear rate, 2.9 % above the measured one (outside 2 %).
-    assert!(
-        (r[5] - 6.0 * RAW_DROP[0] / RAW_DROP[5]).abs() < 0.005,
-        "{}",
-        r[5]
-    );
-    assert!(r[5] > 1.02, "{}", r[5]);
+    // Six cores: the linear rate, 2.9 % above the measured one, outside the issue's
+    // 2 %: the scoreboard's known miss.
+    assert!((r[5] - 6.0 * raw[0] / raw[5]).abs() < 0.005, "{}", r[5]);
+    scoreboard::known_miss("xdp-raw-drop", "6 cores", "dropped rate", 2.0);
+    assert!(r[5] > 1.0, "{}", r[5]);
     // The testbed's own repeatability: a second run of the same rule on the same host
     // (B01 `linux_iptables_drop_toke`, column "raw (2nd run)", L921-929) is 4.2 % lower
     // on one core and 2.1 % lower on six than the table above, and scales 5.957 times
@@ -635,7 +503,7 @@ fn the_raw_drop_scales_linearly_within_2_percent_to_five_cores_and_misses_at_six
     // re-calibrated on the second run: its one-core point stays the first table's.)
     for (i, x) in r.iter().enumerate().skip(1) {
         let second = RAW_DROP_2ND[i] / RAW_DROP_2ND[0];
-        let model = x * RAW_DROP[i] / RAW_DROP[0];
+        let model = x * raw[i] / raw[0];
         assert!(
             (model / second - 1.0).abs() < 0.008,
             "{} cores: model scaling {model:.4}, second run's {second:.4}",
@@ -692,17 +560,6 @@ fn xdp_on_a_nic_without_napi_is_refused() {
     assert!(err.to_string().contains("xdp"), "{err}");
 }
 
-/// DPDK testpmd's rxonly on the testbed, 1-5 cores (B01 `dpdk_test2` run#2, the
-/// paper's plotted drop-test line, L787-794 and L796; docs/xdp-paper-data.md
-/// section 2): "DPDK uses one core for control tasks, so only 5 are available".
-const DPDK_RXONLY: [f64; 5] = [
-    43_503_636.0,
-    74_380_044.0,
-    97_203_856.0,
-    113_876_503.0,
-    115_453_781.0,
-];
-
 /// One `rte_eth_rx_burst` call [ns]: an estimate (a call reads the next completion
 /// entry and finds it empty or takes a burst; no figure of its own was found). It sets
 /// only how soon an idle lcore sees a frame: at saturation every call takes a full
@@ -712,7 +569,7 @@ const DPDK_POLL_NS: f64 = 20.0;
 /// The PMD's receive and rxonly's free of one frame [ns]: the one-core rxonly rate
 /// (43,503,636 frames/s, 22.99 ns a frame) less its share of a 32-frame burst's call.
 fn dpdk_rx_ns() -> f64 {
-    1e9 / DPDK_RXONLY[0] - DPDK_POLL_NS / 32.0
+    1e9 / measured(&tables::DPDK)[0] - DPDK_POLL_NS / 32.0
 }
 
 /// The testbed with its first `ports` ports owned by a DPDK application
@@ -727,15 +584,6 @@ fn with_dpdk(m: &mut Value, ports: usize, policy: Value) {
         n.remove("dim");
         n.remove("tx_completion");
     }
-}
-
-/// The frames the application took per second over a 0.01 s run less a 0.002 s one
-/// (a 1,024-slot ring fills in about 230 us at 48 M offered and 43.5 M taken), with
-/// `per_core` frames/s offered per core.
-fn dpdk_rate(cfg: &ModelConfig, per_core: f64, what: impl Fn(&RunStats) -> f64) -> f64 {
-    let long = run_at(cfg, 0.01, per_core);
-    let short = run_at(cfg, 0.002, per_core);
-    (what(&long) - what(&short)) / 0.008
 }
 
 /// rxonly at its one-core rate (a calibration check: the rate the frame's cost was
@@ -753,13 +601,15 @@ fn dpdk_rxonly_takes_its_one_core_rate_and_scales_linearly_where_the_testbed_doe
         "kind": "dpdk", "action": "rxonly",
         "poll": { "ns": DPDK_POLL_NS }, "rx": { "ns": dpdk_rx_ns() },
     });
-    let freed = |r: &RunStats| r.total.drops.application as f64;
-    let one = dpdk_rate(&model(1, |m| with_dpdk(m, 1, policy.clone())), 48e6, freed);
-    eprintln!(
-        "DPDK rxonly, 1 core: model {one:.0}, measured {:.0} (calibration)",
-        DPDK_RXONLY[0]
-    );
-    assert!((one / DPDK_RXONLY[0] - 1.0).abs() < 0.005, "{one}");
+    // The shipped table (`scenarios/xdp-paper-dpdk.json`, the same policy): one core is
+    // the calibration check.
+    let ratio = ratios("xdp-dpdk-rxonly");
+    let got: Vec<f64> = scoreboard::rows("xdp-dpdk-rxonly")
+        .iter()
+        .map(|r| r.simulated)
+        .collect();
+    let one = got[0];
+    assert!((ratio[0] - 1.0).abs() < 0.005, "{one}");
 
     let cfg = model(1, |m| with_dpdk(m, 1, policy.clone()));
     let r = run_at(&cfg, 0.002, 48e6);
@@ -779,21 +629,21 @@ fn dpdk_rxonly_takes_its_one_core_rate_and_scales_linearly_where_the_testbed_doe
     let per_call = c("rx_packets") / (c("rx_bursts") - c("empty_polls"));
     assert!(per_call > 31.9, "{per_call}");
 
-    for cores in [2u16, 3] {
-        let got = dpdk_rate(
-            &model(cores, |m| with_dpdk(m, 1, policy.clone())),
-            48e6,
-            freed,
+    // 2 and 3 cores: linear in the cores, above the measured rates, outside the 5 % the
+    // scoreboard holds it to: its known miss.
+    for cores in [2usize, 3] {
+        let g = got[cores - 1];
+        assert!((g / (one * cores as f64) - 1.0).abs() < 0.01, "{g}");
+        scoreboard::known_miss(
+            "xdp-dpdk-rxonly",
+            &format!("{cores} cores"),
+            "dropped rate",
+            5.0,
         );
-        let m = DPDK_RXONLY[cores as usize - 1];
-        eprintln!(
-            "DPDK rxonly, {cores} cores: model {got:.0}, measured {m:.0}, {:+.1} %",
-            (got / m - 1.0) * 100.0
-        );
-        assert!((got / (one * cores as f64) - 1.0).abs() < 0.01, "{got}");
         assert!(
-            got / m - 1.0 > 0.15,
-            "the NIC's limit is not modelled: {got} vs {m}"
+            ratio[cores - 1] > 1.0,
+            "{cores} cores: {}",
+            ratio[cores - 1]
         );
     }
 }

@@ -2,21 +2,13 @@
 //! section 2), reproduced by scenarios/xl-stats-overflow.json: a 52 us average below
 //! 1,000 packets/s, 6,000 us spikes from it on, and the remedies.
 
-use irqsim::config::scenario::{self, DiskFiles};
 use irqsim::results::{PointResult, Results};
-use std::path::Path;
-use std::sync::OnceLock;
+use irqsim::validate::seeds::{XL_AVG_US, XL_SPIKE_US};
 
+/// The sweep: the scoreboard's run of the table (`crate::scoreboard`, simulated once for
+/// the test binary).
 fn sweep() -> &'static Results {
-    static CELL: OnceLock<Results> = OnceLock::new();
-    CELL.get_or_init(|| {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scenarios/xl-stats-overflow.json"
-        );
-        let exp = scenario::load(Path::new(path), &DiskFiles::default()).expect("scenario loads");
-        irqsim::experiment::runner::run(&exp, 0, &|| {}).expect("the sweep runs")
-    })
+    &crate::scoreboard::table_run("xl-stats-overflow").results
 }
 
 fn points(variant: &str) -> Vec<&'static PointResult> {
@@ -47,7 +39,7 @@ fn average_latency_is_52_us_below_the_threshold() {
             p.offered_pps, p.figures.total.latency_us.max
         );
         assert!(
-            (avg / 52.0 - 1.0).abs() < 0.15,
+            (avg / XL_AVG_US - 1.0).abs() < 0.15,
             "{} pps: {avg} us",
             p.offered_pps
         );
@@ -62,7 +54,7 @@ fn spikes_of_6000_us_from_1000_packets_per_second_on() {
         eprintln!("{:>5} pps: max {max:.0} us", p.offered_pps);
         if p.offered_pps >= 1000.0 {
             assert!(
-                (max / 6000.0 - 1.0).abs() < 0.15,
+                (max / XL_SPIKE_US - 1.0).abs() < 0.15,
                 "{} pps: max {max} us",
                 p.offered_pps
             );

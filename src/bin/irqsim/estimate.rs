@@ -161,3 +161,40 @@ pub(super) fn si(v: f64) -> String {
         format!("{v:.0} ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_counts_the_frames_the_tester_sends() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/dc21143-64b-1flow.json");
+        let exp = scenario::load(&path, &DiskFiles::default()).expect("scenario loads");
+        let est = Estimate::new(&exp, 2);
+        // 10-36 % of 148,810 frames/s, 14 points of 10 s; the runs send 4,791,660.
+        assert!((est.packets - 4_791_667.0).abs() < 1.0, "{}", est.packets);
+        assert_eq!(est.threads, 2);
+        // The packets, plus 14 runs of one flow at 0.5 ms + 50 us each.
+        let cpu = est.packets / PACKETS_PER_S_PER_THREAD + 14.0 * (0.5e-3 + 50e-6);
+        assert!((est.wall_s() - cpu / 2.0).abs() < 1e-9);
+        let text = est.describe();
+        let want = format!(
+            "estimated work: 4.8 M packets = 342 k packets/run x 14 points x 1 variant x \
+             1 replication; expected {} wall on 2 threads",
+            duration(est.wall_s())
+        );
+        assert!(text.starts_with(&want), "{text}");
+        // Never more threads than runs.
+        assert_eq!(
+            Estimate::new(&exp, 64).threads,
+            14.min(irqsim::sim::limits::THREADS_PER_CORE * irqsim::sim::limits::available_cores())
+        );
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration(0.4234), "0.42 s");
+        assert_eq!(duration(42.4), "42 s");
+        assert_eq!(duration(200.0), "3 min 20 s");
+    }
+}

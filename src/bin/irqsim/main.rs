@@ -8,6 +8,7 @@ mod ndr_cmd;
 mod plot;
 mod shard_cmd;
 mod trace_cmd;
+mod validate;
 
 use estimate::*;
 use shard_cmd::{merge_cmd, run_shard};
@@ -147,6 +148,7 @@ enum Cmd {
         #[arg(required = true, num_args = 1.., value_name = "DIR")]
         dirs: Vec<PathBuf>,
     },
+    Validate(validate::ValidateArgs),
     /// Print the JSON Schema of scenario or model files (generated from the Rust types;
     /// the same as schemas/*.schema.json), for editors that check files as they are typed.
     Schema {
@@ -240,6 +242,10 @@ fn main() -> ExitCode {
         }
         Some(Cmd::ImportHost(args)) => {
             return import_cmd::import_host(&args, &opts.out, opts.quiet);
+        }
+        Some(Cmd::Validate(args)) => {
+            let shipped = opts.seed.is_none() && !opts.resume;
+            return validate::validate(&args, &opts.out, opts.threads, opts.quiet, shipped);
         }
         Some(Cmd::Schema { kind, markdown }) => {
             let (schema, title) = match kind {
@@ -826,42 +832,5 @@ fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts, budget: &ReadBudge
             eprintln!("error: writing plots under {}: {e:#}", dir.display());
             ExitCode::from(1)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn estimate_counts_the_frames_the_tester_sends() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/dc21143-64b-1flow.json");
-        let exp = scenario::load(&path, &DiskFiles::default()).expect("scenario loads");
-        let est = Estimate::new(&exp, 2);
-        // 10-36 % of 148,810 frames/s, 14 points of 10 s; the runs send 4,791,660.
-        assert!((est.packets - 4_791_667.0).abs() < 1.0, "{}", est.packets);
-        assert_eq!(est.threads, 2);
-        // The packets, plus 14 runs of one flow at 0.5 ms + 50 us each.
-        let cpu = est.packets / PACKETS_PER_S_PER_THREAD + 14.0 * (0.5e-3 + 50e-6);
-        assert!((est.wall_s() - cpu / 2.0).abs() < 1e-9);
-        let text = est.describe();
-        let want = format!(
-            "estimated work: 4.8 M packets = 342 k packets/run x 14 points x 1 variant x \
-             1 replication; expected {} wall on 2 threads",
-            duration(est.wall_s())
-        );
-        assert!(text.starts_with(&want), "{text}");
-        // Never more threads than runs.
-        assert_eq!(
-            Estimate::new(&exp, 64).threads,
-            14.min(irqsim::sim::limits::THREADS_PER_CORE * irqsim::sim::limits::available_cores())
-        );
-    }
-
-    #[test]
-    fn durations_read_naturally() {
-        assert_eq!(duration(0.4234), "0.42 s");
-        assert_eq!(duration(42.4), "42 s");
-        assert_eq!(duration(200.0), "3 min 20 s");
     }
 }
