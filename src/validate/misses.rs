@@ -77,10 +77,11 @@ pub const KNOWN_MISSES: &[KnownMiss] = &[
         table: "prefer-busy-poll",
         cases: &["blocking, 1 core"],
         quantity: "reply rate",
-        mechanism: "The model's ksoftirqd and the application share the core round robin by \
-                    3 ms time slices; CFS's wakeup preemption, which lets the woken \
-                    application in far sooner, is not modelled, so the collapse is deeper \
-                    than measured.",
+        mechanism: "CFS gives the application its fair half of the core (48.4 %), where the \
+                    letter's 155 k means its requests got 32 % of it: what sharing the core \
+                    with ksoftirqd costs the application (caches evicted by the polls, context \
+                    switches) is not modelled, having no source for its size, so the \
+                    collapse is shallower than measured.",
     },
     KnownMiss {
         table: "irq-suspend-memcached",
