@@ -78,84 +78,21 @@
 //! - napibusy's CPU at 200 and 400 k is too high: its 64 us loop finds the next Poisson
 //!   request before it times out more often than the real one.
 
-use irqsim::config::scenario::{self, DiskFiles};
-use irqsim::experiment::runner;
 use irqsim::results::{PointResult, Results};
-use std::path::Path;
-
-/// The measured table: (target queries/s, 0 for mutilate's MAX; variant; queries/s
-/// achieved; average and 99th-percentile read latency [us]; CPU [%]; repetitions).
-/// From github.com/martinkarsten/irqsuspend at commit
-/// d59592c6f98d68facc56006d3ad20693ba10dfc1 (the commit its README names for the cover
-/// letter's numbers), results-v1/: `mutilate-<load>-<variant>-<rep>.out` ("Total QPS"
-/// field 4, the "read" row's avg field 2 and 99th field 10) and
-/// `sar-<load>-<variant>-<rep>.out` (100 - %idle of each core's "Average:" row, cores
-/// 32-39), each the plain mean over the repetitions and, for CPU, over the 8 cores, as
-/// its process.sh feeds avg.sh (column 2 of avg.sh's output, the mean).
-const MEASURED: [(u32, &str, f64, f64, f64, f64, u32); 42] = [
-    (200000, "base", 200042.0, 114.0, 423.3, 27.7, 10),
-    (200000, "defer20", 199971.0, 59.1, 149.3, 26.2, 10),
-    (200000, "defer200", 200025.0, 164.7, 315.9, 17.9, 10),
-    (200000, "napibusy", 200022.0, 100.4, 272.9, 56.1, 10),
-    (200000, "fullbusy", 200000.0, 47.2, 158.0, 100.0, 10),
-    (200000, "suspend20", 199967.0, 57.8, 177.6, 28.6, 10),
-    (200000, "suspend200", 199983.0, 149.3, 298.0, 19.5, 10),
-    (400000, "base", 399983.0, 141.2, 729.5, 42.5, 10),
-    (400000, "defer20", 400029.0, 66.9, 166.8, 46.0, 10),
-    (400000, "defer200", 399964.0, 183.4, 349.4, 33.6, 10),
-    (400000, "napibusy", 399897.0, 77.9, 295.0, 83.4, 10),
-    (400000, "fullbusy", 400071.0, 51.6, 148.9, 100.0, 10),
-    (400000, "suspend20", 400015.0, 61.1, 158.0, 47.1, 10),
-    (400000, "suspend200", 399968.0, 154.7, 326.4, 35.4, 10),
-    (600000, "base", 599951.0, 164.3, 723.1, 64.3, 10),
-    (600000, "defer20", 599985.0, 78.0, 196.0, 67.9, 10),
-    (600000, "defer200", 599924.0, 204.4, 372.4, 48.2, 10),
-    (600000, "napibusy", 600077.0, 66.2, 257.1, 96.1, 10),
-    (600000, "fullbusy", 599942.0, 58.8, 201.9, 100.0, 10),
-    (600000, "suspend20", 599997.0, 68.8, 215.3, 64.5, 10),
-    (600000, "suspend200", 599982.0, 159.7, 360.3, 50.7, 10),
-    (800000, "base", 800057.0, 366.8, 2386.5, 84.0, 10),
-    (800000, "defer20", 799931.0, 283.3, 2667.1, 89.3, 10),
-    (800000, "defer200", 800013.0, 264.2, 813.0, 73.2, 10),
-    (800000, "napibusy", 800007.0, 80.4, 452.9, 99.3, 10),
-    (800000, "fullbusy", 799966.0, 64.6, 191.3, 100.0, 10),
-    (800000, "suspend20", 800057.0, 111.5, 1224.3, 80.9, 10),
-    (800000, "suspend200", 800079.0, 163.4, 379.9, 67.0, 10),
-    (1000000, "base", 962651.0, 4238.4, 7568.9, 99.1, 10),
-    (1000000, "defer20", 896278.0, 4759.8, 7144.0, 99.5, 10),
-    (1000000, "defer200", 979727.0, 3540.4, 7475.5, 97.8, 10),
-    (1000000, "napibusy", 999992.0, 108.5, 643.0, 99.9, 10),
-    (1000000, "fullbusy", 1000099.0, 89.5, 474.0, 100.0, 10),
-    (1000000, "suspend20", 1000059.0, 115.7, 847.5, 92.4, 10),
-    (1000000, "suspend200", 999944.0, 181.9, 681.4, 83.5, 10),
-    (0, "base", 982241.0, 4455.9, 7162.8, 99.5, 10),
-    (0, "defer20", 966120.0, 4561.3, 6065.3, 100.0, 10),
-    (0, "defer200", 1022960.0, 4283.5, 6427.7, 99.5, 10),
-    (0, "napibusy", 1067116.0, 4085.5, 9845.9, 99.2, 10),
-    (0, "fullbusy", 1159578.0, 3788.1, 4389.9, 100.0, 10),
-    (0, "suspend20", 1150835.0, 3816.7, 4370.4, 99.9, 10),
-    (0, "suspend200", 1128863.0, 3887.3, 4468.9, 100.0, 10),
-];
-
-/// The variants in the paper's order.
-const VARIANTS: [&str; 7] = [
-    "base",
-    "defer20",
-    "defer200",
-    "napibusy",
-    "fullbusy",
-    "suspend20",
-    "suspend200",
-];
+// The measured table, its variants in the paper's order and its loads: the one copy is
+// the scoreboard's (src/validate/modern.rs), with its source.
+use irqsim::validate::modern::{
+    IRQ_SUSPEND_LOADS as LOADS, IRQ_SUSPEND_MEASURED as MEASURED, IRQ_SUSPEND_VARIANTS as VARIANTS,
+};
 
 /// The cores (and queues, and memcached threads) of the measured server; the model
 /// runs one of them at an eighth of the load.
 const CORES: f64 = 8.0;
 
-fn results() -> Results {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/irq-suspend-memcached.json");
-    let exp = scenario::load(&path, &DiskFiles::default()).expect("the scenario loads");
-    runner::run(&exp, 0, &|| {}).expect("the sweep runs")
+/// The shipped scenario's sweep, simulated once for the test binary (shared with the
+/// scoreboard, `tests/it/scoreboard.rs`).
+fn results() -> &'static Results {
+    &crate::scoreboard::table_run("irq-suspend-memcached").results
 }
 
 /// The simulated point of `variant` at the measured target `qps` (0: MAX, the
@@ -224,9 +161,6 @@ fn print_table(r: &Results) {
     }
 }
 
-/// The loads of the paper's range (queries/s), MAX left out.
-const LOADS: [u32; 5] = [200_000, 400_000, 600_000, 800_000, 1_000_000];
-
 /// The variants that hold at 1 M queries/s in the measurements (served at the target
 /// rate, latency below 200 us); base and the defer variants collapse there.
 const HOLD_AT_1M: [&str; 4] = ["napibusy", "fullbusy", "suspend20", "suspend200"];
@@ -288,11 +222,11 @@ const CPU_MISSES: [(u32, &str, bool); 11] = [
 #[test]
 fn irq_suspension_against_the_memcached_runs() {
     let r = results();
-    print_table(&r);
+    print_table(r);
 
     // The calibration point (MAX, fullbusy): memcached's per-request cost is set so
     // that the busy-polling core serves 1,159,578 queries/s; it predicts nothing.
-    let cal = simulated(&r, 0, "fullbusy").qps;
+    let cal = simulated(r, 0, "fullbusy").qps;
     assert!((cal / 1_159_578.0 - 1.0).abs() < 0.01, "calibration: {cal}");
 
     // CPU within 10 points, row by row; the misses are printed, and each is on the
@@ -300,7 +234,7 @@ fn irq_suspension_against_the_memcached_runs() {
     let mut cpu_missed = Vec::new();
     for q in LOADS {
         for v in VARIANTS {
-            let (m, s) = (measured(q, v).cpu_pct, simulated(&r, q, v).cpu_pct);
+            let (m, s) = (measured(q, v).cpu_pct, simulated(r, q, v).cpu_pct);
             if (s - m).abs() <= 10.0 {
                 continue;
             }
@@ -329,7 +263,7 @@ fn irq_suspension_against_the_memcached_runs() {
     );
 
     // The order of the variants' average latency at each load: printed in full.
-    let (agree, missed) = latency_order(&r);
+    let (agree, missed) = latency_order(r);
     eprintln!(
         "latency order: {agree} of {} pairs as measured",
         agree + missed.len()
@@ -340,7 +274,7 @@ fn irq_suspension_against_the_memcached_runs() {
 
     // What the order rests on, at each load (1 M: among the variants that hold).
     for q in LOADS {
-        let s = |v: &str| simulated(&r, q, v);
+        let s = |v: &str| simulated(r, q, v);
         let m = |v: &str| measured(q, v);
         for (what, sim, meas) in [
             // Busy polling all the time is the fastest.
@@ -407,8 +341,8 @@ fn irq_suspension_against_the_memcached_runs() {
     // Simulated: the holders hold (every query served, no queue drop, latency far
     // below a collapse's).
     for v in HOLD_AT_1M {
-        let p = point(&r, 1_000_000, v);
-        let s = simulated(&r, 1_000_000, v);
+        let p = point(r, 1_000_000, v);
+        let s = simulated(r, 1_000_000, v);
         assert!(s.qps > 0.99e6 && s.avg_us < 500.0, "1 M {v}: {s:?}");
         assert_eq!(
             p.figures.counters.get("user.queue_drops"),
@@ -422,12 +356,12 @@ fn irq_suspension_against_the_memcached_runs() {
     // 8 / 982,241 = 8.14 us a query at MAX against fullbusy's 6.90 us (the calibration),
     // 1.24 us a query that the model does not have.
     let per_query_us = |q: u32, v: &str| {
-        let s = simulated(&r, q, v);
+        let s = simulated(r, q, v);
         s.cpu_pct / 100.0 * CORES / s.qps * 1e6
     };
-    let busy = 8.0 / simulated(&r, 0, "fullbusy").qps * 1e6;
+    let busy = 8.0 / simulated(r, 0, "fullbusy").qps * 1e6;
     for v in ["base", "defer20", "defer200"] {
-        let s = simulated(&r, 1_000_000, v);
+        let s = simulated(r, 1_000_000, v);
         let c = per_query_us(1_000_000, v);
         eprintln!(
             "1 M {v}: measured {:.0} queries/s, {:.0} us; simulated {:.0}, {:.0} us, \
@@ -446,7 +380,7 @@ fn irq_suspension_against_the_memcached_runs() {
     // queries (measured 0.09-0.77).
     for q in LOADS {
         let per_query = |v: &str| {
-            let p = point(&r, q, v);
+            let p = point(r, q, v);
             p.figures.interrupts_per_s / p.figures.total.forwarded_pps
         };
         for v in ["defer20", "defer200", "suspend20", "suspend200"] {
@@ -459,7 +393,7 @@ fn irq_suspension_against_the_memcached_runs() {
             per_query("base")
         );
         for v in ["suspend20", "suspend200"] {
-            let c = &point(&r, q, v).figures.counters;
+            let c = &point(r, q, v).figures.counters;
             assert!(c["napi.irq_suspends"] > 100.0, "{}k {v}: {c:?}", q / 1000);
         }
     }
@@ -470,7 +404,7 @@ fn irq_suspension_against_the_memcached_runs() {
     // 12 to 45 queries an interrupt where the measured base takes 4 to 11 (rxpkts over
     // fired, each query two segments received, in irq-*.out).
     for q in [400_000, 600_000, 800_000, 1_000_000] {
-        let p = point(&r, q, "base");
+        let p = point(r, q, "base");
         let per_irq = p.figures.total.forwarded_pps / p.figures.interrupts_per_s;
         assert!(
             per_irq > 10.0,

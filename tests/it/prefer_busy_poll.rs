@@ -19,16 +19,12 @@
 //! testbed; 25 % is the tolerance for a rate where the hardware is stated
 //! enough.
 
-use irqsim::config::scenario::{self, DiskFiles};
-use irqsim::experiment::runner;
 use irqsim::results::{PointResult, Results};
-use std::path::Path;
 
-fn results() -> Results {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/prefer-busy-poll-udp-pingpong.json");
-    let exp = scenario::load(&path, &DiskFiles::default()).expect("the scenario loads");
-    runner::run(&exp, 0, &|| {}).expect("the sweep runs")
+/// The shipped scenario's sweep, simulated once for the test binary (shared with the
+/// scoreboard, `tests/it/scoreboard.rs`).
+fn results() -> &'static Results {
+    &crate::scoreboard::table_run("prefer-busy-poll").results
 }
 
 fn point<'a>(r: &'a Results, variant: &str) -> &'a PointResult {
@@ -41,7 +37,7 @@ fn point<'a>(r: &'a Results, variant: &str) -> &'a PointResult {
 #[test]
 fn preferred_busy_polling_recovers_the_core_the_softirq_took_from_the_application() {
     let r = results();
-    let rate = |v: &str| point(&r, v).figures.total.forwarded_pps;
+    let rate = |v: &str| point(r, v).figures.total.forwarded_pps;
     let (two, one, nb_two, nb_one, prefer) = (
         rate("blocking-2-cores"),
         rate("blocking-1-core"),
@@ -73,7 +69,7 @@ fn preferred_busy_polling_recovers_the_core_the_softirq_took_from_the_applicatio
         (nb_one / 3_000.0 - 1.0).abs() < 0.25,
         "non-blocking 1 core: {nb_one}"
     );
-    let p4 = point(&r, "nonblocking-1-core");
+    let p4 = point(r, "nonblocking-1-core");
     let turns = p4.figures.counters["sched.tick_preemptions"];
     let packets = p4.figures.counters["user.packets"];
     // One socketful per application turn (two tick preemptions a cycle), within 5 %.
@@ -114,7 +110,7 @@ fn preferred_busy_polling_recovers_the_core_the_softirq_took_from_the_applicatio
     // alternate so that each gets half the core over a cycle. The application's half
     // is its requests (2,041 ns each: usr) and its 20 us busy_read spin after each
     // batch (sys); so its rate is its usr time over 2,041 ns.
-    let p2 = point(&r, "blocking-1-core");
+    let p2 = point(r, "blocking-1-core");
     let m2 = p2.figures.mpstat.as_ref().expect("mpstat").all.clone();
     let app_share = (m2.usr + m2.sys) / 100.0;
     assert!((app_share - 0.5).abs() < 0.03, "{m2:?}");
@@ -134,7 +130,7 @@ fn preferred_busy_polling_recovers_the_core_the_softirq_took_from_the_applicatio
     // busy loop (napi.prefer_busy_poll_yields) and then barely ran: the busy loop took
     // what the application answered, its interrupt stayed masked (one event in the
     // run) and its time is the application's %sys.
-    let p = point(&r, "prefer-busy-poll-1-core");
+    let p = point(r, "prefer-busy-poll-1-core");
     let c = &p.figures.counters;
     assert!(c["napi.prefer_busy_poll_yields"] >= 1.0);
     assert!(
