@@ -498,9 +498,16 @@ pub fn model(
             ),
         ),
     }
+    kernel.insert("scheduler".into(), json!({ "kind": "cfs" }));
     notes.set(
-        "kernel.timeslice_ns",
-        "not in the dumps: the model's default, 10 ms",
+        "kernel.scheduler",
+        format!(
+            "Linux's CFS (kernel/sched/fair.c as of v5.10) at its default tunables: latency \
+             6 ms, minimum granularity 0.75 ms, wake-up granularity 1 ms, each scaled by 1 + \
+             ilog2(min(online CPUs, 8)) for the {cores} online CPUs; not in the dumps (sysctl \
+             kernel.sched_*). Linux 6.6 and later schedule by EEVDF, which the model does \
+             not have: CFS is the nearest"
+        ),
     );
     // --- costs from the profile, or not measured ---
     match profile {
