@@ -227,8 +227,16 @@ fn own_dir(p: &Path) -> io::Result<bool> {
 
 /// Check that every part of a path under [`LINUX_DIR`] is a name irqsim writes.
 fn safe_parts(path: &str) -> io::Result<()> {
-    for part in path.split('/') {
-        crate::config::names::check_variant(part).map_err(|e| {
+    let parts: Vec<&str> = path.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        // The file's own name is a checked name with irqsim's prefix (`ethtool-S-<nic>`):
+        // up to NAME_MAX; the directories are variant and point names.
+        if i + 1 == parts.len() {
+            crate::config::names::check_file_name(part)
+        } else {
+            crate::config::names::check_variant(part)
+        }
+        .map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("{LINUX_DIR}/{path}: {e}"),

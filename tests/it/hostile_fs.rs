@@ -966,3 +966,42 @@ fn hostile_file_systems_are_refused_or_survived() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A path given on the command line with an escape sequence (`sc\e[2J.json`, `--out
+/// o\e[2J`) is printed escaped, in the loader's error and in the run's "wrote ... in"
+/// line: nothing raw reaches the terminal.
+#[test]
+fn paths_from_the_command_line_are_printed_escaped() {
+    let t = tempfile::tempdir().unwrap();
+    let bad = t.path().join("sc\u{1b}[2J.json");
+    std::fs::write(&bad, "{").unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_irqsim"))
+        .args(["run", bad.to_str().unwrap(), "--quiet"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains('\u{1b}') && err.contains("\\u{1b}[2J"), "{err}");
+    let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios/dc21143-64b-1flow.json");
+    let sc = serde_json::json!({
+        "model": std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("models/p3-448-dc21143-freebsd4.json"),
+        "workload": {"flows": [{"from": "dc0", "to": "dc1"}]},
+        "load": {"unit": "percent", "points": [10]},
+        "duration_s": 0.001
+    });
+    assert!(scenario.exists());
+    let good = t.path().join("s.json");
+    std::fs::write(&good, sc.to_string()).unwrap();
+    let out = t.path().join("o\u{1b}[2J");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_irqsim"))
+        .args(["run", good.to_str().unwrap(), "--no-plots", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let (so, se) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{se}");
+    assert!(!so.contains('\u{1b}') && !se.contains('\u{1b}'), "{so}{se}");
+    assert!(so.contains("o\\u{1b}[2J"), "{so}");
+}

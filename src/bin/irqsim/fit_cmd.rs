@@ -156,7 +156,7 @@ pub fn fit(
     if !quiet {
         eprintln!(
             "irqsim fit: {} -- {} parameter(s); each evaluation simulates the whole sweep",
-            args.scenario.display(),
+            crate::shown(&args.scenario),
             fitter.dim()
         );
     }
@@ -182,7 +182,7 @@ pub fn fit(
                 println!(
                     "wrote {} in {}; {} simulations in {wall:.1} s wall",
                     files.join(", "),
-                    out.display(),
+                    crate::shown(&out),
                     rep.simulations
                 );
             }
@@ -196,11 +196,11 @@ pub fn fit(
 }
 
 fn write(f: &Fitter, rep: &FitReport, out: &Path, no_plots: bool) -> anyhow::Result<Vec<String>> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", crate::shown(out)))?;
     let mut written = Vec::new();
     let mut put = |name: &str, bytes: Vec<u8>| -> anyhow::Result<()> {
         let p = out.join(name);
-        write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
+        write_atomic(&p, &bytes).with_context(|| format!("writing {}", crate::shown(&p)))?;
         written.push(name.to_string());
         Ok(())
     };

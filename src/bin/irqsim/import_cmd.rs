@@ -1,6 +1,7 @@
 //! `irqsim import-host`: the command around [`irqsim::config::import`]: options, the
 //! model file written to `--out` or stdout, the report on stderr, exit codes.
 
+use crate::shown;
 use irqsim::config::import::{self, ImportError};
 use irqsim::experiment::out_lock::{LockError, OutLock};
 use irqsim::results::output::write_atomic;
@@ -368,11 +369,6 @@ fn check_file(path: &Path, dir: &Path, kind: Kind) -> Result<(), String> {
 
 fn escape(s: &str) -> String {
     irqsim::config::import::dump::escape(s)
-}
-
-/// A path as printed: control characters escaped.
-fn shown(p: &Path) -> String {
-    escape(&p.display().to_string())
 }
 
 /// A message of several lines as printed: each line's control characters escaped.

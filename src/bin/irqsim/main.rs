@@ -389,9 +389,16 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 pub(crate) fn input_error(e: &InputError) -> ExitCode {
     eprintln!("error: invalid input");
     for line in e.to_string().lines() {
-        eprintln!("  {line}");
+        // A path given on the command line may hold an escape sequence: shown escaped.
+        eprintln!("  {}", irqsim::config::import::dump::escape(line));
     }
     ExitCode::from(2)
+}
+
+/// A path as printed: its control characters escaped (a path given on the command
+/// line may hold an escape sequence, which would act on the terminal).
+pub(crate) fn shown(p: &Path) -> String {
+    irqsim::config::import::dump::escape(&p.display().to_string())
 }
 
 /// Lock `out` for this command ([`irqsim::experiment::out_lock`]), creating it if needed: a
@@ -434,7 +441,7 @@ fn own_subdir(p: &Path) -> Result<(), ExitCode> {
     eprintln!(
         "error: {} is {what}: irqsim writes and removes its own files there, so it must \
          be a directory of the output directory's own (or absent); move it away",
-        p.display()
+        shown(p)
     );
     Err(ExitCode::from(2))
 }
@@ -487,7 +494,7 @@ fn load_unit_note(exp: &Experiment) -> Option<String> {
 fn exit_interrupted(what: &str, i: &runner::RunError, out: &Path, lock: OutLock) -> ! {
     eprintln!(
         "irqsim: {what}{i}; they are saved under {}. Run the same command with --resume to finish.",
-        out.join(irqsim::experiment::checkpoint::DIR).display()
+        shown(&out.join(irqsim::experiment::checkpoint::DIR))
     );
     drop(lock);
     std::process::exit(130);
@@ -549,7 +556,7 @@ fn run(
     // A checkpoint that cannot be trusted is refused here, before any work.
     let checkpoint =
         irqsim::experiment::checkpoint::Checkpoint::open(out, &exp, opts.resume, budget)
-            .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+            .with_context(|| format!("opening the checkpoint under {}", shown(out)))?;
     let t0 = Instant::now();
     let done = AtomicUsize::new(0);
     let offered = est.packets;
@@ -580,7 +587,7 @@ fn run(
     let mut written = write_outputs(out, &results, opts.no_plots, || {
         checkpoint
             .finish()
-            .with_context(|| format!("removing the checkpoint under {}", out.display()))
+            .with_context(|| format!("removing the checkpoint under {}", shown(out)))
     })?;
     // The Linux files (or, without --linux-counters, the removal of an earlier run's).
     let linux_files = linux
@@ -589,7 +596,7 @@ fn run(
     let files = output::write_linux(out, &linux_files).with_context(|| {
         format!(
             "writing the Linux counters under {}",
-            out.join(output::LINUX_DIR).display()
+            shown(&out.join(output::LINUX_DIR))
         )
     })?;
     if !files.is_empty() {
@@ -612,7 +619,7 @@ fn run(
         println!(
             "wrote {} in {}; {runs} runs, {:.2e} packets in {wall:.2} s wall",
             written.join(", "),
-            out.display(),
+            shown(out),
             pkts,
         );
     }
@@ -643,7 +650,7 @@ fn write_outputs(
     after_data: impl FnOnce() -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<String>> {
     let mut written = output::write_all(out, results)
-        .with_context(|| format!("writing results under {}", out.display()))?;
+        .with_context(|| format!("writing results under {}", shown(out)))?;
     after_data()?;
     if !no_plots {
         // The timeline is drawn when this run wrote one (not from an older run), from
@@ -658,7 +665,7 @@ fn write_outputs(
         }];
         let plots = out.join(plot::DIR);
         let files = plot::write(&plots, &sources, timeline.as_deref())
-            .with_context(|| format!("writing plots under {}", plots.display()))?;
+            .with_context(|| format!("writing plots under {}", shown(&plots)))?;
         written.push(format!("{}/ ({} files)", plot::DIR, files.len()));
     }
     Ok(written)
@@ -738,8 +745,8 @@ fn own_timeline(
         if tl.exists() {
             eprintln!(
                 "warning: {} is not drawn: {} records no timeline, so it is another run's",
-                tl.display(),
-                path.display()
+                shown(&tl),
+                shown(path)
             );
         }
         return Ok(None);
@@ -750,7 +757,7 @@ fn own_timeline(
         Err(e) => {
             eprintln!(
                 "warning: the timeline {} was written with is not drawn: {file}: {e}",
-                path.display()
+                shown(path)
             );
             return Ok(None);
         }
@@ -759,7 +766,7 @@ fn own_timeline(
         eprintln!(
             "warning: {file} is not drawn: it is not the timeline {} was written with (its \
              checksum is {}, not {sum})",
-            path.display(),
+            shown(path),
             output::timeline_checksum(&bytes)
         );
         return Ok(None);
@@ -824,12 +831,12 @@ fn plot_cmd(paths: &[PathBuf], compare: bool, opts: &RunOpts, budget: &ReadBudge
     match plot::write(&dir, &sources, timeline.as_deref()) {
         Ok(files) => {
             if !opts.quiet {
-                println!("wrote {} in {}", files.join(", "), dir.display());
+                println!("wrote {} in {}", files.join(", "), shown(&dir));
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: writing plots under {}: {e:#}", dir.display());
+            eprintln!("error: writing plots under {}: {e:#}", shown(&dir));
             ExitCode::from(1)
         }
     }

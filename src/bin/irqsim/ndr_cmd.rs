@@ -69,7 +69,7 @@ pub fn ndr(
         eprintln!(
             "irqsim ndr: {} -- {} variant(s) x {} frame size(s), NDR and PDR ({} % loss), \
              resolution {} %",
-            args.scenario.display(),
+            crate::shown(&args.scenario),
             exp.variants.len(),
             opts.frame_bytes.len(),
             opts.pdr_loss_pct,
@@ -97,7 +97,7 @@ pub fn ndr(
                 println!(
                     "wrote {} in {}; {trials} trials in {wall:.1} s wall",
                     files.join(", "),
-                    out.display()
+                    crate::shown(&out)
                 );
             }
             ExitCode::SUCCESS
@@ -148,7 +148,7 @@ pub fn table(rep: &NdrReport) -> String {
 }
 
 fn write(rep: &NdrReport, out: &Path, no_plots: bool) -> anyhow::Result<Vec<String>> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", crate::shown(out)))?;
     let mut written = Vec::new();
     for (name, bytes) in [
         (
@@ -158,7 +158,7 @@ fn write(rep: &NdrReport, out: &Path, no_plots: bool) -> anyhow::Result<Vec<Stri
         ("ndr.txt", ndr::csit_text(rep).into_bytes()),
     ] {
         let p = out.join(name);
-        write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
+        write_atomic(&p, &bytes).with_context(|| format!("writing {}", crate::shown(&p)))?;
         written.push(name.to_string());
     }
     if !no_plots {

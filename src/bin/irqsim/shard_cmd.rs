@@ -22,9 +22,9 @@ pub(super) fn run_shard(
             "irqsim: shard {shard} is already finished in {} (its {} is this scenario's, \
              seed's and irqsim build's, with all its runs): nothing simulated, nothing \
              written; remove {} to run it again",
-            out.display(),
+            crate::shown(out),
             shard::MANIFEST,
-            out.join(shard::MANIFEST).display()
+            crate::shown(&out.join(shard::MANIFEST))
         );
         return Ok(());
     }
@@ -68,10 +68,10 @@ pub(super) fn run_shard(
     // Refuse, before any work, a partial there that irqsim would write over but did
     // not write, and a checkpoint that cannot be trusted.
     shard::check_dir(out, &manifest, budget)
-        .with_context(|| format!("writing the partial result under {}", out.display()))?;
+        .with_context(|| format!("writing the partial result under {}", crate::shown(out)))?;
     let checkpoint =
         irqsim::experiment::checkpoint::Checkpoint::open(out, exp, opts.resume, budget)
-            .with_context(|| format!("opening the checkpoint under {}", out.display()))?;
+            .with_context(|| format!("opening the checkpoint under {}", crate::shown(out)))?;
     let t0 = Instant::now();
     let bar = progress_bar(runs, true, opts.quiet);
     let stop = stop_on_ctrl_c();
@@ -93,10 +93,10 @@ pub(super) fn run_shard(
         Err(e) => anyhow::bail!("{}: {e}", exp.path),
     };
     shard::write_partial(out, &manifest, &saved, budget)
-        .with_context(|| format!("writing the partial result under {}", out.display()))?;
+        .with_context(|| format!("writing the partial result under {}", crate::shown(out)))?;
     checkpoint
         .finish()
-        .with_context(|| format!("removing the checkpoint under {}", out.display()))?;
+        .with_context(|| format!("removing the checkpoint under {}", crate::shown(out)))?;
     if !opts.quiet {
         println!(
             "wrote shard {shard} ({runs} of {} runs: {}, {}/) in {} in {:.2} s wall; \
@@ -104,7 +104,7 @@ pub(super) fn run_shard(
             manifest.total_runs,
             shard::MANIFEST,
             shard::RUNS_DIR,
-            out.display(),
+            crate::shown(out),
             t0.elapsed().as_secs_f64(),
             shard.n,
         );
@@ -153,7 +153,7 @@ pub(super) fn merge_cmd(dirs: &[PathBuf], opts: &RunOpts, budget: &ReadBudget) -
                 println!(
                     "wrote {} in {}; merged {} shards, {} runs",
                     written.join(", "),
-                    out.display(),
+                    crate::shown(&out),
                     merged.shards,
                     merged.runs
                 );

@@ -244,21 +244,24 @@ fn write(
     v: usize,
     p: usize,
 ) -> anyhow::Result<Vec<String>> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", crate::shown(out)))?;
     let mut written = Vec::new();
     let path = out.join("trace.json");
-    write_atomic(&path, &t.json).with_context(|| format!("writing {}", path.display()))?;
+    write_atomic(&path, &t.json).with_context(|| format!("writing {}", crate::shown(&path)))?;
     written.push("trace.json".to_string());
     let path = out.join("trace-window.json");
     let json = serde_json::to_string_pretty(&t.window)? + "\n";
-    write_atomic(&path, json.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+    write_atomic(&path, json.as_bytes())
+        .with_context(|| format!("writing {}", crate::shown(&path)))?;
     written.push("trace-window.json".to_string());
     if !t.pcaps.is_empty() {
         let dir = out.join("pcap");
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("creating {}", crate::shown(&dir)))?;
         for (name, bytes) in &t.pcaps {
             let path = dir.join(name);
-            write_atomic(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+            write_atomic(&path, bytes)
+                .with_context(|| format!("writing {}", crate::shown(&path)))?;
             written.push(format!("pcap/{name}"));
         }
     }

@@ -2,8 +2,9 @@
 //! row by row ([`irqsim::validate`]); prints the scoreboard and writes
 //! DIR/scoreboard.json and DIR/scoreboard.md.
 
+use crate::shown;
 use irqsim::validate::{self, files};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Run every measured table the project ships (or one, --only) and print the
@@ -90,8 +91,4 @@ pub fn validate(
     } else {
         ExitCode::SUCCESS
     }
-}
-
-fn shown(p: &Path) -> String {
-    irqsim::config::import::dump::escape(&p.display().to_string())
 }

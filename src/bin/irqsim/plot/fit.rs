@@ -23,7 +23,7 @@ const FITTED: RGBColor = style::PALETTE[0];
 /// Write the fit's figures into `dir` as SVG and PNG; returns the file names.
 pub fn write(dir: &Path, rep: &FitReport) -> anyhow::Result<Vec<String>> {
     font::register();
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", crate::shown(dir)))?;
     let mut written = Vec::new();
     let mut figs: Vec<(String, Option<usize>)> = vec![("fit-residuals".into(), None)];
     figs.extend((0..rep.params.len()).map(|i| (format!("fit-profile-{}", i + 1), Some(i))));
@@ -51,7 +51,8 @@ pub fn write(dir: &Path, rep: &FitReport) -> anyhow::Result<Vec<String>> {
         for (ext, bytes) in [("svg", svg.into_bytes()), ("png", encode_png(&rgb)?)] {
             let f = format!("{name}.{ext}");
             let path = dir.join(&f);
-            write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+            write_atomic(&path, &bytes)
+                .with_context(|| format!("writing {}", crate::shown(&path)))?;
             written.push(f);
         }
     }

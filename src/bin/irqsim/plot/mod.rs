@@ -59,7 +59,7 @@ pub fn write(
     timeline: Option<&[timeline::TimelineRow]>,
 ) -> anyhow::Result<Vec<String>> {
     font::register();
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", crate::shown(dir)))?;
     let timeline = timeline.filter(|t| !t.is_empty());
     // What an earlier irqsim wrote here: only those files, unchanged, are removed.
     let own = written_before(dir);
@@ -81,7 +81,7 @@ pub fn write(
             let stale = dir.join(format!("{}.{ext}", kind.name()));
             if is_own(&own, &stale) {
                 std::fs::remove_file(&stale)
-                    .with_context(|| format!("removing {}", stale.display()))?;
+                    .with_context(|| format!("removing {}", crate::shown(&stale)))?;
             }
         }
     }
@@ -113,7 +113,7 @@ pub fn write(
     for r in rendered {
         let (name, bytes) = r?;
         let path = dir.join(&name);
-        write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+        write_atomic(&path, &bytes).with_context(|| format!("writing {}", crate::shown(&path)))?;
         record.push_str(&format!(
             "{:016x} {name}\n",
             irqsim::sim::rng::fnv1a(&bytes)
@@ -131,13 +131,13 @@ pub fn write(
                 && is_own(&own, &e.path())
             {
                 std::fs::remove_file(e.path())
-                    .with_context(|| format!("removing {}", e.path().display()))?;
+                    .with_context(|| format!("removing {}", crate::shown(&e.path())))?;
             }
         }
     }
     let record_path = dir.join(WRITTEN);
     write_atomic(&record_path, record.as_bytes())
-        .with_context(|| format!("writing {}", record_path.display()))?;
+        .with_context(|| format!("writing {}", crate::shown(&record_path)))?;
     Ok(written)
 }
 

@@ -18,7 +18,7 @@ use std::path::Path;
 /// Write the search's figure into `dir` as SVG and PNG; returns the file names.
 pub fn write(dir: &Path, rep: &NdrReport) -> anyhow::Result<Vec<String>> {
     font::register();
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", crate::shown(dir)))?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -35,7 +35,7 @@ pub fn write(dir: &Path, rep: &NdrReport) -> anyhow::Result<Vec<String>> {
     for (ext, bytes) in [("svg", svg.into_bytes()), ("png", encode_png(&rgb)?)] {
         let f = format!("ndr.{ext}");
         let path = dir.join(&f);
-        write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+        write_atomic(&path, &bytes).with_context(|| format!("writing {}", crate::shown(&path)))?;
         written.push(f);
     }
     Ok(written)

@@ -83,7 +83,7 @@ pub fn parse(json: &[u8]) -> anyhow::Result<Trace> {
 pub fn write(dir: &Path, json: &[u8], title: &str) -> anyhow::Result<Vec<String>> {
     font::register();
     let t = parse(json)?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", crate::shown(dir)))?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -100,7 +100,7 @@ pub fn write(dir: &Path, json: &[u8], title: &str) -> anyhow::Result<Vec<String>
     for (ext, bytes) in [("svg", svg.into_bytes()), ("png", encode_png(&rgb)?)] {
         let f = format!("trace.{ext}");
         let path = dir.join(&f);
-        write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+        write_atomic(&path, &bytes).with_context(|| format!("writing {}", crate::shown(&path)))?;
         written.push(f);
     }
     Ok(written)
