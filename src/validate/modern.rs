@@ -164,7 +164,7 @@ const CORES: f64 = 8.0;
 
 /// The simulated point of `variant` at the measured target `qps` (0: MAX, the
 /// scenario's overload point of 200 k requests/s a core).
-fn point<'a>(r: &'a Results, qps: u32, variant: &str) -> &'a PointResult {
+pub fn point<'a>(r: &'a Results, qps: u32, variant: &str) -> &'a PointResult {
     let per_core = if qps == 0 {
         200_000.0
     } else {

@@ -311,16 +311,7 @@ impl Scoreboard {
             .iter()
             .map(|r| {
                 let mut verdict = r.verdict.as_str().to_string();
-                if r.verdict == Verdict::KnownMiss
-                    && let Some(m) = &r.mechanism
-                {
-                    let n = match notes.iter().position(|x| x == m) {
-                        Some(i) => i + 1,
-                        None => {
-                            notes.push(m);
-                            notes.len()
-                        }
-                    };
+                if let Some(n) = note_number(r, &mut notes) {
                     verdict = format!("{verdict} [{n}]");
                 }
                 [
@@ -413,16 +404,7 @@ impl Scoreboard {
                     Verdict::Fail => "**FAIL**".to_string(),
                     v => v.as_str().to_string(),
                 };
-                if r.verdict == Verdict::KnownMiss
-                    && let Some(m) = &r.mechanism
-                {
-                    let n = match notes.iter().position(|x| x == m) {
-                        Some(i) => i + 1,
-                        None => {
-                            notes.push(m);
-                            notes.len()
-                        }
-                    };
+                if let Some(n) = note_number(r, &mut notes) {
                     verdict = format!("{verdict} ({n})");
                 }
                 let _ = writeln!(
@@ -452,6 +434,22 @@ impl Scoreboard {
         s.push('\n');
         s
     }
+}
+
+/// The footnote number of a known miss's mechanism among `notes` (1-based), adding it
+/// when it is new; none for a row that is not a known miss.
+fn note_number<'r>(r: &'r Row, notes: &mut Vec<&'r str>) -> Option<usize> {
+    if r.verdict != Verdict::KnownMiss {
+        return None;
+    }
+    let m = r.mechanism.as_deref()?;
+    Some(match notes.iter().position(|x| *x == m) {
+        Some(i) => i + 1,
+        None => {
+            notes.push(m);
+            notes.len()
+        }
+    })
 }
 
 #[cfg(test)]

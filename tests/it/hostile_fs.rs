@@ -981,9 +981,12 @@ fn paths_from_the_command_line_are_printed_escaped() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(!err.contains('\u{1b}') && err.contains("\\u{1b}[2J"), "{err}");
-    let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios/dc21143-64b-1flow.json");
+    assert!(
+        !err.contains('\u{1b}') && err.contains("\\u{1b}[2J"),
+        "{err}"
+    );
+    let scenario =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/dc21143-64b-1flow.json");
     let sc = serde_json::json!({
         "model": std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("models/p3-448-dc21143-freebsd4.json"),
@@ -1000,7 +1003,10 @@ fn paths_from_the_command_line_are_printed_escaped() {
         .arg(&out)
         .output()
         .unwrap();
-    let (so, se) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let (so, se) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
     assert_eq!(o.status.code(), Some(0), "{se}");
     assert!(!so.contains('\u{1b}') && !se.contains('\u{1b}'), "{so}{se}");
     assert!(so.contains("o\\u{1b}[2J"), "{so}");

@@ -78,11 +78,12 @@
 //! - napibusy's CPU at 200 and 400 k is too high: its 64 us loop finds the next Poisson
 //!   request before it times out more often than the real one.
 
-use irqsim::results::{PointResult, Results};
+use irqsim::results::Results;
 // The measured table, its variants in the paper's order and its loads: the one copy is
 // the scoreboard's (src/validate/modern.rs), with its source.
 use irqsim::validate::modern::{
     IRQ_SUSPEND_LOADS as LOADS, IRQ_SUSPEND_MEASURED as MEASURED, IRQ_SUSPEND_VARIANTS as VARIANTS,
+    point,
 };
 
 /// The cores (and queues, and memcached threads) of the measured server; the model
@@ -93,20 +94,6 @@ const CORES: f64 = 8.0;
 /// scoreboard, `tests/it/scoreboard.rs`).
 fn results() -> &'static Results {
     &crate::scoreboard::table_run("irq-suspend-memcached").results
-}
-
-/// The simulated point of `variant` at the measured target `qps` (0: MAX, the
-/// scenario's overload point of 200 k requests/s a core).
-fn point<'a>(r: &'a Results, qps: u32, variant: &str) -> &'a PointResult {
-    let per_core = if qps == 0 {
-        200_000.0
-    } else {
-        qps as f64 / CORES
-    };
-    r.points
-        .iter()
-        .find(|p| p.variant == variant && (p.offered_pps - per_core).abs() < 1.0)
-        .unwrap_or_else(|| panic!("{variant} at {qps}"))
 }
 
 /// A row: queries/s (all 8 cores), average and p99 latency [us], CPU [%] (100 - %idle).
