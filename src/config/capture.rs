@@ -223,6 +223,28 @@ fn truncated(index: usize, offset: usize, e: pcap_file::PcapError) -> CaptureErr
     }
 }
 
+/// pcap-file's reason for refusing a block's frame (its type, lengths and, for a section
+/// header, byte-order magic; `RawBlock::from_slice`), in the words of pcapng's
+/// specification (section 3.1: "Block Total Length ... MUST be a multiple of 4"; the
+/// same length ends the block; the smallest block is 12 bytes).
+fn block_frame_fault(what: &str) -> String {
+    match what {
+        "Block: (initial_len % 4) != 0" => "its Block Total Length is not a multiple of 4 \
+            (pcapng pads every block to 32 bits): a damaged file, or not pcapng"
+            .into(),
+        "Block: initial_len < 12" => {
+            "its Block Total Length is below 12 bytes, the smallest a block can be".into()
+        }
+        "Block: initial_length != trailer_length" => "the Block Total Length at its start and \
+            the one at its end differ: a damaged or cut file"
+            .into(),
+        "SectionHeaderBlock: invalid magic number" => "a Section Header Block whose \
+            byte-order magic is neither 0x1A2B3C4D nor its byte swap"
+            .into(),
+        other => format!("invalid: {other}"),
+    }
+}
+
 /// What a pcapng block type is, in words (pcapng's specification, section 11.1).
 fn block_kind(t: u32) -> &'static str {
     match t {
@@ -363,7 +385,11 @@ fn read_pcapng<'d>(data: &'d [u8], out: &mut Vec<RawRecord<'d>>) -> Result<(), C
             pcap_file::PcapError::IncompleteBuffer => CaptureError::Format(format!(
                 "block {nblock}: the file ends inside it (at byte {offset}): truncated?"
             )),
-            e => CaptureError::Format(format!("block {nblock}: {e}")),
+            pcap_file::PcapError::InvalidField(what) => CaptureError::Format(format!(
+                "block {nblock} (at byte {offset}): {}",
+                block_frame_fault(what)
+            )),
+            e => CaptureError::Format(format!("block {nblock} (at byte {offset}): {e}")),
         })?;
         rest = r;
         let kind = block_kind(raw.type_);

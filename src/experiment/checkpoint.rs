@@ -276,8 +276,18 @@ impl Checkpoint {
         let text = run_file::encode(&self.identity.run(v, name, p, r), run);
         let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
         if !w.created {
+            let existed = self.dir.exists();
             std::fs::create_dir_all(&self.dir)?;
-            write_named(&self.dir.join(ID_FILE), format!("{}\n", self.id).as_bytes())?;
+            if let Err(e) =
+                write_named(&self.dir.join(ID_FILE), format!("{}\n", self.id).as_bytes())
+            {
+                // A directory made here and left empty (a full disk) would be a
+                // checkpoint without a fingerprint: removed again when it is empty.
+                if !existed {
+                    let _ = std::fs::remove_dir(&self.dir);
+                }
+                return Err(e);
+            }
             w.created = true;
         }
         write_named(&self.file(v, p, r), text.as_bytes())?;

@@ -798,6 +798,31 @@ const ROWS: &[Row] = &[
         phrase: "wrote o/host.json",
     },
     Row {
+        // Before: an imported model the user had edited (a measured cost put in) was
+        // replaced with exit 0. Its seal (`notes.import_sha256`) no longer matches.
+        name: "53.3 import-host --out over its earlier model edited since: refused, the edit kept",
+        setup: |w| {
+            dumps(w);
+            w.ok(&["import-host", "dumps", "--out", "host.json", "--quiet"]);
+            let text = std::fs::read_to_string(w.path("host.json")).expect("model");
+            let edited = text.replacen("\"description\"", "\"x_user\": 1,\n  \"description\"", 1);
+            assert_ne!(edited, text);
+            std::fs::write(w.path("host.json"), &edited).expect("edit");
+            Some(
+                Setup::new(&["import-host", "dumps", "--out", "host.json"], None)?.then(
+                    move |w, _| {
+                        assert_eq!(
+                            std::fs::read_to_string(w.path("host.json")).expect("model"),
+                            edited
+                        );
+                    },
+                ),
+            )
+        },
+        code: 2,
+        phrase: "--out host.json: a model import-host wrote that has been edited since",
+    },
+    Row {
         name: "53.3 import-host --scenario ./M with --out M: one file by two spellings, refused",
         setup: |w| {
             dumps(w);

@@ -3,7 +3,6 @@
 
 use crate::shown;
 use irqsim::config::import::{self, ImportError};
-use irqsim::experiment::out_lock::{LockError, OutLock};
 use irqsim::results::output::write_atomic;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -112,44 +111,17 @@ pub fn import_host(args: &ImportArgs, out: &Option<PathBuf>, quiet: bool) -> Exi
             eprintln!("error: --out {}: {e}", escape(&path.display().to_string()));
             return ExitCode::from(2);
         }
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        match OutLock::acquire(parent) {
+        match crate::lock_dir(parent_of(path)) {
             Ok(l) => _lock = Some(l),
-            Err(e) => {
-                eprintln!("error: {}", escape_lines(&e.to_string()));
-                return ExitCode::from(match e {
-                    LockError::Held { .. } => 2,
-                    LockError::Io { .. } => 1,
-                });
-            }
+            Err(code) => return code,
         }
         // The scenario's directory is locked too when it is another.
         if let Some(sc) = &args.scenario {
-            let dir_of = |p: &Path| {
-                match p.parent() {
-                    Some(x) if !x.as_os_str().is_empty() => x.to_path_buf(),
-                    _ => PathBuf::from("."),
-                }
-                .canonicalize()
-                .ok()
-            };
+            let dir_of = |p: &Path| parent_of(p).canonicalize().ok();
             if dir_of(sc) != dir_of(path) {
-                let sparent = match sc.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p,
-                    _ => Path::new("."),
-                };
-                match OutLock::acquire(sparent) {
+                match crate::lock_dir(parent_of(sc)) {
                     Ok(l) => _scenario_lock = Some(l),
-                    Err(e) => {
-                        eprintln!("error: {}", escape_lines(&e.to_string()));
-                        return ExitCode::from(match e {
-                            LockError::Held { .. } => 2,
-                            LockError::Io { .. } => 1,
-                        });
-                    }
+                    Err(code) => return code,
                 }
             }
         }
@@ -260,11 +232,8 @@ fn write_scenario(
 /// are in one directory, else the model's absolute path.
 fn model_ref(scenario: &Path, model: &Path) -> String {
     let dir_of = |p: &Path| {
-        let d = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        d.canonicalize().unwrap_or(d)
+        let d = parent_of(p);
+        d.canonicalize().unwrap_or_else(|_| d.to_path_buf())
     };
     let name = model
         .file_name()
@@ -291,15 +260,13 @@ fn check_out(path: &Path, dir: &Path) -> Result<(), String> {
 
 /// Whether import-host may write its model or scenario at `path`: nothing there, or a
 /// file of that kind an earlier `import-host` wrote (a regular file, not a link, whose
-/// `description` starts `Host imported from ` with `notes`, or the scenario's
+/// `description` starts `Host imported from ` with `notes` and an intact
+/// [`import::seal`], or the scenario's
 /// [`import::scenario::DESCRIPTION_PREFIX`]); never a directory, a link, a device or a
 /// FIFO, a user's other file, nor a path inside the dump directory `dir` (the dumps it
 /// reads).
 fn check_file(path: &Path, dir: &Path, kind: Kind) -> Result<(), String> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let parent = parent_of(path);
     if let (Ok(p), Ok(d)) = (parent.canonicalize(), dir.canonicalize())
         && p.starts_with(&d)
     {
@@ -350,6 +317,19 @@ fn check_file(path: &Path, dir: &Path, kind: Kind) -> Result<(), String> {
                     }
                 }
             });
+    // A model it wrote and someone edited since is theirs now (its seal no longer holds).
+    if ours
+        && kind == Kind::Model
+        && !irqsim::config::read_limit::read_text(path, irqsim::config::read_limit::MAX_INPUT_BYTES)
+            .is_ok_and(|t| import::seal::unedited(&t))
+    {
+        return Err(format!(
+            "a model import-host wrote that has been edited since (or an older irqsim's \
+             import): its notes.{} does not match its text, so it is someone's work now and \
+             irqsim never writes over it; remove it or give another --out",
+            import::seal::NOTE
+        ));
+    }
     if !ours {
         return Err(match kind {
             Kind::Model => "a file import-host did not write (not a model whose description \
@@ -365,6 +345,14 @@ fn check_file(path: &Path, dir: &Path, kind: Kind) -> Result<(), String> {
         });
     }
     Ok(())
+}
+
+/// The directory a file is written in: its parent, or `.` for a bare name.
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 fn escape(s: &str) -> String {
@@ -385,11 +373,7 @@ fn show(p: Option<&Path>) -> String {
 fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     let place = |p: &Path| -> Option<PathBuf> {
-        let parent = match p.parent() {
-            Some(x) if !x.as_os_str().is_empty() => x,
-            _ => Path::new("."),
-        };
-        Some(parent.canonicalize().ok()?.join(p.file_name()?))
+        Some(parent_of(p).canonicalize().ok()?.join(p.file_name()?))
     };
     if let (Some(x), Some(y)) = (place(a), place(b))
         && x == y

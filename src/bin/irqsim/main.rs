@@ -405,15 +405,28 @@ pub(crate) fn shown(p: &Path) -> String {
 /// directory another command holds is refused (exit 2, naming its pid), one that cannot
 /// be locked (read-only, full) is a machine fault (exit 1).
 pub(crate) fn lock_out(out: &Path) -> Result<OutLock, ExitCode> {
-    let lock = OutLock::acquire(out).map_err(|e| {
-        eprintln!("error: {e}");
+    let lock = lock_dir(out)?;
+    own_subdirs(out)?;
+    Ok(lock)
+}
+
+/// Lock directory `dir` ([`OutLock::acquire`], which creates it if needed), a refusal
+/// reported as every command reports it: one another command holds is exit 2 (naming
+/// its pid), one that cannot be locked (read-only, full) exit 1; the message's lines
+/// escaped (the path came from the command line).
+pub(crate) fn lock_dir(dir: &Path) -> Result<OutLock, ExitCode> {
+    OutLock::acquire(dir).map_err(|e| {
+        let text = e.to_string();
+        let lines: Vec<String> = text
+            .split('\n')
+            .map(irqsim::config::import::dump::escape)
+            .collect();
+        eprintln!("error: {}", lines.join("\n"));
         ExitCode::from(match e {
             LockError::Held { .. } => 2,
             LockError::Io { .. } => 1,
         })
-    })?;
-    own_subdirs(out)?;
-    Ok(lock)
+    })
 }
 
 /// The directories irqsim writes and deletes in under `out` (`.checkpoint`, `runs`,

@@ -310,3 +310,44 @@ fn an_interface_statistics_block_is_checked_against_the_specification() {
         "{e}"
     );
 }
+
+#[test]
+fn a_pcapng_block_of_a_bad_length_is_named_in_the_specifications_words() {
+    use pcap_file::pcapng::PcapNgWriter;
+    use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
+    // A section header and an interface, then a block whose Block Total Length field
+    // (bytes 4-8 of the block, little-endian as the writer's section) is `len`.
+    let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+    assert_eq!(w.section().endianness, pcap_file::Endianness::Little);
+    let idb = InterfaceDescriptionBlock::new(pcap_file::DataLink::ETHERNET, 65535);
+    w.write_pcapng_block(idb).unwrap();
+    let good = w.into_inner();
+    let with_len = |len: u32| {
+        let mut f = good.clone();
+        let at = f.len();
+        f.extend(6u32.to_le_bytes());
+        f.extend(len.to_le_bytes());
+        f.extend([0u8; 28]);
+        f.extend(32u32.to_le_bytes());
+        (at, parse(&f).unwrap_err().to_string())
+    };
+    // Before: "block 3: Invalid field value: Block: (initial_len % 4) != 0".
+    let (at, e) = with_len(30);
+    assert!(
+        e.ends_with(&format!(
+            "block 3 (at byte {at}): its Block Total Length is not a multiple of 4 (pcapng \
+             pads every block to 32 bits): a damaged file, or not pcapng"
+        )),
+        "{e}"
+    );
+    let (_, e) = with_len(8);
+    assert!(
+        e.ends_with("below 12 bytes, the smallest a block can be"),
+        "{e}"
+    );
+    let (_, e) = with_len(36);
+    assert!(
+        e.contains("the Block Total Length at its start and the one at its end differ"),
+        "{e}"
+    );
+}

@@ -276,10 +276,12 @@ impl Dump {
         }
     }
 
-    /// Line `line` (1-based), trimmed.
+    /// Line `line` (1-based), trimmed, as messages and notes quote it: a line longer than
+    /// [`QUOTED_BYTES`] is cut there (at a character's boundary) and says how long it is,
+    /// so a 0.8 MB line costs a notes entry or an error message 200 bytes, not 0.8 MB.
     pub fn text(&self, line: usize) -> String {
         self.line(line.wrapping_sub(1))
-            .map(|l| l.trim().to_string())
+            .map(|l| quoted(l.trim()))
             .unwrap_or_default()
     }
 
@@ -298,6 +300,22 @@ impl Dump {
             text: self.text(line),
         }
     }
+}
+
+/// The longest line a message or a note quotes whole [bytes]; a longer one is cut.
+pub const QUOTED_BYTES: usize = 200;
+
+/// `line` as a message quotes it: whole up to [`QUOTED_BYTES`], else its first
+/// [`QUOTED_BYTES`] bytes (fewer, to end on a character) and `... (N bytes in all)`.
+pub fn quoted(line: &str) -> String {
+    if line.len() <= QUOTED_BYTES {
+        return line.to_string();
+    }
+    let mut end = QUOTED_BYTES;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &line[..end], line.len())
 }
 
 /// `key<sep>value` split at the first `sep`, both trimmed; `None` without `sep` or
@@ -472,6 +490,21 @@ mod tests {
         let v: Vec<_> = d.numbered().collect();
         assert_eq!(v, vec![(1, "a: 1"), (3, "  b: 2")]);
         assert_eq!(d.text(3), "b: 2");
+    }
+
+    #[test]
+    fn long_lines_are_quoted_cut_with_their_length() {
+        // A line of 0.8 MB (issue 53's irq-affinity line) is quoted in 200 bytes and its
+        // length; a multi-byte character at the cut is not split.
+        let long = "0-65535,".repeat(100_000);
+        let q = quoted(&long);
+        assert!(q.starts_with("0-65535,0-65535"), "{q}");
+        assert!(q.ends_with("... (800000 bytes in all)"), "{q}");
+        assert!(q.len() < QUOTED_BYTES + 30, "{}", q.len());
+        let wide = format!("{}é{}", "a".repeat(QUOTED_BYTES - 1), "b".repeat(300));
+        assert!(quoted(&wide).starts_with(&"a".repeat(QUOTED_BYTES - 1)));
+        assert!(!quoted(&wide).contains('é'));
+        assert_eq!(quoted("short"), "short");
         assert_eq!(
             key_value("Model name:  Intel: x", ':'),
             Some(("Model name", "Intel: x"))

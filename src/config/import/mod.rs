@@ -52,6 +52,7 @@ pub mod iplink;
 pub mod lscpu;
 pub mod profile;
 pub mod scenario;
+pub mod seal;
 pub mod sysctl;
 pub mod uname;
 
@@ -642,7 +643,8 @@ pub fn import(dir: &Path, opts: &Options, budget: &ReadBudget) -> Result<Importe
             problems: p.list,
         });
     }
-    let text = serde_json::to_string_pretty(&json).expect("a JSON value serialises") + "\n";
+    let mut json = json;
+    let text = seal::sealed_text(&mut json);
     Ok(Imported {
         text,
         model,
