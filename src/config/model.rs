@@ -54,6 +54,35 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
+    /// An XDP program that redirects to an AF_XDP socket needs the socket's application
+    /// (a user process of kind `xdpsock`), and that application needs such a program.
+    fn validate_xsk(&self, p: &mut Problems) {
+        use crate::model::policy::xdp::XdpAction;
+        let xsk: Vec<usize> = (self.nics.iter().enumerate())
+            .filter(|(_, n)| {
+                matches!(&n.policy, PolicyConfig::Napi(a)
+                    if a.xdp.as_ref().is_some_and(|x| x.action == XdpAction::Xsk))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let app = matches!(self.user, Some(UserConfig::Xdpsock { .. }));
+        match (xsk.first(), app) {
+            (Some(i), false) => p.push(
+                &format!("nics[{i}].policy.xdp.action"),
+                "`xsk` redirects frames to an AF_XDP socket: the model needs its \
+                 application, a `user` of kind `xdpsock`"
+                    .to_string(),
+            ),
+            (None, true) => p.push(
+                "user.kind",
+                "`xdpsock` reads an AF_XDP socket: give a NIC the `napi` policy with an \
+                 XDP program whose action is `xsk`"
+                    .to_string(),
+            ),
+            _ => {}
+        }
+    }
+
     /// Range and consistency checks; every problem is collected.
     pub fn validate(&self, p: &mut Problems) {
         p.at("cpu", |p| self.cpu.validate(p));
@@ -139,6 +168,7 @@ impl ModelConfig {
         if let Some(u) = &self.user {
             p.at("user", |p| u.validate(p));
         }
+        self.validate_xsk(p);
         if let Some(b) = &self.bus {
             p.at("bus", |p| b.validate(p));
         }
@@ -359,6 +389,38 @@ mod tests {
             "{:?}",
             p.list
         );
+    }
+
+    /// An XDP program redirecting into an AF_XDP socket needs the socket's
+    /// application (a user process of kind `xdpsock`) and the application needs the
+    /// program: either alone is refused, naming the field; both together validate.
+    #[test]
+    fn an_af_xdp_socket_needs_both_its_program_and_its_application() {
+        let problems = |xsk: bool, app: bool| {
+            let mut m = shipped_mlx5();
+            if xsk {
+                m.nics[0].policy = serde_json::from_value(serde_json::json!({
+                    "kind": "napi",
+                    "xdp": { "action": "xsk", "rx": 38, "program": 5 }
+                }))
+                .expect("policy");
+            }
+            if app {
+                m.user = Some(
+                    serde_json::from_value(
+                        serde_json::json!({ "kind": "xdpsock", "per_packet": 3 }),
+                    )
+                    .expect("user"),
+                );
+            }
+            let mut p = Problems::new();
+            m.validate(&mut p);
+            p.list.into_iter().map(|x| x.path).collect::<Vec<_>>()
+        };
+        assert!(problems(true, true).is_empty());
+        assert!(problems(false, false).is_empty());
+        assert_eq!(problems(true, false), ["nics[0].policy.xdp.action"]);
+        assert_eq!(problems(false, true), ["user.kind"]);
     }
 
     /// The shipped modern model as a value, to change in tests.

@@ -234,7 +234,11 @@ impl<M: Shape> Host<M> {
                 let c = &cfg.nics[i];
                 let policy_kind = policies::Policies::kind_of(&policy);
                 let caps = policy.capabilities();
-                let (moderation, dim) = moderation_of(c);
+                let (mut moderation, dim) = moderation_of(c);
+                if let Some(m) = &mut moderation {
+                    let hz = cfg.kernel.clock.hz.max(1);
+                    m.set_ixgbe_clock(c.line_rate_bps, SimTime(1_000_000_000_000 / u64::from(hz)));
+                }
                 let lookahead = caps.handler == HandlerMode::Inline
                     && nic.stats.is_none()
                     && rx_flows.iter().all(|&f| !flows[f].source.is_closed_loop());

@@ -144,6 +144,10 @@ impl<M: Shape> StackEnv for HostEnv<'_, M> {
         self.h.output_on(back, p, self.now, self.s)
     }
     #[inline(always)]
+    fn xsk_rcv(&mut self, p: Packet) {
+        self.h.user_enqueue(p)
+    }
+    #[inline(always)]
     fn app_free(&mut self, p: Packet) {
         self.h.acct.dropped(p.flow, DropSite::Application);
     }

@@ -363,6 +363,10 @@ impl<D> Port<D> {
     /// moderation at once (the driver's work item, whose own CPU time and delay are not
     /// modelled).
     pub fn dim_sample(&mut self, now: SimTime) {
+        // ixgbe's dynamic ITR (ixgbe_set_itr after napi_complete_done), if it has it.
+        if let Some(m) = &mut self.moderation {
+            m.poll_completed(now);
+        }
         let Some((dim, cqe)) = &mut self.dim else {
             return;
         };

@@ -40,9 +40,15 @@ impl<M: Shape> Host<M> {
         let Some(u) = self.user.as_mut() else {
             return Step::Done;
         };
+        let releases = u.releases();
         if let Some(p) = u.finished() {
-            self.if_output(p, now, s);
-            self.output_drained(now, s);
+            if releases {
+                // xdpsock's rxdrop: the frame's buffer goes back to the fill ring.
+                self.acct.dropped(p.flow, DropSite::Application);
+            } else {
+                self.if_output(p, now, s);
+                self.output_drained(now, s);
+            }
         }
         // A busy loop in progress; when it is over, the process takes what it brought
         // or sleeps (it does not loop again until a packet has woken it).
@@ -81,8 +87,10 @@ impl<M: Shape> Host<M> {
         let Some((deadline, nic)) = u.begin_busy_loop(now) else {
             return step;
         };
+        // The system call's own cost (xdpsock's recvfrom(); none for screend).
+        let call = u.call_cost();
         if let Step::Run(d) = self.policy_busy_poll(nic, true, deadline, opts, now, s) {
-            return Step::Run(d);
+            return Step::Run(call + d);
         }
         let Some(u) = self.user.as_mut() else {
             return Step::Done;

@@ -24,6 +24,15 @@
 //!   With `nonblocking` the process reads with a non-blocking recvfrom() in a loop that
 //!   never sleeps: a call on an empty socket is one round of the busy loop, then the
 //!   next call.
+//! - `xdpsock`: the application of an AF_XDP socket, Linux's samples/bpf/xdpsock in its
+//!   rxdrop benchmark (5.11): its queue is the socket's RX ring (`rx_ring`, 2,048),
+//!   which an XDP program with the `xsk` action fills from the driver's poll; it takes
+//!   the ring's descriptors in batches of `batch_size` (`per_batch` + `per_packet`
+//!   each), frees each frame, and on an empty ring spins (`empty_peek`), or with
+//!   `busy_poll` (`-B`) calls recvfrom(), `per_call` plus one round of the busy loop
+//!   with SO_PREFER_BUSY_POLL and SO_BUSY_POLL_BUDGET `batch_size`. Counters
+//!   `xsk.rx_ring_full` (frames the full ring refused, XDP_STATISTICS' name) and
+//!   `xsk.empty_peeks`.
 //!
 //! Both run at user priority: every interrupt, softirq and kernel thread preempts them,
 //! which is why they starve under receive livelock. Among normal-priority tasks they
@@ -55,6 +64,8 @@ use std::collections::BTreeMap;
 /// A user process as written in a model file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+// A configuration read once per run: the size of its largest kind does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum UserConfig {
     /// A compute job that is always runnable.
     CpuBound {
@@ -125,6 +136,69 @@ pub enum UserConfig {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         nonblocking: bool,
     },
+    /// The AF_XDP socket's application of Linux's `samples/bpf/xdpsock_user.c` in its
+    /// `rxdrop` benchmark (`-r`, Linux 5.11), on an AF_XDP socket in zero-copy mode fed
+    /// by an XDP program with `xdp.action` `xsk`. Its queue is the socket's RX ring.
+    /// `rx_drop_all` calls `rx_drop` in a loop that never sleeps (L1243-1267):
+    /// `xsk_ring_cons__peek` takes up to `batch_size` descriptors (L1206); each costs
+    /// `per_packet` (the descriptor's address and length read, the address written to
+    /// the fill ring, L1226-1235) and the batch `per_batch` (the fill ring's reserve and
+    /// submit and the RX ring's release, L1215, L1238-1239). A peek that finds the ring
+    /// empty costs `empty_peek`; with `busy_poll` (`-B`) it is followed by
+    /// `recvfrom(MSG_DONTWAIT)` (L1208-1211): `per_call` (the system call into
+    /// `xsk_recvmsg`), then one round of napi_busy_loop (`sk_busy_loop(sk, 1)`,
+    /// net/xdp/xsk.c L583-584) with SO_PREFER_BUSY_POLL 1, SO_BUSY_POLL 20 us and
+    /// SO_BUSY_POLL_BUDGET `batch_size` (`apply_setsockopt`, L1491-1512). Without
+    /// `busy_poll` the loop calls recvfrom() only when the driver asks for a wake-up
+    /// (XDP_USE_NEED_WAKEUP, ice sets it when its ring is empty or its refill failed,
+    /// ice_xsk.c L647-651): under a flood it never does, and the model spins. Each frame
+    /// ends in the application (freed: drop site `application`).
+    Xdpsock {
+        /// CPU time per frame: the descriptor read and the fill-ring write \[cost\]
+        /// (required).
+        per_packet: CostParam,
+        /// CPU time per batch: the peek, the fill ring's reserve and submit, the RX
+        /// ring's release \[cost\] (default 0).
+        #[serde(default)]
+        per_batch: CostParam,
+        /// CPU time of a peek that finds the RX ring empty \[cost\] (default 20 ns, an
+        /// estimate: two loads of the ring's producer index and a compare; more than 0:
+        /// it paces the loop).
+        #[serde(default = "d_empty_peek")]
+        empty_peek: CostParam,
+        /// CPU time of the recvfrom() system call besides the busy loop it runs: entry
+        /// and exit, `xsk_recvmsg`'s checks \[cost\] (default 0; used with `busy_poll`).
+        #[serde(default)]
+        per_call: CostParam,
+        /// Descriptors a peek takes at most, and with `busy_poll` the socket's
+        /// SO_BUSY_POLL_BUDGET \[frames\] (xdpsock's `-b`, default 64: `opt_batch_size`,
+        /// L79).
+        #[serde(default = "d_batch")]
+        #[schemars(range(min = 1, max = 65535))]
+        batch_size: u32,
+        /// The socket's RX ring \[descriptors\] (default 2,048: `cfg.rx_size =
+        /// XSK_RING_CONS__DEFAULT_NUM_DESCS`, xdpsock_user.c L867, tools/lib/bpf/xsk.h
+        /// L192).
+        #[serde(default = "d_xsk_ring")]
+        #[schemars(range(min = 1))]
+        rx_ring: u32,
+        /// xdpsock's `-B`: preferred busy polling from recvfrom() on an empty ring
+        /// (default false). Needs the `napi` policy on the receiving NIC.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        busy_poll: bool,
+    },
+}
+
+fn d_empty_peek() -> CostParam {
+    CostParam::ns(20.0)
+}
+
+fn d_batch() -> u32 {
+    64
+}
+
+fn d_xsk_ring() -> u32 {
+    2048
 }
 
 fn d_budget() -> u32 {
@@ -157,6 +231,43 @@ impl UserConfig {
                 }
                 Ok(()) => {}
             },
+            UserConfig::Xdpsock {
+                per_packet,
+                per_batch,
+                empty_peek,
+                per_call,
+                batch_size,
+                rx_ring,
+                busy_poll: _,
+            } => {
+                for (name, c) in [
+                    ("per_packet", per_packet),
+                    ("per_batch", per_batch),
+                    ("empty_peek", empty_peek),
+                    ("per_call", per_call),
+                ] {
+                    if let Err(e) = c.check() {
+                        p.push(name, e);
+                    }
+                }
+                if empty_peek.check().is_ok() && empty_peek.mean_ns(1.0) <= 0.0 {
+                    p.push(
+                        "empty_peek",
+                        "must be more than 0: the loop spins on it, and a spin that takes \
+                         no time would never let time advance",
+                    );
+                }
+                if !(1..=65_535).contains(batch_size) {
+                    p.push(
+                        "batch_size",
+                        format!(
+                            "must be 1 to 65535 frames (it is also SO_BUSY_POLL_BUDGET, at \
+                             most U16_MAX), got {batch_size}"
+                        ),
+                    );
+                }
+                p.at_least("rx_ring", *rx_ring as u64, 1, "descriptor");
+            }
             UserConfig::Screend {
                 per_packet,
                 queue_len,
@@ -238,8 +349,24 @@ pub struct UserProcess {
     /// recvfrom() is non-blocking, in a loop that never sleeps: each call on an empty
     /// socket is one busy-poll round.
     nonblocking: bool,
+    /// The xdpsock rxdrop loop's own state, for that kind.
+    xsk: Option<XskApp>,
     /// Packets handled (screend) -- counter.
     pub packets: u64,
+}
+
+/// The xdpsock rxdrop loop's batches and costs ([`UserConfig::Xdpsock`]).
+#[derive(Clone, Debug)]
+struct XskApp {
+    batch_size: u32,
+    per_batch: Cost,
+    empty_peek: Cost,
+    per_call: Cost,
+    /// Descriptors left of the batch the last peek took.
+    batch_left: u32,
+    /// Peeks that found the RX ring empty -- counter (xdpsock's `rx_empty_polls` counts
+    /// those followed by a recvfrom()).
+    empty_peeks: u64,
 }
 
 impl UserProcess {
@@ -264,6 +391,43 @@ impl UserProcess {
                 busy_until: None,
                 busy_opts: SocketBusyPoll::default(),
                 nonblocking: false,
+                xsk: None,
+                packets: 0,
+            },
+            UserConfig::Xdpsock {
+                per_packet,
+                per_batch,
+                empty_peek,
+                per_call,
+                batch_size,
+                rx_ring,
+                busy_poll,
+            } => UserProcess {
+                quantum: SimTime::ZERO,
+                unit_ns: 0.0,
+                per_packet: Some(per_packet.build(clock_mhz)),
+                queue: Some(BoundedQueue::new(*rx_ring as usize)),
+                current: None,
+                rng,
+                // recvfrom(MSG_DONTWAIT): one round of the busy loop.
+                busy_window: SimTime::ZERO,
+                busy_loop_on: *busy_poll,
+                napi_nic: None,
+                busy_until: None,
+                busy_opts: SocketBusyPoll {
+                    prefer_busy_poll: *busy_poll,
+                    budget: *batch_size,
+                    epoll: false,
+                },
+                nonblocking: true,
+                xsk: Some(XskApp {
+                    batch_size: *batch_size,
+                    per_batch: per_batch.build(clock_mhz),
+                    empty_peek: empty_peek.build(clock_mhz),
+                    per_call: per_call.build(clock_mhz),
+                    batch_left: 0,
+                    empty_peeks: 0,
+                }),
                 packets: 0,
             },
             UserConfig::Screend {
@@ -303,8 +467,24 @@ impl UserProcess {
                     epoll: *epoll || *busy_poll_us > 0.0,
                 },
                 nonblocking: *nonblocking,
+                xsk: None,
                 packets: 0,
             },
+        }
+    }
+
+    /// Whether the frames it takes end in it (the xdpsock rxdrop application frees
+    /// them) rather than going on to if_output (screend).
+    pub fn releases(&self) -> bool {
+        self.xsk.is_some()
+    }
+
+    /// The CPU time of the system call that starts a busy loop (xdpsock's recvfrom():
+    /// `per_call`; zero for screend, whose call is in its per-packet cost).
+    pub fn call_cost(&mut self) -> SimTime {
+        match &self.xsk {
+            Some(x) => x.per_call.sample(&mut self.rng),
+            None => SimTime::ZERO,
         }
     }
 
@@ -416,6 +596,30 @@ impl UserProcess {
         if resched && !first {
             return Step::Yield;
         }
+        if let Some(x) = self.xsk.as_mut() {
+            // xdpsock's rx_drop: a peek takes up to a batch; an empty one spins (or,
+            // with busy polling, ends the step: the host runs recvfrom()'s busy loop).
+            let Some(p) = q.pop() else {
+                x.batch_left = 0;
+                x.empty_peeks += 1;
+                if self.busy_loop_on && self.napi_nic.is_some() {
+                    return Step::Done;
+                }
+                if !first && contended {
+                    return Step::Yield;
+                }
+                return Step::Run(x.empty_peek.sample(&mut self.rng));
+            };
+            let mut t = SimTime::ZERO;
+            if x.batch_left == 0 {
+                x.batch_left = x.batch_size.min(q.len() as u32 + 1);
+                t += x.per_batch.sample(&mut self.rng);
+            }
+            x.batch_left -= 1;
+            self.current = Some(p);
+            let c = self.per_packet.as_ref().expect("xdpsock cost");
+            return Step::Run(t + c.sample(&mut self.rng));
+        }
         match q.pop() {
             Some(p) => {
                 self.current = Some(p);
@@ -429,8 +633,16 @@ impl UserProcess {
     /// Publish the counters.
     pub fn counters(&self, c: &mut BTreeMap<String, f64>) {
         c.insert("user.packets".into(), self.packets as f64);
-        if let Some(q) = &self.queue {
-            c.insert("user.queue_drops".into(), q.drops as f64);
+        match (&self.queue, &self.xsk) {
+            // The socket's XDP_STATISTICS name (net/xdp/xsk.c L1069) and xdpsock's.
+            (Some(q), Some(x)) => {
+                c.insert("xsk.rx_ring_full".into(), q.drops as f64);
+                c.insert("xsk.empty_peeks".into(), x.empty_peeks as f64);
+            }
+            (Some(q), None) => {
+                c.insert("user.queue_drops".into(), q.drops as f64);
+            }
+            (None, _) => {}
         }
     }
 }
@@ -529,6 +741,81 @@ mod tests {
             cfg.validate(&mut p);
             assert!(format!("{p:?}").contains("nonblocking"), "{p:?}");
         }
+    }
+
+    #[test]
+    fn xdpsock_takes_batches_frees_each_frame_and_spins_or_busy_polls_when_empty() {
+        // rxdrop with -b 4: a peek takes up to 4 descriptors; the batch costs 20 ns on
+        // its first frame, each frame 10 ns (xdpsock_user.c rx_drop).
+        let mut u = process(
+            r#"{ "kind": "xdpsock", "per_packet": 10, "per_batch": 20, "empty_peek": 5,
+                 "per_call": 700, "batch_size": 4, "rx_ring": 6 }"#,
+        );
+        assert!(u.releases() && u.nonblocking() && u.consumes_packets());
+        // Six frames fit the RX ring of 6; a seventh is refused (rx_ring_full).
+        for k in 0..7 {
+            let _ = u.enqueue(pkt(k));
+        }
+        let ns = |x: f64| Step::Run(SimTime::from_ns_f64(x));
+        // Batches of 4 and 2: 30, 10, 10, 10, then 30, 10.
+        let steps: Vec<Step> = (0..6).map(|k| u.next(k == 0, false, false)).collect();
+        assert_eq!(
+            steps,
+            [ns(30.0), ns(10.0), ns(10.0), ns(10.0), ns(30.0), ns(10.0)]
+        );
+        assert_eq!(u.finished(), Some(pkt(5)));
+        // The ring is empty: without busy polling the loop spins (5 ns a peek), and
+        // yields only when the scheduler wants the core (need_resched).
+        assert_eq!(u.next(false, false, false), ns(5.0));
+        assert_eq!(u.next(false, true, true), Step::Yield);
+        let mut c = BTreeMap::new();
+        u.counters(&mut c);
+        assert_eq!(c["xsk.rx_ring_full"], 1.0);
+        assert_eq!(c["xsk.empty_peeks"], 1.0);
+        // Without busy polling no system call is made and there is no busy loop.
+        u.took_from(0);
+        assert_eq!(u.begin_busy_loop(SimTime::ZERO), None);
+        // With -B: an empty peek ends the step once the socket has a NAPI instance
+        // (the host then runs recvfrom()'s one busy-poll round, `per_call` 700 ns),
+        // whose budget is the batch size, with SO_PREFER_BUSY_POLL.
+        let mut b = process(
+            r#"{ "kind": "xdpsock", "per_packet": 10, "per_call": 700, "batch_size": 8,
+                 "busy_poll": true }"#,
+        );
+        let o = b.busy_opts();
+        assert!(o.prefer_busy_poll && !o.epoll && o.budget == 8);
+        // Before the first frame (no NAPI id) it spins on the default 20 ns peek.
+        assert_eq!(b.next(true, false, false), ns(20.0));
+        b.took_from(0);
+        assert_eq!(b.next(false, false, false), Step::Done);
+        let now = SimTime::from_ns_f64(1_000.0);
+        assert_eq!(b.begin_busy_loop(now), Some((now, 0)));
+        assert_eq!(b.call_cost(), SimTime::from_ns_f64(700.0));
+        // The defaults: batch 64 (opt_batch_size), RX ring 2,048.
+        let d: UserConfig =
+            serde_json::from_str(r#"{ "kind": "xdpsock", "per_packet": 1 }"#).expect("config");
+        let UserConfig::Xdpsock {
+            batch_size,
+            rx_ring,
+            ..
+        } = d
+        else {
+            unreachable!()
+        };
+        assert_eq!((batch_size, rx_ring), (64, 2048));
+        // Refused: a zero spin, a batch above U16_MAX, an empty ring.
+        let cfg: UserConfig = serde_json::from_str(
+            r#"{ "kind": "xdpsock", "per_packet": 1, "empty_peek": 0,
+                 "batch_size": 70000, "rx_ring": 0 }"#,
+        )
+        .expect("config");
+        let mut p = Problems::default();
+        cfg.validate(&mut p);
+        let paths: Vec<&str> = p.list.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(paths, ["empty_peek", "batch_size", "rx_ring"], "{p:?}");
+        // screend's system call is in its per-packet cost.
+        let mut s = process(r#"{ "kind": "screend", "per_packet": 1000 }"#);
+        assert_eq!((s.releases(), s.call_cost()), (false, SimTime::ZERO));
     }
 
     #[test]

@@ -70,6 +70,7 @@ pub const TABLES: &[Table] = &[
     seeds::TX_SENDER,
     seeds::XL_SPIKES,
     modern::PREFER_BUSY_POLL,
+    modern::PREFER_BUSY_POLL_AF_XDP,
     modern::IRQ_SUSPEND,
 ];
 

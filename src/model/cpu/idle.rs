@@ -301,7 +301,9 @@ pub struct Idle {
     interval_ptr: usize,
     /// Entries per state -- counter (`stateK/usage`).
     pub usage: Vec<u64>,
-    /// Residency per state \[ps\] -- counter (`stateK/time`, of the periods that ended).
+    /// Residency per state \[ps\] -- counter (`stateK/time`, of the periods that ended;
+    /// a period ended by work holds the exit latency its wake-up paid, as
+    /// cpuidle_enter_state measures it).
     pub time_ps: Vec<u64>,
     /// Wake-ups by work (not by the tick) -- counter.
     pub wakeups: u64,
@@ -412,6 +414,17 @@ impl Idle {
     /// before a tick wake-up leaves them cold too: the tick's handler touches little of
     /// the network path's code and data).
     pub fn wake(&mut self, since: SimTime, now: SimTime) -> WakeCost {
+        self.period(since, now, true)
+    }
+
+    /// The residencies of an idle period from `since` still open at `now`, booked as
+    /// [`Idle::wake`] would book them but without the exit latency, which the core has
+    /// not paid yet (for counters read mid-period; call it on a copy).
+    pub fn book_open(&mut self, since: SimTime, now: SimTime) {
+        self.period(since, now, false);
+    }
+
+    fn period(&mut self, since: SimTime, now: SimTime, ended: bool) -> WakeCost {
         self.wakeups += 1;
         if self.poll_only {
             return WakeCost::default();
@@ -442,9 +455,13 @@ impl Idle {
                 continue;
             }
             let exit_us = self.states[idx].exit_us;
-            self.time_ps[idx] += end - t;
-            self.update(idx, (end - t) / 1_000_000 + exit_us, false);
             let exit = SimTime(exit_us * 1_000_000);
+            // cpuidle_enter_state (drivers/cpuidle/cpuidle.c, v4.18 L227-261): the
+            // residency is `time_end - time_start`, read by local_clock() before the
+            // state's enter and after it returns, so it holds the exit latency too;
+            // `stateK/time` adds it whole, and menu_update takes it off again.
+            self.time_ps[idx] += end - t + if ended { exit.0 } else { 0 };
+            self.update(idx, (end - t) / 1_000_000 + exit_us, false);
             self.exit_ps += exit.0;
             let refill = if cold && self.refill_ps > 0 {
                 self.cold_wakeups += 1;
@@ -833,10 +850,13 @@ mod tests {
         let e = idle.wake(us(1_000_001), us(1_020_001));
         assert_eq!(e.exit, us(133));
         assert_eq!(idle.usage, vec![0, 0, 0, 8, 1]);
-        // The whole 20 ms is residency: 8 periods to the ticks in C3 (999 us, then
-        // 7 ms), the rest in C6.
+        // The whole 20 ms is residency, and C6's exit latency with it (cpuidle counts
+        // from before the state's enter to after it returns): 8 periods to the ticks in
+        // C3 (999 us, then 7 ms; a tick's own wake-up pays no exit in the model), the
+        // rest in C6 with its 133 us exit.
         assert_eq!(idle.time_ps[3], us(7_999).0);
-        assert_eq!(idle.time_ps.iter().sum::<u64>(), us(20_000).0);
+        assert_eq!(idle.time_ps[4], us(20_000 - 7_999 + 133).0);
+        assert_eq!(idle.time_ps.iter().sum::<u64>(), us(20_133).0);
         assert!(idle.tick_stopped());
     }
 
@@ -876,8 +896,13 @@ mod tests {
     fn residency_is_counted_per_state() {
         let mut idle = Idle::new(&bdw(), 1000);
         periodic(&mut idle, 2_000, 40);
-        // Every period's time is in some state: 40 x 2 ms in all.
-        assert_eq!(idle.time_ps.iter().sum::<u64>(), 40 * us(2_000).0);
+        // Every period's time is in some state, with the exit latency each wake-up
+        // paid: 40 x 2 ms plus the exits (`exit_ps`, the states' declared latencies).
+        assert_eq!(
+            idle.time_ps.iter().sum::<u64>(),
+            40 * us(2_000).0 + idle.exit_ps
+        );
+        assert!(idle.exit_ps >= 30 * us(133).0, "{}", idle.exit_ps);
         assert_eq!(idle.wakeups, 40);
         // Most of it in C6 once the pattern is learnt (2 ms periods stop the tick).
         assert!(idle.time_ps[4] > 30 * us(2_000).0, "{:?}", idle.time_ps);

@@ -268,7 +268,7 @@ impl Cpu {
         Some(match self.idle_since {
             Some(since) if now > since => {
                 let mut open = idle.clone();
-                open.wake(since, now);
+                open.book_open(since, now);
                 open.time_ps
             }
             _ => idle.time_ps.clone(),

@@ -47,6 +47,7 @@ pub mod config;
 pub mod counters;
 pub mod dim;
 pub mod dma;
+pub mod ixgbe_itr;
 pub mod link;
 pub mod link_watch;
 pub mod moderation;

@@ -85,6 +85,10 @@ pub trait StackEnv {
     /// An XDP program sent `p` back out of the port it came in on (XDP_TX), on the
     /// receiving queue's own transmit queue.
     fn xdp_tx(&mut self, p: Packet);
+    /// An XDP program redirected `p` into an XSKMAP (XDP_REDIRECT to an AF_XDP socket):
+    /// `p` goes into the socket's RX ring, the `xdpsock` process's queue, or is refused
+    /// there when the ring is full (`rx_ring_full`).
+    fn xsk_rcv(&mut self, p: Packet);
     /// A user-space application that owns the NIC (a DPDK poll-mode driver's rxonly
     /// engine) received `p` and freed it: the frame ends there (drops site
     /// `application`).
@@ -154,6 +158,8 @@ pub(crate) mod mock {
         XdpTx(u64),
         /// `app_free(p)`: packet sequence number.
         AppFree(u64),
+        /// `xsk_rcv(p)`: packet sequence number.
+        Xsk(u64),
         /// `app_tx(p)`: packet sequence number.
         AppTx(u64),
         /// `set_alarm(after, _, arg)`.
@@ -318,6 +324,9 @@ pub(crate) mod mock {
         }
         fn xdp_tx(&mut self, p: Packet) {
             self.log.push(Signal::XdpTx(p.seq));
+        }
+        fn xsk_rcv(&mut self, p: Packet) {
+            self.log.push(Signal::Xsk(p.seq));
         }
         fn app_free(&mut self, p: Packet) {
             self.log.push(Signal::AppFree(p.seq));

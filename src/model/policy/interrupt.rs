@@ -593,6 +593,9 @@ mod tests {
         fn xdp_tx(&mut self, p: Packet) {
             self.env.xdp_tx(p)
         }
+        fn xsk_rcv(&mut self, p: Packet) {
+            self.env.xsk_rcv(p)
+        }
         fn app_free(&mut self, p: Packet) {
             self.env.app_free(p)
         }

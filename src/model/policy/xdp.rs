@@ -28,6 +28,14 @@ use std::collections::BTreeMap;
 ///   no qdisc and drops when its ring is full).
 /// - `pass` (XDP_PASS): the frame goes on as without XDP (an skb, the protocol path),
 ///   having paid the program.
+/// - `xsk` (XDP_REDIRECT into an XSKMAP, as xdpsock's program does): the frame goes to
+///   the AF_XDP socket bound to its queue, in zero-copy mode (Linux 5.11
+///   net/xdp/xsk.c `__xsk_map_redirect` -> `xsk_rcv` -> `__xsk_rcv_zc`, L152-166:
+///   the frame's umem buffer is written as a descriptor into the socket's RX ring); a
+///   full RX ring refuses it (`xs->rx_queue_full++`, XDP_STATISTICS' `rx_ring_full`)
+///   and the driver frees the buffer (ice_xsk.c `ice_clean_rx_irq_zc` L597-602). The
+///   socket's application is the user process of kind `xdpsock`
+///   ([`crate::model::user`]), whose queue is that RX ring.
 ///
 /// Costs: `rx`, the driver's receive of a frame up to the program without an skb
 /// (drop, redirect and tx; a passed frame pays the driver's `rx_per_packet`, skb
@@ -62,6 +70,9 @@ pub enum XdpAction {
     Tx,
     /// XDP_PASS.
     Pass,
+    /// XDP_REDIRECT into an XSKMAP: to the AF_XDP socket of the frame's queue (the
+    /// `xdpsock` user process).
+    Xsk,
 }
 
 impl XdpParams {
@@ -71,12 +82,13 @@ impl XdpParams {
             p.push("program", e);
         }
         match (&self.rx, self.action) {
-            (None, XdpAction::Drop | XdpAction::Redirect | XdpAction::Tx) => p.push(
-                "rx",
-                "is required for `drop`, `redirect` and `tx`: the driver's receive of a \
-                 frame before an skb exists"
-                    .to_string(),
-            ),
+            (None, XdpAction::Drop | XdpAction::Redirect | XdpAction::Tx | XdpAction::Xsk) => p
+                .push(
+                    "rx",
+                    "is required for `drop`, `redirect`, `tx` and `xsk`: the driver's receive \
+                 of a frame before an skb exists"
+                        .to_string(),
+                ),
             (Some(_), XdpAction::Pass) => p.push(
                 "rx",
                 "is not taken with `pass`: a passed frame pays the driver's \

@@ -189,6 +189,28 @@ pub(super) fn moderation(
             (Some(Value::Object(m)), None)
         }
         Family::Itr { dynamic } => {
+            // ixgbe's dynamic ITR is modelled (moderation.adaptive "ixgbe"): adaptive-rx
+            // on, or rx-usecs 1, which is how ixgbe_get_coalesce shows it.
+            let ixgbe_dynamic =
+                driver == "ixgbe" && (adaptive == Some(true) || usecs.is_some_and(|(u, _)| u == 1));
+            if ixgbe_dynamic {
+                let said = match (c.adaptive_rx.as_ref(), usecs) {
+                    (Some(a), _) if adaptive == Some(true) => {
+                        format!("`Adaptive RX: on` {}", at(a))
+                    }
+                    (_, Some((u, us))) => format!("rx-usecs {u} {}", at(us)),
+                    _ => "adaptive-rx".to_string(),
+                };
+                notes.set(
+                    format!("{p}.moderation.adaptive"),
+                    format!(
+                        "ixgbe: {said} selects ixgbe's dynamic ITR (rx_itr_setting 1), \
+                         recomputed after every completed NAPI poll (ixgbe_set_itr), from \
+                         50 us"
+                    ),
+                );
+                return (Some(json!({ "adaptive": "ixgbe" })), None);
+            }
             if adaptive == Some(true) {
                 let a = c.adaptive_rx.as_ref().expect("adaptive is some");
                 notes.missing(

@@ -70,12 +70,16 @@ fn mlx5_static_moderation_is_a_period_and_a_count() {
 fn intel_itr_is_an_interval_and_dynamic_modes_are_not_guessed() {
     let (m, _, _) = moder(&nic("ixgbe", "n/a", "100", None, "8"));
     assert_eq!(m, Some(json!({"min_interval_ns": 100000.0})));
-    // ixgbe's 1 and igb's 3 select their dynamic ITR; i40e's adaptive flag its own.
-    for (driver, adaptive, usecs) in [
-        ("ixgbe", "n/a", "1"),
-        ("igb", "n/a", "3"),
-        ("i40e", "on", "50"),
-    ] {
+    // ixgbe's 1 (or adaptive-rx on) selects its dynamic ITR, which is modelled
+    // (moderation.adaptive "ixgbe"); igb's 3 and i40e's adaptive flag select their own,
+    // which are not.
+    for (adaptive, usecs) in [("n/a", "1"), ("on", "1")] {
+        let (m, d, notes) = moder(&nic("ixgbe", adaptive, usecs, None, "4"));
+        assert_eq!((m, d), (Some(json!({"adaptive": "ixgbe"})), None));
+        assert!(notes.not_filled.is_empty(), "{:?}", notes.not_filled);
+        assert!(notes.map["nics.eth0.moderation.adaptive"].contains("ixgbe_set_itr"));
+    }
+    for (driver, adaptive, usecs) in [("igb", "n/a", "3"), ("i40e", "on", "50")] {
         let (m, d, notes) = moder(&nic(driver, adaptive, usecs, None, "4"));
         assert_eq!((m, d), (None, None), "{driver}");
         assert_eq!(notes.not_filled.len(), 1, "{driver}");

@@ -265,11 +265,11 @@ impl Napi {
         if let Some(x) = &mut self.devs[dev].xdp {
             program = env.kernel_cost(&x.program);
             match x.action {
-                XdpAction::Drop | XdpAction::Redirect | XdpAction::Tx => {
+                XdpAction::Drop | XdpAction::Redirect | XdpAction::Tx | XdpAction::Xsk => {
                     let rx = env.kernel_cost(&x.rx);
                     match x.action {
                         XdpAction::Drop => x.drop += 1,
-                        XdpAction::Redirect => x.redirect += 1,
+                        XdpAction::Redirect | XdpAction::Xsk => x.redirect += 1,
                         _ => x.tx += 1,
                     }
                     let h = Held {
@@ -310,6 +310,8 @@ impl Napi {
             Some(XdpAction::Redirect) => return env.xdp_redirect(h.p),
             // The receiving channel's own transmit queue.
             Some(XdpAction::Tx) => return env.xdp_tx(h.p),
+            // __xsk_map_redirect: into the AF_XDP socket's RX ring.
+            Some(XdpAction::Xsk) => return env.xsk_rcv(h.p),
             Some(XdpAction::Pass) | None => {}
         }
         let Some(t) = h.to else {

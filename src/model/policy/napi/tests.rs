@@ -85,9 +85,10 @@ fn a_poll_reclaims_transmit_completions_first_and_is_not_done_while_some_are_lef
     assert!(!c.keys().any(|k| k.contains("_poll")), "{c:?}");
 }
 
-/// The four verdicts of an XDP program, on a poll of three frames each (rx 1 us,
+/// The verdicts of an XDP program, on a poll of three frames each (rx 1 us,
 /// forward 5 us in the script; the program 0.25 us, its receive without an skb
-/// 0.1 us): drop, redirect and tx cost the program's receive and run only and never
+/// 0.1 us): drop, redirect, tx and xsk (into an AF_XDP socket's RX ring) cost the
+/// program's receive and run only and never
 /// reach the protocol path (no softnet `processed`), pass costs the program on top
 /// of the usual path; each verdict is counted.
 #[test]
@@ -110,6 +111,7 @@ fn an_xdp_program_drops_redirects_sends_back_or_passes_each_frame_before_the_sta
         ("drop", ns(350), Signal::XdpDrop as fn(u64) -> Signal),
         ("redirect", ns(350), Signal::XdpRedirect),
         ("tx", ns(350), Signal::XdpTx),
+        ("xsk", ns(350), Signal::Xsk),
         ("pass", ns(6_250), Signal::Forward),
     ] {
         let mut env = Script::new(&[3]);
@@ -129,7 +131,8 @@ fn an_xdp_program_drops_redirects_sends_back_or_passes_each_frame_before_the_sta
         let x = n.devs[0].xdp.as_ref().expect("xdp");
         assert_eq!((x.drop, x.redirect, x.tx, x.pass), match action {
             "drop" => (3, 0, 0, 0),
-            "redirect" => (0, 3, 0, 0),
+            // XDP_REDIRECT into an XSKMAP is a redirect too.
+            "redirect" | "xsk" => (0, 3, 0, 0),
             "tx" => (0, 0, 3, 0),
             _ => (0, 0, 0, 3),
         });
