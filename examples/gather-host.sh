@@ -9,11 +9,12 @@
 #                the command written beside it below, nothing else).
 # OUT/counters/0/, OUT/counters/1/
 #                two snapshots, GATHER_INTERVAL seconds apart (default 5), of
-#                /proc/net/softnet_stat, /proc/interrupts, /proc/net/dev and
-#                `ethtool -S IFACE`, each with the time it was taken (`time`, seconds
-#                since the epoch), named as `irqsim run --linux-counters` names its
-#                files (softnet_stat, interrupts, net-dev, ethtool-S-IFACE): the input
-#                of a future `irqsim advise`; import-host does not read them.
+#                /proc/net/softnet_stat, /proc/interrupts, /proc/net/dev,
+#                `ethtool -S IFACE` and /proc/stat, each with the time it was taken
+#                (`time`, seconds since the epoch), named as `irqsim run
+#                --linux-counters` names its files (softnet_stat, interrupts, net-dev,
+#                ethtool-S-IFACE; and stat): `irqsim advise OUT` reads them with
+#                OUT/host/; import-host does not read them.
 #
 # IFACE: the interfaces to dump [default: every interface with a device behind it,
 # /sys/class/net/*/device, which leaves out lo, bridges, veth, ifb and tunnels].
@@ -88,7 +89,7 @@ grep -H . /proc/irq/*/smp_affinity_list /proc/irq/*/effective_affinity_list \
 have ip "$host/ip-link" && run "$host/ip-link" ip link show
 run "$host/uname-r" uname -r
 
-# --- two counter snapshots, for `advise` ---
+# --- two counter snapshots, for `irqsim advise OUT` ---
 interval=${GATHER_INTERVAL:-5}
 for k in 0 1; do
     c="$out/counters/$k"
@@ -96,6 +97,7 @@ for k in 0 1; do
     cat /proc/net/softnet_stat >"$c/softnet_stat"
     cat /proc/interrupts >"$c/interrupts"
     cat /proc/net/dev >"$c/net-dev"
+    cat /proc/stat >"$c/stat"
     if command -v ethtool >/dev/null 2>&1; then
         for i in $ifaces; do
             run "$c/ethtool-S-$i" ethtool -S "$i"
@@ -103,4 +105,4 @@ for k in 0 1; do
     fi
     [ $k -eq 0 ] && sleep "$interval"
 done
-echo "wrote $host (irqsim import-host $host) and $out/counters/0, $out/counters/1" >&2
+echo "wrote $host (irqsim import-host $host) and $out/counters/0, $out/counters/1 (irqsim advise $out)" >&2

@@ -14,8 +14,11 @@
 //! - [`memory`]: the memory a sweep will need, estimated before it starts and checked
 //!   against the machine's;
 //! - [`out_lock`]: one run at a time in an output directory;
-//! - [`fit`]: model fields fitted to a measured table by simulation.
+//! - [`fit`]: model fields fitted to a measured table by simulation;
+//! - [`advise`]: a live host's counters diagnosed, and changes proposed and run in its
+//!   model.
 
+pub mod advise;
 pub mod checkpoint;
 pub mod fit;
 pub mod identity;

@@ -1,5 +1,6 @@
 //! Integration tests, compiled into one binary; one file per behaviour.
 
+mod advise;
 mod architecture;
 mod bad_input;
 mod baseline;

@@ -1,6 +1,7 @@
 //! The `irqsim` command: run scenarios, print tables, write result files and plots;
 //! redraw and compare plots of saved results.
 
+mod advise_cmd;
 mod estimate;
 mod fit_cmd;
 mod import_cmd;
@@ -149,6 +150,18 @@ enum Cmd {
         dirs: Vec<PathBuf>,
     },
     Validate(validate::ValidateArgs),
+    /// Read a live host's counters and say what to change: from two snapshots of
+    /// /proc/net/softnet_stat, /proc/interrupts, /proc/net/dev and ethtool -S taken an
+    /// interval apart (examples/gather-host.sh takes them), the findings in words
+    /// (vectors all on one core, time_squeeze, backlog and ring drops, interrupts at
+    /// the moderation's rate, CPUs busy at softirq), each naming its counters and
+    /// numbers; then, with the host's model, the predicted effect (loss, CPU, p99) of
+    /// each change proposed, and the Linux commands that make it.
+    ///
+    /// Writes DIR/advise.txt and DIR/advise.json [default DIR: irqsim-out/advise] and
+    /// prints the text. Exit codes: 0 success, 2 bad input (a missing or malformed
+    /// snapshot, a model refused; nothing is simulated or written), 1 other failure.
+    Advise(advise_cmd::AdviseArgs),
     /// Print the JSON Schema of scenario or model files (generated from the Rust types;
     /// the same as schemas/*.schema.json), for editors that check files as they are typed.
     Schema {
@@ -239,6 +252,9 @@ fn main() -> ExitCode {
                 opts.quiet,
                 opts.no_plots,
             );
+        }
+        Some(Cmd::Advise(args)) => {
+            return advise_cmd::advise(&args, &opts.out, opts.seed, opts.threads, opts.quiet);
         }
         Some(Cmd::ImportHost(args)) => {
             return import_cmd::import_host(&args, &opts.out, opts.quiet);

@@ -49,6 +49,8 @@ use std::collections::BTreeMap;
 pub struct Row {
     /// The interrupt's number.
     pub irq: u32,
+    /// Its count in each CPU column (`%10u`, 32 bits), in the columns' order.
+    pub counts: Vec<u64>,
     /// Its handlers' names and the chip's words, one token each (`,` removed).
     pub tokens: Vec<String>,
     /// Where.
@@ -113,6 +115,10 @@ pub fn parse(d: &Dump, f: &mut Findings) -> Interrupts {
         }
         out.rows.push(Row {
             irq,
+            counts: toks[..out.cpus.len()]
+                .iter()
+                .filter_map(|t| whole(t))
+                .collect(),
             tokens: toks[out.cpus.len()..]
                 .iter()
                 .map(|t| t.trim_end_matches(',').to_string())

@@ -44,6 +44,7 @@
 //! knobs irqsim reads: [`build`].
 
 pub mod build;
+pub mod counters;
 pub mod cpuinfo;
 pub mod dump;
 pub mod ethtool;

@@ -64,7 +64,7 @@ fn rss_queue(nic: &crate::model::nic::NicConfig, src: Ipv4Addr, dst: Ipv4Addr) -
 /// The tuple of flow `k` of port `port` (its index among the model's NICs) landing on
 /// receive queue `k`: UDP from 10.`port`.x.y to 10.255.0.1 port 9, the first source
 /// address from 10.`port`.0.1 up that the model's RSS sends to queue `k`.
-fn tuple_for(nic: &crate::model::nic::NicConfig, port: usize, k: u16) -> Value {
+pub fn tuple_for(nic: &crate::model::nic::NicConfig, port: usize, k: u16) -> Value {
     let base = 0x0A00_0000u32 | ((port as u32 & 0xff) << 16);
     let dst = std::net::Ipv4Addr::new(10, 255, 0, 1);
     let pick = (1..=0xffffu32)
