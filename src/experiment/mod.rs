@@ -14,7 +14,8 @@
 //! - [`memory`]: the memory a sweep will need, estimated before it starts and checked
 //!   against the machine's;
 //! - [`out_lock`]: one run at a time in an output directory;
-//! - [`fit`]: model fields fitted to a measured table by simulation.
+//! - [`fit`]: model fields fitted to a measured table by simulation;
+//! - [`tune`]: the knobs of a Linux host searched for a goal under constraints.
 
 pub mod checkpoint;
 pub mod fit;
@@ -26,3 +27,4 @@ pub mod out_lock;
 pub mod run_file;
 pub mod runner;
 pub mod shard;
+pub mod tune;
