@@ -47,7 +47,7 @@ pub struct Score {
 
 impl Score {
     /// The total order: better first.
-    pub fn cmp(&self, o: &Score) -> Ordering {
+    pub fn order(&self, o: &Score) -> Ordering {
         o.feasible
             .cmp(&self.feasible)
             .then(self.violation.total_cmp(&o.violation))
@@ -78,6 +78,9 @@ pub struct Searched {
     pub best: usize,
 }
 
+/// Runs a batch of points and returns their scores, in order.
+pub type Eval<'a, E> = dyn FnMut(&[Point]) -> Result<Vec<Score>, E> + 'a;
+
 /// Search the space whose knobs have `sizes` grid values, starting from `host` (the
 /// host as given, snapped), running at most `budget` points; `eval` runs a batch and
 /// returns their scores in order.
@@ -86,7 +89,7 @@ pub fn search<E>(
     host: &[usize],
     budget: usize,
     seed: u64,
-    eval: &mut dyn FnMut(&[Point]) -> Result<Vec<Score>, E>,
+    eval: &mut Eval<'_, E>,
 ) -> Result<Searched, E> {
     let total = sizes
         .iter()
@@ -259,7 +262,7 @@ pub fn search<E>(
 
 /// The total order of points: score, then grid indices.
 fn order(a: &Score, ap: &Point, b: &Score, bp: &Point) -> Ordering {
-    a.cmp(b).then_with(|| ap.cmp(bp))
+    a.order(b).then_with(|| ap.cmp(bp))
 }
 
 fn best_of(run: &[(Point, Score)]) -> usize {
