@@ -111,9 +111,11 @@ impl Space {
             .collect()
     }
 
-    /// The host's own values of the knobs.
+    /// The host's own values of the knobs, with `adaptive-rx` when the host has it on
+    /// and the space turns it off (setting rx-usecs or rx-frames on mlx5 does).
     pub fn host_json(&self) -> serde_json::Map<String, serde_json::Value> {
-        self.axes
+        let mut m: serde_json::Map<String, serde_json::Value> = self
+            .axes
             .iter()
             .map(|(k, _)| {
                 (
@@ -121,7 +123,17 @@ impl Space {
                     knob(*k).current(&self.base).into(),
                 )
             })
-            .collect()
+            .collect();
+        let has = |id| self.axes.iter().any(|a| a.0 == id);
+        let adaptive = knob(KnobId::AdaptiveRx);
+        if (has(KnobId::RxUsecs) || has(KnobId::RxFrames))
+            && !has(KnobId::AdaptiveRx)
+            && adaptive.present(&self.base).is_ok()
+            && adaptive.current(&self.base) == 1
+        {
+            m.insert(adaptive.name.to_string(), 1.into());
+        }
+        m
     }
 
     /// The model of point `p`: the knobs applied in catalog order, then the model's
