@@ -75,7 +75,7 @@ fn best(r: &TuneReport) -> (&serde_json::Map<String, serde_json::Value>, f64) {
 /// budget of 40 finds the setting the exhaustive grid finds best. Also the trade-off
 /// the search rests on: over the grid's feasible settings, the one with the least CPU
 /// time has a longer p99 than the one with the shortest p99 (moderation buys CPU time
-/// with latency), and the host as given (DIM on) is beaten or matched.
+/// with latency), and the host as given (DIM on) misses the p99 constraint.
 #[test]
 fn descent_finds_the_grids_best_on_a_small_space() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -114,11 +114,20 @@ fn descent_finds_the_grids_best_on_a_small_space() {
     );
     assert!(least_cpu.p99_us.unwrap() > least_p99.p99_us.unwrap());
     assert!(least_cpu.cpu_cores < least_p99.cpu_cores);
+    // The host as given has DIM on, whose profile at this rate moderates longer than
+    // the constraint allows: it spends less CPU time (p99 276 us at 0.356 cores in this
+    // run) but misses the constraint, so there is no gain to measure, only a setting
+    // that meets it.
+    assert!(!grid.host.feasible);
+    let hp = grid
+        .host
+        .figures
+        .as_ref()
+        .and_then(|f| f.p99_us)
+        .expect("host p99");
+    assert!(hp > 30.0, "{hp}");
     let gain = grid.gain.as_ref().expect("gain");
-    assert!(
-        gain.best <= gain.host.expect("host figure") + 1e-12,
-        "{gain:?}"
-    );
+    assert_eq!(gain.better_pct, None, "{gain:?}");
 }
 
 /// On a larger space (rx-usecs x rx-frames x rx-ring: 12 x 9 x 6 = 648 settings) the
