@@ -17,6 +17,7 @@
 //! - [`fit`]: model fields fitted to a measured table by simulation;
 //! - [`advise`]: a live host's counters diagnosed, and changes proposed and run in its
 //!   model.
+//! - [`tune`]: the knobs of a Linux host searched for a goal under constraints.
 
 pub mod advise;
 pub mod checkpoint;
@@ -29,3 +30,4 @@ pub mod out_lock;
 pub mod run_file;
 pub mod runner;
 pub mod shard;
+pub mod tune;

@@ -44,6 +44,7 @@ mod sweep_scripts;
 mod theory;
 mod trace;
 mod trace_cores;
+mod tune;
 mod tx_queues;
 mod tx_sender;
 mod workload_axes;

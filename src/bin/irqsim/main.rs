@@ -9,6 +9,7 @@ mod ndr_cmd;
 mod plot;
 mod shard_cmd;
 mod trace_cmd;
+mod tune_cmd;
 mod validate;
 
 use estimate::*;
@@ -122,6 +123,20 @@ enum Cmd {
     /// and .png [default DIR: irqsim-out/<scenario name>-ndr], and prints a table.
     /// Exit codes: 0 success, 2 bad input (nothing is written), 1 other failure.
     Ndr(ndr_cmd::NdrArgs),
+    /// Search the knobs of a Linux host (ethtool -C/-L/-G, net.core sysctls, NAPI's
+    /// sysfs files, RPS, IRQ affinity) for one goal under constraints, by simulating
+    /// each setting: `--maximize ndr`, `--minimize cpu --at 2Mpps --max-p99-us 50`,
+    /// `--minimize p99 --at 1Mpps --max-cores 4`. Every point of the space when it has
+    /// no more than --budget, else coordinate descent from the host as given with
+    /// seeded restarts.
+    ///
+    /// Writes DIR/tune.json (every setting run with its figures, feasible or not and
+    /// why, the best and its gain over the host as given, the Pareto front), DIR/tune.txt,
+    /// DIR/commands.sh (the Linux commands that apply the best setting) and
+    /// DIR/plots/pareto.svg and .png [default DIR: irqsim-out/<scenario name>-tune], and
+    /// prints tune.txt. Exit codes: 0 success, 2 bad input (nothing is run or written),
+    /// 1 other failure.
+    Tune(tune_cmd::TuneArgs),
     /// Build a model skeleton from a directory of a host's own dumps (lscpu, sysctl
     /// net.core, ethtool -i/-g/-l/-c per interface, /proc/interrupts and the vectors'
     /// affinity lists): the structure and the real knobs filled in, each value with a
@@ -255,6 +270,17 @@ fn main() -> ExitCode {
         }
         Some(Cmd::Advise(args)) => {
             return advise_cmd::advise(&args, &opts.out, opts.seed, opts.threads, opts.quiet);
+        }
+        Some(Cmd::Tune(args)) => {
+            return tune_cmd::tune(
+                &disk,
+                &args,
+                &opts.out,
+                opts.seed,
+                opts.threads,
+                opts.quiet,
+                opts.no_plots,
+            );
         }
         Some(Cmd::ImportHost(args)) => {
             return import_cmd::import_host(&args, &opts.out, opts.quiet);

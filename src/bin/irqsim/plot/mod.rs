@@ -29,6 +29,7 @@ mod font;
 mod frame;
 pub mod heatmap;
 pub mod ndr;
+pub mod pareto;
 mod raster;
 mod style;
 pub mod timeline;
