@@ -11,7 +11,7 @@
 //! | `rx_ring` | `<nic>.rx_ring.drops` (every NIC and queue device) |
 //! | `ipintrq` | Linux: `cpu<k>.softnet.dropped` (the backlog); FreeBSD's ipintrq keeps no drop counter in the model (see below) |
 //! | `if_snd` | `<nic>.if_snd.drops` |
-//! | `user_queue` | `user.queue_drops` |
+//! | `user_queue` | `user.queue_drops`, or `xsk.rx_ring_full` for an AF_XDP socket's RX ring (XDP_STATISTICS) |
 //! | `tx_underrun` | `<nic>.tx_underruns` (one aborted frame per underrun) |
 //! | `xdp` | `<nic>.rx_xdp_drop` |
 //!
@@ -40,7 +40,7 @@ fn counters_of(site: DropSite) -> Option<fn(&str) -> bool> {
         DropSite::RxRing => Some(|k| k.ends_with(".rx_ring.drops")),
         DropSite::Ipintrq => Some(|k| k.starts_with("cpu") && k.ends_with(".softnet.dropped")),
         DropSite::IfSnd => Some(|k| k.ends_with(".if_snd.drops")),
-        DropSite::UserQueue => Some(|k| k == "user.queue_drops"),
+        DropSite::UserQueue => Some(|k| k == "user.queue_drops" || k == "xsk.rx_ring_full"),
         DropSite::TxUnderrun => Some(|k| k.ends_with(".tx_underruns")),
         DropSite::Xdp => Some(|k| k.ends_with(".rx_xdp_drop")),
         DropSite::RxFifo | DropSite::Reset | DropSite::Netfilter | DropSite::Application => None,

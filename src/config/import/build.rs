@@ -616,13 +616,22 @@ pub fn model(
             (None, Some(s)) => f.faults.push(super::dump::Fault {
                 file: file.clone(),
                 line: Some((s.at.line, s.text.clone())),
-                reason: format!(
-                    "the NIC reports no line rate (a virtual NIC such as \
-                     {}, or a link that is down); give it with --line-rate {}=RATE (in bit/s: \
-                     `10G`, `25G`), as the host's hypervisor or cloud provider states it",
-                    nic.driver(),
-                    nic.name
-                ),
+                reason: {
+                    let driver = nic.driver();
+                    let why = match driver {
+                        "virtio_net" | "ena" | "gve" | "vmxnet3" => {
+                            format!("{driver} is a virtual NIC, which need not report one")
+                        }
+                        "" => "its link may be down, or a virtual NIC".to_string(),
+                        _ => format!("{driver}'s link may be down, or was when dumped"),
+                    };
+                    format!(
+                        "the NIC reports no line rate ({why}); give it with --line-rate \
+                         {}=RATE (in bit/s: `10G`, `25G`), as the link, the host's \
+                         hypervisor or its cloud provider states it",
+                        nic.name
+                    )
+                },
             }),
             (None, None) => f.fault(
                 &file,

@@ -38,6 +38,7 @@
 
 use crate::config::model::ModelConfig;
 use crate::model::nic::LinuxDriver;
+use crate::model::nic::moderation::Adaptive;
 use crate::model::policy::PolicyConfig;
 use serde::{Deserialize, Serialize};
 
@@ -128,16 +129,18 @@ static CATALOG: [Knob; 14] = [
         name: "rx-usecs",
         linux: "ethtool -C IF rx-usecs N: the receive interrupt's delay. mlx5: the CQ \
                 moderation period (cq_period, restarted by each completion in CQE mode); \
-                ixgbe: the interval of the queue's EITR (an interrupt-rate limit). Setting \
-                it turns adaptive-rx off, as a user does for the value to hold",
+                ixgbe: the interval of the queue's EITR (an interrupt-rate limit), 1 its \
+                dynamic ITR (ixgbe_set_coalesce). Setting it turns adaptive-rx off, as a \
+                user does for the value to hold",
         model_field: "mlx5: nics[].moderation.cq_period_ns = N x 1000 (0: no moderation, \
                       and then no frame threshold either); ixgbe: \
-                      nics[].moderation.min_interval_ns = N x 1000",
+                      nics[].moderation.min_interval_ns = N x 1000, or for 1 \
+                      nics[].moderation.adaptive = \"ixgbe\" (ixgbe_itr.rs)",
         unit: "us",
         range: "mlx5: 0-4095 step 1 (MLX5E_MAX_COAL_TIME = MLX5_MAX_CQ_PERIOD, the 12-bit \
                 cq_period: en_ethtool.c L524 and L562, include/linux/mlx5/cq.h L132); \
-                ixgbe: 0 or 2-1022 step 1 (IXGBE_MAX_EITR 0xFF8 >> 2, ixgbe_ethtool.c \
-                L2444-2451; 1 selects the dynamic ITR, not modelled)",
+                ixgbe: 0-1022 step 1 (IXGBE_MAX_EITR 0xFF8 >> 2, ixgbe_ethtool.c \
+                L2444-2451; 1 selects the dynamic ITR, ixgbe_update_itr)",
         scope: Scope::Interface,
     },
     Knob {
@@ -397,13 +400,7 @@ impl Knob {
         };
         match self.id {
             RxUsecs if mlx5 => within(0, 4095),
-            RxUsecs => {
-                within(0, 1022)?;
-                if v == 1 {
-                    return Err("1: ixgbe's dynamic ITR, not modelled".into());
-                }
-                Ok(())
-            }
+            RxUsecs => within(0, 1022),
             RxFrames => within(1, 65_535),
             AdaptiveRx | Threaded => within(0, 1),
             Combined => within(1, cores.min(64)),
@@ -436,7 +433,7 @@ impl Knob {
         let mlx5 = all_drivers(m, &[LinuxDriver::Mlx5]);
         let v: Vec<i64> = match self.id {
             RxUsecs if mlx5 => vec![0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
-            RxUsecs => vec![0, 2, 4, 8, 12, 20, 30, 50, 100, 200],
+            RxUsecs => vec![0, 1, 2, 4, 8, 12, 20, 30, 50, 100, 200],
             RxFrames => vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
             AdaptiveRx | Threaded => vec![0, 1],
             Combined => (1..=cores.min(64)).collect(),
@@ -470,6 +467,7 @@ impl Knob {
             RxUsecs if n.linux_driver == Some(LinuxDriver::Mlx5) => {
                 (md.cq_period_ns / 1000.0).round() as i64
             }
+            RxUsecs if md.adaptive == Some(Adaptive::Ixgbe) => 1,
             RxUsecs => (md.min_interval_ns / 1000.0).round() as i64,
             RxFrames => i64::from(md.packets),
             AdaptiveRx => i64::from(n.dim.is_some()),
@@ -534,7 +532,12 @@ impl Knob {
                             md.packets = 0;
                         }
                         n.dim = None;
+                    } else if v == 1 {
+                        // ixgbe: rx-usecs 1 is the dynamic ITR (ixgbe_set_coalesce).
+                        md.adaptive = Some(Adaptive::Ixgbe);
+                        md.min_interval_ns = 0.0;
                     } else {
+                        md.adaptive = None;
                         md.min_interval_ns = v as f64 * 1000.0;
                     }
                 }
@@ -668,6 +671,28 @@ mod tests {
         }
         assert_eq!(m.cpu.irq_affinity.get("eth1-q1"), Some(&1));
         assert_eq!(m.cpu.irq_affinity.len(), 4);
+    }
+
+    /// ixgbe's rx-usecs 1 is its dynamic ITR, as ixgbe_set_coalesce takes it: the
+    /// model's `moderation.adaptive: "ixgbe"`; any other value a fixed interval again.
+    #[test]
+    fn ixgbe_rx_usecs_1_is_the_dynamic_itr() {
+        let text = include_str!("../../../models/xeon-e5-1650v4-10g-linux.json");
+        let mut m: ModelConfig = serde_json::from_str(text).expect("model");
+        let k = knob(KnobId::RxUsecs);
+        assert!(k.present(&m).is_ok());
+        assert!(k.check(&m, 1).is_ok());
+        assert!(k.grid(&m).contains(&1));
+        k.apply(&mut m, 1);
+        let md = |m: &ModelConfig| m.nics[0].moderation.clone().expect("moderation");
+        assert_eq!(md(&m).adaptive, Some(Adaptive::Ixgbe));
+        assert_eq!(md(&m).min_interval_ns, 0.0);
+        assert_eq!(k.current(&m), 1);
+        k.apply(&mut m, 50);
+        assert_eq!(md(&m).adaptive, None);
+        assert_eq!(md(&m).min_interval_ns, 50_000.0);
+        assert_eq!(k.current(&m), 50);
+        assert!(k.check(&m, 1023).is_err());
     }
 
     /// The FreeBSD models have none of them: no interface names a Linux driver.
