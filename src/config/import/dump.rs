@@ -302,7 +302,7 @@ impl Dump {
     }
 }
 
-/// The longest line a message or a note quotes whole [bytes]; a longer one is cut.
+/// The longest line a message or a note quotes whole \[bytes\]; a longer one is cut.
 pub const QUOTED_BYTES: usize = 200;
 
 /// `line` as a message quotes it: whole up to [`QUOTED_BYTES`], else its first

@@ -23,7 +23,7 @@ pub struct Figures {
     pub p99_us: Option<f64>,
     /// Average latency \[us\] (none: nothing delivered).
     pub avg_us: Option<f64>,
-    /// CPU time, all cores: the cores' busy share summed [cores].
+    /// CPU time, all cores: the cores' busy share summed \[cores\].
     pub cpu_cores: f64,
     /// Cores that did any work.
     pub cores_used: u16,

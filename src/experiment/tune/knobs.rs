@@ -21,7 +21,7 @@
 //! | `dev_weight` | `sysctl net.core.dev_weight` | `kernel.napi.dev_weight` |
 //! | `netdev_max_backlog` | `sysctl net.core.netdev_max_backlog` | `kernel.napi.netdev_max_backlog` and `kernel.ipintrq_maxlen` |
 //! | `napi_defer_hard_irqs` | `/sys/class/net/IF/napi_defer_hard_irqs` | `nics[].policy.defer_hard_irqs` |
-//! | `gro_flush_timeout` | `/sys/class/net/IF/gro_flush_timeout` [ns] | `nics[].policy.gro_flush_timeout_ns` |
+//! | `gro_flush_timeout` | `/sys/class/net/IF/gro_flush_timeout` \[ns\] | `nics[].policy.gro_flush_timeout_ns` |
 //! | `threaded` | `/sys/class/net/IF/threaded` | `nics[].policy.threaded` |
 //! | `rps` | `/sys/class/net/IF/queues/rx-K/rps_cpus` | `nics[].policy.rps_cpus` (the first N cores) |
 //! | `irq-affinity` | `/proc/irq/N/smp_affinity_list` | `cpu.irq_affinity` (queue k of every interface on core k mod N) |

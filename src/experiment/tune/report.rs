@@ -22,7 +22,7 @@ pub struct Candidate {
     pub feasible: bool,
     /// Why not, constraint by constraint (empty when feasible).
     pub why: Vec<String>,
-    /// The goal's figure, when feasible (NDR [frames/s], CPU [cores] or p99 \[us\]).
+    /// The goal's figure, when feasible (NDR \[frames/s\], CPU \[cores\] or p99 \[us\]).
     pub objective: Option<f64>,
 }
 

@@ -56,7 +56,7 @@ const START: u32 = 200;
 /// One ring container's state (`struct ixgbe_ring_container`: `itr`, `next_update`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RingItr {
-    /// Its last value: microseconds, with [`LATENCY`] as a flag \[us | flag\].
+    /// Its last value: microseconds, with `LATENCY` as a flag \[us | flag\].
     pub itr: u32,
     /// The jiffy by which the next update must come for its counts to be fresh.
     pub next_update: u64,
